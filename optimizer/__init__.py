@@ -1,0 +1,1 @@
+"""Optimizer client: problems, validation, timing, the diagnosis ladder, proposers and sessions."""

@@ -1,0 +1,233 @@
+"""Problems and candidates in the KernelBench format, plus our extensions (DESIGN "Problem format").
+
+A problem is a Python file (or a folder holding ``problem.py``) defining ``class Model(nn.Module)``,
+``get_inputs()`` and ``get_init_inputs()`` exactly as KernelBench does; any KernelBench problem loads
+unmodified. Optional extensions, all module-level names in the problem file:
+
+- ``CASES``: a list of dicts; when present ``get_inputs(**case)`` and ``get_init_inputs(**case)`` take them.
+- ``SMOKE_CASES``: small cases the CPU interpreter backend runs (falls back to ``CASES``).
+- ``TOLERANCES``: per-dtype tolerances, ``{"float32": 1e-4}`` or ``{"bfloat16": {"atol": .., "rtol": ..}}``.
+- ``flops(**case)`` and ``bytes_moved(**case)``: work and traffic of one forward, for roofline figures.
+
+A candidate is a file defining ``class ModelNew(nn.Module)`` with the same constructor and forward signature.
+Seeding follows KernelBench: the same seed is set before constructing ``Model`` and ``ModelNew`` so that
+parameters drawn at construction agree, and before drawing inputs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import inspect
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from kb.errors import InvalidArgument, NotFound
+
+__all__ = [
+    "DEFAULT_TOLERANCES",
+    "Problem",
+    "Tolerance",
+    "case_label",
+    "load_candidate",
+    "load_module",
+    "load_problem",
+]
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    atol: float
+    rtol: float
+
+
+#: Default tolerance per dtype name: fp32 ~1e-4 relative, half types ~1e-2 (issue 5, KernelBench fp32 1e-4).
+DEFAULT_TOLERANCES: dict[str, Tolerance] = {
+    "float64": Tolerance(1e-7, 1e-7),
+    "float32": Tolerance(1e-4, 1e-4),
+    "bfloat16": Tolerance(1e-2, 1e-2),
+    "float16": Tolerance(1e-2, 1e-2),
+    "float8_e4m3fn": Tolerance(1e-1, 1e-1),
+    "float8_e5m2": Tolerance(1e-1, 1e-1),
+}
+_EXACT = Tolerance(0.0, 0.0)  # integer and bool outputs compare exactly
+
+
+def case_label(case: dict[str, Any]) -> str:
+    """A short stable name for a case, e.g. ``M=4096,N=256``; ``default`` for the empty case."""
+    if not case:
+        return "default"
+    return ",".join(f"{k}={case[k]}" for k in sorted(case))
+
+
+_module_counter = 0
+
+
+def load_module(path: str | Path, prefix: str = "ladder_user") -> ModuleType:
+    """Import a Python file under a fresh module name (so two files with the same name never collide)."""
+    global _module_counter
+    p = Path(path).resolve()
+    if not p.is_file():
+        raise NotFound(f"no such file: {p}; pass a .py file or a folder that holds problem.py")
+    _module_counter += 1
+    digest = hashlib.sha1(str(p).encode()).hexdigest()[:8]
+    name = f"{prefix}_{p.stem}_{digest}_{_module_counter}"
+    spec = importlib.util.spec_from_file_location(name, p)
+    if spec is None or spec.loader is None:
+        raise InvalidArgument(f"cannot import {p}: not a Python source file", field="path")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses / triton.jit look the module up by name
+    try:
+        spec.loader.exec_module(module)
+    except Exception:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def _resolve(path: str | Path) -> Path:
+    p = Path(path).expanduser()
+    if p.is_dir():
+        p = p / "problem.py"
+    if not p.is_file():
+        raise NotFound(f"problem not found at {path}: pass a .py file or a folder that holds problem.py")
+    return p.resolve()
+
+
+def _accepts_kwargs(fn: Any, case: dict[str, Any]) -> dict[str, Any]:
+    """Keep only the case keys ``fn`` accepts (all of them if it takes ``**kwargs``)."""
+    if not case:
+        return {}
+    params = inspect.signature(fn).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return dict(case)
+    return {k: v for k, v in case.items() if k in params}
+
+
+def _parse_tolerances(raw: Any) -> dict[str, Tolerance]:
+    out = dict(DEFAULT_TOLERANCES)
+    if raw is None:
+        return out
+    if not isinstance(raw, dict):
+        raise InvalidArgument("TOLERANCES must be a dict mapping dtype names to a float or {atol, rtol}", field="TOLERANCES")
+    for key, val in raw.items():
+        name = str(key).removeprefix("torch.")
+        if isinstance(val, (int, float)):
+            out[name] = Tolerance(float(val), float(val))
+        elif isinstance(val, dict) and {"atol", "rtol"} <= set(val):
+            out[name] = Tolerance(float(val["atol"]), float(val["rtol"]))
+        elif isinstance(val, (tuple, list)) and len(val) == 2:
+            out[name] = Tolerance(float(val[0]), float(val[1]))
+        else:
+            raise InvalidArgument(f"tolerance for {name!r} must be a float, (atol, rtol) or {{atol, rtol}}", field="TOLERANCES")
+    return out
+
+
+@dataclass
+class Problem:
+    """A loaded problem. ``cases`` is ``CASES`` or ``[{}]`` for a plain KernelBench file."""
+
+    name: str
+    path: Path
+    module: ModuleType = field(repr=False)
+    cases: list[dict[str, Any]]
+    smoke_cases: list[dict[str, Any]]
+    tolerances: dict[str, Tolerance]
+
+    # -- construction -------------------------------------------------------------------------------------
+    def init_inputs(self, case: dict[str, Any]) -> list[Any]:
+        fn = self.module.get_init_inputs
+        return list(fn(**_accepts_kwargs(fn, case)))
+
+    def make_model(self, case: dict[str, Any], seed: int = 0, device: str = "cpu") -> Any:
+        """Construct the reference ``Model`` for ``case`` with parameters drawn under ``seed``."""
+        return self.instantiate(self.module.Model, case, seed=seed, device=device)
+
+    def instantiate(self, cls: type, case: dict[str, Any], seed: int = 0, device: str = "cpu") -> Any:
+        """Construct ``cls`` (Model or a candidate's ModelNew) the KernelBench way: same seed, same init inputs."""
+        import torch
+
+        torch.manual_seed(seed)
+        model = cls(*self.init_inputs(case))
+        if hasattr(model, "to"):
+            model = model.to(device)
+        if hasattr(model, "eval"):
+            model.eval()
+        return model
+
+    def make_inputs(self, case: dict[str, Any], seed: int, device: str = "cpu") -> list[Any]:
+        """Fresh forward inputs for ``case`` drawn under ``seed``, moved to ``device``."""
+        import torch
+
+        torch.manual_seed(seed)
+        fn = self.module.get_inputs
+        inputs = list(fn(**_accepts_kwargs(fn, case)))
+        return [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
+
+    # -- roofline extensions ------------------------------------------------------------------------------
+    def flops(self, case: dict[str, Any]) -> float | None:
+        fn = getattr(self.module, "flops", None)
+        return float(fn(**_accepts_kwargs(fn, case))) if callable(fn) else None
+
+    def bytes_moved(self, case: dict[str, Any]) -> float | None:
+        fn = getattr(self.module, "bytes_moved", None)
+        return float(fn(**_accepts_kwargs(fn, case))) if callable(fn) else None
+
+    # -- helpers ------------------------------------------------------------------------------------------
+    def tolerance(self, dtype: Any) -> Tolerance:
+        """Tolerance for an output dtype (a torch.dtype or its name); integers and bools compare exactly."""
+        name = str(dtype).removeprefix("torch.")
+        if name in self.tolerances:
+            return self.tolerances[name]
+        return _EXACT if name.startswith(("int", "uint", "bool")) else self.tolerances["float32"]
+
+    def cases_for(self, backend: str) -> list[dict[str, Any]]:
+        """The cases a backend runs: the small smoke cases on the CPU interpreter, the real ones elsewhere."""
+        return self.smoke_cases if backend == "interpreter" else self.cases
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.path.read_bytes()).hexdigest()
+
+    @property
+    def source(self) -> str:
+        return self.path.read_text()
+
+
+def load_problem(path: str | Path) -> Problem:
+    """Load a KernelBench-format problem (a .py file, or a folder with problem.py) and our extensions."""
+    p = _resolve(path)
+    module = load_module(p, prefix="ladder_problem")
+    for required in ("Model", "get_inputs", "get_init_inputs"):
+        if not hasattr(module, required):
+            raise InvalidArgument(
+                f"{p} defines no {required}; a problem needs class Model, get_inputs() and get_init_inputs()",
+                field="problem",
+            )
+    cases = getattr(module, "CASES", None) or [{}]
+    if not isinstance(cases, (list, tuple)) or not all(isinstance(c, dict) for c in cases):
+        raise InvalidArgument(f"{p}: CASES must be a list of dicts", field="CASES")
+    smoke = getattr(module, "SMOKE_CASES", None) or cases
+    if not isinstance(smoke, (list, tuple)) or not all(isinstance(c, dict) for c in smoke):
+        raise InvalidArgument(f"{p}: SMOKE_CASES must be a list of dicts", field="SMOKE_CASES")
+    name = getattr(module, "NAME", None) or (p.parent.name if p.name == "problem.py" else p.stem)
+    return Problem(
+        name=str(name),
+        path=p,
+        module=module,
+        cases=[dict(c) for c in cases],
+        smoke_cases=[dict(c) for c in smoke],
+        tolerances=_parse_tolerances(getattr(module, "TOLERANCES", None)),
+    )
+
+
+def load_candidate(path: str | Path) -> type:
+    """Import a candidate file and return its ``ModelNew`` class."""
+    module = load_module(path, prefix="ladder_candidate")
+    cls = getattr(module, "ModelNew", None)
+    if cls is None or not isinstance(cls, type):
+        raise InvalidArgument(f"{path} defines no class ModelNew; a candidate must define class ModelNew(nn.Module)", field="candidate")
+    return cls
