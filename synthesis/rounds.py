@@ -1,0 +1,104 @@
+"""Flatten trajectories into round records and sort each round into what synthesis may do with it.
+
+Categories (one per round):
+
+- ``improved``: validated, no hack flag, measured, lift above ``1 + tol`` -> pattern example / new family
+- ``slower``: validated and measured but lift below ``1 - tol`` -> anti-signal ("correct but slower")
+- ``incorrect``: validation ran and failed, no hack flag -> anti-signal ("produces wrong results")
+- ``failed``: no validation (the candidate did not compile or crashed) and outcome ``failed`` -> anti-signal
+- ``hack``: a hack check fired -> never mined into anything
+- ``neutral`` (within tolerance), ``unmeasured`` (validated, no timing), ``baseline`` (no rewrite),
+  ``inconclusive`` -> not mined
+
+*Lift* is what the round's rewrite added: when the speedup is measured against the initial kernel, it is
+divided by the best validated speedup of the earlier rounds of the same trajectory (the incumbent).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from kb.models import Round, Trajectory
+
+__all__ = ["PATTERN_CATEGORIES", "RoundCategory", "RoundRecord", "categorize", "collect_rounds", "is_clean"]
+
+RoundCategory = Literal[
+    "improved", "slower", "incorrect", "failed", "hack", "neutral", "unmeasured", "baseline", "inconclusive"
+]
+PATTERN_CATEGORIES: frozenset[str] = frozenset({"improved"})
+ANTI_CATEGORIES: frozenset[str] = frozenset({"slower", "incorrect", "failed"})
+
+
+@dataclass(frozen=True, slots=True)
+class RoundRecord:
+    """A round with the context synthesis needs from its trajectory."""
+
+    ref: str
+    trajectory_id: str
+    round: Round
+    problem: str
+    backend: str
+    device: str
+    speedup: float | None
+    lift: float | None
+    category: RoundCategory
+
+
+def is_clean(r: Round) -> bool:
+    """Validated and passed with no hack flag: the only rounds that may back a pattern."""
+    return r.validation is not None and r.validation.passed and not r.validation.hack_flags
+
+
+def categorize(r: Round, lift: float | None, *, tol: float = 0.03) -> RoundCategory:
+    v = r.validation
+    if v is not None and v.hack_flags:
+        return "hack"
+    if r.rewrite is None or r.outcome == "baseline":
+        return "inconclusive" if r.outcome == "inconclusive" else "baseline"
+    if v is None:
+        return "failed" if r.outcome == "failed" else "inconclusive"
+    if not v.passed:
+        return "incorrect"
+    if lift is None:
+        return "unmeasured"
+    if lift > 1.0 + tol:
+        return "improved"
+    if lift < 1.0 - tol:
+        return "slower"
+    return "neutral"
+
+
+def _speedup(r: Round) -> float | None:
+    s = r.timing.geomean_speedup if r.timing is not None else None
+    return s if s is not None and s > 0 else None
+
+
+def collect_rounds(trajectories: Iterable[Trajectory], *, tol: float = 0.03) -> list[RoundRecord]:
+    """All rounds of ``trajectories`` in order, each with its lift and category."""
+    out: list[RoundRecord] = []
+    for t in trajectories:
+        incumbent = 1.0
+        for r in sorted(t.rounds, key=lambda x: x.index):
+            s = _speedup(r)
+            lift: float | None = None
+            if s is not None and r.rewrite is not None:
+                lift = s / incumbent if r.comparison_target == "initial" else s
+            cat = categorize(r, lift, tol=tol)
+            out.append(
+                RoundRecord(
+                    ref=f"{t.id}#{r.index}",
+                    trajectory_id=t.id,
+                    round=r,
+                    problem=t.problem.name,
+                    backend=t.backend,
+                    device=t.device,
+                    speedup=s,
+                    lift=lift,
+                    category=cat,
+                )
+            )
+            if s is not None and is_clean(r):
+                incumbent = max(incumbent, s if r.comparison_target == "initial" else incumbent * s)
+    return out
