@@ -1,0 +1,103 @@
+"""The one exception tree of Kernel Ladder.
+
+Every error carries a stable ``code`` (a string that travels over the wire) and a message that says what is
+wrong and how to fix it. The wire layer maps codes to gRPC status codes in one table (``retrieval``), so this
+module stays free of grpc.
+
+    LadderError
+    ├── InvalidArgument          (code "invalid_argument", names the offending ``field``)
+    ├── NotFound                 (code "not_found")
+    ├── AlreadyExists            (code "already_exists")
+    ├── Conflict                 (code "conflict": stale version, illegal review transition)
+    ├── PermissionDenied         (code "permission_denied")
+    ├── Unauthenticated          (code "unauthenticated")
+    ├── Unavailable              (code "unavailable": index not loaded, KB locked by another writer)
+    ├── StorageError             (code "storage": disk full, corrupt file; KB left as it was)
+    └── ToolchainError           (code "toolchain": a compiler, profiler or environment is missing)
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+__all__ = [
+    "AlreadyExists",
+    "Conflict",
+    "InvalidArgument",
+    "LadderError",
+    "NotFound",
+    "PermissionDenied",
+    "StorageError",
+    "ToolchainError",
+    "Unauthenticated",
+    "Unavailable",
+    "error_for_code",
+]
+
+_REGISTRY: dict[str, type[LadderError]] = {}
+
+
+class LadderError(Exception):
+    """Base class. ``code`` is stable and travels over the wire; ``field`` names the input at fault, if any."""
+
+    code: ClassVar[str] = "internal"
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        _REGISTRY[cls.code] = cls
+
+    def __reduce__(self) -> tuple[object, ...]:  # picklable across subprocesses
+        return (_rebuild, (self.code, self.message, self.field))
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}" if self.field else self.message
+
+
+def _rebuild(code: str, message: str, field: str | None) -> LadderError:
+    return error_for_code(code)(message, field=field)
+
+
+def error_for_code(code: str) -> type[LadderError]:
+    """Return the exception class registered for ``code`` (``LadderError`` if unknown)."""
+    return _REGISTRY.get(code, LadderError)
+
+
+class InvalidArgument(LadderError):
+    code = "invalid_argument"
+
+
+class NotFound(LadderError):
+    code = "not_found"
+
+
+class AlreadyExists(LadderError):
+    code = "already_exists"
+
+
+class Conflict(LadderError):
+    code = "conflict"
+
+
+class PermissionDenied(LadderError):
+    code = "permission_denied"
+
+
+class Unauthenticated(LadderError):
+    code = "unauthenticated"
+
+
+class Unavailable(LadderError):
+    code = "unavailable"
+
+
+class StorageError(LadderError):
+    code = "storage"
+
+
+class ToolchainError(LadderError):
+    code = "toolchain"

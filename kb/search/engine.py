@@ -1,0 +1,193 @@
+"""Hybrid retrieval over the served cards: dense + BM25 fused by reciprocal rank fusion (RRF), structured
+filters applied in our code, and the L1 quick-match / L4 invariant lookups that add symptom agreement.
+
+An ``Engine`` is immutable once built; the KB swaps in a new one after writes, so readers never lock.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kb.models import AnyCard
+from kb.models.search import (
+    CardFilter,
+    InvariantQuery,
+    QuickMatchQuery,
+    ScoreBreakdown,
+    SearchHit,
+    SearchQuery,
+)
+from kb.search.bm25 import BM25Index
+from kb.search.embedding import Embedder
+from kb.store.vector import VectorIndex
+
+__all__ = ["Engine"]
+
+SYMPTOM_WEIGHT = 1.5  # quick-match: symptom agreement counts more than either text ranking
+
+
+def _norm_pass(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+@dataclass
+class Engine:
+    cards: list[AnyCard]
+    index: VectorIndex
+    embedder: Embedder
+    rrf_k: int = 60
+    bm25: BM25Index = field(default_factory=BM25Index)
+
+    def __post_init__(self) -> None:
+        self.pos = {c.id: i for i, c in enumerate(self.cards)}
+        n = len(self.cards)
+        self.bm25.build([c.search_text() for c in self.cards])
+        # vector-index row -> engine position (cards absent from the index map to -1)
+        vrow = np.full(len(self.index), -1, dtype=np.int64)
+        for i, c in enumerate(self.cards):
+            r = self.index.row_of(c.id)
+            if r is not None:
+                vrow[r] = i
+        self._vrow_to_pos = vrow
+        self._masks: dict[str, np.ndarray] = {}
+
+        def mask(key: str) -> np.ndarray:
+            if key not in self._masks:
+                self._masks[key] = np.zeros(n, dtype=bool)
+            return self._masks[key]
+
+        df: Counter[str] = Counter()
+        self._tokens: list[set[str]] = []
+        for i, c in enumerate(self.cards):
+            mask(f"kind:{c.kind}")[i] = True
+            mask(f"status:{c.status}")[i] = True
+            for b in c.backends:
+                mask(f"backend:{b}")[i] = True
+            for lv in c.levels:
+                mask(f"level:{lv}")[i] = True
+            toks = c.symptoms.tokens()
+            self._tokens.append(toks)
+            df.update(toks)
+        self._idf = {t: math.log(1 + n / (1 + d)) for t, d in df.items()}
+        self._passes = [
+            {_norm_pass(p) for p in getattr(c, "passes", [])} for c in self.cards
+        ]
+
+    # ------------------------------------------------------------------ filters
+    def filter_mask(self, f: CardFilter) -> np.ndarray:
+        n = len(self.cards)
+        out = np.ones(n, dtype=bool)
+        empty = np.zeros(n, dtype=bool)
+
+        def any_of(prefix: str, values: list[str]) -> np.ndarray:
+            acc = np.zeros(n, dtype=bool)
+            for v in values:
+                acc |= self._masks.get(f"{prefix}:{v}", empty)
+            return acc
+
+        if f.kinds:
+            out &= any_of("kind", list(f.kinds))
+        if f.statuses:
+            out &= any_of("status", list(f.statuses))
+        if f.levels:
+            out &= any_of("level", list(f.levels))
+        if f.backends:
+            backends = list(f.backends)
+            out &= any_of("backend", backends + ([] if "any" in backends else ["any"]))
+        return out
+
+    # ------------------------------------------------------------------ rankers
+    def dense_ranking(self, text: str, n: int, allowed: np.ndarray) -> list[tuple[int, float]]:
+        vec = self.embedder.encode_query(text)
+        vallowed = np.zeros(len(self._vrow_to_pos), dtype=bool)
+        ok = self._vrow_to_pos >= 0
+        vallowed[ok] = allowed[self._vrow_to_pos[ok]]
+        hits = self.index.query(vec, n, vallowed)
+        return [(int(self._vrow_to_pos[r]), s) for r, s in hits]
+
+    def bm25_ranking(self, text: str, n: int, allowed: np.ndarray) -> list[tuple[int, float]]:
+        scores = np.where(allowed, self.bm25.scores(text), 0.0)
+        cand = np.flatnonzero(scores > 0)
+        if cand.size == 0:
+            return []
+        top = cand[np.argsort(-scores[cand], kind="stable")][:n]
+        return [(int(i), float(scores[i])) for i in top]
+
+    def symptom_ranking(self, query_tokens: set[str], allowed: np.ndarray) -> list[tuple[int, float, list[str]]]:
+        if not query_tokens:
+            return []
+        denom = sum(self._idf.get(t, 1.0) for t in query_tokens)
+        out = []
+        for i in np.flatnonzero(allowed):
+            common = query_tokens & self._tokens[i]
+            if common:
+                out.append((int(i), sum(self._idf.get(t, 1.0) for t in common) / denom, sorted(common)))
+        out.sort(key=lambda x: (-x[1], x[0]))
+        return out
+
+    # ------------------------------------------------------------------ fusion
+    def _fuse(self, rankings: dict[str, list], weights: dict[str, float], top_k: int) -> list[SearchHit]:
+        fused: dict[int, float] = {}
+        parts: dict[int, ScoreBreakdown] = {}
+        for name, ranking in rankings.items():
+            w = weights.get(name, 1.0)
+            for rank, item in enumerate(ranking, start=1):
+                pos, score = item[0], item[1]
+                fused[pos] = fused.get(pos, 0.0) + w / (self.rrf_k + rank)
+                b = parts.setdefault(pos, ScoreBreakdown())
+                if name == "dense":
+                    b.dense, b.dense_rank = score, rank
+                elif name == "bm25":
+                    b.bm25, b.bm25_rank = score, rank
+                else:
+                    b.symptom, b.matched_symptoms = score, item[2]
+        order = sorted(fused, key=lambda p: (-fused[p], p))[:top_k]
+        return [SearchHit(card=self.cards[p], score=round(fused[p], 6), breakdown=parts[p]) for p in order]
+
+    def search(self, q: SearchQuery) -> list[SearchHit]:
+        allowed = self.filter_mask(q.filter)
+        n = max(q.top_k * 4, 50)
+        rankings: dict[str, list] = {}
+        if q.mode in ("hybrid", "dense"):
+            rankings["dense"] = self.dense_ranking(q.text, n, allowed)
+        if q.mode in ("hybrid", "bm25"):
+            rankings["bm25"] = self.bm25_ranking(q.text, n, allowed)
+        return self._fuse(rankings, {}, q.top_k)
+
+    def quick_match(self, q: QuickMatchQuery) -> list[SearchHit]:
+        allowed = self.filter_mask(CardFilter(kinds=["pattern"], backends=[q.backend], statuses=["active"]))
+        for cid in q.exclude:
+            if cid in self.pos:
+                allowed[self.pos[cid]] = False
+        s = q.symptoms
+        text = " ".join([q.text, *s.bottleneck_classes, *s.profile_signals, *s.ir_signatures, *s.code_features])
+        n = max(q.top_k * 4, 50)
+        rankings: dict[str, list] = {"symptom": self.symptom_ranking(s.tokens(), allowed)}
+        if text.strip():
+            rankings["dense"] = self.dense_ranking(text, n, allowed)
+            rankings["bm25"] = self.bm25_ranking(text, n, allowed)
+        return self._fuse(rankings, {"symptom": SYMPTOM_WEIGHT}, q.top_k)
+
+    def invariants(self, q: InvariantQuery) -> list[SearchHit]:
+        allowed = self.filter_mask(CardFilter(kinds=["invariant"], backends=[q.backend], statuses=["active"]))
+        wanted_passes = {_norm_pass(p) for p in q.pass_names}
+        structural: list[tuple[int, float, list[str]]] = []
+        sig_tokens = {f"ir:{s}" for s in q.ir_signatures}
+        for i in np.flatnonzero(allowed):
+            hit_p = sorted(self._passes[i] & wanted_passes)
+            hit_s = sorted(sig_tokens & self._tokens[i])
+            if hit_p or hit_s:
+                structural.append((int(i), len(hit_p) * 2.0 + len(hit_s), [f"pass:{p}" for p in hit_p] + hit_s))
+        structural.sort(key=lambda x: (-x[1], x[0]))
+        text = " ".join([q.text, *q.pass_names, *q.ir_signatures]).strip()
+        rankings: dict[str, list] = {"symptom": structural}
+        if text:
+            n = max(q.top_k * 4, 50)
+            rankings["dense"] = self.dense_ranking(text, n, allowed)
+            rankings["bm25"] = self.bm25_ranking(text, n, allowed)
+        return self._fuse(rankings, {"symptom": SYMPTOM_WEIGHT}, q.top_k)

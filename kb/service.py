@@ -1,0 +1,253 @@
+"""The KnowledgeBase: the pure domain service behind every transport.
+
+It owns the structured store (source of truth), the derived vector index and the in-memory search engine,
+and implements the ``kb.client.KBClient`` operations with pydantic in and out. The gRPC servicers and the
+in-process client are thin adapters over this class.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from kb.cardfiles import dump_card, load_dir
+from kb.errors import InvalidArgument, Unavailable
+from kb.models import AnyCard, Trajectory
+from kb.models.search import CardFilter, CardPage, InvariantQuery, QuickMatchQuery, SearchHit, SearchQuery
+from kb.search.embedding import Embedder
+from kb.search.engine import Engine
+from kb.settings import Settings
+from kb.store import StructuredStore, VectorIndex
+from kb.vocab import CardStatus
+
+__all__ = ["KnowledgeBase"]
+
+log = logging.getLogger(__name__)
+Progress = Callable[[str, int, int], None]
+
+
+class KnowledgeBase:
+    """Open with ``KnowledgeBase.open(settings)``; close with ``close()`` (or use as a context manager)."""
+
+    def __init__(self, settings: Settings, store: StructuredStore, embedder: Embedder | None = None) -> None:
+        self.settings = settings
+        self.store = store
+        self.embedder = embedder or Embedder(cache_size=settings.embed_cache_size)
+        self.index = VectorIndex(settings.index_dir)
+        self._engine: Engine | None = None
+        self._write_lock = threading.Lock()
+        self._cache: OrderedDict[str, list[SearchHit]] = OrderedDict()
+        self._cache_lock = threading.Lock()
+        self._generation = -1
+        self.cache_hits = 0
+        self.ready = False
+
+    # ------------------------------------------------------------------ lifecycle
+    @classmethod
+    def open(cls, settings: Settings | None = None, *, embedder: Embedder | None = None,
+             progress: Progress | None = None) -> KnowledgeBase:
+        """Open (creating and seeding if empty) the KB at ``settings.home`` and load its index."""
+        settings = settings or Settings()
+        store = StructuredStore(settings.db_path)
+        kb = cls(settings, store, embedder)
+        try:
+            if settings.seed_on_open and store.count_cards() == 0:
+                kb.seed(progress=progress)
+            kb.load_index(progress=progress)
+        except BaseException:
+            store.close()
+            raise
+        return kb
+
+    def __enter__(self) -> KnowledgeBase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.ready = False
+        self.store.close()
+
+    def seed(self, cards_dir: Path | None = None, *, progress: Progress | None = None) -> int:
+        """Load curated card files into the store (cards already present with the same content are skipped)."""
+        cards = load_dir(cards_dir)
+        added = 0
+        for n, card in enumerate(cards, 1):
+            try:
+                current = self.store.get_card(card.id)
+            except Exception:  # noqa: BLE001 - NotFound
+                current = None
+            if current is None or current.model_dump(exclude={"version", "stats"}) != card.model_dump(
+                    exclude={"version", "stats"}):
+                self.store.put_card(card, action="seed")
+                added += 1
+            if progress:
+                progress("seed", n, len(cards))
+        return added
+
+    def load_index(self, *, progress: Progress | None = None) -> None:
+        """Open the vector index, bring it in line with the store, and build the search engine."""
+        self.ready = False
+        self.index.open()
+        self.sync_index(progress=progress)
+        self.ready = True
+
+    def sync_index(self, *, progress: Progress | None = None) -> int:
+        """Embed served cards whose version the index lacks; drop index entries with no card. Returns #embedded."""
+        cards = self.store.served_cards()
+        stale = [c for c in cards if self.index.versions.get(c.id) != c.version]
+        gone = sorted(set(self.index.ids) - {c.id for c in cards})
+        if gone:
+            self.index.delete(gone)
+        batch = 256
+        for off in range(0, len(stale), batch):
+            chunk = stale[off:off + batch]
+            vecs = self.embedder.encode([c.search_text() for c in chunk])
+            self.index.upsert([c.id for c in chunk], [c.version for c in chunk], vecs, [c.kind for c in chunk])
+            if progress:
+                progress("embed", min(off + batch, len(stale)), len(stale))
+        self._engine = Engine(cards, self.index, self.embedder, rrf_k=self.settings.rrf_k)
+        self._generation = self.store.generation()
+        with self._cache_lock:
+            self._cache.clear()
+        return len(stale)
+
+    def rebuild(self, *, progress: Progress | None = None) -> int:
+        """Drop the vector index and re-derive it from the store (``ladder kb rebuild``)."""
+        with self._write_lock:
+            self.ready = False
+            self.index.open()
+            self.index.reset()
+            n = self.sync_index(progress=progress)
+            self.ready = True
+            return n
+
+    @property
+    def engine(self) -> Engine:
+        if self._engine is None or not self.ready:
+            raise Unavailable("the KB index is still loading; retry shortly (health reports SERVING when ready)")
+        return self._engine
+
+    # ------------------------------------------------------------------ reads
+    def _cached(self, key: str, compute: Callable[[], list[SearchHit]]) -> list[SearchHit]:
+        if not self.settings.search_cache_size:
+            return compute()
+        with self._cache_lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+                self.cache_hits += 1
+                return hit
+        result = compute()
+        with self._cache_lock:
+            self._cache[key] = result
+            while len(self._cache) > self.settings.search_cache_size:
+                self._cache.popitem(last=False)
+        return result
+
+    def search(self, query: SearchQuery) -> list[SearchHit]:
+        engine = self.engine
+        return self._cached("s" + query.model_dump_json(), lambda: engine.search(query))
+
+    def quick_match(self, query: QuickMatchQuery) -> list[SearchHit]:
+        engine = self.engine
+        return self._cached("q" + query.model_dump_json(), lambda: engine.quick_match(query))
+
+    def get_invariants(self, query: InvariantQuery) -> list[SearchHit]:
+        if not (query.pass_names or query.ir_signatures or query.text.strip()):
+            raise InvalidArgument("give at least one of pass_names, ir_signatures or text", field="pass_names")
+        engine = self.engine
+        return self._cached("i" + query.model_dump_json(), lambda: engine.invariants(query))
+
+    def get_card(self, card_id: str, version: int | None = None) -> AnyCard:
+        if not card_id:
+            raise InvalidArgument("a card id is required", field="id")
+        return self.store.get_card(card_id, version)
+
+    def list_cards(self, filter: CardFilter, page_size: int = 50, cursor: str = "") -> CardPage:
+        if not 1 <= page_size <= 500:
+            raise InvalidArgument(f"page_size must be in 1..500, got {page_size}", field="page_size")
+        after = _decode_cursor(cursor)
+        engine = self.engine
+        mask = engine.filter_mask(filter)
+        ids = sorted(c.id for c, ok in zip(engine.cards, mask) if ok)
+        start = 0
+        if after:
+            import bisect
+
+            start = bisect.bisect_right(ids, after)
+        page = ids[start:start + page_size]
+        nxt = _encode_cursor(page[-1]) if start + page_size < len(ids) else ""
+        return CardPage(cards=[engine.cards[engine.pos[i]] for i in page], next_cursor=nxt, total=len(ids))
+
+    # ------------------------------------------------------------------ writes
+    def _after_write(self) -> None:
+        self.sync_index()
+
+    def upsert_card(self, card: AnyCard) -> AnyCard:
+        with self._write_lock:
+            stored = self.store.put_card(card)
+            self._after_write()
+            return stored
+
+    def set_card_status(self, card_id: str, status: CardStatus, reason: str = "", version: int | None = None) -> AnyCard:
+        with self._write_lock:
+            card = self.store.set_status(card_id, status, version=version, reason=reason)
+            self._after_write()
+            return card
+
+    def submit_trajectory(self, trajectory: Trajectory) -> bool:
+        return self.store.put_trajectory(trajectory)
+
+    # ------------------------------------------------------------------ admin
+    def stats(self) -> dict[str, Any]:
+        engine = self.engine
+        by_kind: dict[str, int] = {}
+        by_status: dict[str, int] = {}
+        for c in engine.cards:
+            by_kind[c.kind] = by_kind.get(c.kind, 0) + 1
+            by_status[c.status] = by_status.get(c.status, 0) + 1
+        return {
+            "home": str(self.settings.home),
+            "cards": len(engine.cards),
+            "by_kind": by_kind,
+            "by_status": by_status,
+            "indexed_vectors": len(self.index),
+            "trajectories": self.store.count_trajectories(),
+            "proposals": len(self.store.list_proposals()),
+            "embedding_model": self.embedder.name,
+            "cache_hits": self.cache_hits,
+        }
+
+    def export(self, out_dir: Path) -> int:
+        """Write every served card as curated YAML under ``out_dir/<kind>s/<id>.yaml``."""
+        folders = {"pattern": "patterns", "anti_signal": "anti_signals", "invariant": "invariants"}
+        n = 0
+        for card in self.store.served_cards():
+            d = Path(out_dir) / folders[card.kind]
+            d.mkdir(parents=True, exist_ok=True)
+            (d / f"{card.id}.yaml").write_text(dump_card(card), encoding="utf-8")
+            n += 1
+        return n
+
+
+def _encode_cursor(last_id: str) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"after": last_id}).encode()).decode()
+
+
+def _decode_cursor(cursor: str) -> str:
+    if not cursor:
+        return ""
+    try:
+        return str(json.loads(base64.urlsafe_b64decode(cursor.encode()))["after"])
+    except Exception as e:  # noqa: BLE001
+        raise InvalidArgument("cursor is not one returned by ListCards; pass '' for the first page",
+                              field="cursor") from e

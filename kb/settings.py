@@ -1,0 +1,54 @@
+"""Typed settings for the KB and the server, read from the environment (prefix ``LADDER_``) in one place.
+
+Nothing else in the code base reads environment variables for these values; pass a ``Settings`` object in.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["Settings"]
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="LADDER_", extra="ignore", env_file=None)
+
+    home: Path = Field(default=Path("~/.ladder"), description="KB directory (SQLite store + Chroma index)")
+    host: str = "127.0.0.1"
+    port: int = Field(default=50551, ge=0, le=65535)
+    #: "open": anyone may read; "token": reads need a token with the reader role too.
+    read_access: Literal["open", "token"] = "open"
+    #: Bearer tokens and their roles, e.g. LADDER_TOKENS='{"s3cret": ["contributor"], "r3v": ["reviewer"]}'.
+    tokens: dict[str, list[Literal["reader", "contributor", "reviewer"]]] = Field(default_factory=dict, repr=False)
+    #: Token the CLI/client sends (never logged).
+    token: SecretStr | None = None
+    max_message_bytes: int = Field(default=4 * 1024 * 1024, ge=64 * 1024)
+    server_workers: int = Field(default=16, ge=1, le=256)
+    search_cache_size: int = Field(default=2048, ge=0)
+    embed_cache_size: int = Field(default=4096, ge=0)
+    rrf_k: int = Field(default=60, ge=1)
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    tls_ca: Path | None = Field(default=None, description="CA bundle the client trusts (server cert for self-signed)")
+    seed_on_open: bool = Field(default=True, description="seed an empty KB from the curated cards in the package")
+
+    @field_validator("home", mode="after")
+    @classmethod
+    def _expand(cls, v: Path) -> Path:
+        return v.expanduser()
+
+    @property
+    def db_path(self) -> Path:
+        return self.home / "kb.sqlite3"
+
+    @property
+    def index_dir(self) -> Path:
+        return self.home / "chroma"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.home / "writer.lock"

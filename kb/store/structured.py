@@ -1,0 +1,339 @@
+"""The structured store: SQLite in WAL mode, the single source of truth for cards, versions, review states,
+trajectories and synthesis proposals. The Chroma index is derived from it and can always be rebuilt.
+
+Durability: every acknowledged write is one committed transaction with ``synchronous=FULL``, so a
+``kill -9`` right after the call returns loses nothing. Only one process may open a KB for writing; the
+writer holds an exclusive ``flock`` on ``writer.lock`` for its lifetime, and a second writer gets a clear
+``Unavailable`` error (open it read-only, or talk to the server).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from kb.errors import Conflict, NotFound, StorageError, Unavailable
+from kb.models import AnyCard, Trajectory, parse_card
+from kb.vocab import STATUS_TRANSITIONS, CardStatus
+
+__all__ = ["StructuredStore"]
+
+SCHEMA_VERSION = 1
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS card_versions (
+  id TEXT NOT NULL, version INTEGER NOT NULL, kind TEXT NOT NULL, status TEXT NOT NULL,
+  doc TEXT NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (id, version));
+CREATE TABLE IF NOT EXISTS cards (
+  id TEXT PRIMARY KEY, served_version INTEGER NOT NULL, latest_version INTEGER NOT NULL, seq INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS events (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT, ts TEXT NOT NULL, card_id TEXT, action TEXT NOT NULL, detail TEXT);
+CREATE TABLE IF NOT EXISTS trajectories (
+  id TEXT PRIMARY KEY, doc TEXT NOT NULL, submitted_at TEXT NOT NULL, synthesized INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS proposals (
+  id TEXT PRIMARY KEY, status TEXT NOT NULL, doc TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS jobs (
+  id TEXT PRIMARY KEY, kind TEXT NOT NULL, state TEXT NOT NULL, doc TEXT NOT NULL, updated_at TEXT NOT NULL);
+"""
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+class StructuredStore:
+    """SQLite-backed store. Thread-safe within one process (one connection, serialised by a lock)."""
+
+    def __init__(self, path: Path, *, readonly: bool = False) -> None:
+        self.path = Path(path)
+        self.readonly = readonly
+        self._lock = threading.RLock()
+        self._lock_fd: int | None = None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if not readonly:
+                self._acquire_writer_lock()
+            uri = f"file:{self.path}?mode=ro" if readonly else f"file:{self.path}"
+            self._db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None, timeout=30)
+            self._db.execute("PRAGMA busy_timeout=30000")
+            if not readonly:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=FULL")
+                self._db.executescript(_SCHEMA)
+                self._db.execute(
+                    "INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', ?)", (str(SCHEMA_VERSION),)
+                )
+            self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.DatabaseError as e:
+            self._release_writer_lock()
+            raise StorageError(
+                f"cannot open the KB store at {self.path}: {e}. If the file is corrupt, restore it from "
+                "`ladder kb export` output or move it aside to re-seed from the curated cards."
+            ) from e
+        except OSError as e:
+            self._release_writer_lock()
+            raise StorageError(f"cannot create the KB directory {self.path.parent}: {e}") from e
+
+    # ------------------------------------------------------------------ locking / lifecycle
+    def _acquire_writer_lock(self) -> None:
+        lock_path = self.path.parent / "writer.lock"
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                holder = os.read(fd, 64).decode(errors="replace").strip() or "another process"
+            finally:
+                os.close(fd)
+            raise Unavailable(
+                f"the KB at {self.path.parent} is already open for writing by pid {holder}; only one writer "
+                "(the server) may own a KB home. Use `--server HOST:PORT` to go through it, or open read-only."
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        self._lock_fd = fd
+
+    def _release_writer_lock(self) -> None:
+        if self._lock_fd is not None:
+            try:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            finally:
+                os.close(self._lock_fd)
+                self._lock_fd = None
+
+    def close(self) -> None:
+        with self._lock:
+            try:
+                self._db.close()
+            finally:
+                self._release_writer_lock()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        if self.readonly:
+            raise Unavailable("this KB was opened read-only; writes go through the server (`--server HOST:PORT`)")
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                yield self._db
+                self._db.execute("COMMIT")
+            except BaseException as e:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                if isinstance(e, sqlite3.OperationalError) and "full" in str(e).lower():
+                    raise StorageError(
+                        f"the disk holding {self.path} is full; nothing was written. Free space and retry."
+                    ) from e
+                if isinstance(e, sqlite3.DatabaseError):
+                    raise StorageError(f"KB store error ({e}); the transaction was rolled back") from e
+                raise
+
+    def _q(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self._db.execute(sql, args).fetchall()
+
+    # ------------------------------------------------------------------ meta
+    def get_meta(self, key: str) -> str | None:
+        rows = self._q("SELECT value FROM meta WHERE key=?", (key,))
+        return rows[0][0] if rows else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._tx() as db:
+            db.execute("INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                       (key, value))
+
+    def generation(self) -> int:
+        """A counter that grows with every card write; the index compares it to know if it is stale."""
+        rows = self._q("SELECT coalesce(max(seq), 0) FROM cards")
+        return int(rows[0][0])
+
+    # ------------------------------------------------------------------ cards
+    def count_cards(self) -> int:
+        return int(self._q("SELECT count(*) FROM cards")[0][0])
+
+    def get_card(self, card_id: str, version: int | None = None) -> AnyCard:
+        if version is None:
+            rows = self._q("SELECT v.doc FROM cards c JOIN card_versions v ON v.id=c.id AND v.version=c.served_version "
+                           "WHERE c.id=?", (card_id,))
+        else:
+            rows = self._q("SELECT doc FROM card_versions WHERE id=? AND version=?", (card_id, version))
+        if not rows:
+            what = f"card {card_id!r}" + (f" version {version}" if version else "")
+            raise NotFound(f"{what} does not exist; list ids with `ladder kb export` or ListCards", field="id")
+        return parse_card(json.loads(rows[0][0]))
+
+    def versions(self, card_id: str) -> list[AnyCard]:
+        rows = self._q("SELECT doc FROM card_versions WHERE id=? ORDER BY version", (card_id,))
+        return [parse_card(json.loads(r[0])) for r in rows]
+
+    def latest_version(self, card_id: str) -> int | None:
+        rows = self._q("SELECT latest_version FROM cards WHERE id=?", (card_id,))
+        return int(rows[0][0]) if rows else None
+
+    def served_cards(self) -> list[AnyCard]:
+        """The version of every card that search serves (the approved one while an edit awaits review)."""
+        rows = self._q("SELECT v.doc FROM cards c JOIN card_versions v ON v.id=c.id AND v.version=c.served_version "
+                       "ORDER BY c.id")
+        return [parse_card(json.loads(r[0])) for r in rows]
+
+    def iter_served_docs(self) -> Iterator[tuple[str, int, str]]:
+        """(id, version, json) of served cards, streamed (for large KBs)."""
+        with self._lock:
+            cur = self._db.execute("SELECT c.id, c.served_version, v.doc FROM cards c JOIN card_versions v "
+                                   "ON v.id=c.id AND v.version=c.served_version ORDER BY c.id")
+            rows = cur.fetchall()
+        yield from rows
+
+    def put_card(self, card: AnyCard, *, action: str = "upsert") -> AnyCard:
+        """Store ``card`` as a new version. Returns the stored card (with its version).
+
+        A new id is served at once. A new version of a card whose served version is active stays pending
+        (served stays the old one) until it is approved with ``set_status(..., "active")``.
+        """
+        with self._tx() as db:
+            row = db.execute("SELECT served_version, latest_version FROM cards WHERE id=?", (card.id,)).fetchone()
+            seq = self._next_seq(db)
+            if row is None:
+                stored = card.model_copy(update={"version": 1})
+                self._insert_version(db, stored)
+                db.execute("INSERT INTO cards(id, served_version, latest_version, seq) VALUES(?,?,?,?)",
+                           (card.id, 1, 1, seq))
+            else:
+                served_v, latest_v = row
+                served_status = db.execute("SELECT status FROM card_versions WHERE id=? AND version=?",
+                                           (card.id, served_v)).fetchone()[0]
+                stored = card.model_copy(update={"version": latest_v + 1})
+                self._insert_version(db, stored)
+                new_served = served_v if served_status == "active" and stored.status != "active" else stored.version
+                db.execute("UPDATE cards SET served_version=?, latest_version=?, seq=? WHERE id=?",
+                           (new_served, stored.version, seq, card.id))
+            db.execute("INSERT INTO events(ts, card_id, action, detail) VALUES(?,?,?,?)",
+                       (_now(), card.id, action, json.dumps({"version": stored.version, "status": stored.status})))
+            return stored
+
+    def set_status(self, card_id: str, status: CardStatus, *, version: int | None = None, reason: str = "") -> AnyCard:
+        """Move a card version through review. Approving (active) makes that version the served one."""
+        with self._tx() as db:
+            row = db.execute("SELECT served_version, latest_version FROM cards WHERE id=?", (card_id,)).fetchone()
+            if row is None:
+                raise NotFound(f"card {card_id!r} does not exist", field="id")
+            served_v, latest_v = row
+            v = version or latest_v
+            got = db.execute("SELECT doc FROM card_versions WHERE id=? AND version=?", (card_id, v)).fetchone()
+            if got is None:
+                raise NotFound(f"card {card_id!r} has no version {v} (latest is {latest_v})", field="version")
+            card = parse_card(json.loads(got[0]))
+            if status != card.status and status not in STATUS_TRANSITIONS[card.status]:
+                allowed = ", ".join(sorted(STATUS_TRANSITIONS[card.status])) or "none"
+                raise Conflict(f"card {card_id!r} v{v} is {card.status}; it can move to: {allowed}", field="status")
+            updated = card.model_copy(update={"status": status})
+            db.execute("UPDATE card_versions SET status=?, doc=? WHERE id=? AND version=?",
+                       (status, updated.model_dump_json(), card_id, v))
+            new_served = served_v
+            if status == "active":
+                new_served = v
+                if served_v != v:  # the previously served version is superseded
+                    old = parse_card(json.loads(db.execute(
+                        "SELECT doc FROM card_versions WHERE id=? AND version=?", (card_id, served_v)).fetchone()[0]))
+                    if old.status == "active":
+                        old = old.model_copy(update={"status": "deprecated"})
+                        db.execute("UPDATE card_versions SET status=?, doc=? WHERE id=? AND version=?",
+                                   ("deprecated", old.model_dump_json(), card_id, served_v))
+            elif v == served_v or new_served == v:
+                new_served = served_v
+            db.execute("UPDATE cards SET served_version=?, seq=? WHERE id=?", (new_served, self._next_seq(db), card_id))
+            db.execute("INSERT INTO events(ts, card_id, action, detail) VALUES(?,?,?,?)",
+                       (_now(), card_id, "status", json.dumps({"version": v, "status": status, "reason": reason})))
+            return updated
+
+    @staticmethod
+    def _next_seq(db: sqlite3.Connection) -> int:
+        return int(db.execute("SELECT coalesce(max(seq), 0) + 1 FROM cards").fetchone()[0])
+
+    @staticmethod
+    def _insert_version(db: sqlite3.Connection, card: AnyCard) -> None:
+        db.execute("INSERT INTO card_versions(id, version, kind, status, doc, created_at) VALUES(?,?,?,?,?,?)",
+                   (card.id, card.version, card.kind, card.status, card.model_dump_json(), _now()))
+
+    def events(self, limit: int = 100) -> list[dict[str, Any]]:
+        rows = self._q("SELECT seq, ts, card_id, action, detail FROM events ORDER BY seq DESC LIMIT ?", (limit,))
+        return [{"seq": s, "ts": t, "card_id": c, "action": a, "detail": json.loads(d or "{}")} for s, t, c, a, d in rows]
+
+    # ------------------------------------------------------------------ trajectories
+    def put_trajectory(self, trajectory: Trajectory) -> bool:
+        """Store a trajectory; idempotent by id. Returns False if it was already stored (nothing changes)."""
+        with self._tx() as db:
+            cur = db.execute("INSERT OR IGNORE INTO trajectories(id, doc, submitted_at) VALUES(?,?,?)",
+                             (trajectory.id, trajectory.model_dump_json(), _now()))
+            return cur.rowcount == 1
+
+    def get_trajectory(self, trajectory_id: str) -> Trajectory:
+        rows = self._q("SELECT doc FROM trajectories WHERE id=?", (trajectory_id,))
+        if not rows:
+            raise NotFound(f"trajectory {trajectory_id!r} was never submitted", field="trajectory_id")
+        return Trajectory.model_validate_json(rows[0][0])
+
+    def trajectories(self, *, only_new: bool = False) -> list[Trajectory]:
+        sql = "SELECT doc FROM trajectories" + (" WHERE synthesized=0" if only_new else "") + " ORDER BY submitted_at, id"
+        return [Trajectory.model_validate_json(r[0]) for r in self._q(sql)]
+
+    def count_trajectories(self) -> int:
+        return int(self._q("SELECT count(*) FROM trajectories")[0][0])
+
+    def mark_synthesized(self, ids: list[str]) -> None:
+        with self._tx() as db:
+            db.executemany("UPDATE trajectories SET synthesized=1 WHERE id=?", [(i,) for i in ids])
+
+    # ------------------------------------------------------------------ proposals and jobs (synthesis)
+    def put_proposal(self, proposal_id: str, status: str, doc: dict[str, Any]) -> None:
+        now = _now()
+        with self._tx() as db:
+            db.execute("INSERT INTO proposals(id, status, doc, created_at, updated_at) VALUES(?,?,?,?,?) "
+                       "ON CONFLICT(id) DO UPDATE SET status=excluded.status, doc=excluded.doc, "
+                       "updated_at=excluded.updated_at", (proposal_id, status, json.dumps(doc), now, now))
+
+    def get_proposal(self, proposal_id: str) -> dict[str, Any]:
+        rows = self._q("SELECT doc FROM proposals WHERE id=?", (proposal_id,))
+        if not rows:
+            raise NotFound(f"proposal {proposal_id!r} does not exist; see `ladder review list`", field="proposal_id")
+        return json.loads(rows[0][0])
+
+    def list_proposals(self, status: str | None = None) -> list[dict[str, Any]]:
+        if status:
+            rows = self._q("SELECT doc FROM proposals WHERE status=? ORDER BY created_at, id", (status,))
+        else:
+            rows = self._q("SELECT doc FROM proposals ORDER BY created_at, id")
+        return [json.loads(r[0]) for r in rows]
+
+    def put_job(self, job_id: str, kind: str, state: str, doc: dict[str, Any]) -> None:
+        with self._tx() as db:
+            db.execute("INSERT INTO jobs(id, kind, state, doc, updated_at) VALUES(?,?,?,?,?) ON CONFLICT(id) DO UPDATE "
+                       "SET state=excluded.state, doc=excluded.doc, updated_at=excluded.updated_at",
+                       (job_id, kind, state, json.dumps(doc), _now()))
+
+    def get_job(self, job_id: str) -> dict[str, Any]:
+        rows = self._q("SELECT doc FROM jobs WHERE id=?", (job_id,))
+        if not rows:
+            raise NotFound(f"job {job_id!r} does not exist", field="job_id")
+        return json.loads(rows[0][0])
+
+    def list_jobs(self, state: str | None = None) -> list[dict[str, Any]]:
+        sql, args = "SELECT doc FROM jobs", ()
+        if state:
+            sql, args = sql + " WHERE state=?", (state,)
+        return [json.loads(r[0]) for r in self._q(sql + " ORDER BY updated_at", args)]
+
+    def check(self) -> None:
+        """Raise StorageError unless SQLite's integrity check passes."""
+        res = self._q("PRAGMA quick_check")
+        if res and res[0][0] != "ok":
+            raise StorageError(f"KB store integrity check failed: {res[0][0]}")
+

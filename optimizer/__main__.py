@@ -1,0 +1,5 @@
+"""``python -m optimizer`` runs the ``ladder`` CLI."""
+
+from optimizer.cli import main
+
+main()

@@ -1,0 +1,58 @@
+"""Shared CLI helpers: settings, output, error reporting."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Any, TypeVar
+
+import typer
+from pydantic import BaseModel
+from rich.console import Console
+
+from kb.errors import LadderError
+from kb.settings import Settings
+
+console = Console(stderr=False)
+err_console = Console(stderr=True)
+F = TypeVar("F", bound=Callable[..., Any])
+
+HomeOpt = typer.Option(None, "--home", help="KB directory (default $LADDER_HOME or ~/.ladder)")
+ServerOpt = typer.Option(None, "--server", help="HOST:PORT of a running `ladder serve`; default: embedded KB")
+JsonOpt = typer.Option(False, "--json", help="machine-readable JSON on stdout")
+
+
+def settings_for(home: Path | None = None, **overrides: Any) -> Settings:
+    s = Settings()
+    upd = {k: v for k, v in overrides.items() if v is not None}
+    if home is not None:
+        upd["home"] = Path(home).expanduser()
+    return s.model_copy(update=upd) if upd else s
+
+
+def emit_json(obj: Any) -> None:
+    def default(o: Any) -> Any:
+        if isinstance(o, BaseModel):
+            return o.model_dump(mode="json")
+        if isinstance(o, Path):
+            return str(o)
+        raise TypeError(type(o).__name__)
+
+    sys.stdout.write(json.dumps(obj, default=default, indent=2) + "\n")
+
+
+def friendly_errors(fn: F) -> F:
+    """Print domain errors as one clear line (exit 2) instead of a traceback."""
+
+    @wraps(fn)
+    def wrapper(*a: Any, **kw: Any) -> Any:
+        try:
+            return fn(*a, **kw)
+        except LadderError as e:
+            err_console.print(f"[bold red]error[/] ({e.code}): {e}")
+            raise typer.Exit(2) from None
+
+    return wrapper  # type: ignore[return-value]

@@ -1,0 +1,193 @@
+"""``ladder serve``, ``ladder query``, ``ladder health`` and ``ladder kb rebuild|stats|export|lint``."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.progress import BarColumn, Progress, TextColumn
+from rich.table import Table
+
+from kb.models.search import CardFilter, SearchQuery
+from optimizer.cli._common import (
+    HomeOpt,
+    JsonOpt,
+    ServerOpt,
+    console,
+    emit_json,
+    err_console,
+    friendly_errors,
+    settings_for,
+)
+
+kb_app = typer.Typer(help="Maintain the knowledge base (SQLite source of truth + derived index).", no_args_is_help=True)
+
+
+def _progress():  # noqa: ANN202
+    return Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                    console=err_console, transient=True)
+
+
+def _open_kb(home: Path | None):  # noqa: ANN202
+    from kb.service import KnowledgeBase
+
+    with _progress() as bar:
+        tasks: dict[str, int] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        return KnowledgeBase.open(settings_for(home), progress=progress)
+
+
+@friendly_errors
+def serve_command(
+    home: Optional[Path] = HomeOpt,
+    port: Optional[int] = typer.Option(None, "--port", help="port (default $LADDER_PORT or 50551; 0 = any free)"),
+    host: Optional[str] = typer.Option(None, "--host", help="bind address (default 127.0.0.1)"),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Start the gRPC server (KnowledgeService + SynthesisService + health + reflection) on the KB."""
+    from retrieval.server.app import serve
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = settings_for(home, port=port, host=host)
+
+    def ready(handle) -> None:  # noqa: ANN001
+        info = {"address": f"{settings.host}:{handle.port}", "home": str(settings.home), "status": "SERVING",
+                "cards": handle.kb.stats()["cards"]}
+        if json_out:
+            emit_json(info)
+        else:
+            console.print(f"serving {info['cards']} cards from {info['home']} on {info['address']} (Ctrl-C stops)")
+        import sys
+
+        sys.stdout.flush()
+
+    raise typer.Exit(serve(settings, on_ready=ready))
+
+
+@friendly_errors
+def query_command(
+    text: str = typer.Argument(..., help="question, symptom, IR snippet or counter"),
+    backend: Optional[str] = typer.Option(None, "--backend", help="cuda | ascend | amd | any"),
+    kind: Optional[str] = typer.Option(None, "--kind", help="pattern | anti_signal | invariant"),
+    level: Optional[str] = typer.Option(None, "--level", help="L1..L4"),
+    top_k: int = typer.Option(5, "--top-k", min=1, max=100),
+    mode: str = typer.Option("hybrid", "--mode", help="hybrid | dense | bm25"),
+    server: Optional[str] = ServerOpt,
+    home: Optional[Path] = HomeOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """Hybrid search over the KB (embedded by default, or a server with --server)."""
+    from kb.errors import InvalidArgument
+    from retrieval.client import connect
+
+    try:
+        flt = CardFilter(kinds=[kind] if kind else [], backends=[backend] if backend else [],
+                         levels=[level] if level else [])
+        q = SearchQuery(text=text, top_k=top_k, filter=flt, mode=mode)
+    except Exception as e:  # pydantic ValidationError -> one clear line
+        raise InvalidArgument(str(e).splitlines()[-2].strip() if "\n" in str(e) else str(e), field="query") from e
+    client = connect(server, home=home) if server else None
+    if client is None:
+        from retrieval.client import LocalKBClient
+
+        client = LocalKBClient(kb=_open_kb(home))
+        client._owns = True
+    with client:
+        hits = client.search(q)
+    if json_out:
+        emit_json([{"id": h.card.id, "kind": h.card.kind, "title": h.card.title, "summary": h.card.summary,
+                    "score": h.score, "backends": h.card.backends, "levels": h.card.levels,
+                    "breakdown": h.breakdown, "body": h.card.body} for h in hits])
+        return
+    table = Table(title=f"{len(hits)} hits for: {text}", show_lines=True)
+    for col in ("#", "id", "kind", "backends", "score (dense/bm25)", "summary"):
+        table.add_column(col, overflow="fold")
+    for i, h in enumerate(hits, 1):
+        b = h.breakdown
+        table.add_row(str(i), h.card.id, h.card.kind, ",".join(h.card.backends),
+                      f"{h.score:.4f} ({b.dense:.2f}/{b.bm25:.1f})", h.card.summary)
+    console.print(table)
+
+
+@friendly_errors
+def health_command(server: str = typer.Option(..., "--server"), wait: float = typer.Option(0.0, "--wait"),
+                   json_out: bool = JsonOpt) -> None:
+    """Ask a server's standard health service; with --wait, block until SERVING (or fail)."""
+    from retrieval.client import GrpcKBClient
+
+    with GrpcKBClient(server) as c:
+        c.wait_ready(timeout=max(wait, 0.5))
+    if json_out:
+        emit_json({"server": server, "status": "SERVING"})
+    else:
+        console.print(f"{server}: SERVING")
+
+
+@kb_app.command("rebuild")
+@friendly_errors
+def kb_rebuild(home: Optional[Path] = HomeOpt, json_out: bool = JsonOpt) -> None:
+    """Drop the vector index and re-derive it from the SQLite store."""
+    kb = _open_kb(home)
+    with kb, _progress() as bar:
+        t = bar.add_task("re-embedding", total=None)
+        n = kb.rebuild(progress=lambda s, d, tot: bar.update(t, completed=d, total=tot))
+        stats = kb.stats()
+    if json_out:
+        emit_json({"reembedded": n, **stats})
+    else:
+        console.print(f"rebuilt the index: {n} cards embedded, {stats['indexed_vectors']} vectors")
+
+
+@kb_app.command("stats")
+@friendly_errors
+def kb_stats(home: Optional[Path] = HomeOpt, json_out: bool = JsonOpt) -> None:
+    """Counts by kind and status, index size, trajectories and proposals."""
+    with _open_kb(home) as kb:
+        stats = kb.stats()
+    if json_out:
+        emit_json(stats)
+        return
+    table = Table(title=f"KB at {stats['home']}")
+    table.add_column("what")
+    table.add_column("value")
+    for k, v in stats.items():
+        table.add_row(k, str(v))
+    console.print(table)
+
+
+@kb_app.command("export")
+@friendly_errors
+def kb_export(out: Path = typer.Argument(..., help="directory to write <kind>s/<id>.yaml into"),
+              home: Optional[Path] = HomeOpt, json_out: bool = JsonOpt) -> None:
+    """Write every served card as curated YAML (the same format as the shipped card files)."""
+    with _open_kb(home) as kb:
+        n = kb.export(out)
+    if json_out:
+        emit_json({"exported": n, "out": str(out)})
+    else:
+        console.print(f"exported {n} cards to {out}")
+
+
+@kb_app.command("lint")
+@friendly_errors
+def kb_lint(path: Optional[Path] = typer.Argument(None, help="cards directory (default: the packaged cards)"),
+            json_out: bool = JsonOpt) -> None:
+    """Check card files: required fields, valid backends/levels, links resolve, unique titles, sources present."""
+    from kb.lint import lint_dir
+
+    problems, n = lint_dir(path)
+    if json_out:
+        emit_json({"cards": n, "problems": problems})
+    else:
+        for p in problems:
+            console.print(f"[red]{p['file']}[/]: {p['field']}: {p['message']}")
+        console.print(f"{n} cards checked, {len(problems)} problems")
+    if problems:
+        raise typer.Exit(1)

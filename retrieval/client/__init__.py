@@ -1,0 +1,23 @@
+"""KB clients and the one factory that picks between them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kb.client import KBClient
+from kb.settings import Settings
+from retrieval.client.local import LocalKBClient
+from retrieval.client.remote import GrpcKBClient
+
+__all__ = ["GrpcKBClient", "LocalKBClient", "connect"]
+
+
+def connect(server: str | None = None, *, home: str | Path | None = None, settings: Settings | None = None,
+            token: str | None = None, timeout: float = 30.0) -> KBClient:
+    """Return a KBClient: gRPC to ``server`` (``HOST:PORT``) when given, else the embedded KB at ``home``."""
+    settings = settings or Settings()
+    if home is not None:
+        settings = settings.model_copy(update={"home": Path(home).expanduser()})
+    if server:
+        return GrpcKBClient(server, settings, token=token, timeout=timeout)
+    return LocalKBClient(settings)

@@ -1,0 +1,210 @@
+"""The one place where pydantic models (kb.models) and protobuf messages (retrieval.v1) meet.
+
+Every ``from_proto_*`` validates through pydantic and raises ``kb.errors.InvalidArgument`` whose ``field`` is
+the dotted path of the offending request field (e.g. ``card.symptoms.ir_signatures.0``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.protobuf import json_format
+from google.protobuf.struct_pb2 import Struct
+from pydantic import BaseModel, ValidationError
+
+from kb.errors import InvalidArgument
+from kb.models import AnyCard, parse_card
+from kb.models.search import (
+    CardFilter,
+    CardPage,
+    InvariantQuery,
+    QuickMatchQuery,
+    ScoreBreakdown,
+    SearchHit,
+    SearchQuery,
+)
+from retrieval.v1 import ladder_pb2 as pb
+
+__all__ = [
+    "from_proto_card",
+    "from_proto_filter",
+    "from_proto_hits",
+    "from_proto_page",
+    "from_proto_invariant_query",
+    "from_proto_quick_match",
+    "from_proto_search",
+    "to_proto_card",
+    "to_proto_filter",
+    "to_proto_hits",
+    "to_proto_page",
+    "validate",
+]
+
+
+def validate(model: type[BaseModel], data: dict[str, Any], prefix: str = "") -> Any:
+    """``model.model_validate(data)`` with pydantic errors turned into InvalidArgument naming the field."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        raise _invalid(e, prefix) from e
+
+
+def _invalid(e: ValidationError, prefix: str) -> InvalidArgument:
+    err = e.errors()[0]
+    loc = [str(x) for x in err["loc"] if not str(x).startswith(("function-", "tagged-union"))]
+    loc = [x for x in loc if x not in ("pattern", "anti_signal", "invariant") or len(loc) == 1]
+    field = ".".join(([prefix] if prefix else []) + loc) or prefix or "request"
+    return InvalidArgument(f"{err['msg']} (got {str(err.get('input'))[:80]!r})", field=field)
+
+
+# ---------------------------------------------------------------- cards
+def to_proto_card(card: AnyCard) -> pb.Card:
+    d = card.model_dump(mode="json")
+    msg = pb.Card(
+        id=card.id, kind=card.kind, title=card.title, summary=card.summary, body=card.body,
+        backends=list(card.backends), levels=list(card.levels),
+        symptoms=pb.Symptoms(**d["symptoms"]),
+        preconditions=card.preconditions, interpretation=card.interpretation,
+        evidence=[pb.Evidence(kind=e.kind, text=e.text, source=e.source or "", metric=e.metric) for e in card.evidence],
+        sources=card.sources, related=card.related, compiler_scope=card.compiler_scope,
+        verification=[pb.Verification(what=v.what, tool=v.tool, result=v.result, date=v.date or "")
+                      for v in card.verification],
+        status=card.status, version=card.version,
+        provenance=pb.Provenance(origin=card.provenance.origin, rounds=card.provenance.rounds,
+                                 author=card.provenance.author or ""),
+        stats=pb.CardStats(**{k: v for k, v in d["stats"].items() if v is not None}),
+    )
+    if card.rewrite is not None:
+        msg.rewrite.description = card.rewrite.description
+        if card.rewrite.recipe is not None:
+            msg.rewrite.recipe.kind = card.rewrite.recipe.kind
+            msg.rewrite.recipe.params.update(d["rewrite"]["recipe"]["params"])
+    if card.kind == "anti_signal":
+        msg.anti_signal.CopyFrom(pb.AntiSignalFields(trigger_evidence=card.trigger_evidence,
+                                                     contraindicated=card.contraindicated,
+                                                     counterexample=card.counterexample))
+    elif card.kind == "invariant":
+        msg.invariant.CopyFrom(pb.InvariantFields(passes=card.passes, legality=card.legality,
+                                                  question_templates=card.question_templates))
+    return msg
+
+
+def _struct_to_dict(s: Struct) -> dict[str, Any]:
+    out = json_format.MessageToDict(s)
+    return _ints(out)
+
+
+def _ints(v: Any) -> Any:
+    """Struct stores numbers as doubles; give integral values back as ints (block sizes, warp counts)."""
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, dict):
+        return {k: _ints(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_ints(x) for x in v]
+    return v
+
+
+def from_proto_card(msg: pb.Card, prefix: str = "card") -> AnyCard:
+    if not msg.kind:
+        raise InvalidArgument("kind is required: pattern, anti_signal or invariant", field=f"{prefix}.kind")
+    if msg.kind not in ("pattern", "anti_signal", "invariant"):
+        raise InvalidArgument(f"unknown kind {msg.kind!r}; use pattern, anti_signal or invariant",
+                              field=f"{prefix}.kind")
+    d: dict[str, Any] = {
+        "id": msg.id, "kind": msg.kind, "title": msg.title, "summary": msg.summary, "body": msg.body,
+        "backends": list(msg.backends), "levels": list(msg.levels),
+        "symptoms": {k: list(getattr(msg.symptoms, k)) for k in
+                     ("bottleneck_classes", "profile_signals", "ir_signatures", "code_features")},
+        "preconditions": list(msg.preconditions), "interpretation": msg.interpretation,
+        "evidence": [{"kind": e.kind, "text": e.text, "source": e.source or None, "metric": dict(e.metric)}
+                     for e in msg.evidence],
+        "sources": list(msg.sources), "related": list(msg.related), "compiler_scope": list(msg.compiler_scope),
+        "verification": [{"what": v.what, "tool": v.tool, "result": v.result, "date": v.date or None}
+                         for v in msg.verification],
+        "status": msg.status or "proposed", "version": msg.version or 1,
+        "provenance": {"origin": msg.provenance.origin or "curated", "rounds": list(msg.provenance.rounds),
+                       "author": msg.provenance.author or None},
+    }
+    if msg.HasField("stats"):
+        st = msg.stats
+        d["stats"] = {"cited": st.cited, "applied": st.applied, "verified": st.verified, "lift_n": st.lift_n,
+                      **{k: getattr(st, k) for k in ("lift_mean", "lift_ci_low", "lift_ci_high") if st.HasField(k)}}
+    if msg.HasField("rewrite"):
+        d["rewrite"] = {"description": msg.rewrite.description}
+        if msg.rewrite.HasField("recipe"):
+            d["rewrite"]["recipe"] = {"kind": msg.rewrite.recipe.kind,
+                                      "params": _struct_to_dict(msg.rewrite.recipe.params)}
+    if msg.kind == "anti_signal" and msg.HasField("anti_signal"):
+        a = msg.anti_signal
+        d.update(trigger_evidence=list(a.trigger_evidence), contraindicated=list(a.contraindicated),
+                 counterexample=a.counterexample)
+    if msg.kind == "invariant" and msg.HasField("invariant"):
+        i = msg.invariant
+        d.update(passes=list(i.passes), legality=i.legality, question_templates=list(i.question_templates))
+    try:
+        return parse_card(d)
+    except ValidationError as e:
+        raise _invalid(e, prefix) from e
+
+
+# ---------------------------------------------------------------- queries
+def from_proto_filter(f: pb.CardFilter) -> dict[str, Any]:
+    d: dict[str, Any] = {"kinds": list(f.kinds), "backends": list(f.backends), "levels": list(f.levels)}
+    if f.statuses:
+        d["statuses"] = list(f.statuses)
+    return d
+
+
+def to_proto_filter(f: CardFilter) -> pb.CardFilter:
+    return pb.CardFilter(kinds=f.kinds, backends=f.backends, levels=f.levels, statuses=f.statuses)
+
+
+def from_proto_search(req: pb.SearchRequest) -> SearchQuery:
+    return validate(SearchQuery, {"text": req.text, "top_k": req.top_k or 5, "filter": from_proto_filter(req.filter),
+                                  "mode": req.mode or "hybrid"})
+
+
+def _symptoms(s: pb.Symptoms) -> dict[str, list[str]]:
+    return {k: list(getattr(s, k)) for k in ("bottleneck_classes", "profile_signals", "ir_signatures", "code_features")}
+
+
+def from_proto_quick_match(req: pb.QuickMatchRequest) -> QuickMatchQuery:
+    return validate(QuickMatchQuery, {"symptoms": _symptoms(req.symptoms), "text": req.text,
+                                      "backend": req.backend or "any", "top_k": req.top_k or 3,
+                                      "exclude": list(req.exclude)})
+
+
+def from_proto_invariant_query(req: pb.GetInvariantsRequest) -> InvariantQuery:
+    return validate(InvariantQuery, {"pass_names": list(req.pass_names), "ir_signatures": list(req.ir_signatures),
+                                     "backend": req.backend or "any", "text": req.text, "top_k": req.top_k or 5})
+
+
+# ---------------------------------------------------------------- results
+def _breakdown(b: ScoreBreakdown) -> pb.ScoreBreakdown:
+    return pb.ScoreBreakdown(dense=b.dense, bm25=b.bm25, symptom=b.symptom, dense_rank=b.dense_rank or 0,
+                             bm25_rank=b.bm25_rank or 0, matched_symptoms=b.matched_symptoms)
+
+
+def to_proto_hits(hits: list[SearchHit]) -> pb.SearchResponse:
+    return pb.SearchResponse(hits=[pb.SearchHit(card=to_proto_card(h.card), score=h.score,
+                                                breakdown=_breakdown(h.breakdown)) for h in hits])
+
+
+def from_proto_hits(resp: pb.SearchResponse) -> list[SearchHit]:
+    out = []
+    for h in resp.hits:
+        b = h.breakdown
+        out.append(SearchHit(card=from_proto_card(h.card), score=h.score, breakdown=ScoreBreakdown(
+            dense=b.dense, bm25=b.bm25, symptom=b.symptom, dense_rank=b.dense_rank or None,
+            bm25_rank=b.bm25_rank or None, matched_symptoms=list(b.matched_symptoms))))
+    return out
+
+
+def to_proto_page(page: CardPage) -> pb.ListCardsResponse:
+    return pb.ListCardsResponse(cards=[to_proto_card(c) for c in page.cards], next_cursor=page.next_cursor,
+                                total=page.total)
+
+
+def from_proto_page(resp: pb.ListCardsResponse) -> CardPage:
+    return CardPage(cards=[from_proto_card(c) for c in resp.cards], next_cursor=resp.next_cursor, total=resp.total)

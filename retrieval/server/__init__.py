@@ -1,0 +1,1 @@
+"""The gRPC server: servicers, interceptors and assembly."""

@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+import pytest
+
+from kb.errors import InvalidArgument
+from kb.models import PatternCard
+from kb.models.cards import Symptoms
+from kb.models.search import CardFilter, InvariantQuery, QuickMatchQuery, SearchQuery
+from kb.search.tokenize import tokenize
+
+
+def test_tokenizer_keeps_identifiers_whole_and_adds_parts():
+    toks = tokenize("tl.argmax num_warps ttg.convert_layout aiv_scalar_ratio")
+    for whole in ("tl.argmax", "num_warps", "ttg.convert_layout", "aiv_scalar_ratio"):
+        assert whole in toks
+    assert {"argmax", "warps", "layout", "scalar"} <= set(toks)
+
+
+def test_argmax_question_ranks_the_argmax_invariant_first(kb):
+    hits = kb.search(SearchQuery(text="why does argmax scalarize on Ascend", top_k=3))
+    assert hits[0].card.id == "ascend-argmax-max-with-index"
+    b = hits[0].breakdown
+    assert b.dense > 0 and b.bm25 > 0 and b.dense_rank and b.bm25_rank
+
+
+def test_filters_are_applied(kb):
+    hits = kb.search(SearchQuery(text="argmax", top_k=10, filter=CardFilter(kinds=["pattern"])))
+    assert hits and all(h.card.kind == "pattern" for h in hits)
+    hits = kb.search(SearchQuery(text="argmax", top_k=10, filter=CardFilter(backends=["amd"])))
+    assert all("amd" in h.card.backends or "any" in h.card.backends for h in hits)
+
+
+def test_single_method_modes(kb):
+    dense = kb.search(SearchQuery(text="argmax scalar pipeline", mode="dense"))
+    bm25 = kb.search(SearchQuery(text="argmax scalar pipeline", mode="bm25"))
+    assert all(h.breakdown.bm25_rank is None for h in dense)
+    assert all(h.breakdown.dense_rank is None for h in bm25)
+
+
+def test_quick_match_ranks_by_symptoms(kb):
+    q = QuickMatchQuery(symptoms=Symptoms(code_features=["tl.argmax", "top-2"], ir_signatures=["ascend_max_with_index"]),
+                        backend="ascend", top_k=3)
+    hits = kb.quick_match(q)
+    assert hits[0].card.id == "top2-pairwise-max"
+    assert "code:tl.argmax" in hits[0].breakdown.matched_symptoms
+    assert all(h.card.kind == "pattern" for h in hits)
+    assert "top2-pairwise-max" not in [h.card.id for h in kb.quick_match(q.model_copy(update={"exclude": ["top2-pairwise-max"]}))]
+
+
+def test_invariants_by_pass_name(kb):
+    hits = kb.get_invariants(InvariantQuery(pass_names=["triton-to-linalg"], backend="ascend"))
+    assert hits[0].card.id == "ascend-argmax-max-with-index"
+    assert any(s.startswith("pass:") for s in hits[0].breakdown.matched_symptoms)
+    with pytest.raises(InvalidArgument) as e:
+        kb.get_invariants(InvariantQuery())
+    assert e.value.field == "pass_names"
+
+
+def test_repeated_queries_come_from_the_cache(kb):
+    q = SearchQuery(text="persistent kernel for small grids")
+    kb.search(q)
+    before = kb.cache_hits
+    kb.search(q)
+    assert kb.cache_hits == before + 1
+
+
+def test_writes_refresh_the_index_without_restart(kb):
+    card = PatternCard(id="zz-new-idea", title="Frobnicate the warp scheduler", summary="Zyzzyva frobnication of warps.",
+                       body="zyzzyva", backends=["cuda"], levels=["L1"], sources=["https://example.org"])
+    kb.upsert_card(card)
+    hits = kb.search(SearchQuery(text="zyzzyva frobnication", filter=CardFilter(statuses=["active"])))
+    assert hits[0].card.id == "zz-new-idea"
+
+
+def test_paging_walks_every_card_once(kb):
+    seen, cursor = [], ""
+    while True:
+        page = kb.list_cards(CardFilter(statuses=[]), page_size=7, cursor=cursor)
+        seen += [c.id for c in page.cards]
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    assert len(seen) == len(set(seen)) == page.total == kb.stats()["cards"]
