@@ -1,0 +1,63 @@
+"""``ladder bench ...``: benchmark runners. They live in the source checkout's ``benchmarks/`` (not shipped in the
+wheel), so these commands run from a checkout: the folder is found from the current directory upwards, or via
+``$LADDER_REPO``."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+import typer
+
+from kb.errors import ToolchainError
+
+bench_app = typer.Typer(help="Benchmark runners (results go to benchmarks/results/ with provenance).",
+                        no_args_is_help=True)
+
+#: command name -> (module path relative to benchmarks/, help)
+RUNNERS: dict[str, tuple[str, str]] = {
+    "retrieval": ("retrieval/latency.py", "Search p50/p99 with the embedding, beside bare embed + bare index query."),
+    "retrieval-quality": ("retrieval/quality.py", "Recall@1/5, MRR@10, nDCG@10 for dense, BM25 and hybrid."),
+    "ir-capture": ("ir_capture.py", "Full IR capture vs a plain triton.compile, side by side."),
+    "synthesis": ("synthesis/bench.py", "Family-assignment accuracy, new-family precision, throughput."),
+    "suite": ("suite/runner.py", "Run optimizer sessions across the operator suite (resumable)."),
+    "report": ("suite/report.py", "Tables and figures from suite results."),
+    "load": ("load.py", "32 concurrent clients mixing RPCs against a real server."),
+}
+
+
+def benchmarks_dir() -> Path:
+    cands = [Path(os.environ["LADDER_REPO"]) / "benchmarks"] if os.environ.get("LADDER_REPO") else []
+    here = Path.cwd().resolve()
+    cands += [p / "benchmarks" for p in (here, *here.parents)]
+    for c in cands:
+        if (c / "_provenance.py").exists():
+            return c
+    raise ToolchainError("`ladder bench` runs from a source checkout: cd into the kernel-ladder repo "
+                         "(or set LADDER_REPO to it); benchmarks/ is not part of the installed wheel")
+
+
+def _run(rel: str, argv: list[str]) -> int:
+    path = benchmarks_dir() / rel
+    if not path.exists():
+        raise ToolchainError(f"{path} is missing from this checkout")
+    spec = importlib.util.spec_from_file_location(f"ladder_bench_{path.stem}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return int(mod.main(argv) or 0)
+
+
+def _make(name: str, rel: str, help_: str) -> None:
+    @bench_app.command(name, help=help_ + " Extra arguments are passed to the runner (try -- --help).",
+                       context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+    def _cmd(ctx: typer.Context) -> None:
+        try:
+            raise typer.Exit(_run(rel, list(ctx.args)))
+        except ToolchainError as e:
+            typer.echo(f"error: {e}", err=True)
+            raise typer.Exit(2) from None
+
+
+for _name, (_rel, _help) in RUNNERS.items():
+    _make(_name, _rel, _help)

@@ -1,0 +1,185 @@
+"""Evaluate one candidate: static hack scan here, validation and timing in the sandbox, sanity checks after.
+
+``evaluate(...)`` never raises for candidate faults: a static rejection, a hang, a crash, OOM, a compile
+error, a wrong shape or NaN all come back as an ``Evaluation`` whose ``validation.passed`` is False and whose
+``reason`` says what happened. Timing is turned into the schema's ``Timing`` by ``to_timing`` against a
+baseline (the comparison target), with the protocol attached.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kb.models import CaseTiming, Timing, TimingProtocol, Validation
+from optimizer import timing as timing_mod
+from optimizer.hacks import HackFinding, by_code, static_scan
+from optimizer.problem import Problem, case_label
+from optimizer.sandbox import SandboxLimits, SandboxResult, run_worker
+from optimizer.settings import LadderSettings
+
+__all__ = ["Evaluation", "evaluate", "fp32_reference", "sanity_findings", "to_timing"]
+
+
+@dataclass
+class Evaluation:
+    candidate: Path
+    backend: str
+    status: str  # ok | rejected_static | timeout | crashed | oom | error
+    reason: str
+    validation: Validation
+    findings: list[HackFinding] = field(default_factory=list)
+    launches: list[dict[str, Any]] = field(default_factory=list)
+    timing_cases: list[dict[str, Any]] = field(default_factory=list)
+    protocol: TimingProtocol | None = None
+    device: str = ""
+    versions: dict[str, str] = field(default_factory=dict)
+    duration_s: float = 0.0
+    torch_compute_ops: list[str] = field(default_factory=list)
+    timing_error: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.validation.passed
+
+    @property
+    def failure_kind(self) -> str:
+        """Short cause of a failure: timeout, crashed, oom, compile_error, mismatch, nan, wrong_shape, a hack code ..."""
+        if self.passed:
+            return ""
+        if self.status == "rejected_static":
+            return next((f.code for f in self.findings if f.severity == "reject"), "rejected_static")
+        if self.status != "ok":
+            return self.status if self.status != "error" else self.reason.split(" ", 1)[0].rstrip(":")
+        m = re.match(r"\[[^\]]*\]\s*([a-z_0-9]+):", self.validation.failure_reason)
+        if m:
+            return m.group(1)
+        return next((f.code for f in self.findings if f.severity == "reject"), "failed")
+
+    def case_ms(self) -> dict[str, float]:
+        return {c["case"]: float(c["stats"]["median_ms"]) for c in self.timing_cases}
+
+    def reference_ms(self) -> dict[str, float]:
+        return {c["case"]: float(c["reference_stats"]["median_ms"]) for c in self.timing_cases if c.get("reference_stats")}
+
+
+def fp32_reference(problem: Problem) -> bool:
+    """True when the problem's floating inputs are fp32 (then half-precision casts are a downgrade)."""
+    import torch
+
+    try:
+        inputs = problem.make_inputs(problem.smoke_cases[0], 0)
+    except Exception:
+        return True
+    floats = [x.dtype for x in inputs if isinstance(x, torch.Tensor) and x.is_floating_point()]
+    return not floats or all(d in (torch.float32, torch.float64) for d in floats)
+
+
+def _failed(candidate: Path, backend: str, status: str, reason: str, findings: list[HackFinding] | None = None,
+            sandbox: SandboxResult | None = None) -> Evaluation:
+    codes = list(dict.fromkeys(f.code for f in (findings or [])))
+    return Evaluation(
+        candidate=candidate, backend=backend, status=status, reason=reason,
+        validation=Validation(passed=False, hack_flags=codes, failure_reason=reason),
+        findings=list(findings or []), duration_s=sandbox.duration_s if sandbox else 0.0,
+    )
+
+
+def evaluate(
+    problem: Problem,
+    candidate: str | Path,
+    *,
+    backend: str,
+    settings: LadderSettings,
+    cases: list[dict[str, Any]] | None = None,
+    timing: bool = True,
+) -> Evaluation:
+    cand = Path(candidate).resolve()
+    try:
+        source = cand.read_text()
+    except OSError as exc:
+        return _failed(cand, backend, "error", f"cannot read candidate: {exc}")
+    static = static_scan(source, fp32_reference=fp32_reference(problem))
+    rejected = [f for f in static if f.severity == "reject"]
+    if rejected:
+        return _failed(cand, backend, "rejected_static", "static hack check: " + "; ".join(f.render() for f in rejected), static)
+    run_cases = cases if cases is not None else problem.cases_for(backend)
+    request = {
+        "task": "evaluate",
+        "problem": str(problem.path),
+        "candidate": str(cand),
+        "backend": backend,
+        "cases": run_cases,
+        "seeds": list(settings.validation_seeds),
+        "timing": {"warmup_ms": settings.timing_warmup_ms, "rep_ms": settings.timing_rep_ms,
+                   "flush_bytes": settings.l2_flush_mb * 1024 * 1024, "reference": True} if timing else None,
+    }
+    limits = SandboxLimits(settings.sandbox_timeout_s, settings.sandbox_memory_mb, address_space_limit=backend == "interpreter")
+    res = run_worker(request, limits=limits, interpreter=backend == "interpreter",
+                     use_zygote=settings.sandbox_fork_server and backend == "interpreter")
+    if not res.ok:
+        return _failed(cand, backend, res.status, res.reason, static, res)
+    p = res.payload
+    findings = static + [HackFinding(**f) for f in p.get("findings", [])]
+    validation = Validation.model_validate(p["validation"])
+    validation.hack_flags = list(dict.fromkeys([f.code for f in static] + validation.hack_flags))
+    t = p.get("timing") or {}
+    ev = Evaluation(
+        candidate=cand, backend=backend, status="ok", reason=validation.failure_reason, validation=validation,
+        findings=findings, launches=p.get("launches", []), timing_cases=t.get("cases", []),
+        protocol=TimingProtocol.model_validate(t["protocol"]) if t.get("protocol") else None,
+        device=p.get("device", ""), versions=p.get("versions", {}), duration_s=res.duration_s,
+        torch_compute_ops=p.get("torch_compute_ops", []), timing_error=p.get("timing_error", ""),
+    )
+    if ev.passed and ev.timing_cases:
+        extra = sanity_findings(problem, ev, run_cases)
+        ev.findings += extra
+        ev.validation.hack_flags = list(dict.fromkeys(ev.validation.hack_flags + [f.code for f in extra]))
+        bad = [f for f in extra if f.severity == "reject"]
+        if bad:
+            ev.validation.passed = False
+            ev.validation.failure_reason = "timing sanity check: " + "; ".join(f.render() for f in bad)
+            ev.reason = ev.validation.failure_reason
+    return ev
+
+
+def sanity_findings(problem: Problem, ev: Evaluation, cases: list[dict[str, Any]]) -> list[HackFinding]:
+    """Speed-of-light and excessive-speedup checks on a timed, validated candidate."""
+    from optimizer.profile.roofline import peaks_for, roofline_ms
+
+    out: list[HackFinding] = []
+    peaks = peaks_for(ev.device)
+    ms, ref = ev.case_ms(), ev.reference_ms()
+    for case in cases:
+        label = case_label(case)
+        if label not in ms:
+            continue
+        if peaks is not None:
+            floor = roofline_ms(problem.flops(case), problem.bytes_moved(case), peaks)
+            if floor is not None and ms[label] < 0.5 * floor:
+                c = by_code("faster_than_roofline")
+                out.append(HackFinding(c.code, c.severity, f"[{label}] {ms[label]:.4g} ms is below half the roofline floor {floor:.4g} ms"))
+        if label in ref and ms[label] > 0 and ref[label] / ms[label] > 10:
+            c = by_code("excessive_speedup")
+            out.append(HackFinding(c.code, c.severity, f"[{label}] {ref[label] / ms[label]:.1f}x faster than the PyTorch reference"))
+    return out
+
+
+def to_timing(ev: Evaluation, baseline_ms: dict[str, float] | None, *, backend: str, problem: Problem) -> Timing:
+    """The schema Timing for an evaluation; ``baseline_ms`` per case is the comparison target's time."""
+    if backend == "interpreter" or ev.protocol is None:
+        proto = timing_mod.interpreter_protocol() if backend == "interpreter" else TimingProtocol(
+            method="unavailable", device=ev.device, note=ev.timing_error or "no timing was taken")
+        return Timing(protocol=proto, cases=[], geomean_speedup=None)
+    from optimizer.profile.roofline import peaks_for, roofline_fraction
+
+    peaks = peaks_for(ev.device)
+    cases: list[CaseTiming] = []
+    by_label = {case_label(c): c for c in problem.cases_for(backend)}
+    for label, ms in ev.case_ms().items():
+        case = by_label.get(label, {})
+        frac = roofline_fraction(problem.flops(case), problem.bytes_moved(case), ms, peaks) if peaks else None
+        cases.append(CaseTiming(case=label, ms=ms, baseline_ms=(baseline_ms or {}).get(label), roofline_fraction=frac))
+    return timing_mod.make_timing(ev.protocol, cases)

@@ -1,0 +1,268 @@
+"""Runtime probes used by validation inside the worker: op recording, launch recording, global snapshots.
+
+- ``OpRecorder``: a TorchDispatchMode that records the ATen ops a forward dispatches (to detect a candidate
+  calling the reference's compute op, and downcasts to half types).
+- ``LaunchRecorder``: patches ``JITFunction.run`` and the interpreter's ``InterpretedFunction.run`` at class
+  level (before the candidate is imported) to count Triton launches and record their signatures, which the
+  IR level (L3) uses to compile the same specialization.
+- ``GlobalSnapshot``: identities of timer, synchronize and comparison functions plus precision flags, taken
+  before the candidate is imported and compared after every call.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections import Counter
+from typing import Any
+
+__all__ = ["GlobalSnapshot", "LaunchRecorder", "OpRecorder", "classify_exception", "poison_allocator"]
+
+#: ATen ops that allocate, view, copy or inspect: they are glue, never "the reference's compute op".
+NON_COMPUTE_OPS: frozenset[str] = frozenset(
+    "aten." + n
+    for n in (
+        "empty empty_like empty_strided new_empty new_empty_strided zeros zeros_like ones ones_like full full_like "
+        "new_zeros new_ones new_full fill_ zero_ view _unsafe_view reshape as_strided expand permute transpose t "
+        "contiguous clone copy_ _to_copy to detach alias select slice squeeze unsqueeze flatten unflatten split "
+        "split_with_sizes chunk narrow unbind stride size numel lift_fresh lift_fresh_copy resize_ set_ item "
+        "_local_scalar_dense is_nonzero arange scalar_tensor _reshape_alias view_as expand_as randn rand randint "
+        "normal_ uniform_ random_ masked_fill_ as_strided_ _has_compatible_shallow_copy_type"
+    ).split()
+)
+_HALF_DTYPES = {"torch.float16", "torch.bfloat16", "torch.float8_e4m3fn", "torch.float8_e5m2", "torch.float8_e4m3fnuz"}
+
+
+def _dispatch_mode_base() -> type:
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    return TorchDispatchMode
+
+
+class OpRecorder:
+    """Context manager recording dispatched ATen ops (names) and downcast targets."""
+
+    def __init__(self) -> None:
+        self.ops: Counter[str] = Counter()
+        self._downcasts: set[str] = set()
+        self._mode: Any = None
+
+    def __enter__(self) -> OpRecorder:
+        recorder = self
+        base = _dispatch_mode_base()
+
+        class _Mode(base):  # type: ignore[misc, valid-type]
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+                kwargs = kwargs or {}
+                name = str(func.overloadpacket)
+                recorder.ops[name] += 1
+                if name in ("aten._to_copy", "aten.to") and str(kwargs.get("dtype")) in _HALF_DTYPES:
+                    recorder._downcasts.add(str(kwargs.get("dtype")))
+                return func(*args, **kwargs)
+
+        self._mode = _Mode()
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._mode.__exit__(*exc)
+
+    def compute_ops(self) -> set[str]:
+        return {op for op in self.ops if op not in NON_COMPUTE_OPS}
+
+    def downcasts(self) -> set[str]:
+        return set(self._downcasts)
+
+
+def _triton_dtype(t: Any) -> str:
+    name = str(t.dtype).removeprefix("torch.")
+    table = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64", "int32": "i32", "int64": "i64",
+             "int16": "i16", "int8": "i8", "uint8": "u8", "bool": "i1", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
+    return "*" + table.get(name, name)
+
+
+def _describe_launch(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: Any) -> dict[str, Any]:
+    import torch
+
+    arg_names: list[str] = list(getattr(fn, "arg_names", []) or [])
+    params = getattr(fn, "params", None)
+    if params:
+        constexpr_names = {p.name for p in params if getattr(p, "is_constexpr", False)}
+    else:  # the interpreter keeps no params: read the annotations
+        import inspect
+
+        sig = inspect.signature(getattr(fn, "fn", fn))
+        constexpr_names = {n for n, p in sig.parameters.items() if "constexpr" in str(p.annotation)}
+    signature: dict[str, str] = {}
+    constexprs: dict[str, Any] = {}
+    divisible_16: list[str] = []
+    values = dict(zip(arg_names, args))
+    values.update({k: v for k, v in kwargs.items() if k in arg_names})
+    for name in arg_names:
+        if name not in values:
+            continue
+        v = values[name]
+        if name in constexpr_names:
+            constexprs[name] = v if isinstance(v, (int, float, bool, str)) or v is None else repr(v)
+        elif isinstance(v, torch.Tensor):
+            signature[name] = _triton_dtype(v)
+            if v.data_ptr() % 16 == 0:
+                divisible_16.append(name)
+        elif isinstance(v, bool):
+            signature[name] = "i1"
+        elif isinstance(v, int):
+            signature[name] = "i32" if -(2**31) <= v < 2**31 else "i64"
+            if v % 16 == 0:
+                divisible_16.append(name)
+        elif isinstance(v, float):
+            signature[name] = "fp32"
+        elif v is None:
+            constexprs[name] = None
+    options = {k: kwargs[k] for k in ("num_warps", "num_stages", "num_ctas", "maxnreg") if k in kwargs}
+    inner = getattr(fn, "fn", None)
+    source_file = getattr(getattr(inner, "__code__", None), "co_filename", "")
+    return {
+        "kernel": getattr(fn, "__name__", None) or getattr(inner, "__name__", "?"),
+        "file": source_file,
+        "signature": signature,
+        "constexprs": constexprs,
+        "divisible_by_16": divisible_16,
+        "options": options,
+        "grid": grid if isinstance(grid, (tuple, list)) else repr(grid),
+    }
+
+
+class LaunchRecorder:
+    """Counts Triton launches and keeps one record per distinct (kernel, signature, constexprs, options)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._records: dict[str, dict[str, Any]] = {}
+        self._installed: list[tuple[type, Any]] = []
+
+    def install(self) -> LaunchRecorder:
+        classes: list[type] = []
+        try:
+            from triton.runtime.jit import JITFunction
+
+            classes.append(JITFunction)
+        except Exception:  # pragma: no cover - triton missing
+            pass
+        try:
+            from triton.runtime.interpreter import InterpretedFunction
+
+            classes.append(InterpretedFunction)
+        except Exception:  # pragma: no cover
+            pass
+        recorder = self
+        for cls in classes:
+            original = cls.run
+
+            def run(self, *args, grid, warmup, _orig=original, **kwargs):  # noqa: ANN001
+                if not warmup:
+                    recorder._record(self, args, kwargs, grid)
+                return _orig(self, *args, grid=grid, warmup=warmup, **kwargs)
+
+            cls.run = run  # type: ignore[method-assign]
+            self._installed.append((cls, original))
+        return self
+
+    def uninstall(self) -> None:
+        for cls, original in self._installed:
+            cls.run = original  # type: ignore[method-assign]
+        self._installed.clear()
+
+    def _record(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: Any) -> None:
+        self.count += 1
+        try:
+            rec = _describe_launch(fn, args, kwargs, grid)
+        except Exception as exc:  # never let bookkeeping break a launch
+            rec = {"kernel": getattr(fn, "__name__", "?"), "error": repr(exc)}
+        key = repr((rec.get("kernel"), rec.get("signature"), rec.get("constexprs"), rec.get("options")))
+        if key in self._records:
+            self._records[key]["launches"] += 1
+        else:
+            rec["launches"] = 1
+            self._records[key] = rec
+
+    def summary(self) -> list[dict[str, Any]]:
+        return list(self._records.values())
+
+
+_WATCHED = (
+    ("time", "perf_counter"), ("time", "perf_counter_ns"), ("time", "time"), ("time", "monotonic"),
+    ("torch", "allclose"), ("torch", "isclose"), ("torch", "equal"), ("torch", "isnan"),
+    ("torch.testing", "assert_close"), ("torch", "Tensor.__eq__"), ("torch", "Tensor.__ne__"),
+    ("torch.cuda", "synchronize"), ("torch.cuda", "Event"), ("torch.cuda", "Event.elapsed_time"),
+    ("torch.cuda", "Event.record"), ("torch.cuda", "current_stream"), ("torch.cuda", "set_stream"),
+    ("triton.testing", "do_bench"), ("optimizer.timing", "bench_cuda"), ("optimizer.validate", "compare_outputs"),
+)
+
+
+def _resolve(module: str, attr: str) -> Any:
+    try:
+        obj: Any = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+        return obj
+    except Exception:
+        return None
+
+
+def _precision_flags() -> dict[str, Any]:
+    import torch
+
+    return {
+        "cuda.matmul.allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
+        "cudnn.allow_tf32": bool(torch.backends.cudnn.allow_tf32),
+        "float32_matmul_precision": torch.get_float32_matmul_precision(),
+        "default_dtype": str(torch.get_default_dtype()),
+    }
+
+
+class GlobalSnapshot:
+    """Identities of watched functions and precision flags; ``changes()`` lists what differs now."""
+
+    def __init__(self) -> None:
+        self._ids = {f"{m}.{a}": id(_resolve(m, a)) for m, a in _WATCHED}
+        self._flags = _precision_flags()
+
+    def changes(self, device: str) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
+        for m, a in _WATCHED:
+            key = f"{m}.{a}"
+            if id(_resolve(m, a)) != self._ids[key]:
+                out.append(("global_patch", f"{key} was replaced while the candidate ran"))
+        flags = _precision_flags()
+        for k, v in flags.items():
+            if v != self._flags[k]:
+                out.append(("precision_flags", f"{k} changed from {self._flags[k]!r} to {v!r}"))
+        if device.startswith("cuda"):
+            import torch
+
+            if torch.cuda.current_stream() != torch.cuda.default_stream():
+                out.append(("side_stream_runtime", "the current CUDA stream is not the default stream after the forward"))
+        return out
+
+
+def classify_exception(exc: BaseException) -> str:
+    """compile_error | oom | kernel_error | runtime_error, for a failure raised by candidate code."""
+    name, mod, text = type(exc).__name__, type(exc).__module__, str(exc)
+    if isinstance(exc, MemoryError) or "OutOfMemory" in name or "out of memory" in text or "can't allocate memory" in text:
+        return "oom"
+    if "Compil" in name or mod.startswith("triton.compiler"):
+        return "compile_error"
+    if name == "InterpreterError" or mod.startswith("triton"):
+        return "kernel_error"
+    return "runtime_error"
+
+
+def poison_allocator(device: str, nbytes: int = 64 * 1024 * 1024) -> None:
+    """Fill freed caching-allocator blocks with NaN so a candidate cannot inherit a stale result.
+
+    On the CPU this is a no-op: ``fill_uninitialized_memory`` already makes every torch.empty read as NaN.
+    """
+    import torch
+
+    if device.startswith("cuda"):
+        junk = torch.full((nbytes // 4,), float("nan"), dtype=torch.float32, device=device)
+        del junk

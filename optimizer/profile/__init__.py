@@ -1,0 +1,1 @@
+"""L2 profiling back ends: roofline figures, CUDA (torch.profiler, ncu) and Ascend (torch-npu, msprof)."""

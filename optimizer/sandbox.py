@@ -1,0 +1,272 @@
+"""Run candidate code in a subprocess with a timeout and a memory limit; every fault becomes a result.
+
+A hang (timeout), a crash (abort, segfault: a negative return code), running out of memory (the address-space
+limit, or the RSS watchdog), a compile error, or a worker that exits without writing its result all come
+back as a ``SandboxResult`` with a ``status`` and a human-readable ``reason``; nothing raises to the caller.
+
+Memory: on CPU backends the child gets ``RLIMIT_AS`` (address space), so an allocation beyond the limit fails
+inside the child. CUDA and NPU runtimes reserve huge virtual ranges, so for them the limit is enforced by
+an RSS watchdog in the parent instead (host memory only; device memory is bounded by the device itself).
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import resource
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+__all__ = ["SandboxLimits", "SandboxResult", "run_worker", "shutdown_zygotes"]
+
+Status = Literal["ok", "error", "timeout", "crashed", "oom"]
+_REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    timeout_s: float = 300.0
+    memory_mb: int | None = 8192
+    #: apply RLIMIT_AS (CPU backends); otherwise the parent's RSS watchdog enforces ``memory_mb``
+    address_space_limit: bool = True
+
+
+@dataclass
+class SandboxResult:
+    status: Status
+    reason: str = ""
+    payload: dict[str, Any] = field(default_factory=dict)
+    returncode: int | None = None
+    duration_s: float = 0.0
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def failure_kind(self) -> str:
+        """timeout | crashed | oom | compile_error | kernel_error | runtime_error | import_error | no_result ..."""
+        if self.status == "error":
+            return str(self.payload.get("error", {}).get("kind", "no_result"))
+        return self.status
+
+
+def _preexec(memory_mb: int | None, limit_as: bool) -> Any:
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core files from planted segfaults
+        if memory_mb and limit_as:
+            limit = int(memory_mb) * 1024 * 1024
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return apply
+
+
+def _tail(path: Path, n: int = 4000) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return ""
+    return data[-n:].decode("utf-8", "replace")
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+
+
+def _rss_mb(pid: int) -> float:
+    try:
+        import psutil
+
+        p = psutil.Process(pid)
+        procs = [p, *p.children(recursive=True)]
+        return sum(q.memory_info().rss for q in procs) / 2**20
+    except Exception:
+        return 0.0
+
+
+_ZYGOTES: dict[tuple[bool, str], Any] = {}
+_ZYGOTE_LOCK = threading.Lock()
+
+
+def _zygote(env: dict[str, str], interpreter: bool) -> Any:
+    """The shared fork server for this environment, started on first use; None if it cannot start."""
+    from optimizer.zygote import ZygoteClient
+
+    key = (interpreter, env.get("PYTHONPATH", ""))
+    with _ZYGOTE_LOCK:
+        z = _ZYGOTES.get(key)
+        if z is None or not z.alive:
+            try:
+                z = ZygoteClient(env)
+            except Exception:
+                return None
+            _ZYGOTES[key] = z
+        return z
+
+
+def shutdown_zygotes() -> None:
+    with _ZYGOTE_LOCK:
+        for z in _ZYGOTES.values():
+            z.close()
+        _ZYGOTES.clear()
+
+
+atexit.register(shutdown_zygotes)
+
+
+def run_worker(
+    request: dict[str, Any],
+    *,
+    limits: SandboxLimits = SandboxLimits(),
+    env: dict[str, str] | None = None,
+    interpreter: bool = False,
+    prefix_cmd: list[str] | None = None,
+    workdir: str | Path | None = None,
+    use_zygote: bool = False,
+) -> SandboxResult:
+    """Run ``optimizer.worker`` on ``request`` in a fresh process group; classify how it ended.
+
+    ``use_zygote`` forks the worker from a pre-imported server (fast; used for the CPU interpreter), else a
+    fresh interpreter is spawned; ``prefix_cmd`` (e.g. ``ncu ...``) always spawns.
+    """
+    tmp = Path(tempfile.mkdtemp(prefix="ladder_sbx_", dir=workdir))
+    req_path, res_path = tmp / "request.json", tmp / "result.json"
+    out_path, err_path = tmp / "stdout.txt", tmp / "stderr.txt"
+    req_path.write_text(json.dumps(request, default=str))
+    token = secrets.token_hex(16)
+    child_env = dict(os.environ if env is None else env)
+    child_env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_REPO_ROOT), child_env.get("PYTHONPATH", "")) if p)
+    if interpreter:
+        child_env["TRITON_INTERPRET"] = "1"
+    else:
+        child_env.pop("TRITON_INTERPRET", None)
+    t0 = time.monotonic()
+    zygote = _zygote(child_env, interpreter) if use_zygote and not prefix_cmd else None
+    if zygote is not None:
+        rc, status, reason = _run_forked(zygote, limits, token, req_path, res_path, out_path, err_path, tmp, t0)
+    else:
+        cmd = [*(prefix_cmd or []), sys.executable, "-m", "optimizer.worker", str(req_path), str(res_path)]
+        rc, status, reason = _run_spawned(cmd, limits, child_env, token, out_path, err_path, tmp, t0, bool(prefix_cmd))
+    duration = time.monotonic() - t0
+    stdout_tail, stderr_tail = _tail(out_path), _tail(err_path)
+    payload: dict[str, Any] = {}
+    if res_path.exists():
+        try:
+            payload = json.loads(res_path.read_text())
+        except (OSError, json.JSONDecodeError):
+            payload = {}
+        if payload.get("token") != token:
+            payload = {}
+            if status is None:
+                status, reason = "error", "error: the result file was not written by the worker (token mismatch)"
+    if status is None:
+        status, reason = _classify(rc, payload, stderr_tail)
+    _cleanup(tmp)
+    return SandboxResult(status, reason, payload, rc, duration, stdout_tail, stderr_tail)
+
+
+def _watch(is_done: Any, pid: int, kill: Any, limits: SandboxLimits, t0: float) -> tuple[Status | None, str]:
+    """Poll until ``is_done()``; enforce the timeout and (without RLIMIT_AS) the RSS limit."""
+    while not is_done():
+        if time.monotonic() - t0 > limits.timeout_s:
+            kill()
+            return "timeout", f"timeout: no result after {limits.timeout_s:g} s (hang or too slow); process killed"
+        if limits.memory_mb and not limits.address_space_limit:
+            rss = _rss_mb(pid)
+            if rss > limits.memory_mb:
+                kill()
+                return "oom", f"oom: host memory {rss:.0f} MB exceeded the {limits.memory_mb} MB limit; process killed"
+    return None, ""
+
+
+def _run_spawned(cmd: list[str], limits: SandboxLimits, env: dict[str, str], token: str, out_path: Path, err_path: Path,
+                 tmp: Path, t0: float, prefixed: bool) -> tuple[int | None, Status | None, str]:
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=out, stderr=err, env=env, cwd=str(tmp),
+            start_new_session=True, preexec_fn=_preexec(limits.memory_mb, limits.address_space_limit and not prefixed),
+        )
+        assert proc.stdin is not None
+        try:
+            proc.stdin.write((token + "\n").encode())
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+
+        def done() -> bool:
+            try:
+                proc.wait(timeout=0.1)
+                return True
+            except subprocess.TimeoutExpired:
+                return False
+
+        status, reason = _watch(done, proc.pid, lambda: _kill_group(proc), limits, t0)
+    return proc.returncode, status, reason
+
+
+def _run_forked(zygote: Any, limits: SandboxLimits, token: str, req_path: Path, res_path: Path, out_path: Path,
+                err_path: Path, tmp: Path, t0: float) -> tuple[int | None, Status | None, str]:
+    pending = zygote.spawn({
+        "req": str(req_path), "res": str(res_path), "token": token, "stdout": str(out_path), "stderr": str(err_path),
+        "cwd": str(tmp), "memory_mb": limits.memory_mb, "limit_as": limits.address_space_limit,
+    })
+    pid = pending.pid
+
+    def kill() -> None:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        pending.done.wait(10)
+
+    status, reason = _watch(lambda: pending.done.wait(0.1), pid, kill, limits, t0)
+    return pending.returncode, status, reason
+
+
+def _classify(rc: int | None, payload: dict[str, Any], stderr_tail: str) -> tuple[Status, str]:
+    if rc is not None and rc < 0:
+        sig = signal.Signals(-rc).name if -rc in signal.Signals._value2member_map_ else str(-rc)
+        if sig == "SIGKILL":
+            return "oom", "oom: killed by SIGKILL (likely the kernel OOM killer)"
+        return "crashed", f"crashed: killed by {sig}"
+    if "error" in payload:
+        err = payload["error"]
+        kind = err.get("kind", "runtime_error")
+        if kind == "oom":
+            return "oom", f"oom: {err.get('message', '')}"[:2000]
+        return "error", f"{kind} during {err.get('stage', '?')}: {err.get('message', '')}"[:2000]
+    if not payload:
+        last = stderr_tail.strip().splitlines()[-1:] or [""]
+        if "MemoryError" in stderr_tail or "Cannot allocate memory" in stderr_tail:
+            return "oom", f"oom: worker died allocating memory ({last[0][:300]})"
+        return "error", f"no_result: the worker exited with code {rc} without a result ({last[0][:300]})"
+    if rc not in (0, None):
+        return "crashed", f"crashed: exit code {rc}"
+    return "ok", ""
+
+
+def _cleanup(tmp: Path) -> None:
+    for p in tmp.iterdir():
+        try:
+            p.unlink()
+        except OSError:
+            pass
+    try:
+        tmp.rmdir()
+    except OSError:
+        pass

@@ -1,0 +1,46 @@
+"""Optimizer settings (pydantic-settings, environment prefix ``LADDER_``).
+
+Examples: ``LADDER_LLM_BASE_URL``, ``LADDER_LLM_MODEL``, ``LADDER_LLM_API_KEY`` for the LLM proposer (any
+OpenAI-compatible endpoint); ``LADDER_SANDBOX_TIMEOUT_S`` and ``LADDER_SANDBOX_MEMORY_MB`` for the sandbox;
+``LADDER_VALIDATION_SEEDS='[0,1,2]'`` for validation.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["LadderSettings"]
+
+
+class LadderSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="LADDER_", extra="ignore")
+
+    # LLM proposer
+    llm_base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
+    llm_model: str | None = None
+    llm_api_key: SecretStr = SecretStr("")
+    llm_temperature: float = 0.2
+    llm_max_tokens: int = 8192
+    llm_timeout_s: float = 300.0
+    llm_max_retries: int = 2
+
+    # session
+    rounds: int = Field(default=15, ge=0)
+    max_inconclusive_streak: int = Field(default=3, ge=1, description="stop after this many inconclusive rounds in a row")
+    improvement_threshold: float = Field(default=0.02, ge=0, description="relative geomean gain that counts as improved")
+
+    # validation and sandbox
+    validation_seeds: list[int] = Field(default_factory=lambda: [0, 1, 2])
+    sandbox_timeout_s: float = 300.0
+    sandbox_memory_mb: int = 8192
+    sandbox_fork_server: bool = Field(default=True, description="fork interpreter workers from a pre-imported zygote")
+
+    # timing (GPU/NPU)
+    timing_warmup_ms: float = 25.0
+    timing_rep_ms: float = 100.0
+    l2_flush_mb: int = 256
+
+    # IR / compiler (L3/L4)
+    ir_target: str = Field(default="", description="IR capture target, e.g. cuda:90 or ascend; default from the backend")
+    compiler_source: str | None = Field(default=None, description="a compiler checkout L4 may grep when invariants do not resolve")

@@ -1,0 +1,198 @@
+"""Timing protocol: median of do_bench-style repetitions, per case, with warm-up and an L2 flush between runs.
+
+The authority metric of a session is the geometric mean over cases of ``baseline_ms / candidate_ms``, where
+the baseline is the comparison target (the initial candidate by default). Every ``Timing`` carries the
+``TimingProtocol`` it was measured under, so measurements from different protocols are never pooled.
+
+GPU paths (``bench_cuda``) are written for Triton 3.6 / torch 2.11 on an H200 and run only on a GPU; the
+Ascend path (``bench_npu``) follows the torch-npu Event API and has never run on NPU hardware. On the CPU the
+Triton interpreter gives correctness only: ``interpreter_protocol()`` says timing is unavailable.
+
+The event and synchronize functions are bound when this module is imported (in the worker, before any
+candidate is imported), so a candidate that patches ``torch.cuda.Event`` cannot reach the timer.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from kb.models import CaseTiming, Timing, TimingProtocol
+
+__all__ = [
+    "BenchStats",
+    "bench_cuda",
+    "bench_npu",
+    "geomean",
+    "geomean_speedup",
+    "interpreter_protocol",
+    "make_timing",
+    "summarize",
+]
+
+try:  # bound at import time on purpose (see module docstring)
+    import torch as _torch
+
+    _CudaEvent = _torch.cuda.Event
+    _cuda_sync = _torch.cuda.synchronize
+except Exception:  # pragma: no cover - torch is always present where timing runs
+    _torch = None  # type: ignore[assignment]
+
+
+@dataclass(frozen=True)
+class BenchStats:
+    median_ms: float
+    mean_ms: float
+    min_ms: float
+    max_ms: float
+    p20_ms: float
+    p80_ms: float
+    n: int
+
+    def as_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+def summarize(times_ms: Iterable[float]) -> BenchStats:
+    xs = sorted(float(t) for t in times_ms)
+    if not xs:
+        raise ValueError("no timing samples")
+
+    def q(p: float) -> float:
+        k = (len(xs) - 1) * p
+        lo, hi = math.floor(k), math.ceil(k)
+        return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+    return BenchStats(q(0.5), statistics.fmean(xs), xs[0], xs[-1], q(0.2), q(0.8), len(xs))
+
+
+def geomean(values: Iterable[float | None]) -> float | None:
+    """Geometric mean of positive values; None if any value is missing or non-positive."""
+    xs = list(values)
+    if not xs or any(x is None or not x > 0 for x in xs):
+        return None
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))  # type: ignore[arg-type]
+
+
+def geomean_speedup(cases: list[CaseTiming]) -> float | None:
+    """Geomean over cases of baseline_ms / ms (the authority metric); None when any case lacks a time."""
+    ratios = [(c.baseline_ms / c.ms) if (c.ms and c.baseline_ms) else None for c in cases]
+    return geomean(ratios)
+
+
+def interpreter_protocol() -> TimingProtocol:
+    return TimingProtocol(
+        method="unavailable-interpreter",
+        device="cpu (TRITON_INTERPRET=1)",
+        note="The Triton interpreter runs kernels as NumPy on the CPU: it checks correctness only. "
+        "Timing is unavailable; run on a GPU (--backend cuda) to measure.",
+    )
+
+
+def make_timing(protocol: TimingProtocol, cases: list[CaseTiming]) -> Timing:
+    return Timing(protocol=protocol, cases=cases, geomean_speedup=geomean_speedup(cases))
+
+
+def bench_cuda(
+    fn: Callable[[], Any],
+    *,
+    warmup_ms: float = 25.0,
+    rep_ms: float = 100.0,
+    flush_bytes: int = 256 * 1024 * 1024,
+    max_reps: int = 2000,
+) -> BenchStats:
+    """do_bench-style timing on CUDA: estimate, warm up, then time each rep with an L2 flush before it.
+
+    The flush zeroes a ``flush_bytes`` buffer (256 MB by default, larger than any current L2) before every
+    timed run, as triton.testing.do_bench does; the flush itself is outside the event pair. GPU only.
+    """
+    assert _torch is not None
+    cache = _torch.empty(flush_bytes // 4, dtype=_torch.int32, device="cuda")
+    fn()
+    _cuda_sync()
+    start, end = _CudaEvent(enable_timing=True), _CudaEvent(enable_timing=True)
+    start.record()
+    for _ in range(5):
+        cache.zero_()
+        fn()
+    end.record()
+    _cuda_sync()
+    estimate = max(start.elapsed_time(end) / 5, 1e-3)
+    n_warmup = max(1, int(warmup_ms / estimate))
+    n_rep = max(1, min(max_reps, int(rep_ms / estimate)))
+    starts = [_CudaEvent(enable_timing=True) for _ in range(n_rep)]
+    ends = [_CudaEvent(enable_timing=True) for _ in range(n_rep)]
+    for _ in range(n_warmup):
+        fn()
+    for i in range(n_rep):
+        cache.zero_()
+        starts[i].record()
+        fn()
+        ends[i].record()
+    _cuda_sync()
+    return summarize(s.elapsed_time(e) for s, e in zip(starts, ends))
+
+
+def bench_npu(
+    fn: Callable[[], Any],
+    *,
+    warmup_ms: float = 25.0,
+    rep_ms: float = 100.0,
+    flush_bytes: int = 256 * 1024 * 1024,
+    max_reps: int = 2000,
+) -> BenchStats:
+    """The same protocol through torch-npu Events. UNTESTED: no Ascend NPU was available.
+
+    Huawei's guidance is that events include host overhead and that msprof task time is authoritative;
+    ``optimizer.profile.ascend`` parses msprof output for that reason, and the protocol note says so.
+    """
+    import torch_npu  # noqa: F401  (registers torch.npu)
+
+    assert _torch is not None
+    npu = _torch.npu  # type: ignore[attr-defined]
+    cache = _torch.empty(flush_bytes // 4, dtype=_torch.int32, device="npu")
+    fn()
+    npu.synchronize()
+    start, end = npu.Event(enable_timing=True), npu.Event(enable_timing=True)
+    start.record()
+    for _ in range(5):
+        cache.zero_()
+        fn()
+    end.record()
+    npu.synchronize()
+    estimate = max(start.elapsed_time(end) / 5, 1e-3)
+    n_warmup = max(1, int(warmup_ms / estimate))
+    n_rep = max(1, min(max_reps, int(rep_ms / estimate)))
+    starts = [npu.Event(enable_timing=True) for _ in range(n_rep)]
+    ends = [npu.Event(enable_timing=True) for _ in range(n_rep)]
+    for _ in range(n_warmup):
+        fn()
+    for i in range(n_rep):
+        cache.zero_()
+        starts[i].record()
+        fn()
+        ends[i].record()
+    npu.synchronize()
+    return summarize(s.elapsed_time(e) for s, e in zip(starts, ends))
+
+
+def device_protocol(backend: str, device: str, *, warmup_ms: float, rep_ms: float, flush_bytes: int) -> TimingProtocol:
+    """The protocol record for a GPU/NPU measurement (reps are filled per case in the stats)."""
+    note = (
+        f"median of event-timed reps after {warmup_ms:g} ms warm-up over {rep_ms:g} ms; "
+        f"{flush_bytes >> 20} MB buffer zeroed before each rep (L2 flush); per-case median; geomean over cases "
+        "(the warmup/reps fields hold these ms budgets; per-case rep counts are in the timing evidence)"
+    )
+    if backend == "ascend":
+        note += "; torch-npu events include host overhead (msprof task time is authoritative) - untested on hardware"
+    return TimingProtocol(
+        method="do_bench-median" if backend == "cuda" else "npu-event-median",
+        warmup=int(warmup_ms),
+        reps=int(rep_ms),
+        l2_flush=True,
+        device=device,
+        note=note,
+    )

@@ -1,0 +1,185 @@
+"""The sandboxed worker: ``python -m optimizer.worker REQUEST.json RESULT.json`` (spawned by ``sandbox``).
+
+It reads a one-line token from stdin before anything else, runs one task, and writes a JSON result carrying
+that token, so a candidate cannot forge a result file it was never told about. Tasks:
+
+- ``evaluate``: validate a candidate (``optimizer.validate``), then time it per case when the backend can.
+- ``profile``: torch.profiler kernel breakdown per case (CUDA; GPU only) and, on Ascend, the torch-npu path.
+- ``run``: just run the candidate forward a few times (the target process for ncu / msprof).
+
+Probes (launch recorder, global snapshot) are installed before the candidate is imported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main", "run_request"]
+
+
+def _device_for(backend: str) -> str:
+    return {"interpreter": "cpu", "cuda": "cuda", "ascend": "npu"}.get(backend, "cpu")
+
+
+def _versions() -> dict[str, str]:
+    out = {"python": sys.version.split()[0]}
+    for mod in ("torch", "triton", "torch_npu"):
+        m = sys.modules.get(mod)
+        if m is not None:
+            out[mod] = str(getattr(m, "__version__", "?"))
+    return out
+
+
+def _device_name(backend: str) -> str:
+    import torch
+
+    if backend == "cuda" and torch.cuda.is_available():
+        return torch.cuda.get_device_name()
+    if backend == "ascend":
+        try:
+            return str(torch.npu.get_device_name())  # type: ignore[attr-defined]
+        except Exception:
+            return "npu"
+    return "cpu"
+
+
+def _time_cases(req: dict[str, Any], problem: Any, cand_cls: type, device: str, backend: str) -> dict[str, Any]:
+    """Median timing of candidate and PyTorch reference per case (GPU/NPU only; GPU path untested on CPU CI)."""
+    import torch
+
+    from optimizer import timing
+    from optimizer.problem import case_label
+
+    t = req.get("timing", {})
+    warmup_ms, rep_ms = float(t.get("warmup_ms", 25)), float(t.get("rep_ms", 100))
+    flush = int(t.get("flush_bytes", 256 * 1024 * 1024))
+    bench = timing.bench_cuda if backend == "cuda" else timing.bench_npu
+    protocol = timing.device_protocol(backend, _device_name(backend), warmup_ms=warmup_ms, rep_ms=rep_ms, flush_bytes=flush)
+    cases: list[dict[str, Any]] = []
+    for case in req["cases"]:
+        inputs = problem.make_inputs(case, 0, device=device)
+        cand = problem.instantiate(cand_cls, case, seed=0, device=device)
+        ref = problem.make_model(case, seed=0, device=device)
+        with torch.no_grad():
+            s = bench(lambda: cand(*inputs), warmup_ms=warmup_ms, rep_ms=rep_ms, flush_bytes=flush)
+            r = bench(lambda: ref(*inputs), warmup_ms=warmup_ms, rep_ms=rep_ms, flush_bytes=flush) if t.get("reference", True) else None
+        cases.append({"case": case_label(case), "stats": s.as_dict(), "reference_stats": r.as_dict() if r else None})
+    return {"protocol": protocol.model_dump(), "cases": cases}
+
+
+def _evaluate(req: dict[str, Any]) -> dict[str, Any]:
+    from optimizer.probes import GlobalSnapshot, LaunchRecorder, classify_exception
+    from optimizer.problem import load_candidate, load_problem
+    from optimizer.validate import validate_candidate
+
+    backend = req["backend"]
+    device = _device_for(backend)
+    if backend == "ascend":
+        import torch_npu  # noqa: F401
+    import optimizer.timing  # noqa: F401  (binds timer functions before the candidate can touch them)
+
+    launches = LaunchRecorder().install()
+    snapshot = GlobalSnapshot()
+    problem = load_problem(req["problem"])
+    stage = "import"
+    try:
+        cand_cls = load_candidate(req["candidate"])
+        stage = "validate"
+        run = validate_candidate(problem, cand_cls, req["cases"], req["seeds"], device=device, snapshot=snapshot, launches=launches)
+    except Exception as exc:
+        kind = classify_exception(exc)
+        return {"error": {"kind": kind if stage == "validate" or kind != "runtime_error" else "import_error", "stage": stage,
+                          "message": f"{type(exc).__name__}: {exc}"[:4000], "traceback": traceback.format_exc()[-4000:]}}
+    result: dict[str, Any] = {
+        "validation": run.validation.model_dump(),
+        "findings": [f.__dict__ for f in run.findings],
+        "launches": run.launches,
+        "torch_compute_ops": run.torch_compute_ops,
+        "versions": _versions(),
+        "device": _device_name(backend),
+    }
+    if run.validation.passed and req.get("timing") and backend in ("cuda", "ascend"):
+        try:
+            result["timing"] = _time_cases(req, problem, cand_cls, device, backend)
+        except Exception as exc:
+            result["timing_error"] = f"{classify_exception(exc)}: {type(exc).__name__}: {exc}"[:2000]
+    return result
+
+
+def _profile(req: dict[str, Any]) -> dict[str, Any]:
+    from optimizer.problem import load_candidate, load_problem
+
+    backend = req["backend"]
+    problem = load_problem(req["problem"])
+    cand_cls = load_candidate(req["candidate"])
+    if backend == "cuda":
+        from optimizer.profile.cuda import profile_cases
+
+        return {"profile": profile_cases(problem, cand_cls, req["cases"], iters=int(req.get("iters", 20)))}
+    if backend == "ascend":
+        from optimizer.profile.ascend import profile_cases_npu
+
+        return {"profile": profile_cases_npu(problem, cand_cls, req["cases"], out_dir=req.get("out_dir", "."))}
+    return {"profile": None, "note": f"no profiler for backend {backend}"}
+
+
+def _run(req: dict[str, Any]) -> dict[str, Any]:
+    """Run the forward ``iters`` times per case (the process ncu or msprof wraps)."""
+    import torch
+
+    from optimizer.problem import load_candidate, load_problem
+
+    backend = req["backend"]
+    device = _device_for(backend)
+    if backend == "ascend":
+        import torch_npu  # noqa: F401
+    problem = load_problem(req["problem"])
+    cand_cls = load_candidate(req["candidate"])
+    for case in req["cases"]:
+        inputs = problem.make_inputs(case, 0, device=device)
+        cand = problem.instantiate(cand_cls, case, seed=0, device=device)
+        with torch.no_grad():
+            for _ in range(int(req.get("iters", 3))):
+                cand(*inputs)
+        if device == "cuda":
+            torch.cuda.synchronize()
+    return {"ran": True}
+
+
+_TASKS = {"evaluate": _evaluate, "profile": _profile, "run": _run}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    token = sys.stdin.readline().strip()
+    sys.stdin.close()
+    return run_request(Path(argv[0]), Path(argv[1]), token)
+
+
+def run_request(req_path: Path, res_path: Path, token: str) -> int:
+    """Run the task in ``req_path`` and write the result (with ``token``) atomically to ``res_path``."""
+    req = json.loads(req_path.read_text())
+    t0 = time.perf_counter()
+    try:
+        payload = _TASKS[req["task"]](req)
+    except Exception as exc:
+        from optimizer.probes import classify_exception
+
+        payload = {"error": {"kind": classify_exception(exc), "stage": req.get("task", "?"),
+                             "message": f"{type(exc).__name__}: {exc}"[:4000], "traceback": traceback.format_exc()[-4000:]}}
+    payload["token"] = token
+    payload["worker_s"] = time.perf_counter() - t0
+    tmp = res_path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(payload, default=str))
+    os.replace(tmp, res_path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,184 @@
+"""A pre-imported fork server for sandboxed workers (``python -m optimizer.zygote``).
+
+Importing torch and triton costs several seconds per process; a session evaluates dozens of candidates. The
+zygote imports them once and forks one child per request. Each child starts a new session (its own process
+group, so a timeout kills everything it spawned), applies the resource limits, redirects its output to
+files and runs ``optimizer.worker.run_request``; the zygote itself never runs candidate code and never
+initialises CUDA, so forking stays safe. The zygote is single-threaded: it multiplexes requests on stdin
+with ``select`` and reaps children with ``waitpid(WNOHANG)``.
+
+Protocol (JSON lines): request ``{"id", "req", "res", "token", "stdout", "stderr", "cwd", "memory_mb",
+"limit_as"}``; replies ``{"id", "pid"}`` once forked and ``{"id", "pid", "returncode"}`` when the child exits
+(negative return codes are signals, as with ``subprocess``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import select
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ZygoteClient", "serve"]
+
+
+def _child(msg: dict[str, Any]) -> None:
+    """Runs in the forked child: never returns."""
+    code = 1
+    try:
+        os.setsid()
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if msg.get("memory_mb") and msg.get("limit_as"):
+            limit = int(msg["memory_mb"]) * 1024 * 1024
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        out = os.open(msg["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        err = os.open(msg["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(out, 1)
+        os.dup2(err, 2)
+        sys.stdin = open(os.devnull)  # noqa: SIM115
+        sys.stdout = os.fdopen(1, "w", buffering=1)
+        sys.stderr = os.fdopen(2, "w", buffering=1)
+        os.chdir(msg["cwd"])
+        from optimizer.worker import run_request
+
+        code = run_request(Path(msg["req"]), Path(msg["res"]), msg["token"])
+    except BaseException:  # noqa: BLE001 - report and exit, whatever happened
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def serve() -> None:
+    import torch  # noqa: F401  (the point of the zygote: import once)
+    import triton  # noqa: F401
+
+    import optimizer.probes  # noqa: F401
+    import optimizer.timing  # noqa: F401
+    import optimizer.validate  # noqa: F401
+    import optimizer.worker  # noqa: F401
+
+    children: dict[int, str] = {}
+    out = sys.stdout
+    out.write(json.dumps({"ready": True}) + "\n")
+    out.flush()
+    buf = b""
+    stdin = sys.stdin.buffer.raw if hasattr(sys.stdin.buffer, "raw") else sys.stdin.buffer
+    fd = stdin.fileno()
+    eof = False
+    while not eof or children:
+        ready, _, _ = select.select([fd] if not eof else [], [], [], 0.05)
+        if ready:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                eof = True
+            buf += chunk
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                if not line.strip():
+                    continue
+                msg = json.loads(line)
+                pid = os.fork()
+                if pid == 0:
+                    _child(msg)
+                children[pid] = msg["id"]
+                out.write(json.dumps({"id": msg["id"], "pid": pid}) + "\n")
+                out.flush()
+        while children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                children.clear()
+                break
+            if pid == 0:
+                break
+            rid = children.pop(pid, None)
+            if rid is not None:
+                rc = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+                out.write(json.dumps({"id": rid, "pid": pid, "returncode": rc}) + "\n")
+                out.flush()
+
+
+class _Pending:
+    def __init__(self) -> None:
+        self.pid: int | None = None
+        self.returncode: int | None = None
+        self.started = threading.Event()
+        self.done = threading.Event()
+
+
+class ZygoteClient:
+    """Parent-side handle on one zygote process (one per environment: interpreter on/off)."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "optimizer.zygote"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, env=env, start_new_session=True,
+        )
+        assert self._proc.stdout is not None
+        first = self._proc.stdout.readline()
+        if not first or not json.loads(first).get("ready"):
+            self._proc.kill()
+            raise RuntimeError("zygote failed to start")
+        self._lock = threading.Lock()
+        self._pending: dict[str, _Pending] = {}
+        self._counter = 0
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    @property
+    def alive(self) -> bool:
+        return self._proc.poll() is None
+
+    def _read(self) -> None:
+        assert self._proc.stdout is not None
+        for line in self._proc.stdout:
+            msg = json.loads(line)
+            p = self._pending.get(msg.get("id", ""))
+            if p is None:
+                continue
+            p.pid = msg.get("pid")
+            p.started.set()
+            if "returncode" in msg:
+                p.returncode = msg["returncode"]
+                p.done.set()
+        for p in list(self._pending.values()):  # zygote died: release every waiter
+            p.started.set()
+            p.done.set()
+
+    def spawn(self, msg: dict[str, Any]) -> _Pending:
+        with self._lock:
+            self._counter += 1
+            rid = str(self._counter)
+            pending = _Pending()
+            self._pending[rid] = pending
+            assert self._proc.stdin is not None
+            self._proc.stdin.write((json.dumps({**msg, "id": rid}) + "\n").encode())
+            self._proc.stdin.flush()
+        if not pending.started.wait(30) or pending.pid is None:
+            raise RuntimeError("zygote did not fork a worker")
+        return pending
+
+    def close(self) -> None:
+        try:
+            if self._proc.stdin:
+                self._proc.stdin.close()
+            self._proc.wait(timeout=5)
+        except Exception:
+            self._proc.kill()
+
+
+if __name__ == "__main__":
+    serve()

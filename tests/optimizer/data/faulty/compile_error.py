@@ -1,0 +1,35 @@
+"""Planted faulty candidate: has a kernel that does not compile."""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def softmax_kernel(x_ptr, y_ptr, n_cols, stride, BLOCK_N: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK_N)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=float("-inf"))
+    x = x - tl.max(x, axis=0)
+    num = tl.exp(x)
+    tl.store(y_ptr + row * stride + cols, num / tl.sum(num, axis=0), mask=mask)
+
+
+def launch(x):
+    y = torch.empty_like(x)
+    softmax_kernel[(x.shape[0],)](x, y, x.shape[1], x.stride(0), BLOCK_N=triton.next_power_of_2(x.shape[1]))
+    return y
+
+
+@triton.jit
+def broken_kernel(x_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.store(x_ptr + tl.arange(0, BLOCK), tl.no_such_function(x))
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        broken_kernel[(1,)](x, BLOCK=16)
+        return launch(x)
