@@ -1,0 +1,46 @@
+"""Add then multiply: out = (x + y) * z, three inputs of the same shape.
+
+Category: fusions without convolution. KernelBench origin: the elementwise tail of level2 chains such as
+level2/12_Gemm_Multiply_LeakyReLU and level2/40_Matmul_Scaling_ResidualAdd, on its own. Eager runs two kernels;
+fused it is memory-bound: three reads and one write per element.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+
+CATEGORY = "fusion"
+CASES = [
+    {"M": 8192, "N": 8192, "dtype": "float32"},
+    {"M": 32768, "N": 4096, "dtype": "float32"},
+    {"M": 4096, "N": 14336, "dtype": "float32"},
+    {"M": 10007, "N": 7777, "dtype": "float32"},
+    {"M": 16384, "N": 11008, "dtype": "bfloat16"},
+]
+SMOKE_CASES = [{"M": 8, "N": 100, "dtype": "float32"}, {"M": 5, "N": 77, "dtype": "bfloat16"}]
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+        return (x + y) * z
+
+
+def get_inputs(M: int = 1024, N: int = 1024, dtype: str = "float32") -> list[torch.Tensor]:
+    dt = getattr(torch, dtype)
+    return [torch.randn(M, N, dtype=dt), torch.randn(M, N, dtype=dt), torch.randn(M, N, dtype=dt)]
+
+
+def get_init_inputs(**case) -> list:
+    return []
+
+
+def flops(M: int, N: int, **_) -> float:
+    return 2.0 * M * N
+
+
+def bytes_moved(M: int, N: int, dtype: str = "float32") -> float:
+    return 4.0 * M * N * getattr(torch, dtype).itemsize

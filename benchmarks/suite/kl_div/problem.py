@@ -1,0 +1,44 @@
+"""KL divergence between row distributions, batch mean: F.kl_div(log(predictions), targets, "batchmean").
+
+predictions and targets are row-wise softmax outputs [M, N]. Category: losses. KernelBench origin:
+level1/98_KLDivLoss (shapes resized for an H200). Memory-bound: two reads per element, a scalar out.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+
+CATEGORY = "loss"
+CASES = [
+    {"M": 8192, "N": 8192},
+    {"M": 16384, "N": 16384},
+    {"M": 32768, "N": 4096},
+    {"M": 65536, "N": 2048},
+    {"M": 10007, "N": 9973},
+]
+SMOKE_CASES = [{"M": 8, "N": 100}, {"M": 5, "N": 2500}]
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, predictions: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.kl_div(torch.log(predictions), targets, reduction="batchmean")
+
+
+def get_inputs(M: int = 1024, N: int = 1024) -> list[torch.Tensor]:
+    return [torch.randn(M, N).softmax(dim=-1), torch.randn(M, N).softmax(dim=-1)]
+
+
+def get_init_inputs(**case) -> list:
+    return []
+
+
+def flops(M: int, N: int) -> float:
+    return 4.0 * M * N
+
+
+def bytes_moved(M: int, N: int) -> float:
+    return 8.0 * M * N

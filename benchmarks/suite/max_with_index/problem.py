@@ -1,0 +1,47 @@
+"""Maximum with its index over the last dimension: torch.max(x, dim=-1) returning (values, indices).
+
+Category: argmax / top-k style ops. KernelBench origin: level1/49_Max_reduction_over_a_dimension returns values
+only; this variant keeps the indices, the (value, index) reduce that Ascend lowers to max_with_index.
+Memory-bound: the input is read once.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+
+CATEGORY = "argmax_topk"
+CASES = [
+    {"M": 65536, "N": 1024},
+    {"M": 16384, "N": 4096},
+    {"M": 8192, "N": 8192},
+    {"M": 4096, "N": 16384},
+    {"M": 40000, "N": 3000},
+]
+SMOKE_CASES = [{"M": 8, "N": 100}, {"M": 5, "N": 300}]
+
+
+class Model(nn.Module):
+    def __init__(self, dim: int = -1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        values, indices = torch.max(x, dim=self.dim)
+        return values, indices
+
+
+def get_inputs(M: int = 1024, N: int = 1024) -> list[torch.Tensor]:
+    return [torch.randn(M, N)]
+
+
+def get_init_inputs(**case) -> list:
+    return [-1]
+
+
+def flops(M: int, N: int) -> float:
+    return 1.0 * M * N
+
+
+def bytes_moved(M: int, N: int) -> float:
+    return 4.0 * M * N + 12.0 * M

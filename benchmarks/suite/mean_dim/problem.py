@@ -1,0 +1,46 @@
+"""Mean over the last dimension of a 2-D tensor: y[m] = mean_n x[m, n].
+
+Category: reductions, norms, softmax and log-softmax. KernelBench origin: level1/48_Mean_reduction_over_a_dimension
+(there over dim 1 of a 3-D tensor; here over the contiguous last dimension, shapes resized for an H200).
+Memory-bound: the input is read once, the output is small.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+
+CATEGORY = "reduction"
+CASES = [
+    {"M": 65536, "N": 2048},
+    {"M": 16384, "N": 8192},
+    {"M": 4096, "N": 32768},
+    {"M": 262144, "N": 512},
+    {"M": 20000, "N": 6000},
+]
+SMOKE_CASES = [{"M": 8, "N": 100}, {"M": 5, "N": 2500}]
+
+
+class Model(nn.Module):
+    def __init__(self, dim: int = -1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.mean(x, dim=self.dim)
+
+
+def get_inputs(M: int = 1024, N: int = 1024) -> list[torch.Tensor]:
+    return [torch.randn(M, N)]
+
+
+def get_init_inputs(**case) -> list:
+    return [-1]
+
+
+def flops(M: int, N: int) -> float:
+    return 1.0 * M * N
+
+
+def bytes_moved(M: int, N: int) -> float:
+    return 4.0 * (M * N + M)
