@@ -331,6 +331,39 @@ class StructuredStore:
             sql, args = sql + " WHERE state=?", (state,)
         return [json.loads(r[0]) for r in self._q(sql + " ORDER BY updated_at", args)]
 
+    def commit_synthesis(self, proposals: list[tuple[str, str, dict[str, Any]]], stats: dict[str, dict[str, Any]],
+                         trajectory_ids: list[str]) -> None:
+        """Store a synthesis run atomically: new proposals (reviewed ones are never overwritten), refreshed card
+        statistics (derived data: updated in place on the served version, no new version), and the trajectories
+        marked as synthesized. A crash before the commit leaves the KB as it was; the next run redoes the batch."""
+        now = _now()
+        with self._tx() as db:
+            for pid, status, doc in proposals:
+                db.execute("INSERT INTO proposals(id, status, doc, created_at, updated_at) VALUES(?,?,?,?,?) "
+                           "ON CONFLICT(id) DO UPDATE SET status=excluded.status, doc=excluded.doc, "
+                           "updated_at=excluded.updated_at WHERE proposals.status='pending'",
+                           (pid, status, json.dumps(doc), now, now))
+            for cid, st in stats.items():
+                row = db.execute("SELECT v.doc, v.version FROM cards c JOIN card_versions v ON v.id=c.id AND "
+                                 "v.version=c.served_version WHERE c.id=?", (cid,)).fetchone()
+                if row is None:
+                    continue
+                doc = json.loads(row[0])
+                doc["stats"] = st
+                db.execute("UPDATE card_versions SET doc=? WHERE id=? AND version=?", (json.dumps(doc), cid, row[1]))
+            db.executemany("UPDATE trajectories SET synthesized=1 WHERE id=?", [(i,) for i in trajectory_ids])
+            if stats:
+                db.execute("UPDATE cards SET seq=? WHERE id=(SELECT min(id) FROM cards)", (self._next_seq(db),))
+
+    def fail_interrupted_jobs(self) -> int:
+        """Mark jobs left 'queued'/'running' by a crashed process as failed (called when a writer opens)."""
+        rows = self._q("SELECT id, doc FROM jobs WHERE state IN ('queued', 'running')")
+        for jid, doc in rows:
+            d = json.loads(doc)
+            d.update(state="failed", message="interrupted: the server stopped before the job finished; run it again")
+            self.put_job(jid, d.get("kind", "synthesis"), "failed", d)
+        return len(rows)
+
     def check(self) -> None:
         """Raise StorageError unless SQLite's integrity check passes."""
         res = self._q("PRAGMA quick_check")

@@ -24,6 +24,7 @@ from retrieval.server.knowledge import KnowledgeServicer
 from retrieval.server.synthesis import SynthesisServicer
 from retrieval.v1 import ladder_pb2 as pb
 from retrieval.v1 import ladder_pb2_grpc as pb_grpc
+from synthesis.curation import Curator
 
 __all__ = ["ServerHandle", "create_server", "serve"]
 
@@ -38,6 +39,7 @@ class ServerHandle:
     health: health.HealthServicer
     settings: Settings
     kb: KnowledgeBase | None = None
+    curator: Curator | None = None
     loaded: threading.Event = field(default_factory=threading.Event)
     error: BaseException | None = None
 
@@ -84,19 +86,17 @@ def create_server(settings: Settings, *, kb: KnowledgeBase | None = None, block_
         raise OSError(f"cannot bind {address}: the port is in use or the address is invalid")
     handle = ServerHandle(server=server, port=port, health=health_servicer, settings=settings)
 
-    def attach(kb_obj: KnowledgeBase) -> None:
-        pb_grpc.add_KnowledgeServiceServicer_to_server(KnowledgeServicer(kb_obj), server)
-        pb_grpc.add_SynthesisServiceServicer_to_server(SynthesisServicer(kb_obj), server)
-
     # Servicers must be registered before start(); they answer UNAVAILABLE until the KB is ready.
     lazy = _LazyKB()
-    attach(lazy)  # type: ignore[arg-type]
+    pb_grpc.add_KnowledgeServiceServicer_to_server(KnowledgeServicer(lazy), server)  # type: ignore[arg-type]
+    pb_grpc.add_SynthesisServiceServicer_to_server(_LazySynthesis(lazy, handle), server)
     server.start()
 
     def load() -> None:
         try:
             handle.kb = kb or KnowledgeBase.open(settings)
             handle.kb.embedder.warm()
+            handle.curator = Curator(handle.kb)
             lazy.target = handle.kb
             for name in ("", *SERVICES):
                 health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -128,6 +128,22 @@ class _LazyKB:
 
             raise Unavailable("the KB index is still loading; health reports SERVING when it is ready")
         return getattr(self.target, name)
+
+
+class _LazySynthesis(SynthesisServicer):
+    """The synthesis servicer, bound to the curator once the KB has loaded."""
+
+    def __init__(self, lazy: _LazyKB, handle: ServerHandle) -> None:
+        super().__init__(lazy)
+        self._handle = handle
+
+    @property
+    def curator(self) -> Curator:
+        if self._handle.curator is None:
+            from kb.errors import Unavailable
+
+            raise Unavailable("the KB index is still loading; health reports SERVING when it is ready")
+        return self._handle.curator
 
 
 def serve(settings: Settings, *, on_ready=None) -> int:  # noqa: ANN001

@@ -1,38 +1,98 @@
-"""SynthesisService servicer: trajectory intake, background synthesis jobs, proposals and review."""
+"""SynthesisService servicer: trajectory intake, background synthesis jobs, proposals and review — a thin
+adapter over ``synthesis.curation.Curator``."""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import grpc
 
+from kb.errors import InvalidArgument
 from kb.models import Trajectory
-from kb.service import KnowledgeBase
 from retrieval import convert
 from retrieval.v1 import ladder_pb2 as pb
 from retrieval.v1 import ladder_pb2_grpc as pb_grpc
+from synthesis.curation import Curator
+from synthesis.models import Proposal
 
-__all__ = ["SynthesisServicer"]
+__all__ = ["SynthesisServicer", "parse_trajectory"]
 
 
-def parse_trajectory(raw: str) -> Trajectory:
-    from kb.errors import InvalidArgument
-
+def _json_object(raw: str, field: str) -> dict[str, Any]:
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as e:
-        raise InvalidArgument(f"not valid JSON: {e}", field="trajectory_json") from e
+        raise InvalidArgument(f"not valid JSON: {e}", field=field) from e
     if not isinstance(data, dict):
-        raise InvalidArgument("must be a JSON object (a kb.models.Trajectory)", field="trajectory_json")
-    return convert.validate(Trajectory, data, "trajectory")
+        raise InvalidArgument("must be a JSON object", field=field)
+    return data
+
+
+def parse_trajectory(raw: str) -> Trajectory:
+    return convert.validate(Trajectory, _json_object(raw, "trajectory_json"), "trajectory")
+
+
+def _job(doc: dict[str, Any]) -> pb.JobStatus:
+    return pb.JobStatus(job_id=doc["job_id"], state=doc["state"], done=int(doc.get("done", 0)),
+                        total=int(doc.get("total", 0)), message=doc.get("message", ""),
+                        result_json=json.dumps(doc.get("result", {})))
 
 
 class SynthesisServicer(pb_grpc.SynthesisServiceServicer):
-    def __init__(self, kb: KnowledgeBase) -> None:
+    def __init__(self, kb: Any, curator: Curator | None = None) -> None:
         self.kb = kb
+        self._curator = curator
+
+    @property
+    def curator(self) -> Curator:
+        if self._curator is None:
+            self._curator = Curator(self.kb.target if hasattr(self.kb, "target") else self.kb)
+        return self._curator
+
+    def _proposal(self, p: Proposal) -> pb.Proposal:
+        near = self.curator.nearest_family(p)
+        return pb.Proposal(proposal_json=p.model_dump_json(), nearest_card_json=near.model_dump_json() if near else "")
 
     def SubmitTrajectory(self, request: pb.SubmitTrajectoryRequest,
                          context: grpc.ServicerContext) -> pb.SubmitTrajectoryResponse:
         traj = parse_trajectory(request.trajectory_json)
         created = self.kb.submit_trajectory(traj)
         return pb.SubmitTrajectoryResponse(trajectory_id=traj.id, created=created)
+
+    def RunSynthesis(self, request: pb.RunSynthesisRequest, context: grpc.ServicerContext) -> pb.JobStatus:
+        return _job(self.curator.start_job(only_new=request.only_new))
+
+    def GetJob(self, request: pb.GetJobRequest, context: grpc.ServicerContext) -> pb.JobStatus:
+        if not request.job_id:
+            raise InvalidArgument("job_id is required", field="job_id")
+        return _job(self.curator.job(request.job_id))
+
+    def ListProposals(self, request: pb.ListProposalsRequest, context: grpc.ServicerContext) -> pb.ListProposalsResponse:
+        if request.status and request.status not in ("pending", "approved", "rejected", "merged"):
+            raise InvalidArgument("status must be pending, approved, rejected or merged", field="status")
+        return pb.ListProposalsResponse(proposals=[pb.Proposal(proposal_json=p.model_dump_json())
+                                                   for p in self.curator.proposals(request.status or None)])
+
+    def GetProposal(self, request: pb.GetProposalRequest, context: grpc.ServicerContext) -> pb.Proposal:
+        if not request.proposal_id:
+            raise InvalidArgument("proposal_id is required", field="proposal_id")
+        return self._proposal(self.curator.proposal(request.proposal_id))
+
+    def Review(self, request: pb.ReviewRequest, context: grpc.ServicerContext) -> pb.Proposal:
+        if request.action not in ("approve", "reject", "edit", "merge"):
+            raise InvalidArgument("action must be approve, reject, edit or merge", field="action")
+        if not request.proposal_id:
+            raise InvalidArgument("proposal_id is required", field="proposal_id")
+        card = None
+        if request.card_json:
+            from kb.models import parse_card
+            from pydantic import ValidationError
+
+            try:
+                card = parse_card(_json_object(request.card_json, "card_json"))
+            except ValidationError as e:
+                raise convert._invalid(e, "card_json") from e
+        done = self.curator.review(request.proposal_id, request.action, reviewer=request.reviewer or "reviewer",
+                                   reason=request.reason, card=card, merge_into=request.merge_into)
+        return self._proposal(done)

@@ -341,10 +341,12 @@ class ListProposalsRequest(_message.Message):
     def __init__(self, status: _Optional[str] = ...) -> None: ...
 
 class Proposal(_message.Message):
-    __slots__ = ("proposal_json",)
+    __slots__ = ("proposal_json", "nearest_card_json")
     PROPOSAL_JSON_FIELD_NUMBER: _ClassVar[int]
+    NEAREST_CARD_JSON_FIELD_NUMBER: _ClassVar[int]
     proposal_json: str
-    def __init__(self, proposal_json: _Optional[str] = ...) -> None: ...
+    nearest_card_json: str
+    def __init__(self, proposal_json: _Optional[str] = ..., nearest_card_json: _Optional[str] = ...) -> None: ...
 
 class ListProposalsResponse(_message.Message):
     __slots__ = ("proposals",)
@@ -359,15 +361,17 @@ class GetProposalRequest(_message.Message):
     def __init__(self, proposal_id: _Optional[str] = ...) -> None: ...
 
 class ReviewRequest(_message.Message):
-    __slots__ = ("proposal_id", "action", "reason", "card_json", "merge_into")
+    __slots__ = ("proposal_id", "action", "reason", "card_json", "merge_into", "reviewer")
     PROPOSAL_ID_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     CARD_JSON_FIELD_NUMBER: _ClassVar[int]
     MERGE_INTO_FIELD_NUMBER: _ClassVar[int]
+    REVIEWER_FIELD_NUMBER: _ClassVar[int]
     proposal_id: str
     action: str
     reason: str
     card_json: str
     merge_into: str
-    def __init__(self, proposal_id: _Optional[str] = ..., action: _Optional[str] = ..., reason: _Optional[str] = ..., card_json: _Optional[str] = ..., merge_into: _Optional[str] = ...) -> None: ...
+    reviewer: str
+    def __init__(self, proposal_id: _Optional[str] = ..., action: _Optional[str] = ..., reason: _Optional[str] = ..., card_json: _Optional[str] = ..., merge_into: _Optional[str] = ..., reviewer: _Optional[str] = ...) -> None: ...

@@ -1,0 +1,145 @@
+"""Curation: the domain service behind SynthesisService and ``ladder review``.
+
+A ``Curator`` runs synthesis batches over the trajectories stored in a KnowledgeBase (as background jobs with
+status), keeps the proposal queue, and applies review decisions: approve, reject (with a reason), edit, merge
+into an existing family. Approving stores the card through the KB, which refreshes the quick-match index at
+once (no restart). Everything is stored in the KB's SQLite store; a crash mid-run loses no acknowledged data.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from kb.errors import InvalidArgument, NotFound
+from kb.models import AnyCard, PatternCard, parse_card
+from kb.service import KnowledgeBase
+from synthesis.models import Proposal, SynthesisResult, card_on_approval
+from synthesis.pipeline import SynthesisConfig, synthesize
+
+__all__ = ["Curator", "Job", "ReviewAction"]
+
+ReviewAction = Literal["approve", "reject", "edit", "merge"]
+
+
+class Job(dict):
+    """A synthesis job record (JSON-able): job_id, kind, state, done, total, message, result."""
+
+
+class Curator:
+    def __init__(self, kb: KnowledgeBase, config: SynthesisConfig | None = None) -> None:
+        self.kb = kb
+        self.config = config or SynthesisConfig()
+        self._run_lock = threading.Lock()
+        kb.store.fail_interrupted_jobs()
+
+    # ------------------------------------------------------------------ synthesis runs
+    def run(self, *, only_new: bool = True, job_id: str | None = None) -> SynthesisResult:
+        """One synthesis batch. Stats are recomputed from the whole history; proposals come from the rounds."""
+        with self._run_lock:
+            store = self.kb.store
+            new = store.trajectories(only_new=True)
+            history = store.trajectories()
+            batch = new if only_new else history
+            cards = store.served_cards()
+            job = self._job_update(job_id, state="running", done=0, total=len(batch)) if job_id else None
+
+            def progress(stage: str, done: int, total: int) -> None:
+                if job is not None:
+                    self._job_update(job_id, message=f"{stage} {done}/{total}")
+
+            # stats need every trajectory; proposals come only from the batch (ids are stable, so re-mining a
+            # reviewed round never reopens its proposal).
+            result = synthesize(history if batch else [], cards, self.kb.embedder.encode, config=self.config,
+                                progress=progress)
+            batch_refs = {t.id for t in batch}
+            fresh = [p for p in result.proposals
+                     if not p.evidence or any(e.round_ref.split("#")[0] in batch_refs for e in p.evidence)]
+            store.commit_synthesis([(p.id, p.status, p.model_dump(mode="json")) for p in fresh],
+                                   {cid: st.model_dump(mode="json") for cid, st in result.stats.items()},
+                                   [t.id for t in batch])
+            self.kb.sync_index()
+            result = result.model_copy(update={"proposals": fresh})
+            if job_id:
+                self._job_update(job_id, state="done", done=len(batch), message="done",
+                                 result=result.report.model_dump(mode="json") | {"new_proposals": len(fresh)})
+            return result
+
+    def start_job(self, *, only_new: bool = True) -> dict[str, Any]:
+        """Queue a synthesis run in a background thread; poll ``job(job_id)`` for its status."""
+        job_id = f"syn-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
+        self._job_update(job_id, state="queued", done=0, total=0, message="queued")
+
+        def work() -> None:
+            try:
+                self.run(only_new=only_new, job_id=job_id)
+            except Exception as e:  # noqa: BLE001 - reported through the job record
+                self._job_update(job_id, state="failed", message=f"{type(e).__name__}: {e}")
+
+        threading.Thread(target=work, name=f"job-{job_id}", daemon=True).start()
+        return self.job(job_id)
+
+    def job(self, job_id: str) -> dict[str, Any]:
+        return self.kb.store.get_job(job_id)
+
+    def _job_update(self, job_id: str, **fields: Any) -> dict[str, Any]:
+        store = self.kb.store
+        try:
+            doc = store.get_job(job_id)
+        except NotFound:
+            doc = {"job_id": job_id, "kind": "synthesis", "state": "queued", "done": 0, "total": 0, "message": ""}
+        doc.update(fields)
+        store.put_job(job_id, "synthesis", doc["state"], doc)
+        return doc
+
+    # ------------------------------------------------------------------ the queue
+    def proposals(self, status: str | None = None) -> list[Proposal]:
+        return [Proposal.model_validate(d) for d in self.kb.store.list_proposals(status or None)]
+
+    def proposal(self, proposal_id: str) -> Proposal:
+        return Proposal.model_validate(self.kb.store.get_proposal(proposal_id))
+
+    def nearest_family(self, proposal: Proposal) -> AnyCard | None:
+        """The existing card a reviewer should see beside the proposal."""
+        target = proposal.target_family or (proposal.nearest[0].family_id if proposal.nearest else None)
+        if not target:
+            return None
+        try:
+            return self.kb.get_card(target)
+        except NotFound:
+            return None
+
+    def review(self, proposal_id: str, action: ReviewAction, *, reviewer: str, reason: str = "",
+               card: dict[str, Any] | AnyCard | None = None, merge_into: str = "") -> Proposal:
+        p = self.proposal(proposal_id)
+        if action == "reject":
+            if not reason.strip():
+                raise InvalidArgument("rejecting needs a reason the author can act on", field="reason")
+            done = p.transition("rejected", reviewer=reviewer, notes=reason)
+        elif action == "edit":
+            if card is None:
+                raise InvalidArgument("edit needs the edited card", field="card_json")
+            edited = card if not isinstance(card, dict) else parse_card(card)
+            if edited.kind != p.card.kind:
+                raise InvalidArgument(f"the edited card must stay a {p.card.kind}", field="card_json.kind")
+            done = p.model_copy(update={"card": edited, "reviewer": reviewer, "reviewer_notes": reason})
+        elif action == "approve":
+            if p.kind == "deprecation":
+                self.kb.set_card_status(p.target_family or p.card.id, "deprecated", reason or p.reason)
+            else:
+                self.kb.upsert_card(card_on_approval(p))
+            done = p.transition("approved", reviewer=reviewer, notes=reason)
+        elif action == "merge":
+            if not merge_into:
+                raise InvalidArgument("merge needs the id of the family to merge into", field="merge_into")
+            into = self.kb.get_card(merge_into)
+            if not isinstance(into, PatternCard):
+                raise InvalidArgument(f"{merge_into!r} is a {into.kind}, not a pattern family", field="merge_into")
+            self.kb.upsert_card(card_on_approval(p, into=into).model_copy(update={"status": into.status}))
+            done = p.transition("merged", reviewer=reviewer, notes=reason or f"merged into {merge_into}")
+        else:
+            raise InvalidArgument(f"unknown action {action!r}; use approve, reject, edit or merge", field="action")
+        self.kb.store.put_proposal(done.id, done.status, done.model_dump(mode="json"))
+        return done
