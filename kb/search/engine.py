@@ -146,7 +146,8 @@ class Engine:
                     b.bm25, b.bm25_rank = score, rank
                 else:
                     b.symptom, b.matched_symptoms = score, item[2]
-        order = sorted(fused, key=lambda p: (-fused[p], p))[:top_k]
+        # equal fused scores (e.g. ranks 1+2 vs 2+1) are broken by semantic similarity, then by position
+        order = sorted(fused, key=lambda p: (-round(fused[p], 9), -parts[p].dense, p))[:top_k]
         return [SearchHit(card=self.cards[p], score=round(fused[p], 6), breakdown=parts[p]) for p in order]
 
     def search(self, q: SearchQuery) -> list[SearchHit]:
