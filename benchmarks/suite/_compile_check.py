@@ -54,7 +54,7 @@ class Recorder:
 
         options = {k: kwargs.pop(k) for k in ("num_warps", "num_stages", "num_ctas", "maxnreg") if k in kwargs}
         names = list(fn.arg_names)
-        bound = dict(zip(names, args))
+        bound = dict(zip(names, args, strict=False))
         bound.update(kwargs)
         constexpr_names = {p.name for p in fn.params if p.is_constexpr}
         sig: dict[str, str] = {}
@@ -71,7 +71,8 @@ class Recorder:
                 constexprs[name] = 1
                 continue
             sig[name] = _arg_type(value)
-            if sig[name].startswith("*") or (isinstance(value, int) and not isinstance(value, bool) and value % 16 == 0):
+            aligned_int = isinstance(value, int) and not isinstance(value, bool) and value % 16 == 0
+            if sig[name].startswith("*") or aligned_int:
                 attrs[(i,)] = [["tt.divisibility", 16]]  # what the JIT infers for aligned pointers and ints
         key = (fn.__name__, tuple(sig.items()), tuple(sorted(constexprs.items())), tuple(sorted(options.items())))
         if key not in self.seen:
@@ -102,9 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     import torch
-    from triton.runtime.jit import JITFunction
-
     from _harness import build_case, list_ops, load_op
+    from triton.runtime.jit import JITFunction
 
     recorder = Recorder(args.arch)
     JITFunction.run = lambda self, *a, **kw: recorder(self, *a, **kw)  # this process never launches a kernel

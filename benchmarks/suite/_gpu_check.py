@@ -20,6 +20,7 @@ skipped.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import subprocess
@@ -64,8 +65,9 @@ def _run_case(problem: Any, new_cls: type, case: dict[str, Any], args: argparse.
         ref = out = None
         if not args.no_timing and args.device == "cuda":
             with torch.no_grad():
-                eager_ms = do_bench(lambda: model(*inputs), warmup=args.warmup_ms, rep=args.rep_ms, return_mode="median")
-                initial_ms = do_bench(lambda: new(*inputs), warmup=args.warmup_ms, rep=args.rep_ms, return_mode="median")
+                bench = {"warmup": args.warmup_ms, "rep": args.rep_ms, "return_mode": "median"}
+                eager_ms = do_bench(lambda: model(*inputs), **bench)
+                initial_ms = do_bench(lambda: new(*inputs), **bench)
             rec["eager_us"] = round(eager_ms * 1e3, 2)
             rec["initial_us"] = round(initial_ms * 1e3, 2)
             rec["eager_over_initial"] = round(eager_ms / initial_ms, 3) if initial_ms > 0 else None
@@ -79,9 +81,7 @@ def _run_case(problem: Any, new_cls: type, case: dict[str, Any], args: argparse.
         text = f"{type(exc).__name__}: {exc}"
         rec.update(status="poisoned" if any(p in text for p in _POISON) else "error", ok=False, message=text[-2000:])
     finally:
-        del model, new, inputs, ref, out
-        import gc
-
+        model = new = inputs = ref = out = None
         gc.collect()
         try:
             torch.cuda.empty_cache()
@@ -128,7 +128,8 @@ def worker(args: argparse.Namespace) -> int:
             cases = problem.smoke_cases if args.smoke else problem.cases
             cases = cases[: args.max_cases] if args.max_cases else cases
             for i, case in enumerate(cases):
-                base = {"op": op, "kind": "case", "category": category, "index": i, "case": case, "label": case_label(case)}
+                base = {"op": op, "kind": "case", "category": category, "index": i, "case": case,
+                        "label": case_label(case)}
                 if time.time() > deadline:
                     emit({**base, "status": "skipped", "ok": False, "message": "time budget spent"})
                     continue
@@ -156,7 +157,7 @@ HEADER = (f"{'op':<24}{'case':<40}{'status':>9}{'eager_us':>10}{'initial_us':>11
 
 
 def driver(args: argparse.Namespace) -> int:
-    from _harness import list_ops, load_problem, SUITE_DIR
+    from _harness import SUITE_DIR, list_ops, load_problem
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -173,8 +174,9 @@ def driver(args: argparse.Namespace) -> int:
     while remaining:
         cmd = [sys.executable, __file__, "--worker", "--jsonl", str(jsonl), "--seed", str(args.seed),
                "--warmup-ms", str(args.warmup_ms), "--rep-ms", str(args.rep_ms), "--deadline", str(deadline),
-               "--max-cases", str(args.max_cases), "--device", args.device, *(["--no-timing"] if args.no_timing else []),
-               *(["--smoke"] if args.smoke else []), "--ops", *remaining]
+               "--max-cases", str(args.max_cases), "--device", args.device,
+               *(["--no-timing"] if args.no_timing else []), *(["--smoke"] if args.smoke else []),
+               "--ops", *remaining]
         timeout = (deadline - time.time() + 120) if deadline else None
         try:
             rc = subprocess.run(cmd, timeout=timeout, env=os.environ.copy()).returncode
@@ -189,7 +191,8 @@ def driver(args: argparse.Namespace) -> int:
             return 2
         current = remaining[0]
         if rc == -9:
-            _append(jsonl, {"op": current, "kind": "op", "status": "timeout", "message": "worker killed at the time budget"})
+            _append(jsonl, {"op": current, "kind": "op", "status": "timeout",
+                            "message": "worker killed at the time budget"})
             for op in remaining[1:]:
                 _append(jsonl, {"op": op, "kind": "op", "status": "skipped", "message": "time budget spent"})
             break
@@ -225,7 +228,8 @@ def _summary(records: list[dict[str, Any]], ops: list[str], wall: float, restart
         "failures": [f"{r['op']} [{r.get('label', '')}]: {r.get('status')}: {str(r.get('message', ''))[:200]}"
                      for r in cases if r.get("status") not in ("ok",)]
         + [f"{op}: {st}" for op, st in op_errors.items()],
-        "eager_under_50us": [f"{r['op']} [{r['label']}]: {r['eager_us']} us" for r in timed if r["eager_us"] < EAGER_FLOOR_US],
+        "eager_under_50us": [f"{r['op']} [{r['label']}]: {r['eager_us']} us" for r in timed
+                             if r["eager_us"] < EAGER_FLOOR_US],
         "all_valid": not bad_ops,
         "wall_s": round(wall, 1),
         "worker_restarts": restarts,
@@ -252,7 +256,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", help="directory for suite_gpu.{json,jsonl,txt} (driver)")
     parser.add_argument("--ops", nargs="*", default=[], help="operator names (default: all)")
     parser.add_argument("--category", nargs="*", help="only these CATEGORY values")
-    parser.add_argument("--budget-s", type=float, default=0.0, help="wall-clock budget for the whole run (0: none)")
+    parser.add_argument("--budget-s", type=float, default=540.0,
+                        help="wall-clock budget of the whole run in seconds (default 540; 0: none)")
     parser.add_argument("--max-cases", type=int, default=0, help="only the first N cases of each operator (0: all)")
     parser.add_argument("--warmup-ms", type=int, default=10)
     parser.add_argument("--rep-ms", type=int, default=40)

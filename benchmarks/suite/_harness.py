@@ -44,7 +44,8 @@ def list_ops() -> list[str]:
     return sorted(
         p.name
         for p in SUITE_DIR.iterdir()
-        if p.is_dir() and not p.name.startswith(("_", ".")) and (p / "problem.py").is_file() and (p / "initial.py").is_file()
+        if p.is_dir() and not p.name.startswith(("_", "."))
+        and (p / "problem.py").is_file() and (p / "initial.py").is_file()
     )
 
 
@@ -107,7 +108,7 @@ def compare_outputs(ref: Any, out: Any, tolerance: Any) -> Comparison:
     if len(refs) != len(outs):
         return Comparison(False, message=f"reference returned {len(refs)} tensors, candidate {len(outs)}")
     result = Comparison(True)
-    for i, (r, o) in enumerate(zip(refs, outs)):
+    for i, (r, o) in enumerate(zip(refs, outs, strict=True)):
         if not isinstance(o, torch.Tensor):
             return Comparison(False, message=f"output {i}: candidate returned {type(o).__name__}, not a tensor")
         if tuple(r.shape) != tuple(o.shape):
@@ -139,7 +140,8 @@ def compare_outputs(ref: Any, out: Any, tolerance: Any) -> Comparison:
             idx = int((~close).flatten().nonzero()[0])
             result.details.append(
                 f"output {i}: {bad} of {r.numel()} elements outside atol={tol.atol} rtol={tol.rtol}"
-                f" ({n_nan} NaN); first at flat index {idx}: got {float(of.flatten()[idx])}, want {float(rf.flatten()[idx])}"
+                f" ({n_nan} NaN); first at flat index {idx}:"
+                f" got {float(of.flatten()[idx])}, want {float(rf.flatten()[idx])}"
             )
         result.n_bad += bad
     result.ok = result.n_bad == 0
@@ -147,7 +149,9 @@ def compare_outputs(ref: Any, out: Any, tolerance: Any) -> Comparison:
     return result
 
 
-def build_case(problem: Problem, new_cls: type, case: dict[str, Any], seed: int, device: str) -> tuple[Any, Any, list[Any]]:
+def build_case(
+    problem: Problem, new_cls: type, case: dict[str, Any], seed: int, device: str
+) -> tuple[Any, Any, list[Any]]:
     """Construct Model and ModelNew (same seed, same init inputs) and draw the inputs, all on ``device``.
 
     Tensors are created directly on ``device`` (a ``torch.device`` context), so large cases never pass through
@@ -162,7 +166,9 @@ def build_case(problem: Problem, new_cls: type, case: dict[str, Any], seed: int,
     return model, new, inputs
 
 
-def check_case(problem: Problem, new_cls: type, case: dict[str, Any], seed: int = 0, device: str = "cpu") -> dict[str, Any]:
+def check_case(
+    problem: Problem, new_cls: type, case: dict[str, Any], seed: int = 0, device: str = "cpu"
+) -> dict[str, Any]:
     """Run Model and ModelNew on one case and compare; returns a JSON-ready record."""
     import torch
 

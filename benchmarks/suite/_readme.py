@@ -10,7 +10,6 @@ import argparse
 import ast
 import re
 import sys
-from pathlib import Path
 
 from _harness import CATEGORIES, SUITE_DIR, list_ops, roofline_seconds
 
@@ -44,12 +43,20 @@ Load problems with `optimizer.problem.load_problem(folder)` and candidates with 
 
 ## Checks
 
-| command | where | what |
-|---|---|---|
-| `python benchmarks/suite/_check.py [OP ...]` | CPU | runs every `SMOKE_CASE` of `ModelNew` in the Triton interpreter (`TRITON_INTERPRET=1`, set before triton loads) against `Model`; every element within tolerance, NaN fails; prints JSON. `--candidate FILE` checks another `ModelNew` for one operator. |
-| `pytest tests/benchmarks/test_suite_ops.py` | CPU (CI) | the above for all operators in parallel subprocesses, plus the format, the sizing (roofline at least 50 us on an H200 for every case) and this README. |
-| `python benchmarks/suite/_compile_check.py [--smoke] [OP ...]` | CPU | compiles every launch config of every `CASE` for sm_90 (`triton.compile` with `GPUTarget("cuda", 90, 32)`, inputs on the `meta` device) and checks shared memory against the 227 KiB limit. |
-| `python benchmarks/suite/_gpu_check.py --out DIR [--ops ...] [--budget-s S]` | CUDA | for every `CASE`: validates `ModelNew` against `Model`, times both with `triton.testing.do_bench` (median), prints a table and writes `DIR/suite_gpu.json`; a failing or out-of-memory case is recorded and the run goes on. |
+- `python benchmarks/suite/_check.py [OP ...]` (CPU): runs every `SMOKE_CASE` of `ModelNew` in the Triton
+  interpreter (`TRITON_INTERPRET=1`, set before triton loads) against `Model`; every element within
+  tolerance, NaN fails; prints JSON. `--candidate FILE` checks another `ModelNew` for one operator.
+- `pytest tests/benchmarks/test_suite_ops.py` (CPU, CI): the above for all operators in two parallel
+  subprocesses, plus the format, the sizing (a roofline of at least 50 us on an H200 for every case), the
+  initial kernels' launch parameters, the optimizer's static hack scan, and this README.
+- `python benchmarks/suite/_compile_check.py [--smoke] [OP ...]` (CPU): compiles every launch config of every
+  `CASE` for sm_90 (`triton.compile` with `GPUTarget("cuda", 90, 32)`, inputs on the `meta` device, unit
+  strides specialized as the JIT does) and checks shared memory against the 227 KiB limit.
+- `python benchmarks/suite/_gpu_check.py --out DIR [--ops ...] [--category ...] [--budget-s S]` (CUDA): for
+  every `CASE`, validates `ModelNew` against `Model` and times both with `triton.testing.do_bench` (median,
+  L2 flushed), prints a table and writes `DIR/suite_gpu.{{json,jsonl,txt}}`; a failing or out-of-memory case is
+  recorded and the run goes on, a poisoned CUDA context restarts the worker, and `--budget-s` (default 540)
+  bounds the run.
 
 ## Sizing
 
@@ -64,6 +71,9 @@ eager directly and flags any case under 50 us.
 
 - The Triton interpreter (3.9) computes `tl.dot` on bf16 operands wrongly (off by ~1e10), while fp16 and fp32
   are right; the matmul smoke cases therefore use fp16, and bf16 matmuls are validated on the GPU only.
+- The Triton 3.6 interpreter fails on `for ... in range(0, n, BLOCK)` loops under numpy 2.x (`int()` of a
+  one-element array); 3.9's interpreter runs them. Use the interpreter with the CI environment's Triton; the
+  3.6 compiler (the H200's) builds every kernel here (`_compile_check.py` under 3.6 passes).
 - Matmul inputs are scaled (`B / sqrt(K)`, or `nn.Linear`'s own init) so outputs are O(1) and one
   tolerance means the same thing at every K.
 - Long sums and scans (`sum_dim`, `matvec`, the cumulative ops) carry wider absolute tolerances: the

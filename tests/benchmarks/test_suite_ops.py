@@ -110,8 +110,9 @@ def _signature(tree: ast.Module, cls: str, method: str) -> list[str]:
             for item in node.body:
                 if isinstance(item, ast.FunctionDef) and item.name == method:
                     a = item.args
-                    return [x.arg for x in a.args] + [f"{x.arg}={ast.unparse(d)}" for x, d in
-                                                      zip(a.args[len(a.args) - len(a.defaults):], a.defaults)]
+                    with_defaults = a.args[len(a.args) - len(a.defaults):]
+                    defaults = [f"{x.arg}={ast.unparse(d)}" for x, d in zip(with_defaults, a.defaults, strict=True)]
+                    return [x.arg for x in a.args] + defaults
     raise AssertionError(f"{cls}.{method} not found")
 
 
