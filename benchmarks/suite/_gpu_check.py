@@ -101,9 +101,7 @@ def worker(args: argparse.Namespace) -> int:
     if args.device == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"  # before triton loads: lets the driver logic run in CI
     import torch
-    from _harness import list_ops, load_op
-
-    from optimizer.problem import case_label
+    from _harness import case_label, list_ops, load_op
 
     if args.device == "cuda" and not torch.cuda.is_available():
         print("no CUDA device: _gpu_check.py needs a GPU (use _check.py on CPU)", file=sys.stderr)

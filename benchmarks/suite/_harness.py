@@ -21,7 +21,34 @@ REPO_ROOT = SUITE_DIR.parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from optimizer.problem import Problem, Tolerance, case_label, load_candidate, load_problem  # noqa: E402
+
+def _import_problem_module() -> Any:
+    """``optimizer.problem``, even where ``kb``'s package init cannot load (the GPU machine has no pydantic).
+
+    ``optimizer.problem`` needs only ``kb.errors``, which imports nothing; ``kb/__init__.py`` pulls in the
+    models, the store and the settings. If that fails, register ``kb`` as a bare package so that
+    ``kb.errors`` loads from its file without the package init.
+    """
+    import importlib
+    import types
+
+    try:
+        return importlib.import_module("optimizer.problem")
+    except ImportError:
+        for name in [m for m in sys.modules if m == "kb" or m.startswith(("kb.", "optimizer.problem"))]:
+            del sys.modules[name]
+        bare = types.ModuleType("kb")
+        bare.__path__ = [str(REPO_ROOT / "kb")]
+        sys.modules["kb"] = bare
+        return importlib.import_module("optimizer.problem")
+
+
+_problem = _import_problem_module()
+Problem = _problem.Problem
+Tolerance = _problem.Tolerance
+case_label = _problem.case_label
+load_candidate = _problem.load_candidate
+load_problem = _problem.load_problem
 
 #: The categories of issue 7, in the order the README lists them.
 CATEGORIES: dict[str, str] = {

@@ -11,9 +11,7 @@ import ast
 import re
 import sys
 
-from _harness import CATEGORIES, SUITE_DIR, list_ops, roofline_seconds
-
-from optimizer.problem import load_problem
+from _harness import CATEGORIES, SUITE_DIR, list_ops, load_problem, roofline_seconds
 
 README = SUITE_DIR / "README.md"
 

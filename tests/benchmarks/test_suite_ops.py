@@ -210,6 +210,28 @@ def test_gpu_check_driver_records_and_continues(tmp_path: Path):
     assert (tmp_path / "suite_gpu.txt").read_text().startswith("op ")
 
 
+BLOCK_PYDANTIC = """
+import runpy, sys
+class Blocker:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("pydantic", "pydantic_settings", "chromadb", "grpc"):
+            raise ImportError(f"{name} is not installed here")
+sys.meta_path.insert(0, Blocker())
+sys.argv = sys.argv[1:]
+sys.path.insert(0, sys.argv[0].rsplit("/", 1)[0])
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def test_check_scripts_run_without_the_kb_dependencies():
+    """The GPU machine's image has torch and triton but no pydantic: the harness must still load problems."""
+    env = {**os.environ, "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""}
+    proc = subprocess.run([sys.executable, "-c", BLOCK_PYDANTIC, str(SUITE / "_check.py"), "relu"],
+                          capture_output=True, text=True, timeout=300, env=env, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads(proc.stdout)["ops"]["relu"]["ok"]
+
+
 # --------------------------------------------------------------------------------- the operators ---
 @pytest.mark.parametrize("op", OPS)
 def test_initial_matches_reference_in_interpreter(op: str, interpreter_results: dict[str, dict]):
