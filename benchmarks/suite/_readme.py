@@ -63,8 +63,7 @@ the comparison: the roofline time `max(bytes_moved / 4.8 TB/s, flops / 989 TFLOP
 least 50 us (checked in CI), and eager can only be slower. One exception: `moe_group_top2` at T=131072
 (roofline 29 us) is kept because that is the size measured on an H200 (one group per program 0.636 ms,
 32 groups per program 0.045 ms); torch's top-k is expected to run far above its roofline there (not yet
-measured). `_gpu_check.py` measures
-eager directly and flags any case under 50 us.
+measured). `_gpu_check.py` measures eager directly and flags any case under 50 us.
 
 ## Notes
 
