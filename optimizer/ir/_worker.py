@@ -1,7 +1,8 @@
 """Capture worker: compiles ONE kernel in a fresh process and writes every stage plus the pass dump.
 
-Run as ``python _worker.py REQUEST.json`` (by path, so that it also runs inside ``.venv-ascend``, which has
-neither pydantic nor our packages: standard library + the Triton installed in *that* interpreter only).
+Run by path (``capture.py`` starts it through ``runpy`` so that this package's ``types.py`` never shadows the
+standard library) with one argument, ``REQUEST.json``; it must also run inside ``.venv-ascend``, which has
+neither pydantic nor our packages: standard library + the Triton installed in *that* interpreter only.
 
 Why a subprocess per kernel: Triton reads its environment knobs at compile time and the MLIR dump stream
 is per process. The worker sets, before importing Triton: a fresh ``TRITON_CACHE_DIR`` and
@@ -42,7 +43,7 @@ import traceback
 import types
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.append(str(Path(__file__).resolve().parent))
 from _specialize import ArgSpec, Param, SpecError, specialize  # noqa: E402
 
 MARK = "// -----// LADDER stage {name} {what} //----- //\n"
@@ -71,6 +72,8 @@ def _set_env(req: dict) -> None:
     os.environ["MLIR_DUMP_PATH"] = str(work / "passes.mlir")
     os.environ["MLIR_ENABLE_DIAGNOSTICS"] = "remarks"
     os.environ["TRITON_DUMP_PTXAS_LOG"] = "1"
+    if req["target"]["backend"] == "npu":  # triton-ascend drops locations from ttadapter unless asked
+        os.environ.setdefault("TRITON_DISABLE_LINE_INFO", "0")
 
 
 def _load_kernel(path: str, name: str):
@@ -248,7 +251,9 @@ def _compile_ascend(req, fn, spec, result, timings):
     stages: dict = {}
     backend.add_stages(stages, options)
     if req["mode"] != "plain":
-        ascend_compiler.subprocess = _adapter_subprocess_shim(Path(req["workdir"]) / "adapter_passes.mlir")
+        shim = _adapter_subprocess_shim(Path(req["workdir"]) / "adapter_passes.mlir")
+        ascend_compiler.subprocess = shim
+        type(backend).add_stages.__globals__["subprocess"] = shim  # the backend's own copy of the module
         stages = {k: _timed_stage(k, v, timings) for k, v in stages.items()}
     src = _make_source(fn, spec, triton, "npu")
     start = time.perf_counter()

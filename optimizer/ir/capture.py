@@ -33,6 +33,8 @@ from optimizer.ir.types import Capture, KernelArg, PassSnapshot, Remark, Resourc
 __all__ = ["capture_kernel", "parse_args", "parse_ptxas_log", "parse_spec", "parse_target"]
 
 WORKER = Path(__file__).with_name("_worker.py")
+#: Start the worker by path without putting this directory first on sys.path (``types.py`` would shadow stdlib).
+_BOOT = "import runpy, sys; path = sys.argv[1]; sys.argv = sys.argv[1:]; runpy.run_path(path, run_name='__main__')"
 BINARY_STAGES = frozenset({"cubin", "npubin", "hsaco", "mlirbc"})
 DEFAULT_ASCEND_ARCH = "Ascend910B3"
 _CUDA = re.compile(r"^(?:cuda|nvidia|sm)[:_]?(?:sm_?)?(\d+)?a?$")
@@ -139,7 +141,7 @@ def _run_worker(python: str | Path, work: Path, timeout_s: float) -> tuple[dict,
     t0 = time.perf_counter()
     with open(work / "stdout.txt", "wb") as out, open(work / "stderr.txt", "wb") as err:
         try:
-            proc = subprocess.run([str(python), str(WORKER), str(work / "request.json")], stdout=out, stderr=err,
+            proc = subprocess.run([str(python), "-c", _BOOT, str(WORKER), str(work / "request.json")], stdout=out, stderr=err,
                                   env=env, timeout=timeout_s, cwd=work)
         except subprocess.TimeoutExpired:
             raise ToolchainError(f"IR capture timed out after {timeout_s:.0f} s; see {work}/stderr.txt") from None

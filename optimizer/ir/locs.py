@@ -130,7 +130,11 @@ def _split_all(s: str, sep: str) -> list[str]:
 
 
 class PtxLines:
-    """Source line of every PTX instruction line, following ``.loc`` / ``inlined_at`` chains."""
+    """Source line of every PTX instruction line, following ``.loc`` / ``inlined_at`` chains.
+
+    Inside ``// begin inline asm`` ... ``// end inline asm`` only the first ``.loc`` counts: LLVM advances the
+    line number for every line of the asm string (a 4-line load sequence at line 11 reports 11..14).
+    """
 
     def __init__(self, ptx: str, source_file: str) -> None:
         files = {int(n): path for n, path in P.PTX_FILE.findall(ptx)}
@@ -139,12 +143,17 @@ class PtxLines:
         self.lines = ptx.splitlines()
         self.source_line: list[int | None] = [None] * len(self.lines)
         current: int | None = None
+        in_asm, asm_loc_seen = False, False
         for i, line in enumerate(self.lines):
-            if ".loc" in line and (m := P.PTX_LOC.match(line)):
+            if "inline asm" in line:  # LLVM numbers the lines of an inline asm string from the op's own line
+                in_asm, asm_loc_seen = "begin inline asm" in line, False
+            elif ".loc" in line and (m := P.PTX_LOC.match(line)):
                 here = (int(m[1]), int(m[2]), int(m[3]))
                 if m[4]:
                     parent[here] = (int(m[4]), int(m[5]), int(m[6]))
-                current = _resolve_ptx(here, parent, src_ids)
+                if not (in_asm and asm_loc_seen):
+                    current = _resolve_ptx(here, parent, src_ids)
+                asm_loc_seen = in_asm
             self.source_line[i] = current
 
     def lines_matching(self, pattern) -> tuple[list[int], list[str]]:

@@ -12,12 +12,13 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from optimizer.ir import patterns as P
 from optimizer.ir.types import PassChange, PassSnapshot, Remark
 
-__all__ = ["classify", "count_ops", "features", "label_stages", "pass_changes", "parse_remarks", "split_dump",
-           "strip_remarks"]
+__all__ = ["SnapStats", "classify", "count_ops", "features", "label_stages", "pass_changes", "parse_remarks",
+           "snapshot_stats", "split_dump", "strip_remarks"]
 
 #: Stages whose output is MLIR text comparable to the pass snapshots of the same pipeline.
 MLIR_STAGES = frozenset({"source", "ttir", "ttgir", "ttadapter"})
@@ -83,7 +84,7 @@ def label_stages(snaps: list[PassSnapshot], pipelines: list[dict]) -> list[PassS
     starts: dict[int, int] = {}
     for ti, ei in match:
         starts.setdefault(expected[ei][1], top[ti].index)
-    if len(starts) != len(pipelines) or len(match) < 0.8 * len(expected):
+    if not pipelines or len(starts) != len(pipelines) or len(match) < 0.8 * len(expected):
         return [s.model_copy(update={"stage": classify(s.text)}) for s in snaps]
     bounds = sorted((idx, pipelines[k]["stage"]) for k, idx in starts.items())
     return [s.model_copy(update={"stage": next((st for b, st in reversed(bounds) if b <= s.index), bounds[0][1])})
@@ -181,12 +182,36 @@ def count_ops(text: str) -> Counter[str]:
     return Counter(P.MLIR_OP.findall(text))
 
 
-def features(text: str) -> dict[str, int]:
-    """Structural feature counts (see ``patterns.FEATURES``) plus the ``ttg.shared`` module attribute."""
-    out = {k: len(rx.findall(text)) for k, rx in P.FEATURES.items()}
+def features(text: str, ops: Counter[str] | None = None) -> dict[str, int]:
+    """Structural feature counts (``patterns.FEATURE_RULES``) plus the ``ttg.shared`` module attribute."""
+    ops = count_ops(text) if ops is None else ops
+    out: dict[str, int] = {}
+    for name, (exact, prefixes, literals) in P.FEATURE_RULES.items():
+        n = sum(ops.get(k, 0) for k in exact) + sum(text.count(lit) for lit in literals)
+        if prefixes:
+            n += sum(v for k, v in ops.items() if k.startswith(prefixes) and k not in exact)
+        if n:
+            out[name] = n
+    if "ptr<3>" in text or "ttg.local_store" in text:
+        if n := len(P.SHARED_STORE.findall(text)):
+            out["shared_store"] = n
     if m := P.SHARED_ATTR.search(text):
         out["shared_bytes"] = int(m.group(1))
-    return {k: v for k, v in out.items() if v}
+    return out
+
+
+@dataclass(frozen=True)
+class SnapStats:
+    """Op histogram, features and a location-free fingerprint of one snapshot (computed once, shared)."""
+
+    ops: Counter[str]
+    features: dict[str, int]
+    fingerprint: str
+
+
+def snapshot_stats(text: str) -> SnapStats:
+    ops = count_ops(text)
+    return SnapStats(ops, features(text, ops), _fingerprint(text))
 
 
 def _fingerprint(text: str) -> str:
@@ -200,56 +225,55 @@ def module_chain(snaps: Iterable[PassSnapshot]) -> list[PassSnapshot]:
     return [s for s in snaps if s.is_module]
 
 
-def pass_changes(snaps: list[PassSnapshot], stages: dict[str, str]) -> list[PassChange]:
+def pass_changes(snaps: list[PassSnapshot], stages: dict[str, str],
+                 stats: dict[int, SnapStats] | None = None) -> list[PassChange]:
     """One change per module-level pass (and internal step), diffing it against the next module snapshot.
 
-    The last pass of a stage is compared with that stage's output when the output is MLIR; function-scoped
-    passes between two module snapshots are folded into the change of the module-level pass before them.
+    The chain runs across pipelines (the output of one stage is the input of the next), so the last pass of
+    the TTIR pipeline is compared with the first snapshot of the TTGIR pipeline; the very last MLIR pass is
+    compared with its stage output only when that is MLIR. Function-scoped passes between two module
+    snapshots are folded into the change of the module-level pass before them. ``stats`` caches
+    :func:`snapshot_stats` by snapshot index.
     """
+    stats = {} if stats is None else stats
+
+    def get(s: PassSnapshot) -> SnapStats:
+        if s.index not in stats:
+            stats[s.index] = snapshot_stats(s.text)
+        return stats[s.index]
+
+    chain = module_chain(snaps)
     out: list[PassChange] = []
-    by_stage: dict[str, list[PassSnapshot]] = {}
-    for s in snaps:
-        by_stage.setdefault(s.stage, []).append(s)
-    cache: dict[int, tuple[Counter[str], dict[str, int], str]] = {}
-
-    def stats(key: int, text: str):
-        if key not in cache:
-            cache[key] = (count_ops(text), features(text), _fingerprint(text))
-        return cache[key]
-
-    for stage, group in by_stage.items():
-        chain = module_chain(group)
-        final = stages.get(stage) if stage in MLIR_STAGES else None
-        for pos, snap in enumerate(chain):
-            nested = [g.pass_name for g in group if not g.is_module and chain[pos].index < g.index
-                      and (pos + 1 == len(chain) or g.index < chain[pos + 1].index)]
-            if pos + 1 < len(chain):
-                nxt = chain[pos + 1]
-                after = stats(nxt.index, nxt.text)
-                step = nxt.step or (f"after {snap.step}" if snap.step else "")
-            elif final is not None:
-                after = stats(-1 - len(out), final)
-                step = f"after {snap.step}" if snap.step else ""
-            else:
-                continue
-            before = stats(snap.index, snap.text)
-            out.append(_change(snap, stage, before, after, step, nested))
+    for pos, snap in enumerate(chain):
+        nxt_index = chain[pos + 1].index if pos + 1 < len(chain) else None
+        nested = [g.pass_name for g in snaps
+                  if not g.is_module and snap.index < g.index and (nxt_index is None or g.index < nxt_index)]
+        if nxt_index is not None:
+            nxt = chain[pos + 1]
+            after = get(nxt)
+            step = nxt.step or (f"after {snap.step}" if snap.step else "")
+        elif snap.stage in MLIR_STAGES and stages.get(snap.stage):
+            after = snapshot_stats(stages[snap.stage])
+            step = f"after {snap.step}" if snap.step else ""
+        else:
+            continue
+        out.append(_change(snap, snap.stage, get(snap), after, step, nested))
     return out
 
 
-def _change(snap, stage, before, after, step, nested) -> PassChange:
-    ops_b, feat_b, fp_b = before
-    ops_a, feat_a, fp_a = after
-    delta = {k: feat_a.get(k, 0) - feat_b.get(k, 0) for k in set(feat_a) | set(feat_b)}
+def _change(snap: PassSnapshot, stage: str, before: SnapStats, after: SnapStats, step: str,
+            nested: list[str]) -> PassChange:
+    keys = set(before.features) | set(after.features)
+    delta = {k: after.features.get(k, 0) - before.features.get(k, 0) for k in keys}
     return PassChange(
         index=snap.index,
         pass_name=snap.pass_name,
         pass_argument=snap.pass_argument,
         step=step,
         stage=stage,
-        changed=fp_a != fp_b,
-        added=dict((ops_a - ops_b).most_common()),
-        removed=dict((ops_b - ops_a).most_common()),
+        changed=before.fingerprint != after.fingerprint,
+        added=dict((after.ops - before.ops).most_common()),
+        removed=dict((before.ops - after.ops).most_common()),
         features_delta={k: v for k, v in sorted(delta.items()) if v},
         nested=nested,
     )

@@ -38,28 +38,30 @@ SLICE_LAYOUT = re.compile(r"#ttg\.slice<\{dim = (\d+), parent = (#[\w.]+(?:<.*>)
 SHARED_ATTR = re.compile(r"\bttg\.shared = (\d+)")
 
 # ---- structural features counted in every MLIR snapshot -------------------------------------------------------
-FEATURES: dict[str, re.Pattern[str]] = {
+# Counted from the op histogram (``MLIR_OP``) plus a few literal substrings, so that ~100 snapshots of a few MB
+# are summarized in tens of milliseconds. Each entry: (exact op names, op-name prefixes, literal substrings).
+FEATURE_RULES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
     # %x = ttg.convert_layout %v : tensor<1024xf32, #blocked> -> tensor<1024xf32, #blocked1>
-    "convert_layout": re.compile(r"\bttg\.convert_layout\b"),
-    # gpu.barrier / nvvm.barrier0 / nvvm.barrier id = ... ; inline asm "bar.sync 0;"
-    "barrier": re.compile(r"\b(?:gpu\.barrier|ttg\.barrier|nvvm\.barrier\w*)\b|\bbar\.sync\b|\bbarrier\.sync\b"),
+    "convert_layout": (("ttg.convert_layout",), (), ()),
+    # gpu.barrier / ttg.barrier local / nvvm.barrier0 ; inline asm "bar.sync 0;"
+    "barrier": (("gpu.barrier", "ttg.barrier"), ("nvvm.barrier",), ("bar.sync",)),
     # %r = nvvm.shfl.sync bfly %mask, %v, %c16, %c31 : i32 -> i32
-    "shuffle": re.compile(r"\bnvvm\.shfl\.sync\b"),
+    "shuffle": (("nvvm.shfl.sync",), (), ()),
     # %a = ttg.local_alloc : () -> !ttg.memdesc<3x64x32xf32, #shared, #smem, mutable>
-    "local_alloc": re.compile(r"\bttg\.local_alloc\b"),
-    "local_load_store": re.compile(r"\bttg\.local_(?:load|store)\b"),
+    "local_alloc": (("ttg.local_alloc",), (), ()),
+    "local_load_store": (("ttg.local_load", "ttg.local_store"), (), ()),
     # %t = ttg.async_copy_global_to_local %ptrs, %buf mask %m : ...
-    "async_copy": re.compile(r"\bttg\.async_copy_global_to_local\b|\bttng\.async_tma_copy_global_to_local\b"),
-    # llvm.store %v, %p : f32, !llvm.ptr<3>   (a store to shared memory in the LLVM dialect)
-    "shared_store": re.compile(r"\bllvm\.store\b[^\n]*!llvm\.ptr<3>"),
-    "global_load": re.compile(r"\btt\.load\b|ld\.global"),
-    "dot": re.compile(r"\btt\.dot\b|\bttng\.warp_group_dot\b|\bttng\.tc_gen5_mma\b"),
-    "reduce": re.compile(r'"tt\.reduce"|\blinalg\.reduce\b'),
+    "async_copy": (("ttg.async_copy_global_to_local", "ttng.async_tma_copy_global_to_local"), (), ()),
+    "global_load": (("tt.load",), (), ("ld.global",)),
+    "dot": (("tt.dot", "ttng.warp_group_dot", "ttng.tc_gen5_mma"), (), ()),
+    "reduce": (("tt.reduce", "linalg.reduce"), (), ()),
     # Ascend ttadapter
-    "linalg_fill": re.compile(r"\blinalg\.fill\b"),
-    "memref_copy": re.compile(r"\bmemref\.copy\b"),
-    "discrete_access": re.compile(r"\bDiscreteMemAccess\b"),
+    "linalg_fill": (("linalg.fill",), (), ()),
+    "memref_copy": (("memref.copy",), (), ()),
+    "discrete_access": ((), (), ("DiscreteMemAccess",)),
 }
+# llvm.store %v, %p : f32, !llvm.ptr<3>   (a store to shared memory in the LLVM dialect)
+SHARED_STORE = re.compile(r"llvm\.store [^\n]*!llvm\.ptr<3>|ttg\.local_store ")
 
 # %1:2 = "tt.reduce"(%x_6, %offs) <{axis = 0 : i32}> ({          (two operands: value + index)
 REDUCE_OP = re.compile(r'"tt\.reduce"\((?P<operands>[^)]*)\)\s*<\{axis = (?P<axis>\d+)')
@@ -116,7 +118,8 @@ CARET = re.compile(r"^\s*\^~*\s*$")
 REMARK_KINDS: dict[str, re.Pattern[str]] = {
     "vectorization": re.compile(r"vectorization fails", re.I),
     "mma": re.compile(r"\bMMA\b|FMA path", re.I),
-    "pipelining": re.compile(r"[Pp]ipelin"),
+    # "... the pipelined load for this operand will be disabled ..." / "Pipelining load that cannot use vectorized copy"
+    "pipelining": re.compile(r"[Pp]ipelin.*(?:disabled|cannot|degradation|in registers)"),
 }
 # vectorization fails vec = 1 origin vec = 4 numElems = 8 mask is 1
 VEC_REMARK = re.compile(r"vec = (?P<vec>\d+) origin vec = (?P<origin>\d+)(?: (?:numElems|elemsPerThread) = (?P<n>\d+))?")
@@ -125,10 +128,10 @@ VEC_REMARK = re.compile(r"vec = (?P<vec>\d+) origin vec = (?P<origin>\d+)(?: (?:
 # %reduced:2 = linalg.reduce ins(...) outs(...) dimensions = [0]  {reduce_mode = "max_with_index", tie_break_left = "true"}
 REDUCE_MODE = re.compile(r'reduce_mode = "(?P<mode>(?:max|min)_with_index)"')
 # %extracted = tensor.extract %idx[%i] {DiscreteMemAccess} : tensor<128xi32>
-DISCRETE = re.compile(r"\{[^}]*\bDiscreteMemAccess\b[^}]*\}")
-EXTRACTED_LOOP = re.compile(r"\bExtractedLoadOrStore\b")
+DISCRETE = re.compile(r"DiscreteMemAccess")
+EXTRACTED_LOOP = re.compile(r"ExtractedLoadOrStore")
 # linalg.fill ins(%cst : f32) outs(%alloc : memref<256xf32>)    (padding of a masked load's buffer)
-PADDING_FILL = re.compile(r"\blinalg\.fill\b[^\n]*outs\([^)]*:\s*memref<")
+PADDING_FILL = re.compile(r"linalg\.fill [^\n]*outs\([^)]*:\s*memref<")
 UNLIKELY = re.compile(r"\bhivm\.unlikely_condition\b")
 # func.func @k(...) attributes {..., mix_mode = "aiv", parallel_mode = "simd"}
 MIX_MODE = re.compile(r'\bmix_mode = "(?P<mode>\w+)"')

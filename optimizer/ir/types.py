@@ -224,6 +224,7 @@ class CompilerSourceRef(_Model):
     function: str = ""
     code: str = ""
     conditions: list[str] = Field(default_factory=list, description="enclosing if-conditions that gate this line")
+    applies: bool | None = Field(default=None, description="whether those conditions hold for the target (None: unknown)")
     origin: Literal["installed", "checkout"] = "installed"
 
 
