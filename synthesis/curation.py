@@ -2,18 +2,21 @@
 
 A ``Curator`` runs synthesis batches over the trajectories stored in a KnowledgeBase (as background jobs with
 status), keeps the proposal queue, and applies review decisions: approve, reject (with a reason), edit, merge
-into an existing family. Approving stores the card through the KB, which refreshes the quick-match index at
-once (no restart). Everything is stored in the KB's SQLite store; a crash mid-run loses no acknowledged data.
+into an existing family. Manual edits of served cards enter the same queue (``propose_edit``); the old version
+stays served until the edit is approved. Approving stores the card through the KB, which refreshes the
+quick-match index at once (no restart). Everything is stored in the KB's SQLite store; a crash mid-run loses
+no acknowledged data.
 """
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import uuid
 from datetime import datetime, timezone
 from typing import Any, Literal
 
-from kb.errors import InvalidArgument, NotFound
+from kb.errors import Conflict, InvalidArgument, NotFound
 from kb.models import AnyCard, PatternCard, parse_card
 from kb.service import KnowledgeBase
 from synthesis.models import Proposal, SynthesisResult, card_on_approval
@@ -126,6 +129,8 @@ class Curator:
                 raise InvalidArgument(f"the edited card must stay a {p.card.kind}", field="card_json.kind")
             done = p.model_copy(update={"card": edited, "reviewer": reviewer, "reviewer_notes": reason})
         elif action == "approve":
+            if p.kind == "edit":
+                self._check_base(p)
             if p.kind == "deprecation":
                 self.kb.set_card_status(p.target_family or p.card.id, "deprecated", reason or p.reason)
             else:
@@ -143,3 +148,40 @@ class Curator:
             raise InvalidArgument(f"unknown action {action!r}; use approve, reject, edit or merge", field="action")
         self.kb.store.put_proposal(done.id, done.status, done.model_dump(mode="json"))
         return done
+
+    # ------------------------------------------------------------------ manual edits of served cards
+    def propose_edit(self, card: dict[str, Any] | AnyCard, *, author: str, reason: str = "") -> Proposal:
+        """Queue an edit of an existing card as a new version for review. The current version stays served
+        until the proposal is approved; approving a stale edit (the card moved on meanwhile) is refused."""
+        edited = card if not isinstance(card, dict) else parse_card(card)
+        current = self.kb.get_card(edited.id)
+        if edited.kind != current.kind:
+            raise InvalidArgument(f"{edited.id} is a {current.kind}; an edit cannot change the kind", field="card.kind")
+        keep = {"version", "stats", "status"}
+        if edited.model_dump(exclude=keep) == current.model_dump(exclude=keep):
+            raise InvalidArgument(f"the edit of {edited.id} changes nothing", field="card")
+        draft = edited.model_copy(update={"status": current.status, "version": current.version + 1,
+                                          "stats": current.stats})
+        digest = hashlib.sha1(draft.model_dump_json(exclude={"version", "stats"}).encode()).hexdigest()[:10]
+        pid = f"edit.{current.id}.v{current.version}.{digest}"
+        try:
+            existing = self.proposal(pid)
+        except NotFound:
+            existing = None
+        if existing is not None:
+            if existing.status != "pending":
+                raise Conflict(f"this exact edit was already {existing.status} ({existing.reviewer_notes or 'no note'})",
+                               field="card")
+            return existing
+        p = Proposal(id=pid, kind="edit", card=draft, target_family=current.id, base_version=current.version,
+                     confidence=1.0, author=author or "reviewer",
+                     reason=reason or f"manual edit of {current.id} v{current.version}")
+        self.kb.store.put_proposal(p.id, p.status, p.model_dump(mode="json"))
+        return p
+
+    def _check_base(self, p: Proposal) -> None:
+        target = p.target_family or p.card.id
+        current = self.kb.get_card(target)
+        if p.base_version is not None and current.version != p.base_version:
+            raise Conflict(f"{target} moved to v{current.version} after this edit was proposed on v{p.base_version}; "
+                           "reject it and edit the current version", field="base_version")

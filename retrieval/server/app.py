@@ -12,6 +12,7 @@ import signal
 import threading
 from concurrent import futures
 from dataclasses import dataclass, field
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -42,6 +43,7 @@ class ServerHandle:
     curator: Curator | None = None
     loaded: threading.Event = field(default_factory=threading.Event)
     error: BaseException | None = None
+    web: Any = None  # retrieval.web.WebServer when started with web_port
 
     def wait_ready(self, timeout: float | None = None) -> bool:
         self.loaded.wait(timeout)
@@ -52,6 +54,9 @@ class ServerHandle:
     def stop(self, grace: float = 5.0) -> None:
         for name in ("", *SERVICES):
             self.health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
+        if self.web is not None:
+            self.web.stop()
+            self.web = None
         self.server.stop(grace).wait()
         if self.kb is not None:
             self.kb.close()
@@ -65,9 +70,10 @@ def _credentials(settings: Settings) -> grpc.ServerCredentials | None:
 
 
 def create_server(settings: Settings, *, kb: KnowledgeBase | None = None, block_until_ready: bool = False,
-                  bind: str | None = None) -> ServerHandle:
+                  bind: str | None = None, web_port: int | None = None) -> ServerHandle:
     """Start a server on ``bind`` (default ``host:port`` from settings). The KB loads in the background unless
-    given; health flips to SERVING when it is ready."""
+    given; health flips to SERVING when it is ready. With ``web_port`` (0 = any free port) the review web page
+    runs in this process too, on the same Curator (``handle.web.port``)."""
     opts = [("grpc.max_receive_message_length", settings.max_message_bytes),
             ("grpc.max_send_message_length", settings.max_message_bytes),
             ("grpc.so_reuseport", 0)]
@@ -91,6 +97,22 @@ def create_server(settings: Settings, *, kb: KnowledgeBase | None = None, block_
     pb_grpc.add_KnowledgeServiceServicer_to_server(KnowledgeServicer(lazy), server)  # type: ignore[arg-type]
     pb_grpc.add_SynthesisServiceServicer_to_server(_LazySynthesis(lazy, handle), server)
     server.start()
+    if web_port is not None:
+        from retrieval.client.review import LocalReview
+        from retrieval.web import start_web
+
+        review: list[LocalReview] = []
+
+        def queue() -> LocalReview | None:  # answers "loading" until the KB and its Curator exist
+            if not review and handle.kb is not None and handle.curator is not None:
+                review.append(LocalReview(handle.kb, curator=handle.curator))
+            return review[0] if review else None
+
+        try:
+            handle.web = start_web(settings, queue, port=web_port)
+        except OSError as e:
+            server.stop(0)
+            raise OSError(f"cannot serve the review page on {settings.host}:{web_port}: {e}") from e
 
     def load() -> None:
         try:
@@ -146,9 +168,9 @@ class _LazySynthesis(SynthesisServicer):
         return self._handle.curator
 
 
-def serve(settings: Settings, *, on_ready=None) -> int:  # noqa: ANN001
+def serve(settings: Settings, *, on_ready=None, web_port: int | None = None) -> int:  # noqa: ANN001
     """Run until SIGTERM/SIGINT; returns the process exit code."""
-    handle = create_server(settings)
+    handle = create_server(settings, web_port=web_port)
     stop = threading.Event()
 
     def _signal(signum: int, _frame: object) -> None:

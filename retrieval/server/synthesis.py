@@ -82,8 +82,9 @@ class SynthesisServicer(pb_grpc.SynthesisServiceServicer):
     def Review(self, request: pb.ReviewRequest, context: grpc.ServicerContext) -> pb.Proposal:
         if request.action not in ("approve", "reject", "edit", "merge"):
             raise InvalidArgument("action must be approve, reject, edit or merge", field="action")
-        if not request.proposal_id:
-            raise InvalidArgument("proposal_id is required", field="proposal_id")
+        if not request.proposal_id and not (request.action == "edit" and request.card_json):
+            raise InvalidArgument("proposal_id is required (only an edit with card_json may omit it)",
+                                  field="proposal_id")
         card = None
         if request.card_json:
             from kb.models import parse_card
@@ -93,6 +94,9 @@ class SynthesisServicer(pb_grpc.SynthesisServiceServicer):
                 card = parse_card(_json_object(request.card_json, "card_json"))
             except ValidationError as e:
                 raise convert._invalid(e, "card_json") from e
+        if not request.proposal_id:  # an edit of a served card: queue it as a new version for review
+            return self._proposal(self.curator.propose_edit(card, author=request.reviewer or "reviewer",
+                                                            reason=request.reason))
         done = self.curator.review(request.proposal_id, request.action, reviewer=request.reviewer or "reviewer",
                                    reason=request.reason, card=card, merge_into=request.merge_into)
         return self._proposal(done)
