@@ -359,6 +359,8 @@ def main(argv: list[str]) -> int:
             result["metadata"] = {k: v for k, v in md.items() if _jsonable(v)}
             result["metadata"]["target"] = str(md.get("target"))
         result["ok"] = True
+        if req["mode"] != "plain":  # every stage is in stages/ now; the cache only duplicates it
+            shutil.rmtree(out / "cache", ignore_errors=True)
     except BaseException as exc:  # reported to the parent, which raises the right LadderError
         result.update(error_type=type(exc).__name__, message=str(exc), traceback=traceback.format_exc())
     result["timings"]["worker_s"] = time.perf_counter() - t0

@@ -30,7 +30,7 @@ from optimizer.ir._specialize import ArgSpec, SpecError, parse_arg
 from optimizer.ir.passes import label_stages, parse_remarks, split_dump
 from optimizer.ir.types import Capture, KernelArg, PassSnapshot, Remark, ResourceUsage, Target
 
-__all__ = ["capture_kernel", "parse_args", "parse_ptxas_log", "parse_spec", "parse_target"]
+__all__ = ["capture_kernel", "load_capture", "parse_args", "parse_ptxas_log", "parse_spec", "parse_target"]
 
 WORKER = Path(__file__).with_name("_worker.py")
 #: Start the worker by path without putting this directory first on sys.path (``types.py`` would shadow stdlib).
@@ -171,6 +171,24 @@ def _raise_worker_error(result: dict, work: Path) -> None:
     raise ToolchainError(f"IR capture failed ({kind}): {msg}\nsee {work}/result.json for the traceback")
 
 
+def load_capture(workdir: str | Path) -> Capture:
+    """Rebuild a :class:`Capture` from a worker's directory (``request.json``, ``result.json``, dumps, stages),
+    e.g. one produced on another machine (a GPU host) and copied back."""
+    work = Path(workdir)
+    try:
+        request = json.loads((work / "request.json").read_text())
+        result = json.loads((work / "result.json").read_text())
+    except (OSError, ValueError) as e:
+        raise InvalidArgument(f"{work} is not a capture directory (request.json/result.json): {e}",
+                              field="workdir") from None
+    if not result.get("ok"):
+        _raise_worker_error(result, work)
+    t = request["target"]
+    tgt = parse_target("ascend:" + str(t["arch"]) if t["backend"] == "npu" else f"{t['backend']}:{t['arch']}")
+    return _build_capture(Path(request["kernel_file"]), request["kernel_name"], tgt, request["mode"], request,
+                          result, work, result.get("timings", {}).get("worker_s", 0.0))
+
+
 def _build_capture(file, name, tgt, mode, request, result, work, wall) -> Capture:
     stages: dict[str, str] = {}
     binaries: dict[str, Path] = {}
@@ -199,6 +217,8 @@ def _build_capture(file, name, tgt, mode, request, result, work, wall) -> Captur
     kargs = [KernelArg(name=r["name"], index=r["index"], type=r["type"], value=_jsonable(r.get("value")),
                        divisibility=r.get("divisibility"), folded_to_constexpr=r.get("folded_to_constexpr", False),
                        source=r.get("source", "arg")) for r in spec.get("resolved", [])]
+    kargs, mismatch = _check_specialization(kargs, stages.get("ttir") or stages.get("source", ""), name)
+    warnings = [f"the compiled TTIR specializes differently from the reproduction: {mismatch}"] if mismatch else []
     options = {k: metadata[k] for k in ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion")
                if k in metadata} | dict(request["options"])
     return Capture(
@@ -207,7 +227,7 @@ def _build_capture(file, name, tgt, mode, request, result, work, wall) -> Captur
         options=options, stages=stages, binaries=binaries, snapshots=snaps, remarks=remarks, resources=resources,
         metadata=metadata, timings={**result.get("timings", {}), "wall_s": wall}, ptxas_log=ptxas_log.strip(),
         workdir=work, launched=bool(result.get("launched")), device=result.get("device"),
-        warnings=list(result.get("warnings", [])) + ([] if snaps or not request["per_pass"] else
+        warnings=warnings + list(result.get("warnings", [])) + ([] if snaps or not request["per_pass"] else
                                                       ["no per-pass snapshots were printed (MLIR_ENABLE_DUMP unsupported?)"]),
     )
 
@@ -228,6 +248,37 @@ def _snapshots(work: Path, pipelines: list[dict]) -> tuple[list[PassSnapshot], l
         snaps += [s.model_copy(update={"index": len(snaps) + i}) for i, s in enumerate(extra)]
         remarks += more
     return snaps, remarks
+
+
+def _check_specialization(args: list[KernelArg], ttir: str, kernel: str) -> tuple[list[KernelArg], str]:
+    """Read ``tt.divisibility`` from the compiled kernel's TTIR signature (the truth, also after a JIT launch),
+    put it on the arguments and report where it differs from the reproduced specialization."""
+    head = ttir.find(f"tt.func public @{kernel}(")
+    if head < 0:
+        return args, ""
+    start = ttir.index("(", head)
+    depth, end = 0, start
+    for end in range(start, len(ttir)):
+        depth += {"(": 1, ")": -1}.get(ttir[end], 0)
+        if depth == 0:
+            break
+    entries = [e.strip() for e in P.TOP_LEVEL_COMMA.split(ttir[start + 1 : end]) if e.strip().startswith("%")]
+    runtime = [a for a in args if a.type != "constexpr"]
+    by_name = {e[1:].split(":", 1)[0].strip(): e for e in entries}
+    out, diffs = [], []
+    for a in args:
+        entry = by_name.get(a.name)
+        if entry is None and a.type != "constexpr" and len(entries) == len(runtime):
+            entry = entries[runtime.index(a)]  # Triton 3.2 prints %arg0, %arg1, ...
+        if entry is None:
+            out.append(a)
+            continue
+        m = P.DIVISIBILITY.search(entry)
+        actual = int(m.group(1)) if m else None
+        if actual != a.divisibility:
+            diffs.append(f"{a.name}: divisibility {actual} (reproduced {a.divisibility})")
+        out.append(a.model_copy(update={"divisibility": actual}))
+    return out, "; ".join(diffs)
 
 
 def _jsonable(v: Any) -> Any:

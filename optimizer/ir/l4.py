@@ -82,7 +82,9 @@ def _finding(report, sig, client, arguments, installed, checkout, top_k) -> L4Fi
                                ir_signatures=[sig.name], backend=report.backend,
                                text=f"{sig.name} {sig.detail}"[:4000], top_k=top_k)
         cards = [h.card for h in client.get_invariants(query) if isinstance(h.card, InvariantCard)]
-        cards = [c for c in cards if sig.name in c.symptoms.ir_signatures or _passes_overlap(c.passes, passes, arguments)]
+        # cards that cite the signature; failing that, cards about the pass that introduced it
+        citing = [c for c in cards if sig.name in c.symptoms.ir_signatures]
+        cards = citing or [c for c in cards if _passes_overlap(c.passes, passes[:1], arguments)]
     context = _template_context(report, sig)
     questions = [fill_template(t, context, c.id) for c in cards for t in c.question_templates]
     legal = next((c for c in cards if c.legality.strip()), None)
@@ -138,11 +140,12 @@ def _template_context(report: IRReport, sig: Signature) -> dict[str, str]:
             ctx[k] = str(report.options[k])
     if ":" in report.target:
         ctx["arch"] = report.target.split(":", 1)[1]
+    ctx |= sig.facts  # op, dtype, block_shape of the op at the signature's source lines
     blob = " ".join(sig.evidence) + " " + sig.detail
     if m := re.search(r'reduce_mode = "(\w+)"|reduce_mode=(\w+)', blob):
         ctx["reduce_mode"] = m.group(1) or m.group(2)
-    if m := re.search(r"tensor<[\dx]*x?(f16|bf16|f32|f64|i8|i16|i32|i64)\b", blob):
-        ctx["dtype"] = m.group(1)
+    if report.options:
+        ctx["options"] = ", ".join(f"{k}={v}" for k, v in report.options.items())
     if m := re.search(r"vec (\d+) instead of (\d+)", sig.detail):
         ctx["vec"], ctx["origin_vec"] = m.group(1), m.group(2)
     r = report.resources

@@ -140,6 +140,7 @@ class PtxLines:
         files = {int(n): path for n, path in P.PTX_FILE.findall(ptx)}
         src_ids = {n for n, path in files.items() if same_file(path, source_file)}
         parent: dict[tuple[int, int, int], tuple[int, int, int]] = {}
+        base = os.path.basename(source_file)
         self.lines = ptx.splitlines()
         self.source_line: list[int | None] = [None] * len(self.lines)
         current: int | None = None
@@ -153,6 +154,8 @@ class PtxLines:
                     parent[here] = (int(m[4]), int(m[5]), int(m[6]))
                 if not (in_asm and asm_loc_seen):
                     current = _resolve_ptx(here, parent, src_ids)
+                    if current is None and "@[" in line:  # Triton 3.6: the chain only in the comment
+                        current = _from_comment(line, base)
                 asm_loc_seen = in_asm
             self.source_line[i] = current
 
@@ -165,6 +168,15 @@ class PtxLines:
                 if self.source_line[i] is not None:
                     src.append(self.source_line[i])
         return src, hits
+
+
+def _from_comment(line: str, base: str) -> int | None:
+    """``.loc 2 152 28 // standard.py:152:28 @[ standard.py:160:59 @[ k.py:12:20 ] ]`` -> 12 for ``k.py``."""
+    comment = line.split("//", 1)[1] if "//" in line else ""
+    for name, n in P.PTX_LOC_COMMENT.findall(comment):
+        if name == base:
+            return int(n)
+    return None
 
 
 def _resolve_ptx(loc: tuple[int, int, int], parent: dict, src_ids: set[int]) -> int | None:

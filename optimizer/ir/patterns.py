@@ -26,6 +26,9 @@ MARKER = re.compile(r"^// -----// LADDER stage (?P<stage>\w+) (?P<what>begin|end
 #     %x_6 = tt.load %x_5, %x_1, %x : tensor<1024x!tt.ptr<f32>, #blocked> loc(#loc23)   -> tt.load
 #     %1:2 = "tt.reduce"(%x_6, %offs) <{axis = 0 : i32}> ({                            -> tt.reduce
 MLIR_OP = re.compile(r'^[ \t]*(?:%[^=\n]*=[ \t]*)?"?([a-z_][a-z0-9_]*\.[a-z0-9_.]+)"?', re.M)
+# tt.func public @k(%X: !tt.ptr<f32> {tt.divisibility = 16 : i32} loc("X"(#loc)), %n: i32 loc("n"(#loc)))
+DIVISIBILITY = re.compile(r"tt\.divisibility = (\d+)")
+TOP_LEVEL_COMMA = re.compile(r",(?![^(){}<>]*[)}>])")
 # #loc23 = loc("x"(#loc1))
 LOC_DEF = re.compile(r"^(#loc\d*) = loc\((.*)\)\s*$", re.M)
 # ... : tensor<1024xf32, #blocked> loc(#loc23)      /     ... loc("/k.py":7:9)
@@ -82,6 +85,8 @@ TT_LOAD_TENSOR = re.compile(r"\btt\.load\b[^\n]*:\s*tensor<")
 PTX_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]+)"', re.M)
 # .loc	2 206 20, function_name $L__info_string0, inlined_at 2 223 16 // standard.py:206:20
 PTX_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)(?:,.*?inlined_at\s+(\d+)\s+(\d+)\s+(\d+))?")
+# .loc 2 152 28   // standard.py:152:28 @[ standard.py:160:59 @[ top2_argmax.py:12:20 ] ]     (Triton 3.6 comment)
+PTX_LOC_COMMENT = re.compile(r"([\w.-]+\.py):(\d+):\d+")
 PTX_INSTR: dict[str, re.Pattern[str]] = {
     # @%p1 ld.global.b32 { %r1 }, [ %rd1 + 0 ];      ld.global.v4.b32 { %r1, %r2, %r3, %r4 }, [ %rd1 + 0 ];
     "ld_global_v8": re.compile(r"\bld\.global(?:\.\w+)*\.v8\."),

@@ -458,6 +458,17 @@ def detect_ascend(ctx: Ctx) -> list[Signature]:
 
 DETECTORS = (detect_reductions, detect_ptx, detect_dots, detect_pipelining, detect_ascend)
 
+#: The TTGIR/TTIR op a signature is about, to read its dtype and block shape at the signature's source lines.
+SIGNATURE_OPS: dict[str, str] = {
+    "scalar_global_load": "tt.load", "vector_global_load": "tt.load", "masked_load_not_vectorized": "tt.load",
+    "multi_operand_reduction": "tt.reduce", "cross_warp_reduction": "tt.reduce", "warp_shuffle": "tt.reduce",
+    "fma_dot": "tt.dot", "mma_dot": "tt.dot", "wgmma_dot": "ttng.warp_group_dot", "no_software_pipelining": "tt.load",
+    "ascend_max_with_index": "linalg.reduce", "ascend_min_with_index": "linalg.reduce",
+    "ascend_discrete_mem_access": "tensor.extract", "ascend_padding_fill": "linalg.fill",
+}
+# tensor<1024x!tt.ptr<f32>, #blocked>  /  tensor<64x32xf32, #mma>  /  memref<256xf32>
+_TENSOR_TYPE = re.compile(r"(?:tensor|memref)<((?:\d+x)*)(?:!tt\.ptr<)?(\w+?)[,>]")
+
 
 def detect_all(capture: Capture, stats: dict[int, SnapStats] | None = None) -> list[Signature]:
     """Every signature found in ``capture``, in a stable order (``stats``: shared per-snapshot cache)."""
@@ -465,4 +476,26 @@ def detect_all(capture: Capture, stats: dict[int, SnapStats] | None = None) -> l
     out: list[Signature] = []
     for detector in DETECTORS:
         out += detector(ctx)
-    return out
+    return [s.model_copy(update={"facts": _facts(ctx, s)}) for s in out]
+
+
+def _facts(ctx: Ctx, sig: Signature) -> dict[str, str]:
+    """op / dtype / block_shape of the op the signature is about, read at its source lines."""
+    op = SIGNATURE_OPS.get(sig.name)
+    stage = "ttadapter" if sig.stage == "ttadapter" else "ttgir" if ctx.final("ttgir") else "ttir"
+    if not op or not sig.source_lines or not ctx.final(stage):
+        return {}
+    wanted = set(sig.source_lines)
+    lines = ctx.final(stage).split("\n")
+    res = ctx.resolver(stage)
+    for i, line in enumerate(lines):
+        if op not in line or line.startswith("#"):
+            continue
+        loc_line = _closing_line(lines, i) if line.rstrip().endswith(("({", "{")) or _region_follows(lines, i) else line
+        if res.line_of(loc_line) not in wanted:
+            continue
+        typed = loc_line if "tensor<" in loc_line or "memref<" in loc_line else line
+        if m := _TENSOR_TYPE.search(typed.rsplit("->", 1)[-1]) or _TENSOR_TYPE.search(typed):
+            return {"op": op, "dtype": m.group(2), "block_shape": m.group(1).rstrip("x") or "scalar"}
+        return {"op": op}
+    return {}

@@ -176,6 +176,8 @@ class Signature(_Model):
     source_lines: list[int] = Field(default_factory=list)
     detail: str = ""
     evidence: list[str] = Field(default_factory=list, description="a few IR / asm lines showing it")
+    facts: dict[str, str] = Field(default_factory=dict,
+                                  description="op, dtype, block_shape of the IR op at the source lines (for L4 templates)")
 
 
 class IRReport(_Model):

@@ -1,0 +1,160 @@
+"""L4: invariant retrieval through a (fake) KBClient, template filling, compiler-source fallback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from kb.client import KBClient
+from kb.models.cards import InvariantCard, parse_card
+from kb.models.search import InvariantQuery, SearchHit
+from optimizer.ir import FRONTEND, IRReport, Signature, explain
+from optimizer.ir.l4 import _applies, fill_template, installed_backend_source, locate_pass
+
+CARDS_DIR = Path(__file__).resolve().parents[3] / "kb" / "cards" / "invariants"
+
+
+class FakeKB:
+    """KBClient over in-memory invariant cards: matches by signature word or pass name, like the real service."""
+
+    def __init__(self, cards: list[InvariantCard]) -> None:
+        self.cards = cards
+        self.queries: list[InvariantQuery] = []
+
+    def get_invariants(self, query: InvariantQuery) -> list[SearchHit]:
+        self.queries.append(query)
+        passes = {p.lower() for p in query.pass_names}
+        ok = [c for c in self.cards if query.backend in c.backends or "any" in c.backends or query.backend == "any"]
+        by_sig = [c for c in ok if set(query.ir_signatures) & set(c.symptoms.ir_signatures)]
+        by_pass = [c for c in ok if c not in by_sig and passes & {p.lower() for p in c.passes}]
+        return [SearchHit(card=c, score=1.0) for c in (by_sig + by_pass)[: query.top_k]]
+
+    def search(self, query):  # the rest of the protocol is unused by L4
+        return []
+
+    quick_match = search
+
+    def get_card(self, card_id, version=None):
+        return next(c for c in self.cards if c.id == card_id)
+
+    def list_cards(self, filter, page_size=50, cursor=""):
+        raise NotImplementedError
+
+    def upsert_card(self, card):
+        raise NotImplementedError
+
+    def set_card_status(self, card_id, status, reason=""):
+        raise NotImplementedError
+
+    def submit_trajectory(self, trajectory):
+        return False
+
+    def close(self):
+        pass
+
+
+ARGMAX_CARD = InvariantCard(
+    id="test-argmax", title="argmax reduces carry two operands", summary="tl.argmax builds a two-operand tt.reduce.",
+    backends=["cuda"], levels=["L4"], passes=["ConvertTritonGPUToLLVM"],
+    symptoms={"ir_signatures": ["multi_operand_reduction"]},
+    legality="A multi-operand reduce never uses redux.sync; every butterfly step shuffles each operand.",
+    question_templates=["Is the index of the reduce at {source_line} used after {pass}?", "Why {mystery}?"],
+    body="## What a rewrite must satisfy\n- Keep tie-break-left semantics if indices are consumed.\n"
+         "- Drop the index operand when only values are needed.\n## Other\ntext",
+)
+
+
+def _report(**over) -> IRReport:
+    sig = Signature(name="multi_operand_reduction", count=2, stage="ttir", pass_introduced=FRONTEND,
+                    related_passes=["ConvertTritonGPUToLLVM"], source_lines=[12, 14], detail="2 tt.reduce")
+    base = dict(kernel="top2", source_file="/k/top2.py", target="cuda:90", backend="cuda", compiler="triton",
+                compiler_version="3.9.0", mode="compile", signatures=[sig], options={"num_warps": 1},
+                source_excerpt={12: "v1, i1 = tl.max(x, axis=0, return_indices=True)"})
+    return IRReport(**(base | over))
+
+
+def test_fake_kb_satisfies_the_protocol():
+    assert isinstance(FakeKB([]), KBClient)
+
+
+def test_explain_settles_with_a_card_and_fills_templates():
+    kb = FakeKB([ARGMAX_CARD])
+    account = explain(_report(), kb)
+    (f,) = account.findings
+    assert f.settled and f.cards == ["test-argmax"] and "redux.sync" in f.condition
+    assert f.constraints == ["Keep tie-break-left semantics if indices are consumed.",
+                             "Drop the index operand when only values are needed."]
+    q1, q2 = f.questions
+    assert q1.question == ("Is the index of the reduce at top2.py:12 (`v1, i1 = tl.max(x, axis=0, return_indices=True)`)"
+                           " used after ConvertTritonGPUToLLVM?") and not q1.unfilled
+    assert q2.unfilled == ["mystery"] and "{mystery}" in q2.question
+    assert kb.queries[0].ir_signatures == ["multi_operand_reduction"] and kb.queries[0].backend == "cuda"
+    assert "line 12" in f.account and f.pass_name == FRONTEND
+    assert account.unresolved == []
+
+
+def test_hotspot_lines_and_focus_select_signatures():
+    kb = FakeKB([ARGMAX_CARD])
+    assert explain(_report(), kb, hotspot_lines=[99]).findings == []
+    assert len(explain(_report(), kb, hotspot_lines=[14]).findings) == 1
+    assert explain(_report(), kb, focus=["fma_dot"]).findings == []
+
+
+def test_unsettled_signature_is_located_in_installed_compiler_source(golden):
+    _, report = golden("dot_ieee_90")
+    account = explain(report, FakeKB([]), focus=["fma_dot"])
+    (f,) = account.findings
+    assert not f.settled and f.pass_name == "TritonGPUAccelerateMatmul"
+    ref = f.source_refs[0]
+    assert ref.path.endswith("compiler.py") and "accelerate_matmul" in ref.code and ref.function == "make_ttgir"
+    assert "compiler source" in f.condition
+
+
+def test_pass_gates_are_evaluated_for_the_target(golden):
+    _, report = golden("dot_tf32_90_s1")
+    (f,) = explain(report, None, focus=["no_software_pipelining"]).findings
+    applicable = [r for r in f.source_refs if r.applies]
+    assert applicable and all("capability" in " ".join(r.conditions) for r in applicable)
+    assert "num_stages=1" in f.condition
+    assert _applies(["if capability // 10 in [8, 9]"], 90) is True
+    assert _applies(["elif capability // 10 >= 10"], 90) is False
+    assert _applies(["if os.system('x')"], 90) is None  # anything but the capability is never evaluated
+
+
+def test_locate_pass_and_checkout_grep(tmp_path):
+    src = installed_backend_source(_report())
+    assert src is not None and src.name == "compiler.py"
+    assert locate_pass("TritonGPUCoalesce", "tritongpu-coalesce", src)[0].code.startswith("passes.ttgpuir.add_coalesce(")
+    assert locate_pass(FRONTEND, "", src) == []
+    td = tmp_path / "include" / "Passes.td"
+    td.parent.mkdir(parents=True)
+    td.write_text('def TritonGPUAccelerateMatmul : Pass<"tritongpu-accelerate-matmul", "mlir::ModuleOp"> {\n')
+    report = _report(signatures=[Signature(name="fma_dot", count=1, stage="ttgir",
+                                           pass_introduced="TritonGPUAccelerateMatmul", source_lines=[17])],
+                     pass_changes=[{"index": 1, "pass_name": "TritonGPUAccelerateMatmul",
+                                    "pass_argument": "tritongpu-accelerate-matmul", "stage": "ttgir", "changed": True}])
+    (f,) = explain(report, None, compiler_source=tmp_path).findings
+    checkout = [r for r in f.source_refs if r.origin == "checkout"]
+    assert checkout and checkout[0].path.endswith("Passes.td") and checkout[0].line == 1
+
+
+def test_fill_template_leaves_unknown_fields():
+    q = fill_template("{pass} at {source_line} with {x}", {"pass": "P", "source_line": "k.py:3"}, "c")
+    assert (q.question, q.unfilled, q.card_id) == ("P at k.py:3 with {x}", ["x"], "c")
+
+
+def test_curated_invariant_cards_ground_the_golden_signatures(golden):
+    """Every golden signature that some curated invariant card cites gets that card and fillable questions."""
+    cards = [parse_card(yaml.safe_load(p.read_text())) for p in sorted(CARDS_DIR.glob("*.yaml"))]
+    cards = [c for c in cards if isinstance(c, InvariantCard)]
+    kb = FakeKB(cards)
+    for name in ("top2_argmax", "row_sum", "dot_ieee_90"):
+        _, report = golden(name)
+        account = explain(report, kb, top_k=10)
+        for f in account.findings:
+            citing = {c.id for c in cards if f.signature in c.symptoms.ir_signatures and "cuda" in c.backends}
+            if citing:
+                assert set(f.cards) & citing, (name, f.signature)
+            for q in f.questions:
+                assert "{source_line}" not in q.question or not f.source_lines
