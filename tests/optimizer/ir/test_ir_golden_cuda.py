@@ -97,6 +97,16 @@ def test_cross_warp_reduction_uses_barriers_and_shared_memory(golden):
     assert report.resources.barriers >= 1 and report.resources.shared_bytes > 0
 
 
+def test_transposed_store_keeps_a_layout_conversion_from_coalesce(golden):
+    _, report = golden("transpose")
+    cvt = _sig(report, "surviving_convert_layout")
+    assert (cvt.count, cvt.pass_introduced, cvt.source_lines) == (1, "TritonGPUCoalesce", [12])
+    assert "RemoveLayoutConversions" in cvt.detail and cvt.facts["block_shape"] == "64x64"
+    assert _sig(report, "shared_memory_roundtrip").source_lines == [12]
+    deltas = [c.features_delta.get("convert_layout", 0) for c in report.pass_changes]
+    assert any(d > 0 for d in deltas) and any(d < 0 for d in deltas)  # inserted, then mostly removed
+
+
 def test_spilling_tile_reports_ptxas_spills(golden):
     _, report = golden("spill")
     spill = _sig(report, "register_spill")
