@@ -17,6 +17,7 @@ or ``ladder bench ir-capture``. Results: ``benchmarks/results/ir_capture.json`` 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -94,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kernels", nargs="*", default=list(CASES), choices=list(CASES))
     ap.add_argument("--out", type=Path, default=None, help="results directory (default benchmarks/results)")
     ns = ap.parse_args(argv)
+    load_before = os.getloadavg()
     res = run(ns.kernels, ns.target, ns.repeats)
     e2e = statistics.geometric_mean([r["ratio_end_to_end"] for r in res.values()])
     phase = statistics.geometric_mean([r["ratio_compile_phase"] for r in res.values()])
@@ -103,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
         "target": ns.target, "repeats": ns.repeats, "goal": "full capture <= 2x plain triton.compile",
         "geomean_ratio_end_to_end": round(e2e, 3), "geomean_ratio_compile_phase": round(phase, 3),
         "worst_ratio": round(worst, 3), "kernels": res,
+        "load_average": {"before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in os.getloadavg()],
+                         "note": "1/5/15-min load on this machine; other jobs shared its cores during the run"},
     }, ns.out)
     print(f"wrote {path}")
     return 0

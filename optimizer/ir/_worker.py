@@ -68,8 +68,12 @@ def _set_env(req: dict) -> None:
         for k in ("MLIR_ENABLE_DUMP", "MLIR_DUMP_PATH", "MLIR_ENABLE_DIAGNOSTICS", "TRITON_DUMP_PTXAS_LOG"):
             os.environ.pop(k, None)
         return
-    os.environ["MLIR_ENABLE_DUMP"] = "1" if req.get("per_pass", True) else "0"
-    os.environ["MLIR_DUMP_PATH"] = str(work / "passes.mlir")
+    if req.get("per_pass", True):
+        os.environ["MLIR_ENABLE_DUMP"] = "1"
+        os.environ["MLIR_DUMP_PATH"] = str(work / "passes.mlir")
+    else:  # "0" would still be read as a kernel-name filter by some versions
+        os.environ.pop("MLIR_ENABLE_DUMP", None)
+        os.environ.pop("MLIR_DUMP_PATH", None)
     os.environ["MLIR_ENABLE_DIAGNOSTICS"] = "remarks"
     os.environ["TRITON_DUMP_PTXAS_LOG"] = "1"
     if req["target"]["backend"] == "npu":  # triton-ascend drops locations from ttadapter unless asked

@@ -104,14 +104,17 @@ def capture_kernel(
 
     ``args`` follow ``_specialize``'s syntax (``x=*fp32``, ``n=4096``, ``BLOCK=1024``); ``options`` are Triton
     compile options (``num_warps``, ``num_stages``, ``maxnreg``, ...). ``mode="launch"`` compiles through the
-    JIT on a real GPU (``grid`` plus sized pointers ``x=*fp32[N]`` make it an actual launch). The work
-    directory (stage files, dumps, logs) is kept and recorded in ``Capture.workdir``.
+    JIT on a real GPU (``grid`` plus sized pointers ``x=*fp32[N]`` make it an actual launch; without them the
+    JIT's ``warmup`` compiles without running); it is not exercised in CI. ``mode="plain"`` is the benchmark's
+    baseline: the same compile with no dumps, remarks or logs, returning only timings. ``per_pass=False``
+    skips the per-pass snapshots. The work directory (stage files, pass dump, logs) is kept and recorded in
+    ``Capture.workdir``; :func:`load_capture` reads it back.
     """
     file, name = parse_spec(spec)
     tgt = parse_target(target)
     parsed = parse_args(args)
     if mode not in ("compile", "launch", "plain"):
-        raise InvalidArgument(f"mode must be compile or launch, got {mode!r}", field="mode")
+        raise InvalidArgument(f"mode must be compile, launch or plain, got {mode!r}", field="mode")
     if tgt.backend == "ascend" and mode == "launch":
         raise ToolchainError("launch mode on Ascend needs an NPU and CANN, which this machine does not have")
     if python is None:
@@ -202,17 +205,7 @@ def _build_capture(file, name, tgt, mode, request, result, work, wall) -> Captur
     ptxas_log = (work / "stdout.txt").read_text(errors="replace")
     remarks += parse_remarks(ptxas_log)  # some Triton versions print diagnostics to stdout
     metadata = result.get("metadata", {})
-    resources = parse_ptxas_log(ptxas_log)
-    if resources is None and "cubin" in binaries:
-        resources = cuobjdump_resources(binaries["cubin"])
-    if result.get("resources"):  # the CUDA driver's figures after a real load
-        r = result["resources"]
-        resources = (resources or ResourceUsage()).model_copy(
-            update={"registers": r.get("registers"), "source": ((resources.source + " + ") if resources else "") + r["source"]})
-        if r.get("spills") is not None and (resources.spill_stores_bytes is None):
-            resources = resources.model_copy(update={"spill_stores_bytes": r["spills"]})
-    if resources is not None and isinstance(metadata.get("shared"), int):
-        resources = resources.model_copy(update={"shared_bytes": metadata["shared"]})
+    resources = _resources(ptxas_log, binaries.get("cubin"), result.get("resources"), metadata.get("shared"))
     spec = result.get("specialization", {})
     kargs = [KernelArg(name=r["name"], index=r["index"], type=r["type"], value=_jsonable(r.get("value")),
                        divisibility=r.get("divisibility"), folded_to_constexpr=r.get("folded_to_constexpr", False),
@@ -283,6 +276,21 @@ def _check_specialization(args: list[KernelArg], ttir: str, kernel: str) -> tupl
 
 def _jsonable(v: Any) -> Any:
     return v if isinstance(v, (int, float, str, bool, type(None))) else str(v)
+
+
+def _resources(ptxas_log: str, cubin: Path | None, driver: dict | None, shared: Any) -> ResourceUsage | None:
+    """ptxas -v figures (else cuobjdump on the cubin), overridden by the CUDA driver's after a real load."""
+    res = parse_ptxas_log(ptxas_log) or (cuobjdump_resources(cubin) if cubin else None)
+    if driver:
+        base = res or ResourceUsage()
+        update: dict[str, Any] = {"registers": driver.get("registers"),
+                                  "source": f"{base.source} + {driver['source']}" if res else driver["source"]}
+        if base.spill_stores_bytes is None and driver.get("spills") is not None:
+            update["spill_stores_bytes"] = driver["spills"]
+        res = base.model_copy(update=update)
+    if res is not None and isinstance(shared, int):
+        res = res.model_copy(update={"shared_bytes": shared})
+    return res
 
 
 def parse_ptxas_log(log: str) -> ResourceUsage | None:

@@ -77,6 +77,7 @@ def _select(report: IRReport, focus, hotspot_lines) -> list[Signature]:
 def _finding(report, sig, client, arguments, installed, checkout, top_k) -> L4Finding:
     passes = [p for p in [sig.pass_introduced, *sig.related_passes] if p and p != FRONTEND]
     cards: list[InvariantCard] = []
+    citing: list[InvariantCard] = []
     if client is not None:
         query = InvariantQuery(pass_names=passes + [arguments[p] for p in passes if p in arguments],
                                ir_signatures=[sig.name], backend=report.backend,
@@ -87,7 +88,7 @@ def _finding(report, sig, client, arguments, installed, checkout, top_k) -> L4Fi
         cards = citing or [c for c in cards if _passes_overlap(c.passes, passes[:1], arguments)]
     context = _template_context(report, sig)
     questions = [fill_template(t, context, c.id) for c in cards for t in c.question_templates]
-    legal = next((c for c in cards if c.legality.strip()), None)
+    legal = next((c for c in citing if c.legality.strip()), None)  # only a card citing the signature settles it
     refs: list[CompilerSourceRef] = []
     if legal is None:
         for p in passes:

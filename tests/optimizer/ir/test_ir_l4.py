@@ -158,3 +158,16 @@ def test_curated_invariant_cards_ground_the_golden_signatures(golden):
                 assert set(f.cards) & citing, (name, f.signature)
             for q in f.questions:
                 assert "{source_line}" not in q.question or not f.source_lines
+
+
+def test_attribute_is_capture_analyze_explain_in_one_call(tmp_path):
+    from optimizer.ir import attribute
+
+    kernels = Path(__file__).parent / "kernels"
+    res = attribute(f"{kernels}/top2_argmax.py::top2_argmax", "cuda:90",
+                    {"X": "*fp32", "OUT": "*fp32", "n_cols": 1000, "stride": 1024, "BLOCK": 256},
+                    client=FakeKB([ARGMAX_CARD]), options={"num_warps": 1}, hotspot_lines=[12], workdir=tmp_path)
+    assert res.report.signature("multi_operand_reduction").count == 2
+    settled = [f for f in res.account.findings if f.settled]
+    assert [f.signature for f in settled] == ["multi_operand_reduction"] and settled[0].cards == ["test-argmax"]
+    assert all(12 in f.source_lines for f in res.account.findings)
