@@ -50,7 +50,7 @@ def _cross_warp_reduces(text: str) -> list[str]:
     """Descriptions of the tt.reduce ops of a TTGIR text whose reduced axis is split across warps."""
     if '"tt.reduce"' not in text or "warpsPerCTA" not in text:
         return []
-    layouts = dict(P.LAYOUT_DEF.findall(text))
+    layouts = P.layout_defs(text)
     lines = text.split("\n")
     out = []
     for i, line in enumerate(lines):
@@ -89,7 +89,7 @@ def _convert_keys(text: str, source_file: str) -> set[tuple[int | None, str, str
     """(source line, source layout, target layout) of every convert_layout, layouts resolved from aliases."""
     if "ttg.convert_layout" not in text:
         return set()
-    layouts = dict(P.LAYOUT_DEF.findall(text))
+    layouts = P.layout_defs(text)
     res = LocResolver(text, source_file)
     keys = set()
     for line in text.split("\n"):
@@ -240,9 +240,13 @@ def _spill_signature(ctx: Ctx, ptx: PtxLines) -> list[Signature]:
 
 # ---- dots and pipelining ---------------------------------------------------------------------------------------
 def _dot_kinds(text: str) -> dict[str, int]:
-    kinds = {"wgmma_dot": len(P.WGMMA_OP.findall(text)), "mma_dot": len(P.TCGEN5_OP.findall(text)), "fma_dot": 0}
+    kinds = {"wgmma_dot": 0, "mma_dot": 0, "fma_dot": 0}
+    if "dot" not in text and "tc_gen5_mma" not in text:
+        return kinds
+    kinds["wgmma_dot"] = text.count("ttng.warp_group_dot ")
+    kinds["mma_dot"] = text.count("ttng.tc_gen5_mma ")
     if "tt.dot" in text:
-        layouts = dict(P.LAYOUT_DEF.findall(text))
+        layouts = P.layout_defs(text)
         for m in P.DOT_OP.finditer(text):
             enc = layouts.get(m.group(1), m.group(1))
             if "mma" in enc or "mfma" in enc or "wmma" in enc:

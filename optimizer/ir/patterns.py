@@ -35,6 +35,14 @@ LOC_DEF = re.compile(r"^(#loc\d*) = loc\((.*)\)\s*$", re.M)
 TRAILING_LOC = re.compile(r"loc\((.*)\)\s*\{?\s*$")
 # #blocked = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
 LAYOUT_DEF = re.compile(r"^(#[\w]+) = (#[\w.]+<.*>)\s*$", re.M)
+
+
+def layout_defs(text: str) -> dict[str, str]:
+    """Layout aliases (``#blocked1`` -> ``#ttg.blocked<{...}>``); they are printed before the module body."""
+    head = text[: text.find("\nmodule")] if "\nmodule" in text else text
+    return dict(LAYOUT_DEF.findall(head))
+
+
 WARPS_PER_CTA = re.compile(r"warpsPerCTA = \[([\d, ]+)\]")
 SLICE_LAYOUT = re.compile(r"#ttg\.slice<\{dim = (\d+), parent = (#[\w.]+(?:<.*>)?)\}>")
 # module attributes {"ttg.num-warps" = 4 : i32, ttg.shared = 16 : i32, ...}
@@ -72,7 +80,7 @@ REDUCE_OP = re.compile(r'"tt\.reduce"\((?P<operands>[^)]*)\)\s*<\{axis = (?P<axi
 REDUCE_CLOSE_TYPES = re.compile(r"^\s*\}\)\s*:\s*\((?P<types>.*?)\)\s*->")
 TENSOR_ENCODING = re.compile(r"tensor<[^,>]*x?\w+, (#[\w.]+(?:<[^>]*>)?)>")
 # %acc = tt.dot %a, %b, %c, inputPrecision = tf32 : tensor<64x32xf32, #ttg.dot_op<...>> * ... -> tensor<64x64xf32, #mma>
-DOT_OP = re.compile(r"\btt\.dot\b.*->\s*tensor<[^,>]+, (#[\w.]+)")
+DOT_OP = re.compile(r"tt\.dot [^\n]*-> tensor<[^,>\n]+, (#[\w.]+)")
 WGMMA_OP = re.compile(r"\bttng\.warp_group_dot\b")
 TCGEN5_OP = re.compile(r"\bttng\.tc_gen5_mma\b")
 MMA_VERSION = re.compile(r"#ttg\.nvidia_mma<\{versionMajor = (\d+)")
