@@ -8,7 +8,14 @@ The pieces are usable alone: :func:`map_rounds` / :class:`FamilyIndex` (family a
 
 from synthesis.anti import anti_signal_proposals
 from synthesis.clustering import cluster_rounds, draft_family_card, new_family_proposals
-from synthesis.mining import Embed, FamilyIndex, MiningConfig, example_proposals, map_rounds, proposal_id
+from synthesis.mining import (
+    Embed,
+    FamilyIndex,
+    MiningConfig,
+    example_proposals,
+    map_rounds,
+    proposal_id,
+)
 from synthesis.models import (
     PROPOSAL_TRANSITIONS,
     EvidenceRef,

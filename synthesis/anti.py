@@ -4,7 +4,7 @@ Rounds are grouped by (rewrite family, failure mode). The family is the mapped p
 is confident, else the family name the optimizer recorded. Modes: ``slower`` (validated, lift below 1),
 ``incorrect`` (validation failed, no hack flag) and ``failed`` (no validation: did not compile or crashed).
 Hack-tripped rounds never reach this module (see :mod:`synthesis.rounds`). When an existing anti-signal card
-already contraindicates the same family and reads alike, the rounds become an ``example`` of that card.
+names the same family (in ``contraindicated`` or ``related``) and reads alike, the rounds become an ``example`` of that card.
 """
 
 from __future__ import annotations
@@ -16,8 +16,22 @@ import numpy as np
 
 from kb.models import AntiSignalCard, Provenance, Symptoms
 from kb.vocab import BOTTLENECK_CLASSES, IR_SIGNATURES
-from synthesis.features import TokenMatcher, card_text, consensus, first_sentence, round_levels, slug_words, slugify
-from synthesis.mining import Embed, embed_batched, evidence_ref, example_evidence, proposal_id
+from synthesis.features import (
+    TokenMatcher,
+    card_text,
+    consensus,
+    first_sentence,
+    round_levels,
+    slug_words,
+    slugify,
+)
+from synthesis.mining import (
+    Embed,
+    embed_batched,
+    evidence_ref,
+    example_evidence,
+    proposal_id,
+)
 from synthesis.models import FamilyMapping, Proposal
 from synthesis.rounds import ANTI_CATEGORIES, RoundRecord
 
@@ -48,7 +62,7 @@ def _draft(family: str, mode: str, recs: list[RoundRecord], matcher: TokenMatche
     while cid in taken:
         cid, k = f"{base}-{k}", k + 1
     toks = consensus([matcher.round_tokens(x.round) for x in recs])
-    pick = lambda ns: [t.split(":", 1)[1] for t in toks if t.startswith(ns + ":")]  # noqa: E731
+    pick = lambda ns: [t.split(":", 1)[1] for t in toks if t.startswith(ns + ":")]
     symptoms = Symptoms(
         bottleneck_classes=[b for b in pick("bottleneck") if b in BOTTLENECK_CLASSES],
         ir_signatures=[s for s in pick("ir") if s in IR_SIGNATURES],
@@ -89,6 +103,7 @@ def _draft(family: str, mode: str, recs: list[RoundRecord], matcher: TokenMatche
         evidence=[example_evidence(x) for x in recs],
         trigger_evidence=trigger,
         contraindicated=[family],
+        related=[family] if family_title else [],
         counterexample=counter,
         status="proposed",
         provenance=Provenance(origin="synthesized", rounds=[x.ref for x in recs], author="synthesis@offline"),
@@ -128,16 +143,20 @@ def anti_signal_proposals(
     for _, _, d in drafts:
         taken.add(d.id)
     existing = sorted(anti_cards, key=lambda c: c.id)
+    linked = [[j for j, c in enumerate(existing) if family in c.contraindicated or family in c.related]
+              for (family, _), _, _ in drafts]
     sims = np.zeros((len(drafts), len(existing)))
-    if existing:
-        dv = embed_batched(embed, [card_text(d) for _, _, d in drafts])
-        ev = embed_batched(embed, [card_text(c) for c in existing])
-        sims = dv @ ev.T
+    need_d = [i for i, js in enumerate(linked) if js]
+    need_e = sorted({j for js in linked for j in js})
+    if need_d:  # only drafts whose family an existing anti-signal names are compared, so little is embedded
+        dv = embed_batched(embed, [card_text(drafts[i][2]) for i in need_d])
+        ev = embed_batched(embed, [card_text(existing[j]) for j in need_e])
+        sims[np.ix_(need_d, need_e)] = dv @ ev.T
     out: list[Proposal] = []
     for i, ((family, mode), recs, draft) in enumerate(drafts):
         refs = [x.ref for x in recs]
         conf = round(_confidence(mode, recs), 4)
-        cands = [j for j, c in enumerate(existing) if family in c.contraindicated and sims[i, j] >= merge_threshold]
+        cands = [j for j in linked[i] if sims[i, j] >= merge_threshold]
         if cands:
             card = existing[max(cands, key=lambda j: (sims[i, j], -j))]
             new = [x for x in recs if x.ref not in card.provenance.rounds]

@@ -16,7 +16,14 @@ import numpy as np
 
 from kb.models import PatternCard, Provenance, Recipe, Rewrite, Symptoms
 from kb.vocab import BOTTLENECK_CLASSES, IR_SIGNATURES
-from synthesis.features import TokenMatcher, consensus, first_sentence, round_levels, slug_words, slugify
+from synthesis.features import (
+    TokenMatcher,
+    consensus,
+    first_sentence,
+    round_levels,
+    slug_words,
+    slugify,
+)
 from synthesis.mining import evidence_ref, example_evidence, proposal_id
 from synthesis.models import FamilyMapping, Proposal
 from synthesis.rounds import RoundRecord

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
@@ -25,8 +25,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kb.models import Evidence, PatternCard
 from synthesis.features import TokenMatcher, card_text, round_levels, round_text
-from synthesis.models import EvidenceRef, FamilyCandidate, FamilyMapping, MappingComponents, Proposal
+from synthesis.models import (
+    EvidenceRef,
+    FamilyCandidate,
+    FamilyMapping,
+    MappingComponents,
+    Proposal,
+)
 from synthesis.rounds import RoundRecord
+
+_LEVELS = ("L1", "L2", "L3", "L4")
 
 __all__ = ["Embed", "FamilyIndex", "MiningConfig", "example_proposals", "map_rounds", "proposal_id"]
 
@@ -37,11 +45,15 @@ Embed = Callable[[list[str]], np.ndarray]
 class MiningConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    # weights and threshold set on the dev split of benchmarks/synthesis (not on its test split)
     w_dense: float = 0.60
-    w_symptoms: float = 0.20
-    w_levels: float = 0.05
-    w_cited: float = 0.15
-    assign_threshold: float = Field(default=0.42, description="best combined score needed to assign a family")
+    w_symptoms: float = 0.35
+    w_levels: float = 0.02
+    w_cited: float = 0.25
+    cite_named: float = Field(default=1.0, description="cited component when the rewrite names the card")
+    cite_cited: float = Field(default=0.5, description="... when the round cited the card")
+    cite_related: float = Field(default=0.3, description="... when it cited (or named) a card related to it")
+    assign_threshold: float = Field(default=0.46, description="best combined score needed to assign a family")
     confidence_scale: float = Field(default=0.06, description="score distance that moves confidence by ~e")
     top_candidates: int = Field(default=3, ge=1)
     batch_size: int = Field(default=256, ge=1)
@@ -61,57 +73,54 @@ def embed_batched(embed: Embed, texts: list[str], batch_size: int = 256) -> np.n
     return _unit(np.concatenate([np.asarray(embed(texts[i : i + batch_size])) for i in range(0, len(texts), batch_size)]))
 
 
-def _set_cosine(a: set[str], b: set[str]) -> float:
-    return len(a & b) / math.sqrt(len(a) * len(b)) if a and b else 0.0
-
-
 def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, x))))
 
 
+def _components_at(comps: dict[str, np.ndarray | None], k: int) -> MappingComponents:
+    def get(name: str) -> float | None:
+        arr = comps[name]
+        return None if arr is None else round(float(arr[k]), 4)
+
+    return MappingComponents(dense=get("dense") or 0.0, symptoms=get("symptoms"), levels=get("levels"),
+                             cited=get("cited"))
+
+
 @dataclass
 class FamilyIndex:
-    """Pattern families with their embeddings and symptom tokens, computed once and reused per batch."""
+    """Pattern families with embeddings, symptom tokens and levels as arrays, built once and reused per batch.
+
+    Scoring a round against every family is a handful of vector operations; pydantic objects are built only
+    for the ``top_candidates`` reported per round.
+    """
 
     families: list[PatternCard]
-    vectors: np.ndarray
-    tokens: list[set[str]]
+    vectors: np.ndarray  # (F, d) unit rows
     matcher: TokenMatcher
     config: MiningConfig
+    token_ids: dict[str, int] = field(default_factory=dict)
+    token_matrix: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))  # (F, T) 0/1
+    level_matrix: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))  # (F, 4) 0/1
+    by_id: dict[str, int] = field(default_factory=dict)
+    related_to: dict[str, list[int]] = field(default_factory=dict)  # card id -> families listing it as related
 
     @classmethod
     def build(cls, families: Sequence[PatternCard], embed: Embed, config: MiningConfig | None = None) -> FamilyIndex:
         cfg = config or MiningConfig()
         fams = sorted(families, key=lambda c: c.id)
         vecs = embed_batched(embed, [card_text(c) for c in fams], cfg.batch_size)
-        return cls(fams, vecs, [c.symptoms.tokens() for c in fams], TokenMatcher.for_cards(fams), cfg)
-
-    def components(self, rec: RoundRecord, dense: np.ndarray, toks: set[str], k: int) -> MappingComponents:
-        fam = self.families[k]
-        r = rec.round
-        levels = round_levels(r)
-        cited: float | None = None
-        named = r.rewrite.family if r.rewrite is not None else ""
-        if named or r.cards_cited:
-            cited = 0.0
-            if named == fam.id:
-                cited = 1.0
-            elif fam.id in r.cards_cited:
-                cited = 0.7
-            elif set(fam.related) & (set(r.cards_cited) | {named}):
-                cited = 0.3
-        return MappingComponents(
-            dense=float(max(0.0, dense[k])),
-            symptoms=_set_cosine(toks, self.tokens[k]) if toks else None,
-            levels=len(levels & set(fam.levels)) / len(levels) if levels else None,
-            cited=cited,
-        )
-
-    def combine(self, c: MappingComponents) -> float:
-        cfg = self.config
-        parts = [(cfg.w_dense, c.dense), (cfg.w_symptoms, c.symptoms), (cfg.w_levels, c.levels), (cfg.w_cited, c.cited)]
-        used = [(w, v) for w, v in parts if v is not None]
-        return sum(w * v for w, v in used) / sum(w for w, _ in used)
+        token_sets = [c.symptoms.tokens() for c in fams]
+        vocab = {t: i for i, t in enumerate(sorted(set().union(*token_sets)))} if fams else {}
+        tm = np.zeros((len(fams), len(vocab)), dtype=np.float32)
+        lm = np.zeros((len(fams), len(_LEVELS)), dtype=np.float32)
+        related: dict[str, list[int]] = {}
+        for k, (c, toks) in enumerate(zip(fams, token_sets)):
+            tm[k, [vocab[t] for t in toks]] = 1.0
+            lm[k, [_LEVELS.index(lv) for lv in c.levels]] = 1.0
+            for rid in c.related:
+                related.setdefault(rid, []).append(k)
+        return cls(fams, vecs, TokenMatcher.for_cards(fams), cfg, vocab, tm, lm,
+                   {c.id: k for k, c in enumerate(fams)}, related)
 
     def embed_rounds(self, rounds: Sequence[RoundRecord], embed: Embed) -> np.ndarray:
         """Unit vectors of the rounds' hypothesis+rewrite text; one embedding call per ``batch_size`` rounds."""
@@ -120,6 +129,36 @@ class FamilyIndex:
     def map(self, rounds: Sequence[RoundRecord], embed: Embed) -> list[FamilyMapping]:
         """Map each round (embedding them in batches)."""
         return self.map_embedded(rounds, self.embed_rounds(rounds, embed))
+
+    def score_round(self, rec: RoundRecord, sims: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray | None]]:
+        """Combined score of ``rec`` against every family, and the per-family components (None: no data)."""
+        cfg, n = self.config, len(self.families)
+        r = rec.round
+        toks = self.matcher.round_tokens(r)
+        sym = lev = cit = None
+        if toks:
+            vec = np.zeros(len(self.token_ids), dtype=np.float32)
+            vec[[self.token_ids[t] for t in toks if t in self.token_ids]] = 1.0
+            sizes = self.token_matrix.sum(axis=1)
+            sym = (self.token_matrix @ vec) / np.sqrt(np.maximum(sizes, 1.0) * len(toks))
+        levels = [lv for lv in _LEVELS if lv in round_levels(r)]
+        if levels:
+            lev = self.level_matrix[:, [_LEVELS.index(lv) for lv in levels]].sum(axis=1) / len(levels)
+        named = r.rewrite.family if r.rewrite is not None else ""
+        if named or r.cards_cited:
+            cit = np.zeros(n, dtype=np.float32)
+            for cid in {named, *r.cards_cited} - {""}:
+                cit[self.related_to.get(cid, [])] = np.maximum(cit[self.related_to.get(cid, [])], cfg.cite_related)
+            for cid in r.cards_cited:
+                if cid in self.by_id:
+                    cit[self.by_id[cid]] = max(cit[self.by_id[cid]], cfg.cite_cited)
+            if named in self.by_id:
+                cit[self.by_id[named]] = cfg.cite_named
+        dense = np.maximum(sims, 0.0)
+        parts = [(cfg.w_dense, dense), (cfg.w_symptoms, sym), (cfg.w_levels, lev), (cfg.w_cited, cit)]
+        used = [(w, v) for w, v in parts if v is not None]
+        total = sum(w * v for w, v in used) / sum(w for w, _ in used)
+        return total, {"dense": dense, "symptoms": sym, "levels": lev, "cited": cit}
 
     def map_embedded(self, rounds: Sequence[RoundRecord], vecs: np.ndarray) -> list[FamilyMapping]:
         """Map rounds whose vectors (from :meth:`embed_rounds`) are already computed."""
@@ -132,34 +171,22 @@ class FamilyIndex:
         sims = vecs @ self.vectors.T
         out: list[FamilyMapping] = []
         for i, rec in enumerate(rounds):
-            toks = self.matcher.round_tokens(rec.round)
-            # cheap pre-selection by dense score, then full scoring of the short list (ties -> family id order)
-            short = np.argsort(-sims[i], kind="stable")[: max(16, cfg.top_candidates)]
-            named = rec.round.rewrite.family if rec.round.rewrite is not None else ""
-            extra = [k for k, f in enumerate(self.families) if f.id == named or f.id in rec.round.cards_cited]
-            ks = list(dict.fromkeys([*short.tolist(), *extra]))
-            scored = []
-            for k in ks:
-                comp = self.components(rec, sims[i], toks, k)
-                scored.append((self.combine(comp), self.families[k].id, comp))
-            scored.sort(key=lambda t: (-t[0], t[1]))
-            best, runner = scored[0], scored[1] if len(scored) > 1 else None
-            margin = best[0] - runner[0] if runner else 1.0
-            p_match = _sigmoid((best[0] - cfg.assign_threshold) / cfg.confidence_scale)
+            total, comps = self.score_round(rec, sims[i])
+            order = np.argsort(-total, kind="stable")  # families are sorted by id: ties go to the smaller id
+            best = float(total[order[0]])
+            margin = best - float(total[order[1]]) if len(order) > 1 else 1.0
+            p_match = _sigmoid((best - cfg.assign_threshold) / cfg.confidence_scale)
             p_unique = 1.0 - math.exp(-margin / cfg.confidence_scale)
-            assigned = best[0] >= cfg.assign_threshold
+            assigned = best >= cfg.assign_threshold
             conf = p_match * (0.5 + 0.5 * p_unique) if assigned else 1.0 - p_match
-            out.append(
-                FamilyMapping(
-                    round_ref=rec.ref,
-                    family_id=best[1] if assigned else None,
-                    confidence=round(conf, 4),
-                    score=round(best[0], 4),
-                    components=best[2],
-                    candidates=[FamilyCandidate(family_id=f, score=round(s, 4), components=c)
-                                for s, f, c in scored[: cfg.top_candidates]],
-                )
-            )
+
+            cands = [FamilyCandidate(family_id=self.families[k].id, score=round(float(total[k]), 4),
+                                     components=_components_at(comps, int(k)))
+                     for k in order[: cfg.top_candidates]]
+            out.append(FamilyMapping(
+                round_ref=rec.ref, family_id=cands[0].family_id if assigned else None, confidence=round(conf, 4),
+                score=round(best, 4), components=cands[0].components, candidates=cands,
+            ))
         return out
 
 

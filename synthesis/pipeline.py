@@ -69,6 +69,7 @@ def synthesize(
     progress: Progress | None = None,
     now: datetime | None = None,
     llm_client: Any = None,
+    index: FamilyIndex | None = None,
 ) -> SynthesisResult:
     """Mine ``trajectories`` against ``cards`` (all current cards, any kind and status).
 
@@ -76,6 +77,8 @@ def synthesize(
     whole trajectory history to get correct stats; proposal ids are stable, so re-running on the same rounds
     yields the same proposals. ``llm_client`` (an OpenAI-compatible client) is only used when
     ``config.polish`` is true; without one, a client is built from the ``LADDER_LLM_*`` settings.
+    ``index``: a :class:`FamilyIndex` built earlier from the same active pattern cards (a server keeps one and
+    rebuilds it when cards change) so that families are not re-embedded on every batch.
     """
     cfg = config or SynthesisConfig()
     stamp = now or datetime.now(timezone.utc)
@@ -86,9 +89,12 @@ def synthesize(
     report_progress("rounds", len(records), len(records))
 
     families = [c for c in cards if isinstance(c, PatternCard) and c.status in cfg.family_statuses]
+    if index is None:
+        index = FamilyIndex.build(families, embed, cfg.mining)
+    else:
+        families = index.families
     anti_cards = [c for c in cards if isinstance(c, AntiSignalCard) and c.status in ("active", "proposed")]
     taken = {c.id for c in cards}
-    index = FamilyIndex.build(families, embed, cfg.mining)
     to_map = [r for r in records if r.round.rewrite is not None and r.category not in ("hack", "baseline")]
     vectors = index.embed_rounds(to_map, embed)
     mappings = index.map_embedded(to_map, vectors)

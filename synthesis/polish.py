@@ -72,10 +72,10 @@ def _apply(p: Proposal, answer: dict[str, Any]) -> Proposal:
             continue
         if key == "preconditions":
             if not isinstance(val, list) or not all(isinstance(x, str) for x in val):
-                raise ValueError("preconditions must be a list of strings")
+                raise TypeError("preconditions must be a list of strings")
             data["preconditions"] = val
         elif not isinstance(val, str):
-            raise ValueError(f"{key} must be a string")
+            raise TypeError(f"{key} must be a string")
         elif key == "rewrite_description":
             if data.get("rewrite") is not None and val.strip():
                 data["rewrite"]["description"] = val
@@ -111,9 +111,9 @@ def polish_proposals(
             )
             answer = json.loads(resp.choices[0].message.content or "")
             if not isinstance(answer, dict):
-                raise ValueError("the answer is not a JSON object")
+                raise TypeError("the answer is not a JSON object")
             out.append(_apply(p, answer))
-        except (ValueError, ValidationError, KeyError, IndexError, AttributeError) as e:
+        except (ValueError, TypeError, ValidationError, KeyError, IndexError, AttributeError) as e:
             out.append(p.model_copy(update={"reviewer_notes": f"polish skipped: {type(e).__name__}: {e}"[:500]}))
         except Exception as e:  # noqa: BLE001 - network/API errors from any OpenAI-compatible server
             out.append(p.model_copy(update={"reviewer_notes": f"polish failed: {type(e).__name__}: {e}"[:500]}))

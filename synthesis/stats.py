@@ -95,7 +95,7 @@ def card_stats(
     out: dict[str, CardStats] = {}
     for cid in sorted(ids):
         mean, lo, hi = lift_interval(lifts[cid], method=method, seed=seed)
-        rnd = lambda v: None if v is None else round(v, 4)  # noqa: E731
+        rnd = lambda v: None if v is None else round(v, 4)
         out[cid] = CardStats(cited=cited[cid], applied=applied[cid], verified=verified[cid],
                              lift_mean=rnd(mean), lift_ci_low=rnd(lo), lift_ci_high=rnd(hi), lift_n=len(lifts[cid]))
     return out

@@ -8,14 +8,15 @@ from datetime import datetime, timezone
 from typing import Any
 
 import numpy as np
+
 from kb.models import (
+    EscalationTests,
     EvidenceItem,
     PatternCard,
     ProblemRef,
     Round,
     RoundRewrite,
     StopDecision,
-    EscalationTests,
     Timing,
     TimingProtocol,
     Trajectory,

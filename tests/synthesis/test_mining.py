@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from synth_builders import NOW, fake_embed, rnd, traj
 
-from synthesis import FamilyIndex, MiningConfig, collect_rounds, example_proposals, map_rounds
+from synthesis import (
+    FamilyIndex,
+    MiningConfig,
+    collect_rounds,
+    example_proposals,
+    map_rounds,
+)
 
 
 def _records():

@@ -45,7 +45,7 @@ def test_hack_tripped_and_failed_rounds_never_back_a_pattern(families):
 def test_synthesize_is_deterministic(families):
     a = synthesize(_trajectories(), families, fake_embed, now=NOW)
     b = synthesize(_trajectories(), families, fake_embed, now=NOW)
-    dump = lambda r: r.model_dump(exclude={"report": {"duration_s", "rounds_per_min"}})  # noqa: E731
+    dump = lambda r: r.model_dump(exclude={"report": {"duration_s", "rounds_per_min"}})
     assert dump(a) == dump(b)
     assert a.report.rounds == 5 and a.report.categories["hack"] == 3
     assert a.stats["rows-per-program"].applied >= 1
