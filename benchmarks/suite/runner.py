@@ -1,0 +1,434 @@
+"""``ladder bench suite``: optimizer sessions across the operator suite, resumable, within a wall-clock budget.
+
+    PYTHONPATH=. python3 benchmarks/suite/runner.py --backend cuda --rounds 6 --budget-s 520 \
+        --out benchmarks/results/suite --pack $OUT/suite.tar.gz          # one device call; run it again to go on
+    python benchmarks/suite/runner.py --unpack suite.tar.gz --out benchmarks/results/suite --no-run
+    python benchmarks/suite/runner.py --backend interpreter --ops relu softmax --rounds 2 --out /tmp/suite
+
+Per operator: an optimizer session (``optimizer.session.Session``, in-process, KB from ``--server`` or the
+embedded KB / ``LADDER_SNAPSHOT``), then on CUDA a measurement pass in a subprocess (``_measure.py``): eager
+PyTorch, the initial and the best candidate, every case, timed back to back under the optimizer's protocol
+(``optimizer.timing.bench_cuda``), then torch.compile in its own time-boxed subprocess. The interpreter backend
+checks correctness only and measures nothing.
+
+Resuming: each phase's outcome lands in ``<op>/result.json`` before the next starts. Finished operators are
+skipped; an operator whose session was cut off restarts its session; one whose session finished but whose
+measurement did not re-measures only. ``--budget-s`` stops starting work when the budget is nearly spent:
+a session's round is not started when it and the measurement would overrun, and the session then ends with the
+rounds it has (recorded as truncated). ``--pack FILE`` writes the result directory (without IR dumps) as one
+tar.gz after every operator; ``--unpack FILE`` restores it first. See ``_results.py`` for the layout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import time
+import traceback
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+# bm25s (imported with kb) runs a jax op at import when jax is installed, as on the GPU image: that starts XLA on
+# the GPU and preallocates most of its memory in every process that imports kb. Keep jax on the CPU, here and in
+# every child process (session workers, _measure.py).
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
+SUITE = Path(__file__).resolve().parent
+REPO = SUITE.parents[1]
+for _p in (REPO, SUITE, REPO / "benchmarks"):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
+
+from _results import (
+    append_jsonl,
+    pack,
+    read_json,
+    summarize_trajectory,
+    unpack,
+    write_json,
+)
+
+DEFAULT_OUT = REPO / "benchmarks" / "results" / "suite"
+#: first-guess phase durations (s) before this result dir has history: baseline, one round, measurement, compile
+DEFAULTS = {"cuda": (40.0, 60.0, 45.0, 120.0), "interpreter": (12.0, 12.0, 0.0, 0.0)}
+
+
+class OutOfTime(Exception):
+    """Raised from the session's progress callback when the next round would overrun the budget."""
+
+
+def connect_kb(server: str | None, home: str | None) -> Any:
+    """``retrieval.client.connect``; where the wire layer cannot import (e.g. the GPU image's grpcio is older than
+    the generated code needs) and no server is asked for, the snapshot KB that ``connect`` would have returned."""
+    try:
+        from retrieval.client import connect
+    except (ImportError, RuntimeError) as exc:
+        from kb.settings import Settings
+
+        settings = Settings(**({"home": Path(home).expanduser()} if home else {}))
+        if server or settings.snapshot is None:
+            raise
+        from kb.search.embedding import Embedder
+        from kb.snapshot import SnapshotKB
+
+        print(f"retrieval.client unavailable ({str(exc)[:120]}); reading the snapshot {settings.snapshot} directly", flush=True)
+        return SnapshotKB(settings.snapshot, outbox=settings.home / "outbox", embedder=Embedder(model_path=settings.embedding_model_dir))
+    return connect(server=server, home=home)
+
+
+def _hms(s: float) -> str:
+    s = max(0, int(s))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+class Runner:
+    def __init__(self, args: argparse.Namespace, *, kb: Any = None, settings: Any = None, log: Any = None) -> None:
+        self.a, self.kb, self.settings = args, kb, settings
+        self.out = Path(args.out).resolve()
+        self.log = log or (lambda msg: print(msg, flush=True))
+        self.start = time.time()
+        self.deadline = self.start + args.budget_s if args.budget_s else float("inf")
+        self.run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        self.ceilings: dict[str, Any] = {}
+
+    # ------------------------------------------------------------------------------------------- plan ---
+    def select_ops(self) -> list[str]:
+        from _harness import list_ops, load_problem
+
+        ops = self.a.ops or list_ops()
+        unknown = sorted(set(ops) - set(list_ops()))
+        if unknown:
+            raise SystemExit(f"unknown operator(s): {', '.join(unknown)} (see benchmarks/suite/)")
+        if self.a.category:
+            ops = [op for op in ops if getattr(load_problem(SUITE / op).module, "CATEGORY", None) in self.a.category]
+        return ops
+
+    def todo(self, op: str, *, redo: bool = False) -> str | None:
+        """Why ``op`` needs work in this invocation, or None when it is complete (or given up on)."""
+        r = read_json(self.out / op / "result.json")
+        if r is None or redo:
+            return "new" if r is None else "redo"
+        if r.get("backend") != self.a.backend:
+            return f"backend {r.get('backend')} -> {self.a.backend}"
+        status, attempts = r.get("status"), int(r.get("attempts", 0))
+        if status in ("running", "error", "failed"):  # failed: the baseline did not validate (an OOM can do that)
+            return f"{status} before" if attempts < self.a.max_attempts else None
+        if status == "done" and self.a.backend == "cuda" and self.a.compile and (r.get("compile") or {}).get("status") != "ok":
+            return "torch.compile missing" if int((r.get("compile") or {}).get("attempts", 0)) < self.a.max_attempts else None
+        return None
+
+    def estimates(self) -> dict[str, float]:
+        """Phase durations from the finished operators of this result dir (defaults before there are any)."""
+        from _results import load_results
+
+        base, rnd, meas, comp = DEFAULTS[self.a.backend]
+        done = [r for r in load_results(self.out).values() if r.get("status") == "done" and r.get("backend") == self.a.backend]
+        rounds = [x["duration_s"] for r in done for x in r["session"]["rounds"][1:]]
+        bases = [r["session"]["rounds"][0]["duration_s"] for r in done if r["session"]["rounds"]]
+        meas_s = [r["measure"]["wall_s"] for r in done if (r.get("measure") or {}).get("wall_s")]
+        comp_s = [r["compile"]["wall_s"] for r in done if (r.get("compile") or {}).get("wall_s")]
+        avg = lambda xs, d: sum(xs) / len(xs) if xs else d
+        est = {"baseline": avg(bases, base), "round": avg(rounds, rnd), "measure": avg(meas_s, meas),
+               "compile": avg(comp_s, comp) if self.a.compile else 0.0}
+        est["op"] = est["baseline"] + self.a.rounds * est["round"] + est["measure"] + est["compile"]
+        return est
+
+    # -------------------------------------------------------------------------------------------- run ---
+    def run(self) -> int:
+        self.out.mkdir(parents=True, exist_ok=True)
+        ops = self.select_ops()
+        todo = [(op, why) for op in ops if (why := self.todo(op, redo=self.a.redo))]
+        self.log(f"suite: {len(ops)} operator(s), {len(ops) - len(todo)} complete, {len(todo)} to run "
+                 f"(backend {self.a.backend}, {self.a.rounds} rounds, budget {_hms(self.a.budget_s) if self.a.budget_s else 'none'})")
+        if self.a.backend == "cuda" and todo:
+            self.ceilings = self.measure_ceilings()
+        from _provenance import provenance
+
+        append_jsonl(self.out / "runs.jsonl", {"run": self.run_id, "event": "start", "provenance": provenance(),
+                                               "args": {k: v for k, v in vars(self.a).items()}, "ceilings": self.ceilings})
+        finished, started = 0, 0
+        for i, (op, why) in enumerate(todo):
+            est = self.estimates()
+            left = self.deadline - time.time()
+            if started and est["op"] > left:
+                self.log(f"budget: {_hms(left)} left, an operator takes ~{_hms(est['op'])}; stopping with "
+                         f"{len(todo) - i} to go (run again to continue)")
+                break
+            started += 1
+            eta = (len(todo) - i) * est["op"]
+            self.log(f"[{i + 1}/{len(todo)}] {op}: start ({why}); elapsed {_hms(time.time() - self.start)}, "
+                     f"ETA for the rest {_hms(eta)}")
+            t0 = time.time()
+            try:
+                res = self.run_op(op)
+            except KeyboardInterrupt:
+                raise
+            except Exception as exc:  # one operator failing must not stop the others
+                res = self._record(op, status="error", error=f"{type(exc).__name__}: {exc}",
+                                   traceback=traceback.format_exc()[-3000:])
+            finished += res.get("status") == "done"
+            self.log(f"[{i + 1}/{len(todo)}] {op}: {self._line(res)} ({_hms(time.time() - t0)})")
+            self.pack()
+        append_jsonl(self.out / "runs.jsonl", {"run": self.run_id, "event": "end", "wall_s": round(time.time() - self.start, 1),
+                                               "ops_done": finished, "ops_started": started})
+        left = [op for op in ops if self.todo(op)]
+        self.log(f"suite: {len(ops) - len(left)}/{len(ops)} operator(s) complete" + (f"; left: {' '.join(left)}" if left else ""))
+        self.pack()
+        return 0
+
+    def _record(self, op: str, **update: Any) -> dict[str, Any]:
+        from _provenance import provenance
+
+        path = self.out / op / "result.json"
+        r = read_json(path) or {}
+        r.update(update, op=op, run=self.run_id, updated=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        r["provenance"] = provenance()
+        write_json(path, r)
+        return r
+
+    def run_op(self, op: str) -> dict[str, Any]:
+        from _harness import load_problem
+
+        problem = load_problem(SUITE / op)
+        prev = read_json(self.out / op / "result.json") or {}
+        cases = problem.cases_for(self.a.backend)
+        fresh = (self.a.redo or prev.get("backend") != self.a.backend or prev.get("status") == "failed"
+                 or not (prev.get("session") or {}).get("complete"))
+        base = {"backend": self.a.backend, "category": getattr(problem.module, "CATEGORY", None),
+                "rounds_requested": self.a.rounds, "proposer": self.a.proposer}
+        if fresh:
+            same = prev.get("backend") == self.a.backend and not self.a.redo
+            r = self._record(op, **base, status="running", attempts=int(prev.get("attempts", 0)) + 1 if same else 1,
+                             session=None, cases=self._cases(op, problem, cases), measure=None, compile=None, error=None)
+            r = self._record(op, session=self.run_session(op), status="running")
+        else:
+            r = self._record(op, status="running", attempts=int(prev.get("attempts", 0)) + 1)
+        if not r["session"]["baseline_passed"]:
+            why = (r["session"]["rounds"] or [{}])[0].get("failure") or "see session/trajectory.json"
+            return self._record(op, status="failed", error=f"the initial candidate failed validation: {why}")
+        if self.a.backend != "cuda":
+            return self._record(op, status="done")
+        if fresh or (r.get("measure") or {}).get("status") != "ok":
+            r = self.measure_times(op, r)
+        if r["measure"]["status"] != "ok":
+            return self._record(op, status="error", error=f"measurement: {r['measure'].get('message', '')}")
+        if self.a.compile and (r.get("compile") or {}).get("status") != "ok":
+            r = self.measure_compile(op, r)
+        elif not self.a.compile and not r.get("compile"):
+            r = self._record(op, compile={"status": "disabled", "message": "--no-compile"})
+        return self._record(op, status="done", error=None)
+
+    @staticmethod
+    def _cases(op: str, problem: Any, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        from _harness import case_label
+
+        return [{"label": case_label(c), "case": c, "dtype": c.get("dtype", "float32"), "flops": problem.flops(c),
+                 "bytes": problem.bytes_moved(c)} for c in cases]
+
+    # ---------------------------------------------------------------------------------------- session ---
+    def _kb(self) -> Any:
+        if self.kb is None:
+            self.log("connecting to the KB" + (f" at {self.a.server}" if self.a.server else
+                                               f" (snapshot {os.environ['LADDER_SNAPSHOT']})" if os.environ.get("LADDER_SNAPSHOT") else " (embedded)"))
+            self.kb = connect_kb(self.a.server, self.a.home)
+        return self.kb
+
+    def default_settings(self) -> Any:
+        """LadderSettings from the environment; on CUDA the sandbox's host-memory cap is raised (``--sandbox-memory-mb``)
+        unless LADDER_SANDBOX_MEMORY_MB sets it: validating the large cases compares outputs in float64 on the host."""
+        from optimizer.settings import LadderSettings
+
+        s = LadderSettings()
+        if self.a.backend == "cuda" and "LADDER_SANDBOX_MEMORY_MB" not in os.environ:
+            s = s.model_copy(update={"sandbox_memory_mb": self.a.sandbox_memory_mb})
+        return s
+
+    def run_session(self, op: str) -> dict[str, Any]:
+        import json
+
+        from optimizer.session import Session, make_proposer
+
+        settings = self.settings or self.default_settings()
+        sess_dir = self.out / op / "session"
+        shutil.rmtree(sess_dir, ignore_errors=True)
+        est = self.estimates()
+        durations: list[float] = []
+        t0 = time.time()
+
+        def progress(event: str, data: dict[str, Any]) -> None:
+            if event == "round_start" and data["round"] >= 2:
+                per_round = sum(durations[1:]) / max(1, len(durations) - 1) if len(durations) > 1 else est["round"]
+                if time.time() + per_round + est["measure"] + est["compile"] > self.deadline:
+                    raise OutOfTime(f"round {data['round']} not started: the budget would be overrun")
+            elif event == "round_end":
+                r = data["round"]
+                durations.append(r.duration_s)
+                sp = r.timing.geomean_speedup if r.timing else None
+                fam = f" {r.rewrite.family}" if r.rewrite else ""
+                self.log(f"    {op} r{r.index}: {'>'.join(r.levels_reached) or 'baseline'}{fam} -> {r.outcome}"
+                         + (f" {sp:.3f}x" if sp else "") + f" ({r.duration_s:.0f}s)")
+            elif event == "submit_failed":
+                self.log(f"    {op}: trajectory submission failed: {data.get('error')}")
+
+        session = Session(SUITE / op, None, kb=self._kb(), settings=settings, backend=self.a.backend,
+                          proposer=make_proposer(self.a.proposer, settings), out_dir=sess_dir, progress=progress)
+        truncated = ""
+        try:
+            traj = session.run(self.a.rounds, submit=bool(self.a.server))
+        except OutOfTime as exc:
+            truncated = str(exc)
+            traj = self._finish_truncated(sess_dir)
+        summary = summarize_trajectory(json.loads(traj.model_dump_json()))
+        summary.update(complete=True, truncated=truncated, wall_s=round(time.time() - t0, 1),
+                       trajectory="session/trajectory.json", best_candidate="session/best.py")
+        return summary
+
+    def _finish_truncated(self, sess_dir: Path) -> Any:
+        """The session as it stood when the budget ran out: best round selected over the rounds run, best.py copied."""
+        from kb.models import Trajectory
+        from optimizer.session import select_best
+        from optimizer.timing import geomean
+
+        traj = Trajectory.model_validate_json((sess_dir / "trajectory.json").read_text())
+        traj.best_round = select_best(traj.rounds)
+        if traj.best_round is not None:
+            best = traj.rounds[traj.best_round]
+            ms = [c.ms for c in best.timing.cases if c.ms] if best.timing else []
+            traj.best_ms = geomean(ms) if ms else None
+            shutil.copyfile(best.candidate_path, sess_dir / "best.py")
+        (sess_dir / "trajectory.json").write_text(traj.model_dump_json(indent=2))
+        if self.a.server:
+            try:
+                self._kb().submit_trajectory(traj)
+            except Exception as exc:
+                self.log(f"    trajectory submission failed: {exc}")
+        return traj
+
+    # ------------------------------------------------------------------------------------ measurement ---
+    def _timing(self) -> dict[str, Any]:
+        s = self.settings or self.default_settings()
+        return {"warmup_ms": s.timing_warmup_ms, "rep_ms": s.timing_rep_ms, "flush_bytes": s.l2_flush_mb * 1024 * 1024}
+
+    def _worker(self, req: dict[str, Any], res: Path, timeout: float) -> tuple[int, list[dict[str, Any]]]:
+        from _measure import spawn
+
+        return spawn(req, res, timeout, REPO)
+
+    def measure_ceilings(self) -> dict[str, Any]:
+        rc, recs = self._worker({"task": "ceilings", "timing": self._timing()}, self.out / "ceilings.jsonl", 180)
+        by = {r.get("what"): r for r in recs}
+        dev = next((r for r in recs if r.get("kind") == "device"), {})
+        c = {"device": dev.get("device"), "copy_gbps": (by.get("copy_bandwidth") or {}).get("gbps"),
+             "bf16_tflops": (by.get("bf16_matmul") or {}).get("tflops"), "rc": rc}
+        self.log(f"device {c['device']}: copy {c['copy_gbps']} GB/s, bf16 matmul {c['bf16_tflops']} TFLOP/s"
+                 + ("".join(f"; {x.get('message', '')[:300]}" for x in recs if x.get("status") == "error")))
+        return c
+
+    def measure_times(self, op: str, r: dict[str, Any]) -> dict[str, Any]:
+        from _measure import merge_times
+
+        best = self.out / op / "session" / "best.py"
+        cands = {"initial": str(SUITE / op / "initial.py"), **({"best": str(best)} if best.exists() else {})}
+        req = {"task": "times", "problem": str(SUITE / op / "problem.py"), "candidates": cands,
+               "cases": [c["case"] for c in r["cases"]], "timing": self._timing(), "seed": 0}
+        t0 = time.time()
+        rc, recs = self._worker(req, self.out / op / "measure_times.jsonl", self.a.measure_timeout_s)
+        missing, fatal = merge_times(r["cases"], recs, list(cands), r["session"])
+        dev = next((x for x in recs if x.get("kind") == "device"), {})
+        status = "ok" if not missing and rc == 0 else ("timeout" if rc == -9 else "incomplete")
+        msg = "; ".join([*(m for m in fatal if m), *missing])[:2000] or (f"worker exit {rc}" if rc else "")
+        measure = {"status": status, "rc": rc, "wall_s": round(time.time() - t0, 1), "device": dev.get("device"),
+                   "versions": {k: dev.get(k) for k in ("torch", "triton", "cuda")}, "message": msg,
+                   "protocol": {"method": "optimizer.timing.bench_cuda median", **self._timing()}, "ceilings": self.ceilings}
+        return self._record(op, cases=r["cases"], measure=measure)
+
+    def measure_compile(self, op: str, r: dict[str, Any]) -> dict[str, Any]:
+        from _measure import merge_compile
+
+        prev = r.get("compile") or {}
+        left = self.deadline - time.time() - 15
+        box = min(self.a.compile_budget_s, left)
+        attempts = int(prev.get("attempts", 0)) + 1
+        if box < 30:
+            return self._record(op, compile={**prev, "status": "skipped", "message": "no budget left for torch.compile",
+                                             "attempts": attempts - 1})
+        req = {"task": "compile", "problem": str(SUITE / op / "problem.py"), "cases": [c["case"] for c in r["cases"]],
+               "timing": self._timing(), "seed": 0, "mode": self.a.compile_mode, "deadline": time.time() + box}
+        t0 = time.time()
+        rc, recs = self._worker(req, self.out / op / "measure_compile.jsonl", box + 60)
+        status, msgs = merge_compile(r["cases"], recs, rc)
+        comp = {"status": status, "mode": self.a.compile_mode, "rc": rc, "wall_s": round(time.time() - t0, 1),
+                "time_box_s": round(box), "attempts": attempts, "message": "; ".join(msgs)[:2000]}
+        return self._record(op, cases=r["cases"], compile=comp)
+
+    # --------------------------------------------------------------------------------------- progress ---
+    @staticmethod
+    def _line(r: dict[str, Any]) -> str:
+        from _results import geomean
+
+        s = r.get("session") or {}
+        if r.get("status") in ("error", "failed"):
+            return f"{r['status'].upper()}: {str(r.get('error'))[:300]}"
+        parts = [f"{r.get('status')}; best round {s.get('best_round')} ({s.get('best_level')}) of {s.get('rounds_run')}"
+                 + (" [truncated]" if s.get("truncated") else "")]
+        cs = r.get("cases") or []
+        for name, key in (("initial", "initial_ms"), ("eager", "eager_ms"), ("compile", "compile_ms")):
+            g = geomean((c.get(key) / c["best_ms"]) if c.get(key) and c.get("best_ms") else None for c in cs)
+            if g:
+                parts.append(f"{g:.2f}x vs {name}")
+        return "; ".join(parts)
+
+    # -------------------------------------------------------------------------------------- pack/unpack ---
+    def pack(self) -> None:
+        if self.a.pack:
+            pack(self.out, Path(self.a.pack))
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="ladder bench suite", description=__doc__.splitlines()[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--ops", nargs="*", default=[], help="operator names (default: all)")
+    p.add_argument("--category", nargs="*", help="only these CATEGORY values (elementwise, reduction, argmax_topk, ...)")
+    p.add_argument("--rounds", type=int, default=15, help="session rounds after the baseline (default 15)")
+    p.add_argument("--backend", choices=["cuda", "interpreter"], default="cuda")
+    p.add_argument("--proposer", choices=["offline", "llm"], default="offline")
+    p.add_argument("--out", default=str(DEFAULT_OUT), help="result dir (default benchmarks/results/suite)")
+    p.add_argument("--budget-s", type=float, default=0.0, help="wall budget of this invocation (0: none)")
+    p.add_argument("--server", help="KB service HOST:PORT; trajectories are submitted to it")
+    p.add_argument("--home", help="embedded KB dir (default $LADDER_HOME; LADDER_SNAPSHOT=DIR reads a snapshot)")
+    p.add_argument("--no-compile", dest="compile", action="store_false", help="skip torch.compile timings")
+    p.add_argument("--compile-mode", default="default", help="torch.compile mode (default, max-autotune-no-cudagraphs ...)")
+    p.add_argument("--compile-budget-s", type=float, default=180.0, help="time box of torch.compile per operator")
+    p.add_argument("--measure-timeout-s", type=float, default=300.0, help="time box of the timing pass per operator")
+    p.add_argument("--sandbox-memory-mb", type=int, default=65536,
+                   help="host-memory cap of a CUDA session's sandboxed workers (default 65536; LADDER_SANDBOX_MEMORY_MB wins)")
+    p.add_argument("--max-attempts", type=int, default=2, help="give up on an operator after this many failed attempts")
+    p.add_argument("--redo", action="store_true", help="rerun the selected operators even if complete")
+    p.add_argument("--pack", help="write the result dir as one tar.gz here (after every operator)")
+    p.add_argument("--unpack", help="restore a packed result dir into --out before running")
+    p.add_argument("--no-run", action="store_true", help="only --unpack / --pack")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None, *, kb: Any = None, settings: Any = None, log: Any = None) -> int:
+    args = parse_args(argv)
+    out = Path(args.out)
+    if args.unpack:
+        if Path(args.unpack).is_file():
+            n = unpack(Path(args.unpack), out)
+            print(f"unpacked {n} file(s) from {args.unpack} into {out}", flush=True)
+        else:
+            print(f"--unpack: {args.unpack} does not exist; starting from {out} as it is", flush=True)
+    if args.no_run:
+        if args.pack:
+            pack(out, Path(args.pack))
+        return 0
+    return Runner(args, kb=kb, settings=settings, log=log).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,166 @@
+"""The suite runner on the CPU interpreter: sessions over two operators, the time budget, resuming, packing.
+
+One module fixture drives three invocations over the same result dir: (1) a 1-second budget, so the first
+operator's session is cut after its first round and the second is not started; (2) no budget: the first is
+skipped as complete and the second runs its two rounds; (3) nothing left to do. The KB is an empty in-memory
+client (every round is inconclusive), which keeps the test to the runner's own logic plus real sessions.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kb.errors import NotFound
+from kb.models.search import CardPage
+
+ROOT = Path(__file__).resolve().parents[2]
+SUITE = ROOT / "benchmarks" / "suite"
+sys.path.insert(0, str(SUITE))
+
+import runner  # noqa: E402
+from _results import read_json, read_jsonl  # noqa: E402
+
+OPS = ["relu", "softmax"]
+
+
+class EmptyKB:
+    """A KBClient with no cards: quick-match and search find nothing; trajectories are kept."""
+
+    def __init__(self) -> None:
+        self.trajectories: list[Any] = []
+
+    def search(self, query: Any) -> list[Any]:
+        return []
+
+    def quick_match(self, query: Any) -> list[Any]:
+        return []
+
+    def get_invariants(self, query: Any) -> list[Any]:
+        return []
+
+    def get_card(self, card_id: str, version: int | None = None) -> Any:
+        raise NotFound(f"no card {card_id}")
+
+    def list_cards(self, filter: Any, page_size: int = 50, cursor: str = "") -> CardPage:
+        return CardPage(cards=[], total=0)
+
+    def upsert_card(self, card: Any) -> Any:
+        return card
+
+    def set_card_status(self, card_id: str, status: str, reason: str = "") -> Any:
+        raise NotFound(card_id)
+
+    def submit_trajectory(self, trajectory: Any) -> bool:
+        self.trajectories.append(trajectory)
+        return True
+
+    def close(self) -> None:
+        pass
+
+
+def _invoke(out: Path, *extra: str) -> tuple[int, list[str]]:
+    from optimizer.settings import LadderSettings
+
+    logs: list[str] = []
+    settings = LadderSettings(validation_seeds=[0], sandbox_timeout_s=120)
+    rc = runner.main(["--backend", "interpreter", "--ops", *OPS, "--rounds", "2", "--out", str(out), *extra],
+                     kb=EmptyKB(), settings=settings, log=logs.append)
+    return rc, logs
+
+
+@pytest.fixture(scope="module")
+def three_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    out = tmp_path_factory.mktemp("suite")
+    pack = out.parent / "suite-pack.tar.gz"
+    first = _invoke(out, "--budget-s", "1", "--pack", str(pack))
+    after_first = {op: read_json(out / op / "result.json") for op in OPS}
+    second = _invoke(out)
+    after_second = {op: read_json(out / op / "result.json") for op in OPS}
+    third = _invoke(out)
+    return {"out": out, "pack": pack, "logs": [first[1], second[1], third[1]], "rcs": [first[0], second[0], third[0]],
+            "after_first": after_first, "after_second": after_second,
+            "after_third": {op: read_json(out / op / "result.json") for op in OPS}}
+
+
+@pytest.mark.slow
+def test_budget_cuts_the_session_and_stops_before_the_next_operator(three_runs) -> None:
+    first = three_runs["after_first"]
+    relu = first["relu"]
+    assert three_runs["rcs"][0] == 0
+    assert relu["status"] == "done" and relu["backend"] == "interpreter"
+    assert relu["session"]["truncated"] and relu["session"]["rounds_run"] == 1  # round 2 did not fit the budget
+    assert relu["session"]["best_round"] == 0 and relu["session"]["baseline_passed"]
+    assert (three_runs["out"] / "relu" / "session" / "best.py").is_file()
+    assert first["softmax"] is None  # never started
+    assert any(line.startswith("budget:") for line in three_runs["logs"][0])
+
+
+@pytest.mark.slow
+def test_resume_runs_what_is_left_and_skips_what_is_done(three_runs) -> None:
+    second, out = three_runs["after_second"], three_runs["out"]
+    assert second["relu"]["updated"] == three_runs["after_first"]["relu"]["updated"]  # untouched
+    soft = second["softmax"]
+    assert soft["status"] == "done" and not soft["session"]["truncated"]
+    assert soft["session"]["rounds_run"] == 2 and [r["index"] for r in soft["session"]["rounds"]] == [0, 1, 2]
+    assert soft["session"]["max_level"] == "L4"  # an empty KB: every round climbs the whole ladder, inconclusive
+    traj = json.loads((out / "softmax" / "session" / "trajectory.json").read_text())
+    assert traj["finished"] and traj["backend"] == "interpreter" and len(traj["rounds"]) == 3
+    # the interpreter checks correctness only: no case carries a time
+    assert all("eager_ms" not in c and c["flops"] and c["bytes"] for c in soft["cases"])
+    assert len(soft["cases"]) == 2  # the SMOKE_CASES
+    assert any("1 complete, 1 to run" in line for line in three_runs["logs"][1])
+    assert three_runs["after_third"] == second
+    assert any("2 complete, 0 to run" in line for line in three_runs["logs"][2])
+    starts = [r for r in read_jsonl(out / "runs.jsonl") if r["event"] == "start"]
+    assert len(starts) == 3 and all(r["provenance"]["versions"] for r in starts)
+
+
+@pytest.mark.slow
+def test_pack_holds_the_results_and_unpacks_elsewhere(three_runs, tmp_path: Path) -> None:
+    with tarfile.open(three_runs["pack"]) as tar:
+        names = tar.getnames()
+    assert "relu/result.json" in names and "relu/session/trajectory.json" in names and "runs.jsonl" in names
+    assert not any("/ir/" in n or n.endswith(".tmp") for n in names)
+    dest = tmp_path / "restored"
+    assert runner.main(["--unpack", str(three_runs["pack"]), "--out", str(dest), "--no-run"]) == 0
+    assert read_json(dest / "relu" / "result.json") == three_runs["after_first"]["relu"]
+
+
+def _result(tmp: Path, op: str, **fields: Any) -> None:
+    d = tmp / op
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "result.json").write_text(json.dumps({"op": op, **fields}))
+
+
+def test_todo_decides_what_a_run_resumes(tmp_path: Path) -> None:
+    args = runner.parse_args(["--backend", "cuda", "--out", str(tmp_path)])
+    r = runner.Runner(args, log=lambda _m: None)
+    _result(tmp_path, "a", status="done", backend="cuda", attempts=1, compile={"status": "ok"})
+    _result(tmp_path, "b", status="running", backend="cuda", attempts=1)  # killed mid-session
+    _result(tmp_path, "c", status="running", backend="cuda", attempts=2)  # killed twice: given up
+    _result(tmp_path, "d", status="done", backend="interpreter", attempts=1)
+    _result(tmp_path, "e", status="done", backend="cuda", attempts=1, compile={"status": "timeout", "attempts": 1})
+    _result(tmp_path, "f", status="failed", backend="cuda", attempts=1)
+    assert r.todo("a") is None and r.todo("c") is None
+    assert r.todo("b") == "running before" and r.todo("f") == "failed before"
+    assert r.todo("d").startswith("backend interpreter") and r.todo("e") == "torch.compile missing"
+    assert r.todo("new-op") == "new" and r.todo("a", redo=True) == "redo"
+    r.a.compile = False
+    assert r.todo("e") is None
+
+
+def test_unpack_refuses_members_outside_the_dir(tmp_path: Path) -> None:
+    evil = tmp_path / "evil.tar.gz"
+    payload = tmp_path / "x.txt"
+    payload.write_text("x")
+    with tarfile.open(evil, "w:gz") as tar:
+        tar.add(payload, arcname="../escaped.txt")
+    with pytest.raises(tarfile.TarError):
+        runner.unpack(evil, tmp_path / "out")
+    assert not (tmp_path / "escaped.txt").exists()
