@@ -95,6 +95,7 @@ def _describe_launch(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], gri
     signature: dict[str, str] = {}
     constexprs: dict[str, Any] = {}
     divisible_16: list[str] = []
+    ir_args: dict[str, Any] = {}  # the IR engine's --arg syntax: x=*fp32[:unaligned], n=4096, BLOCK=1024
     values = dict(zip(arg_names, args))
     values.update({k: v for k, v in kwargs.items() if k in arg_names})
     for name in arg_names:
@@ -103,18 +104,24 @@ def _describe_launch(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], gri
         v = values[name]
         if name in constexpr_names:
             constexprs[name] = v if isinstance(v, (int, float, bool, str)) or v is None else repr(v)
+            ir_args[name] = constexprs[name]
         elif isinstance(v, torch.Tensor):
             signature[name] = _triton_dtype(v)
-            if v.data_ptr() % 16 == 0:
+            aligned = v.data_ptr() % 16 == 0
+            if aligned:
                 divisible_16.append(name)
+            ir_args[name] = signature[name] + ("" if aligned else ":unaligned")
         elif isinstance(v, bool):
             signature[name] = "i1"
+            ir_args[name] = v
         elif isinstance(v, int):
             signature[name] = "i32" if -(2**31) <= v < 2**31 else "i64"
             if v % 16 == 0:
                 divisible_16.append(name)
+            ir_args[name] = v
         elif isinstance(v, float):
             signature[name] = "fp32"
+            ir_args[name] = v
         elif v is None:
             constexprs[name] = None
     options = {k: kwargs[k] for k in ("num_warps", "num_stages", "num_ctas", "maxnreg") if k in kwargs}
@@ -126,6 +133,7 @@ def _describe_launch(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], gri
         "signature": signature,
         "constexprs": constexprs,
         "divisible_by_16": divisible_16,
+        "ir_args": ir_args,
         "options": options,
         "grid": grid if isinstance(grid, (tuple, list)) else repr(grid),
     }
@@ -177,7 +185,7 @@ class LaunchRecorder:
             rec = _describe_launch(fn, args, kwargs, grid)
         except Exception as exc:  # never let bookkeeping break a launch
             rec = {"kernel": getattr(fn, "__name__", "?"), "error": repr(exc)}
-        key = repr((rec.get("kernel"), rec.get("signature"), rec.get("constexprs"), rec.get("options")))
+        key = repr((rec.get("kernel"), rec.get("signature"), rec.get("constexprs"), rec.get("options"), rec.get("divisible_by_16")))
         if key in self._records:
             self._records[key]["launches"] += 1
         else:

@@ -18,6 +18,7 @@ import json
 import os
 import resource
 import select
+import signal
 import subprocess
 import sys
 import threading
@@ -61,6 +62,24 @@ def _child(msg: dict[str, Any]) -> None:
             os._exit(code)
 
 
+#: Modules torch and triton import lazily on first use of a dispatch mode, deterministic mode or the
+#: interpreter (~800 modules: dynamo, sympy ...). Imported here, never executed: the zygote must not run
+#: torch compute before forking (an initialised OpenMP pool deadlocks forked children).
+_WARM_IMPORTS = ("torch.utils._python_dispatch", "torch._dynamo", "torch._decomp", "torch._functorch.eager_transforms",
+                 "torch._higher_order_ops", "torch.fx", "torch.testing", "torch.utils.deterministic", "sympy", "mpmath",
+                 "triton.runtime.interpreter", "triton.compiler", "triton.language")
+
+
+def _warm_imports() -> None:
+    import importlib
+
+    for name in _WARM_IMPORTS:
+        try:
+            importlib.import_module(name)
+        except Exception:  # an optimisation only
+            pass
+
+
 def serve() -> None:
     import torch  # noqa: F401  (the point of the zygote: import once)
     import triton  # noqa: F401
@@ -69,6 +88,8 @@ def serve() -> None:
     import optimizer.timing  # noqa: F401
     import optimizer.validate  # noqa: F401
     import optimizer.worker  # noqa: F401
+
+    _warm_imports()
 
     children: dict[int, str] = {}
     out = sys.stdout
@@ -82,8 +103,13 @@ def serve() -> None:
         ready, _, _ = select.select([fd] if not eof else [], [], [], 0.05)
         if ready:
             chunk = os.read(fd, 65536)
-            if not chunk:
+            if not chunk:  # the parent is gone: nobody will read results, so stop every child
                 eof = True
+                for pid in list(children):
+                    try:
+                        os.killpg(pid, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
             buf += chunk
             while b"\n" in buf:
                 line, buf = buf.split(b"\n", 1)

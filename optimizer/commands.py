@@ -1,0 +1,198 @@
+"""Typer-ready command functions: ``ladder optimize`` and ``ladder diagnose`` (mounted by ``optimizer.cli``).
+
+The KB client is obtained lazily through ``retrieval.client.connect(server=..., home=...)``: the gRPC service
+when ``--server`` is given, else the embedded KB. With ``--json`` only JSON goes to stdout (progress goes to
+stderr); the JSON of ``diagnose`` holds, per level, the same objects a round records.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from kb.errors import LadderError
+
+__all__ = ["diagnose_command", "optimize_command"]
+
+
+def _connect(server: str | None, home: str | None) -> Any:
+    from retrieval.client import connect
+
+    return connect(server=server, home=home)
+
+
+def _fail(console: Console, exc: Exception, code: int = 2) -> typer.Exit:
+    console.print(f"[red]error:[/red] {exc}")
+    return typer.Exit(code)
+
+
+def optimize_command(
+    problem: Annotated[str, typer.Argument(help="problem file (KernelBench format) or a folder holding problem.py")],
+    candidate: Annotated[str | None, typer.Option("--candidate", help="initial candidate (default: initial.py next to the problem)")] = None,
+    rounds: Annotated[int | None, typer.Option("--rounds", min=0, help="rounds after the baseline (default 15)")] = None,
+    backend: Annotated[str | None, typer.Option("--backend", help="cuda | interpreter | ascend (default: detected)")] = None,
+    proposer: Annotated[str, typer.Option("--proposer", help="offline (card recipes) or llm (LADDER_LLM_* settings)")] = "offline",
+    out: Annotated[str | None, typer.Option("--out", help="output folder for candidates and trajectory.json")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="print the trajectory as JSON")] = False,
+    server: Annotated[str | None, typer.Option("--server", help="KB service HOST:PORT (default: embedded KB)")] = None,
+    home: Annotated[str | None, typer.Option("--home", help="embedded KB directory (default $LADDER_HOME)")] = None,
+    submit: Annotated[bool | None, typer.Option("--submit/--no-submit", help="submit the trajectory (default: when --server is given)")] = None,
+) -> None:
+    """Run an optimization session: baseline, then rounds of diagnosis, rewrite and validation."""
+    from optimizer.session import Session, detect_backend, make_proposer
+    from optimizer.settings import LadderSettings
+
+    console = Console(stderr=json_out)
+    try:
+        settings = LadderSettings()
+        be = backend or detect_backend()
+        if be not in ("cuda", "interpreter", "ascend"):
+            raise typer.BadParameter("--backend must be cuda, interpreter or ascend")
+        name = Path(problem).stem if Path(problem).suffix else Path(problem).name
+        out_dir = Path(out) if out else Path("ladder-runs") / f"{name}-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}"
+        kb = _connect(server, home)
+        prop = make_proposer(proposer, settings)
+        session = Session(problem, candidate, kb=kb, settings=settings, backend=be, proposer=prop, out_dir=out_dir,
+                          progress=_progress_printer(console))
+        traj = session.run(rounds, submit=bool(server) if submit is None else submit)
+    except LadderError as exc:
+        raise _fail(console, exc) from None
+    if json_out:
+        sys.stdout.write(traj.model_dump_json(indent=2) + "\n")
+        return
+    _print_rounds(console, traj)
+
+
+def _progress_printer(console: Console) -> Any:
+    def show(event: str, data: dict[str, Any]) -> None:
+        if event == "baseline":
+            console.print(f"[bold]baseline[/bold] {data['candidate']} on {data['backend']}")
+        elif event == "round_start":
+            console.print(f"[bold]round {data['round']}[/bold] ladder on {data['base']}")
+        elif event == "ladder":
+            console.print(f"  {' > '.join(data['levels'])}: {data['summary']}")
+        elif event == "proposal":
+            console.print(f"  rewrite {data['family']}: {data['description']}")
+        elif event == "round_end":
+            r = data["round"]
+            sp = r.timing.geomean_speedup if r.timing else None
+            extra = f" {sp:.3f}x" if sp else ""
+            if r.validation is not None and not r.validation.passed:
+                extra += f" ({r.validation.failure_reason[:160]})"
+            console.print(f"  -> [cyan]{r.outcome}[/cyan]{extra}")
+        elif event == "stopped":
+            console.print(f"[yellow]stopped early:[/yellow] {data['reason']}")
+        elif event in ("submitted", "submit_failed"):
+            console.print(f"trajectory {event}: {data}")
+        elif event == "done":
+            console.print(f"trajectory written to {data['path']}")
+
+    return show
+
+
+def _print_rounds(console: Console, traj: Any) -> None:
+    table = Table(title=f"{traj.problem.name} on {traj.backend} ({traj.device or '?'})")
+    for col in ("round", "levels", "family", "outcome", "speedup", "note"):
+        table.add_column(col)
+    for r in traj.rounds:
+        sp = r.timing.geomean_speedup if r.timing and r.timing.geomean_speedup else None
+        note = r.validation.failure_reason if r.validation is not None and not r.validation.passed else r.next_recommendation
+        table.add_row(str(r.index), ">".join(r.levels_reached), r.rewrite.family if r.rewrite else "-", r.outcome,
+                      f"{sp:.3f}x" if sp else "-", (note or "")[:70])
+    console.print(table)
+    if traj.best_round is not None:
+        console.print(f"best: round {traj.best_round} ({traj.rounds[traj.best_round].candidate_path})")
+    if traj.rounds and traj.rounds[0].timing is not None:
+        console.print(f"timing protocol: {traj.rounds[0].timing.protocol.method} - {traj.rounds[0].timing.protocol.note}")
+
+
+def diagnose_command(
+    problem: Annotated[str, typer.Argument(help="problem file (KernelBench format) or a folder holding problem.py")],
+    candidate: Annotated[str | None, typer.Option("--candidate", help="candidate to diagnose (default: initial.py next to the problem)")] = None,
+    backend: Annotated[str | None, typer.Option("--backend", help="cuda | interpreter | ascend (default: detected)")] = None,
+    max_level: Annotated[str, typer.Option("--max-level", help="highest level to run: L1..L4")] = "L4",
+    json_out: Annotated[bool, typer.Option("--json", help="print levels as JSON")] = False,
+    server: Annotated[str | None, typer.Option("--server", help="KB service HOST:PORT (default: embedded KB)")] = None,
+    home: Annotated[str | None, typer.Option("--home", help="embedded KB directory (default $LADDER_HOME)")] = None,
+) -> None:
+    """Run the evidence levels without rewriting: per level the evidence, class, matched cards and tests."""
+    console = Console(stderr=json_out)
+    if max_level not in ("L1", "L2", "L3", "L4"):
+        raise typer.BadParameter("--max-level must be one of L1, L2, L3, L4")
+    try:
+        result = diagnose(problem, candidate, backend=backend, max_level=max_level, kb=_connect(server, home))
+    except LadderError as exc:
+        raise _fail(console, exc) from None
+    if json_out:
+        sys.stdout.write(json.dumps(result, indent=2, default=str) + "\n")
+    else:
+        _print_diagnosis(console, result)
+    if not result["validation"]["passed"]:
+        raise typer.Exit(1)
+
+
+def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str | None, max_level: str, kb: Any,
+             workdir: str | Path | None = None) -> dict[str, Any]:
+    """Validate (and time) the candidate, then run the ladder up to ``max_level`` without stopping early."""
+    import tempfile
+
+    from optimizer.evaluation import evaluate, to_timing
+    from optimizer.ladder.engine import run_ladder
+    from optimizer.ladder.types import LadderContext
+    from optimizer.problem import load_problem
+    from optimizer.session import _input_dtypes, default_candidate, detect_backend
+    from optimizer.settings import LadderSettings
+
+    settings = LadderSettings()
+    prob = load_problem(problem)
+    cand = Path(candidate).resolve() if candidate else default_candidate(prob.path)
+    be = backend or detect_backend()
+    ev = evaluate(prob, cand, backend=be, settings=settings)
+    timing = to_timing(ev, ev.case_ms(), backend=be, problem=prob)
+    out: dict[str, Any] = {"problem": prob.name, "candidate": str(cand), "backend": be, "device": ev.device,
+                           "validation": ev.validation.model_dump(mode="json"), "timing": timing.model_dump(mode="json"),
+                           "levels": [], "stop": None, "chosen": None}
+    if not ev.passed:
+        out["error"] = f"the candidate does not validate ({ev.failure_kind}); fix it before diagnosing"
+        return out
+    ctx = LadderContext(problem=prob, candidate=cand, backend=be, kb=kb, settings=settings, evaluation=ev,
+                        workdir=Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="ladder-diagnose-")),
+                        cache={"input_dtypes": _input_dtypes(prob)})
+    outcome = run_ladder(ctx, max_level=max_level, stop_early=False)  # type: ignore[arg-type]
+    out["levels"] = [r.model_dump(mode="json") for r in outcome.results]
+    out["stop"] = outcome.stop.model_dump(mode="json") if outcome.stop else None
+    out["chosen"] = outcome.chosen.model_dump(mode="json") if outcome.chosen else None
+    out["summary"] = outcome.summary()
+    return out
+
+
+def _print_diagnosis(console: Console, d: dict[str, Any]) -> None:
+    v = d["validation"]
+    console.print(f"[bold]{d['problem']}[/bold] {d['candidate']} on {d['backend']} ({d.get('device') or '?'})")
+    console.print(f"validation: {'passed' if v['passed'] else 'FAILED: ' + v['failure_reason']}")
+    t = d["timing"]
+    console.print(f"timing: {t['protocol']['method']}" + (f", geomean {t['geomean_speedup']:.3f}x" if t.get("geomean_speedup") else "")
+                  + "".join(f"; {c['case']} {c['ms']:.4g} ms" for c in t["cases"] if c.get("ms")))
+    if d.get("error"):
+        console.print(f"[red]{d['error']}[/red]")
+        return
+    for lv in d["levels"]:
+        tests = lv["tests"]
+        marks = " ".join(f"{k}={'yes' if tests[k] else 'no'}" for k in ("localized", "single_family", "justified"))
+        console.rule(f"{lv['level']}  bottleneck={lv['bottleneck']}  {marks}")
+        for e in lv["evidence"]:
+            if e["kind"] != "escalation_tests":
+                console.print(f"  [dim]{e['kind']}[/dim] {e['summary'][:300]}")
+        for c in lv["matched_cards"]:
+            recipe = c.get("recipe") or {}
+            console.print(f"  card {c['id']} score {c['score']:.3f} matched {', '.join(c['matched_symptoms'][:6])}"
+                          + (f" recipe {recipe.get('kind')} ({'applies' if c.get('applicable') else c.get('applicability_note', '')[:80]})" if recipe else ""))
+        console.print(f"  tests: {tests['notes'][:500]}")
+    console.print(f"[bold]{d.get('summary', '')}[/bold]")

@@ -1,0 +1,222 @@
+"""Code features of a candidate: the L1 quick-match vocabulary (``Symptoms.code_features`` of the cards).
+
+Features come from the source (AST of the Triton kernels and of their launch sites), from the launches the
+validation worker recorded (dtypes, grids, scalar values) and from the problem's cases. The tokens follow
+the words the curated cards use (``tl.argmax``, ``masked_load``, ``row_per_program``, ``tl.dot``,
+``hard_coded_block_size``, ``multiple_shapes`` ...); ``FEATURE_DOC`` documents each one.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+from optimizer.source import Kernel, assignments_in, find_kernels, find_launches
+
+__all__ = ["FEATURE_DOC", "CodeFeatures", "extract_features"]
+
+FEATURE_DOC: dict[str, str] = {
+    "tl.dot": "a kernel calls tl.dot", "matmul": "a tl.dot inside a K loop or tile program",
+    "fp32_dot": "tl.dot on fp32 operands", "input_precision_ieee": "tl.dot with input_precision='ieee'",
+    "k_loop": "a loop around tl.dot", "tl.argmax": "tl.argmax used", "tl.argmin": "tl.argmin used",
+    "tl.max": "tl.max reduction", "tl.min": "tl.min reduction", "tl.sum": "tl.sum reduction", "tl.cumsum": "scan",
+    "tl.reduce": "custom tl.reduce", "tl.where": "tl.where select", "tl.atomic_add": "atomic adds",
+    "masked_load": "tl.load with mask=", "masked_store": "tl.store with mask=", "tl.load": "any tl.load",
+    "2d_tile": "tiles built with [:, None] / [None, :] broadcasting", "2d_mask": "a 2-D mask",
+    "row_per_program": "each program handles one row (program_id used directly as the row index, no row loop)",
+    "group_per_program": "row_per_program where the rows are groups (kernel or args mention group)",
+    "single_pass_kernel": "no loop in the kernel: load, compute, store once",
+    "tl.range": "tl.range / static_range loop", "inner_loop": "a for loop in a kernel", "nested_loop": "nested loops",
+    "persistent": "a grid-stride loop over tiles using tl.num_programs", "tl.num_programs": "tl.num_programs used",
+    "tl.program_id": "tl.program_id used", "cdiv_grid": "grid computed with triton.cdiv",
+    "grid_over_blocks": "1-D grid over element blocks", "grid_over_tiles": "grid over 2-D output tiles",
+    "large_grid": "a recorded grid above 65535 programs", "few_programs": "a recorded grid below 132 programs (H200 SMs)",
+    "autotune": "@triton.autotune present", "num_warps": "num_warps given at the launch", "num_stages": "num_stages given",
+    "hard_coded_block_size": "a constexpr block size passed as a literal, without autotune",
+    "BLOCK_SIZE": "a BLOCK_SIZE constexpr", "compiler_hints": "tl.multiple_of / max_contiguous / assume present",
+    "strides": "stride arguments", "int64": "int64 index math (.to(tl.int64))", ".to(tl.int64)": "int64 casts",
+    "div_mod_index": "offsets use // and %", "modulo_offsets": "offsets use %", "elementwise": "no reduction and no dot",
+    "multiple_kernels": "more than one kernel launched per forward", "torch_ops_in_forward": "PyTorch compute ops in forward",
+    "multiple_shapes": "several benchmark cases", "bf16": "bf16 inputs", "fp16": "fp16 inputs",
+    "short_rows": "row length below 256 elements in some case", "tl.arange": "tl.arange used",
+    "indirect_load": "a load whose offsets come from another load",
+}
+
+_REDUCTIONS = ("max", "min", "sum", "argmax", "argmin", "reduce", "cumsum", "cumprod", "xor_sum", "sort")
+
+
+@dataclass
+class CodeFeatures:
+    tokens: list[str]
+    kernels: list[str] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def text(self) -> str:
+        return " ".join(self.tokens)
+
+
+def _calls(node: ast.AST) -> list[tuple[str, ast.Call]]:
+    out = []
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call):
+            f = n.func
+            name = f"{f.value.id}.{f.attr}" if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) else (
+                f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else "")
+            out.append((name, n))
+    return out
+
+
+def _kernel_features(k: Kernel) -> set[str]:
+    toks: set[str] = set()
+    calls = _calls(k.node)
+    names = {n for n, _ in calls}
+    for r in _REDUCTIONS:
+        if f"tl.{r}" in names:
+            toks.add(f"tl.{r}" if r in ("max", "min", "sum", "argmax", "argmin", "cumsum", "reduce") else "reduction")
+    for n, c in calls:
+        kws = {kw.arg for kw in c.keywords}
+        if n == "tl.load":
+            toks.add("tl.load")
+            if "mask" in kws or len(c.args) >= 2:
+                toks.add("masked_load")
+            if any(isinstance(x, ast.Call) and "load" in ast.unparse(x.func) for x in ast.walk(c.args[0]) if c.args):
+                toks.add("indirect_load")
+        elif n == "tl.store" and ("mask" in kws or len(c.args) >= 3):
+            toks.add("masked_store")
+        elif n == "tl.dot":
+            toks.add("tl.dot")
+            for kw in c.keywords:
+                if kw.arg == "input_precision" and isinstance(kw.value, ast.Constant) and kw.value.value == "ieee":
+                    toks.add("input_precision_ieee")
+        elif n.startswith("tl.atomic_"):
+            toks.add(n)
+        elif n in ("tl.multiple_of", "tl.max_contiguous", "tl.assume", "tl.max_constancy"):
+            toks.add("compiler_hints")
+    for n in ("tl.where", "tl.arange", "tl.program_id", "tl.num_programs", "tl.cumsum"):
+        if n in names:
+            toks.add(n)
+    loops = [n for n in ast.walk(k.node) if isinstance(n, (ast.For, ast.While))]
+    if loops:
+        toks.add("inner_loop")
+        if any(isinstance(x, (ast.For, ast.While)) for lp in loops for x in ast.walk(lp) if x is not lp):
+            toks.add("nested_loop")
+        if any(isinstance(lp, ast.For) and "range" in ast.unparse(lp.iter) and "tl." in ast.unparse(lp.iter) for lp in loops):
+            toks.add("tl.range")
+        if "tl.dot" in toks and any("tl.dot" in ast.unparse(lp) for lp in loops):
+            toks |= {"k_loop", "matmul"}
+        if "tl.num_programs" in toks:
+            toks.add("persistent")
+    else:
+        toks.add("single_pass_kernel")
+    src = ast.unparse(k.node)
+    if "[:, None]" in src or "[None, :]" in src:
+        toks.add("2d_tile")
+        if "mask" in src:
+            toks.add("2d_mask")
+    if "tl.int64" in src:
+        toks |= {"int64", ".to(tl.int64)"}
+    if "//" in src and "%" in src:
+        toks.add("div_mod_index")
+    elif "%" in src:
+        toks.add("modulo_offsets")
+    if any(p.startswith("stride") for p in k.params):
+        toks.add("strides")
+    if any(c.startswith("BLOCK_SIZE") for c in k.constexprs):
+        toks.add("BLOCK_SIZE")
+    if "tl.dot" not in toks and not any(t.startswith("tl.") and t[3:] in _REDUCTIONS for t in toks) and "reduction" not in toks:
+        toks.add("elementwise")
+    if _one_row_per_program(k, loops):
+        toks.add("row_per_program")
+        if "group" in src.lower():
+            toks.add("group_per_program")
+    if "tl.dot" in toks and ("pid_m" in src or "pid_n" in src):
+        toks.add("grid_over_tiles")
+        toks.add("matmul")
+    return toks
+
+
+def _one_row_per_program(k: Kernel, loops: list[ast.AST]) -> bool:
+    """program_id(0) assigned at top level and used as a row index (times a stride / row length), no row loop."""
+    for stmt in k.node.body:
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) and "program_id" in ast.unparse(stmt.value.func):
+            var = stmt.targets[0].id if isinstance(stmt.targets[0], ast.Name) else None
+            if var is None:
+                continue
+            has_reduction = any(f"tl.{r}(" in ast.unparse(k.node) for r in ("max", "sum", "min", "argmax", "argmin", "reduce"))
+            used_as_row = any(
+                isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) and var in {x.id for x in ast.walk(n) if isinstance(x, ast.Name)}
+                for n in ast.walk(k.node)
+            )
+            in_loop = any(var in ast.unparse(lp) for lp in loops)
+            return has_reduction and used_as_row and not in_loop
+    return False
+
+
+def extract_features(
+    source: str,
+    *,
+    launches: list[dict[str, Any]] | None = None,
+    cases: list[dict[str, Any]] | None = None,
+    input_dtypes: list[str] | None = None,
+    torch_ops: list[str] | None = None,
+) -> CodeFeatures:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        return CodeFeatures(tokens=["syntax_error"], details={"error": str(exc)})
+    kernels = find_kernels(tree)
+    toks: set[str] = set()
+    per_kernel: dict[str, list[str]] = {}
+    for k in kernels.values():
+        kt = _kernel_features(k)
+        per_kernel[k.name] = sorted(kt)
+        toks |= kt
+        if k.autotuned:
+            toks.add("autotune")
+    sites = find_launches(tree, kernels)
+    for site in sites:
+        k = kernels[site.kernel]
+        if site.keyword("num_warps"):
+            toks.add("num_warps")
+        if site.keyword("num_stages"):
+            toks.add("num_stages")
+        grid = site.grid
+        if isinstance(grid, ast.Name) and (defs := assignments_in(site.function, grid.id)):
+            grid = defs[-1].value
+        if "cdiv" in ast.unparse(grid):
+            toks |= {"cdiv_grid", "grid_over_blocks"}
+        if not k.autotuned:
+            for c in k.constexprs:
+                v = site.arg_for(k, c)
+                if isinstance(v, ast.Name) and len(defs := assignments_in(site.function, v.id)) == 1:
+                    v = defs[0].value
+                if c.upper().startswith("BLOCK") and isinstance(v, ast.Constant):
+                    toks.add("hard_coded_block_size")
+    if len({s.kernel for s in sites}) > 1 or len(sites) > 1:
+        toks.add("multiple_kernels")
+    for rec in launches or []:
+        grid = rec.get("grid")
+        if isinstance(grid, (list, tuple)) and grid and all(isinstance(g, int) for g in grid):
+            n = 1
+            for g in grid:
+                n *= g
+            toks.add("large_grid" if n > 65535 else "few_programs" if n < 132 else "")
+        sig = rec.get("signature", {})
+        if "tl.dot" in toks and any(v == "*fp32" for v in sig.values()):
+            toks.add("fp32_dot")
+    if torch_ops:
+        toks.add("torch_ops_in_forward")
+    if cases and len(cases) > 1:
+        toks.add("multiple_shapes")
+    for d in input_dtypes or []:
+        if d in ("bfloat16", "torch.bfloat16"):
+            toks.add("bf16")
+        elif d in ("float16", "torch.float16"):
+            toks.add("fp16")
+    for case in cases or []:
+        n = case.get("N") or case.get("n_cols") or case.get("dim")
+        if isinstance(n, int) and n < 256:
+            toks.add("short_rows")
+    toks.discard("")
+    return CodeFeatures(tokens=sorted(toks), kernels=list(kernels), details={"per_kernel": per_kernel, "launch_sites": len(sites)})

@@ -1,0 +1,85 @@
+"""The escalation engine: run L1..L4 in order; a level may stop the ladder only if its three tests pass.
+
+``run_ladder`` records every level's evidence and its three escalation tests (as an ``escalation_tests``
+evidence item, so a round stores the result of every test at every level it reached). With
+``stop_early=False`` (``ladder diagnose``) all levels up to ``max_level`` run and the outcome still says where
+the policy would have stopped. No level passing means the round is inconclusive: no rewrite is guessed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kb.models import EscalationTests, EvidenceItem, StopDecision
+from kb.vocab import LEVELS, Level
+from optimizer.ladder.l1_triage import TriageLevel
+from optimizer.ladder.l2_profile import ProfileLevel
+from optimizer.ladder.l3_ir import IRLevel
+from optimizer.ladder.l4_compiler import CompilerLevel
+from optimizer.ladder.types import CardRef, LadderContext, LadderLevel, LevelResult
+
+__all__ = ["LadderOutcome", "default_levels", "run_ladder"]
+
+
+def default_levels() -> dict[str, LadderLevel]:
+    return {"L1": TriageLevel(), "L2": ProfileLevel(), "L3": IRLevel(), "L4": CompilerLevel()}
+
+
+@dataclass
+class LadderOutcome:
+    results: list[LevelResult] = field(default_factory=list)
+    stop: StopDecision | None = None
+    chosen: CardRef | None = None
+
+    @property
+    def inconclusive(self) -> bool:
+        return self.stop is None
+
+    @property
+    def levels_reached(self) -> list[Level]:
+        return [r.level for r in self.results]
+
+    @property
+    def evidence(self) -> list[EvidenceItem]:
+        return [e for r in self.results for e in r.evidence]
+
+    @property
+    def cards_cited(self) -> list[str]:
+        ids = [self.chosen.id] if self.chosen else []
+        ids += [c.id for r in self.results for c in r.matched_cards]
+        return list(dict.fromkeys(ids))
+
+    def summary(self) -> str:
+        if self.stop is None:
+            return "inconclusive: no level passed all three escalation tests (" + "; ".join(
+                f"{r.level} {_marks(r.tests)}" for r in self.results) + ")"
+        return f"stopped at {self.stop.level} ({self.stop.bottleneck}) -> {self.chosen.id if self.chosen else '?'}"
+
+
+def _marks(t: EscalationTests) -> str:
+    return "".join("+" if x else "-" for x in (t.localized, t.single_family, t.justified))
+
+
+def run_ladder(ctx: LadderContext, *, max_level: Level = "L4", stop_early: bool = True,
+               levels: dict[str, LadderLevel] | None = None) -> LadderOutcome:
+    levels = levels or default_levels()
+    out = LadderOutcome()
+    for name in LEVELS[: LEVELS.index(max_level) + 1]:
+        try:
+            res = levels[name].run(ctx)
+        except Exception as exc:  # a level bug must not end the session: record it and escalate
+            reason = f"{name} failed: {type(exc).__name__}: {exc}"[:800]
+            res = LevelResult(level=name, tests=EscalationTests(localized=False, single_family=False, justified=False, notes=reason),  # type: ignore[arg-type]
+                              inconclusive=True, rationale=reason)
+        res.evidence.append(EvidenceItem(
+            level=res.level, kind="escalation_tests", reference=_marks(res.tests),
+            summary=f"localized={res.tests.localized} single_family={res.tests.single_family} justified={res.tests.justified}: {res.tests.notes}"[:2000],
+            data=res.tests.model_dump()))
+        ctx.results.append(res)
+        out.results.append(res)
+        if res.passed and out.stop is None:
+            out.stop = StopDecision(level=res.level, tests=res.tests, rationale=res.rationale, bottleneck=res.bottleneck)
+            out.chosen = res.chosen
+            if stop_early:
+                break
+    return out

@@ -1,0 +1,160 @@
+"""L2 profiling diagnosis: standardized timing, roofline, profiler breakdown, counters -> a bottleneck class.
+
+CUDA: the validated evaluation's do_bench medians per case, roofline fractions from the problem's
+flops/bytes, a torch.profiler kernel breakdown (host wall vs device time, launches per call) and, when
+``ncu`` is on PATH, Nsight Compute counters. Ascend: torch-npu execution and the msprof op-summary ratios
+(untested on hardware). The CPU interpreter measures nothing: L2 says so and escalates.
+
+Tests: (1) one class covers >= 75% of the candidate's time over the cases; (2) ``choose_family`` over
+bottleneck / profile tokens; (3) the chosen card names the measured class or a measured profile signal.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from kb.models import EscalationTests, EvidenceItem, Symptoms
+from optimizer.ladder.select import choose_family, match_cards
+from optimizer.ladder.types import LadderContext, LevelResult
+from optimizer.problem import case_label
+from optimizer.profile.classify import Classification, classify_cuda, dominant_class
+from optimizer.profile.roofline import peaks_for
+from optimizer.sandbox import SandboxLimits, run_worker
+
+__all__ = ["ProfileLevel"]
+
+
+def _fail(reason: str, evidence: list[EvidenceItem]) -> LevelResult:
+    tests = EscalationTests(localized=False, single_family=False, justified=False, notes=f"(1) {reason}")
+    evidence.append(EvidenceItem(level="L2", kind="bottleneck", reference="unknown", summary=reason,
+                                 data={"class": "unknown", "localized": False, "source": "measured"}))
+    return LevelResult(level="L2", evidence=evidence, tests=tests, inconclusive=True, rationale=reason)
+
+
+class ProfileLevel:
+    level = "L2"
+
+    def run(self, ctx: LadderContext) -> LevelResult:
+        ev = ctx.evaluation
+        if ctx.backend == "interpreter":
+            return _fail("timing unavailable: the CPU interpreter checks correctness only, so L2 has no measurement "
+                         "(run with --backend cuda on a GPU)", [EvidenceItem(level="L2", kind="timing", reference="interpreter",
+                                                                           summary="unavailable on the interpreter backend")])
+        if ev is None or not ev.timing_cases:
+            return _fail(f"no timing for this candidate ({ev.timing_error if ev else 'not evaluated'})", [])
+        per_case, evidence, signals_all = self._classify_cases(ctx)
+        cls, share = dominant_class([(c, ms, k) for c, ms, k in per_case])
+        localized = cls != "unknown"
+        signal_tokens = sorted({t for s in signals_all for t in s})
+        feats = ctx.cache.get("features")
+        symptoms = Symptoms(bottleneck_classes=[cls] if localized else [], profile_signals=signal_tokens,  # type: ignore[list-item]
+                            code_features=feats.tokens if feats else [])
+        refs = match_cards(ctx, symptoms, f"{cls} {' '.join(signal_tokens)}", bottleneck=cls) if localized else []
+        chosen, single, note = choose_family(ctx, refs, ("bottleneck:", "profile:")) if refs else (None, False, "not localized: no family chosen")
+        justified = bool(chosen) and (f"bottleneck:{cls}" in chosen.matched_symptoms
+                                      or any(s.startswith("profile:") for s in chosen.matched_symptoms))  # type: ignore[union-attr]
+        why_loc = (f"{cls} covers {share:.0%} of the candidate's time over {len(per_case)} case(s)" if localized
+                   else f"no class covers 75% of the time (best {share:.0%}): " + ", ".join(f"{c}:{k}" for c, _, k in per_case))
+        tests = EscalationTests(localized=localized, single_family=single, justified=justified,
+                                notes=f"(1) {why_loc}; (2) {note}; (3) " + (f"{chosen.id} names {cls}" if justified and chosen else "no card ties the measured class to a rewrite"))
+        evidence.append(EvidenceItem(level="L2", kind="bottleneck", reference=cls, summary=why_loc,
+                                     data={"class": cls, "localized": localized, "source": "measured", "share": share}))
+        return LevelResult(level="L2", evidence=evidence, bottleneck=cls, matched_cards=refs[:2], tests=tests,  # type: ignore[arg-type]
+                           chosen=chosen if single else None, rationale=tests.notes,
+                           data={"per_case": [{"case": c, "ms": ms, "class": k} for c, ms, k in per_case], "signals": signal_tokens})
+
+    # ------------------------------------------------------------------------------------------------------
+    def _classify_cases(self, ctx: LadderContext) -> tuple[list[tuple[str, float, str]], list[EvidenceItem], list[list[str]]]:
+        ev = ctx.evaluation
+        assert ev is not None
+        peaks = peaks_for(ev.device)
+        cases = {case_label(c): c for c in ctx.problem.cases_for(ctx.backend)}
+        ms, ref = ev.case_ms(), ev.reference_ms()
+        evidence = [EvidenceItem(
+            level="L2", kind="timing", reference=ev.protocol.method if ev.protocol else "",
+            summary="; ".join(f"{c}: {m:.4g} ms" + (f" (torch {ref[c]:.4g} ms)" if c in ref else "") for c, m in ms.items()),
+            data={"ms": ms, "reference_ms": ref, "protocol": ev.protocol.model_dump() if ev.protocol else {}},
+        )]
+        prof = self._profile(ctx) if ctx.backend == "cuda" else {}
+        ncu = self._ncu(ctx) if ctx.backend == "cuda" else {}
+        ascend = self._ascend(ctx) if ctx.backend == "ascend" else {}
+        if prof.get("error"):
+            evidence.append(EvidenceItem(level="L2", kind="profiler", reference="torch.profiler", summary=f"profiler failed: {prof['error']}"))
+        if ncu:
+            evidence.append(EvidenceItem(level="L2", kind="ncu", reference=ncu.get("hot_kernel", ""),
+                                         summary=", ".join(f"{k} {v:.3g}" for k, v in ncu.items() if isinstance(v, (int, float))),
+                                         data=ncu))
+            ctx.cache.setdefault("hot_kernel", ncu.get("hot_kernel"))
+        per_case, signals_all = [], []
+        from optimizer.profile.cuda import case_signals
+
+        for label, m in ms.items():
+            case = cases.get(label, {})
+            flops, nbytes = ctx.problem.flops(case), ctx.problem.bytes_moved(case)
+            if ctx.backend == "ascend" and label in ascend:
+                c = Classification(**ascend[label]) if isinstance(ascend[label], dict) else Classification()
+            else:
+                p = next((x for x in prof.get("cases", []) if x.get("case") == label), None)
+                sig = case_signals(m, flops, nbytes, peaks, p, ncu)
+                c = classify_cuda(sig)
+                if p:
+                    top = p.get("kernels", [])[:3]
+                    evidence.append(EvidenceItem(
+                        level="L2", kind="profiler", reference=label,
+                        summary=f"[{label}] wall {p['wall_ms']:.4g} ms/call, device {p['device_ms']:.4g} ms, "
+                        f"{p['launches_per_call']:.0f} launches; top: " + ", ".join(f"{k['name'][:40]} {k['us_per_call']:.1f} us" for k in top),
+                        data=p))
+                    if top:
+                        ctx.cache.setdefault("hot_kernel", top[0]["name"])
+                if sig.get("mem_fraction") is not None or sig.get("compute_fraction") is not None:
+                    evidence.append(EvidenceItem(level="L2", kind="roofline", reference=label,
+                                                 summary=f"[{label}] memory {sig.get('mem_fraction', 0):.0%}, compute {sig.get('compute_fraction', 0):.0%} of {peaks.name if peaks else '?'} roofline",
+                                                 data={k: sig.get(k) for k in ("mem_fraction", "compute_fraction")}))
+            evidence.append(EvidenceItem(level="L2", kind="classification", reference=label,
+                                         summary=f"[{label}] {c.bottleneck}: " + "; ".join(c.reasons), data=c.as_dict()))
+            per_case.append((label, m, c.bottleneck))
+            signals_all.append(c.signals)
+        return per_case, evidence, signals_all
+
+    def _profile(self, ctx: LadderContext) -> dict[str, Any]:
+        key = f"profile:{ctx.source_sha}"
+        if key not in ctx.cache:
+            req = {"task": "profile", "problem": str(ctx.problem.path), "candidate": str(ctx.candidate), "backend": "cuda",
+                   "cases": ctx.problem.cases_for("cuda"), "iters": 20}
+            res = run_worker(req, limits=SandboxLimits(ctx.settings.sandbox_timeout_s, ctx.settings.sandbox_memory_mb, False))
+            ctx.cache[key] = {"cases": res.payload.get("profile") or []} if res.ok else {"error": res.reason}
+        return ctx.cache[key]
+
+    def _ncu(self, ctx: LadderContext) -> dict[str, Any]:
+        """Nsight Compute counters for one forward per case (GPU with ncu only; untested in CI)."""
+        from optimizer.profile.cuda import ncu_available, ncu_command, parse_ncu_csv, summarize_ncu
+
+        key = f"ncu:{ctx.source_sha}"
+        if key in ctx.cache:
+            return ctx.cache[key]
+        if not ncu_available():
+            ctx.cache[key] = {}
+            return {}
+        log = Path(tempfile.mkdtemp(prefix="ladder_ncu_")) / "ncu.csv"
+        kernels = "|".join(sorted({r.get("kernel", "") for r in (ctx.evaluation.launches if ctx.evaluation else []) if r.get("kernel")}))
+        req = {"task": "run", "problem": str(ctx.problem.path), "candidate": str(ctx.candidate), "backend": "cuda",
+               "cases": ctx.problem.cases_for("cuda"), "iters": 1}
+        res = run_worker(req, limits=SandboxLimits(max(ctx.settings.sandbox_timeout_s, 600), ctx.settings.sandbox_memory_mb, False),
+                         prefix_cmd=ncu_command(str(log), kernels or None))
+        rows = parse_ncu_csv(log.read_text()) if log.exists() else []
+        ctx.cache[key] = summarize_ncu(rows) if rows else ({"error": res.reason} if not res.ok else {})
+        return ctx.cache[key]
+
+    def _ascend(self, ctx: LadderContext) -> dict[str, Any]:
+        """torch-npu profiler + op-summary parse per case. UNTESTED: no NPU was available."""
+        key = f"ascend:{ctx.source_sha}"
+        if key not in ctx.cache:
+            out_dir = tempfile.mkdtemp(prefix="ladder_msprof_")
+            req = {"task": "profile", "problem": str(ctx.problem.path), "candidate": str(ctx.candidate), "backend": "ascend",
+                   "cases": ctx.problem.cases_for("ascend"), "out_dir": out_dir}
+            res = run_worker(req, limits=SandboxLimits(ctx.settings.sandbox_timeout_s, ctx.settings.sandbox_memory_mb, False))
+            rows = res.payload.get("profile") or [] if res.ok else []
+            ctx.cache[key] = {r["case"]: r.get("classification") or {} for r in rows}
+        return ctx.cache[key]

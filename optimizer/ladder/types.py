@@ -1,0 +1,138 @@
+"""Shared types of the diagnosis ladder: the context a level reads, and the result it returns.
+
+Every level implements ONE protocol, ``LadderLevel.run(ctx) -> LevelResult``. A ``LevelResult`` carries the
+same objects a ``kb.models.Round`` records (``EvidenceItem``, ``EscalationTests``, the bottleneck class and the
+matched card ids), so ``ladder diagnose`` prints exactly what ``ladder optimize`` stores.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kb.client import KBClient
+from kb.models import EscalationTests, EvidenceItem, Round
+from kb.models.search import SearchHit
+from kb.vocab import BottleneckClass, Level
+from optimizer.evaluation import Evaluation
+from optimizer.problem import Problem
+from optimizer.settings import LadderSettings
+
+__all__ = ["CardRef", "LadderContext", "LadderLevel", "LevelResult", "card_ref"]
+
+
+class CardRef(BaseModel):
+    """A matched card as a level reports it (the full card stays in the KB)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    kind: str
+    title: str
+    summary: str = ""
+    score: float = 0.0
+    matched_symptoms: list[str] = Field(default_factory=list)
+    recipe: dict[str, Any] | None = None
+    rewrite: str = ""
+    bottleneck_classes: list[str] = Field(default_factory=list)
+    ir_signatures: list[str] = Field(default_factory=list)
+    related: list[str] = Field(default_factory=list)
+    applicable: bool | None = Field(default=None, description="dry-run of the recipe on this candidate (offline proposer)")
+    applicability_note: str = ""
+
+
+def card_ref(hit: SearchHit) -> CardRef:
+    c = hit.card
+    recipe = c.rewrite.recipe.model_dump() if c.rewrite and c.rewrite.recipe else None
+    return CardRef(
+        id=c.id, kind=c.kind, title=c.title, summary=c.summary, score=round(float(hit.score), 4),
+        matched_symptoms=list(hit.breakdown.matched_symptoms), recipe=recipe,
+        rewrite=c.rewrite.description if c.rewrite else "", bottleneck_classes=list(c.symptoms.bottleneck_classes),
+        ir_signatures=list(c.symptoms.ir_signatures), related=list(c.related),
+    )
+
+
+class LevelResult(BaseModel):
+    """What one level found: evidence, a bottleneck class, matched cards, and its escalation tests."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    level: Level
+    evidence: list[EvidenceItem] = Field(default_factory=list)
+    bottleneck: BottleneckClass = "unknown"
+    matched_cards: list[CardRef] = Field(default_factory=list)
+    tests: EscalationTests
+    chosen: CardRef | None = Field(default=None, description="the one rewrite family, when test (2) passed")
+    inconclusive: bool = Field(default=False, description="the level produced nothing actionable")
+    rationale: str = ""
+    data: dict[str, Any] = Field(default_factory=dict, description="level-specific figures (profile, IR report ...)")
+
+    @property
+    def passed(self) -> bool:
+        return self.tests.passed
+
+
+@dataclass
+class LadderContext:
+    """Everything a level may read. Levels append to ``results`` through the engine, never edit history."""
+
+    problem: Problem
+    candidate: Path
+    backend: str
+    kb: KBClient
+    settings: LadderSettings
+    evaluation: Evaluation | None = None
+    history: list[Round] = field(default_factory=list)
+    results: list[LevelResult] = field(default_factory=list)
+    exclude_cards: set[str] = field(default_factory=set)
+    require_recipe: bool = True
+    workdir: Path | None = None
+    cache: dict[str, Any] = field(default_factory=dict)
+    baseline_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def source(self) -> str:
+        return self.candidate.read_text()
+
+    @property
+    def source_sha(self) -> str:
+        return hashlib.sha256(self.candidate.read_bytes()).hexdigest()[:16]
+
+    @property
+    def kb_backend(self) -> str:
+        return "cuda" if self.backend == "interpreter" else self.backend
+
+    def previous(self, level: Level) -> LevelResult | None:
+        return next((r for r in reversed(self.results) if r.level == level), None)
+
+    def known_bottleneck(self) -> tuple[BottleneckClass, str]:
+        """The latest localized bottleneck: from this round's levels, else from earlier rounds' evidence."""
+        for r in reversed(self.results):
+            if r.bottleneck != "unknown" and r.tests.localized and r.data.get("bottleneck_source", "measured") == "measured":
+                return r.bottleneck, f"{r.level} of this round"
+        for rnd in reversed(self.history):
+            for ev in reversed(rnd.evidence):
+                if ev.kind == "bottleneck" and ev.data.get("localized") and ev.data.get("source") == "measured":
+                    return ev.data["class"], f"round {rnd.index} ({ev.level})"
+        return "unknown", ""
+
+    def known_signatures(self) -> list[str]:
+        """IR signatures detected at L3 in this round or earlier rounds."""
+        out: list[str] = []
+        for r in self.results:
+            out += r.data.get("signatures", [])
+        for rnd in self.history:
+            for ev in rnd.evidence:
+                if ev.kind == "ir_signature":
+                    out.append(ev.reference)
+        return list(dict.fromkeys(out))
+
+
+class LadderLevel(Protocol):
+    level: Level
+
+    def run(self, ctx: LadderContext) -> LevelResult: ...

@@ -1,0 +1,33 @@
+"""The proposer interface: a ladder outcome plus the current candidate -> a new candidate source and its diff."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from optimizer.ladder.engine import LadderOutcome
+from optimizer.ladder.types import LadderContext
+
+__all__ = ["Proposal", "Proposer"]
+
+
+@dataclass
+class Proposal:
+    source: str
+    diff: str
+    family: str
+    recipe: dict[str, Any]
+    description: str
+    hypothesis: str
+    cards: list[str] = field(default_factory=list)
+
+
+class Proposer(Protocol):
+    name: str
+
+    #: whether matched cards need a machine-applicable recipe to be eligible (offline: yes; LLM: no)
+    requires_recipe: bool
+
+    def propose(self, ctx: LadderContext, outcome: LadderOutcome, *, new_filename: str) -> Proposal:
+        """Raise ``optimizer.proposers.recipes.NotApplicable`` when no rewrite can be produced."""
+        ...

@@ -1,0 +1,31 @@
+"""The offline proposer: applies the chosen card's machine-applicable recipe as a real source rewrite."""
+
+from __future__ import annotations
+
+from optimizer.ladder.engine import LadderOutcome
+from optimizer.ladder.select import recipe_context
+from optimizer.ladder.types import LadderContext
+from optimizer.proposers.base import Proposal
+from optimizer.proposers.recipes import NotApplicable, apply_recipe
+
+__all__ = ["OfflineProposer"]
+
+
+class OfflineProposer:
+    name = "offline"
+    requires_recipe = True
+
+    def propose(self, ctx: LadderContext, outcome: LadderOutcome, *, new_filename: str) -> Proposal:
+        card, stop = outcome.chosen, outcome.stop
+        if card is None or stop is None:
+            raise NotApplicable("the ladder chose no family")
+        if card.recipe is None:
+            raise NotApplicable(f"{card.id} has no machine-applicable recipe")
+        rctx = recipe_context(ctx, card.id, stop.bottleneck)
+        rctx.new_filename = new_filename
+        res = apply_recipe(card.recipe, rctx)
+        hypothesis = (f"{stop.bottleneck} (localized at {stop.level}); {card.title}: {res.description} "
+                      f"should relieve it")
+        recipe = {**card.recipe, "applied": res.applied, "base": ctx.source_sha}
+        return Proposal(source=res.source, diff=res.diff, family=card.id, recipe=recipe, description=res.description,
+                        hypothesis=hypothesis, cards=[card.id])

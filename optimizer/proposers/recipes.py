@@ -1,0 +1,572 @@
+"""Machine-applicable recipes: real source rewrites of a candidate file, each with its unified diff.
+
+Kinds (``kb.models.Recipe.kind``) and their params:
+
+- ``launch_params`` ``{"search": {name: [values]}}``: num_warps / num_stages / num_ctas / maxnreg at the launch,
+  or a literal constexpr (e.g. ``BLOCK_SIZE``); one point per round, chosen next to the current one in the
+  direction the bottleneck class suggests, never a point already tried.
+- ``autotune`` ``{"configs": [{"kwargs": {...}, "num_warps": w, "num_stages": s}], "key": [...]}``: inserts
+  ``@triton.autotune``, removes the tuned arguments from the launch and turns the grid into ``lambda META``.
+- ``compiler_hints`` ``{"hints": [...], "targets": [...], "value": 16}``: ``tl.multiple_of`` / ``tl.max_contiguous``
+  on block offsets, and on stride arguments that every recorded launch shows divisible.
+- ``rows_per_program`` ``{"param": "ROWS_PER_PROGRAM", "values": [...]}``: a one-row-per-program kernel becomes a
+  loop over several rows per program (new constexpr, grid divided with ``triton.cdiv``).
+- ``input_precision`` ``{"value": ...}`` on every tl.dot; ``care_padding_false`` (Ascend only) on masked loads.
+
+Every applier raises ``NotApplicable`` with the reason when its preconditions do not hold in the source.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import itertools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kb.models import Recipe
+from optimizer.source import Kernel, LaunchSite, SourceText, assignments_in, find_kernels, find_launches, module_constant
+
+__all__ = ["APPLIERS", "NotApplicable", "RecipeContext", "RewriteResult", "apply_recipe", "can_apply", "unified_diff"]
+
+_LAUNCH_OPTIONS = {"num_warps": 4, "num_stages": 3, "num_ctas": 1, "maxnreg": None}
+
+
+class NotApplicable(Exception):
+    """The recipe's preconditions do not hold for this source (the message says which)."""
+
+
+@dataclass
+class RecipeContext:
+    source: str
+    filename: str = "candidate.py"
+    bottleneck: str = "unknown"
+    launches: list[dict[str, Any]] = field(default_factory=list)
+    tried: list[dict[str, Any]] = field(default_factory=list)  # 'applied' dicts already tried on this base
+    backend: str = "cuda"
+    num_sms: int = 132
+    hot_kernel: str | None = None
+    new_filename: str = "candidate_new.py"
+
+
+@dataclass
+class RewriteResult:
+    kind: str
+    source: str
+    diff: str
+    description: str
+    applied: dict[str, Any]
+
+
+def unified_diff(old: str, new: str, a: str, b: str) -> str:
+    return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), fromfile=f"a/{a}", tofile=f"b/{b}"))
+
+
+# ---------------------------------------------------------------------------------------------------- helpers
+@dataclass
+class _Parsed:
+    tree: ast.Module
+    st: SourceText
+    kernels: dict[str, Kernel]
+    sites: list[LaunchSite]
+
+
+def _parse(ctx: RecipeContext) -> _Parsed:
+    try:
+        tree = ast.parse(ctx.source)
+    except SyntaxError as exc:
+        raise NotApplicable(f"candidate does not parse: {exc}") from None
+    kernels = find_kernels(tree)
+    if not kernels:
+        raise NotApplicable("no @triton.jit kernel in the candidate")
+    return _Parsed(tree, SourceText(ctx.source), kernels, find_launches(tree, kernels))
+
+
+def _target(p: _Parsed, ctx: RecipeContext, pred: Callable[[Kernel], bool] | None = None) -> tuple[Kernel, list[LaunchSite]]:
+    """The kernel to rewrite: the profiled hot kernel, else the most launched, else the first launched one."""
+    launched = [s.kernel for s in p.sites]
+    counts: dict[str, int] = {}
+    for rec in ctx.launches:
+        counts[rec.get("kernel", "")] = counts.get(rec.get("kernel", ""), 0) + int(rec.get("launches", 1))
+    order = sorted(dict.fromkeys(launched), key=lambda n: (n != ctx.hot_kernel, -counts.get(n, 0), launched.index(n)))
+    for name in order:
+        k = p.kernels[name]
+        if pred is None or pred(k):
+            return k, [s for s in p.sites if s.kernel == name]
+    raise NotApplicable("no launched kernel satisfies the recipe's preconditions")
+
+
+def _finish(kind: str, ctx: RecipeContext, new: str, description: str, applied: dict[str, Any]) -> RewriteResult:
+    if new == ctx.source:
+        raise NotApplicable("the rewrite would not change the source")
+    if applied in ctx.tried:
+        raise NotApplicable("this exact rewrite was already tried on this base")
+    try:
+        ast.parse(new)
+    except SyntaxError as exc:  # a bug in an applier: never hand out broken code
+        raise NotApplicable(f"internal: rewrite produced invalid Python ({exc})") from None
+    return RewriteResult(kind, new, unified_diff(ctx.source, new, ctx.filename, ctx.new_filename), description, applied)
+
+
+def _insert_keyword(st: SourceText, call: ast.Call, text: str) -> None:
+    last = (call.args + [k.value for k in call.keywords])
+    anchor = max(last, key=lambda n: (n.end_lineno, n.end_col_offset)) if last else None
+    if anchor is None:
+        raise NotApplicable("launch without arguments")
+    st.insert(st.span(anchor)[1], f", {text}")
+
+
+def _remove_keyword(st: SourceText, call: ast.Call, kw: ast.keyword) -> None:
+    items = sorted(call.args + [k.value for k in call.keywords], key=lambda n: (n.lineno, n.col_offset))
+    idx = items.index(kw.value)
+    if idx == 0:
+        raise NotApplicable(f"cannot remove the only argument {kw.arg}")
+    prev_end = st.span(items[idx - 1])[1]
+    st.replace_range(prev_end, st.span(kw.value)[1], "")
+
+
+@dataclass
+class _Knob:
+    """Where a tunable value lives in the source and how to set it."""
+
+    name: str
+    current: Any
+    nodes: list[ast.expr]  # literal nodes to replace (or empty: insert a keyword)
+    sites: list[LaunchSite]
+    is_option: bool
+
+    def set(self, st: SourceText, value: Any) -> None:
+        if self.nodes:
+            for node in self.nodes:
+                st.replace(node, repr(value))
+        else:
+            for site in self.sites:
+                _insert_keyword(st, site.call, f"{self.name}={value!r}")
+
+
+def _literal_of(p: _Parsed, site: LaunchSite, expr: ast.expr | None) -> ast.Constant | None:
+    """The literal that defines ``expr``: itself, or the single literal assignment of the name it refers to."""
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool):
+        return expr
+    if isinstance(expr, ast.Name):
+        assigns = assignments_in(site.function, expr.id)
+        if len(assigns) == 1 and isinstance(assigns[0].value, ast.Constant):
+            return assigns[0].value
+        if not assigns:
+            mc = module_constant(p.tree, expr.id)
+            if mc is not None and isinstance(mc.value, ast.Constant):
+                return mc.value
+    return None
+
+
+def _alias(k: Kernel, name: str) -> str | None:
+    if name in k.constexprs:
+        return name
+    if name.upper().startswith("BLOCK"):
+        blocks = [c for c in k.constexprs if c.upper().startswith("BLOCK") and not c.upper().endswith("SUB")]
+        if len(blocks) == 1:
+            return blocks[0]
+    return None
+
+
+def _grid_expr(site: LaunchSite) -> tuple[ast.expr, ast.Assign | None]:
+    """The grid expression (following one ``grid = ...`` assignment) and that assignment, if any."""
+    g = site.grid
+    if isinstance(g, ast.Name):
+        assigns = assignments_in(site.function, g.id)
+        if len(assigns) == 1:
+            return assigns[0].value, assigns[0]
+    return g, None
+
+
+def _knob(p: _Parsed, k: Kernel, sites: list[LaunchSite], name: str) -> _Knob | None:
+    if name in _LAUNCH_OPTIONS:
+        if k.autotuned:
+            return None
+        nodes: list[ast.expr] = []
+        current: Any = _LAUNCH_OPTIONS[name]
+        for site in sites:
+            kw = site.keyword(name)
+            if kw is None:
+                continue
+            lit = _literal_of(p, site, kw.value)
+            if lit is None:
+                nodes.append(kw.value)  # an expression: replaced by the literal we choose
+            else:
+                nodes.append(lit)
+                current = lit.value
+        if nodes and len(nodes) != len(sites):
+            return None  # some sites set it, others not: ambiguous
+        return _Knob(name, current, nodes, sites, True)
+    real = _alias(k, name)
+    if real is None or k.autotuned:
+        return None
+    nodes, current = [], None
+    for site in sites:
+        expr = site.arg_for(k, real)
+        lit = _literal_of(p, site, expr)
+        if lit is None:
+            return None  # derived from shapes (e.g. next_power_of_2(n)): changing it could break correctness
+        nodes.append(lit)
+        current = lit.value
+        if expr is lit:  # a literal at the launch: the grid may repeat it
+            g, _ = _grid_expr(site)
+            nodes += [n for n in ast.walk(g) if isinstance(n, ast.Constant) and n.value == lit.value and n is not lit]
+    uniq = list({id(n): n for n in nodes}.values())
+    return _Knob(real, current, uniq, sites, False)
+
+
+_PREF: dict[str, dict[str, int]] = {
+    "memory_bound": {"warps": 1, "block": 1, "stages": 1},
+    "latency_bound": {"warps": 1, "block": -1, "stages": 1},
+    "occupancy_limited": {"warps": -1, "block": -1, "stages": -1},
+    "compute_bound": {"warps": 1, "block": 1, "stages": 1},
+    "sync_bound": {"warps": -1, "block": 1, "stages": 0},
+    "scalar_bound": {"warps": 0, "block": 1, "stages": 0},
+    "launch_bound": {"warps": 0, "block": 1, "stages": 0},
+}
+
+
+def _kind_of(name: str) -> str:
+    return {"num_warps": "warps", "num_stages": "stages"}.get(name, "block")
+
+
+def next_point(space: dict[str, list[Any]], current: dict[str, Any], tried: list[dict[str, Any]], bottleneck: str) -> dict[str, Any]:
+    """The untried point nearest ``current``: fewest parameters changed, smallest step, preferred direction first."""
+    names = list(space)
+    seen = {tuple(sorted(t.items())) for t in tried} | {tuple(sorted(current.items()))}
+    pref = _PREF.get(bottleneck, {})
+
+    def score(point: dict[str, Any]) -> tuple[int, float]:
+        changed = [n for n in names if point[n] != current.get(n)]
+        cost = 0.0
+        for n in changed:
+            vals = sorted({*space[n], *([current[n]] if current.get(n) is not None else [])}, key=_sort_key)
+            cur = current.get(n)
+            i_new = vals.index(point[n])
+            i_cur = vals.index(cur) if cur in vals else i_new
+            cost += abs(i_new - i_cur)
+            direction = 1 if _sort_key(point[n]) > _sort_key(cur) else -1
+            want = pref.get(_kind_of(n), 0)
+            if want and direction != want:
+                cost += 0.5
+        return len(changed), cost
+
+    candidates = [dict(zip(names, combo)) for combo in itertools.product(*(space[n] for n in names))]
+    candidates = [c for c in candidates if tuple(sorted(c.items())) not in seen]
+    if not candidates:
+        raise NotApplicable("every point of the search space was already tried on this base")
+    return min(candidates, key=score)
+
+
+def _sort_key(v: Any) -> tuple[int, Any]:
+    return (0, v) if isinstance(v, (int, float)) else (1, str(v))
+
+
+# ---------------------------------------------------------------------------------------------------- appliers
+def apply_launch_params(params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:
+    search: dict[str, list[Any]] = dict(params.get("search") or {})
+    if not search:
+        raise NotApplicable("launch_params needs a non-empty 'search' mapping")
+    p = _parse(ctx)
+    k, sites = _target(p, ctx)
+    knobs = {n: kb for n in search if (kb := _knob(p, k, sites, n)) is not None}
+    if not knobs:
+        raise NotApplicable(f"none of {sorted(search)} is a launch option or a literal constexpr of {k.name}")
+    space = {kb.name: list(search[n]) for n, kb in knobs.items()}
+    current = {kb.name: kb.current for kb in knobs.values()}
+    point = next_point(space, current, ctx.tried, ctx.bottleneck)
+    changes = []
+    for kb in knobs.values():
+        if point[kb.name] != kb.current:
+            kb.set(p.st, point[kb.name])
+            changes.append(f"{kb.name} {kb.current} -> {point[kb.name]}")
+    why = f" (direction preferred for {ctx.bottleneck})" if ctx.bottleneck in _PREF else ""
+    return _finish("launch_params", ctx, p.st.apply(), f"{k.name}: " + ", ".join(changes) + why, point)
+
+
+def _config_text(cfg: dict[str, Any]) -> str:
+    kw = ", ".join(f"{k}={cfg[k]!r}" for k in ("num_warps", "num_stages", "num_ctas", "maxnreg") if k in cfg)
+    return f"triton.Config({cfg.get('kwargs', {})!r}" + (f", {kw})" if kw else ")")
+
+
+def apply_autotune(params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:
+    configs: list[dict[str, Any]] = list(params.get("configs") or [])
+    if not configs:
+        raise NotApplicable("autotune needs 'configs'")
+    p = _parse(ctx)
+    k, sites = _target(p, ctx, lambda k: not k.autotuned and not k.heuristics)
+    dropped: set[str] = set()
+    mapped: list[dict[str, Any]] = []
+    tuned_args: dict[str, _Knob] = {}
+    for cfg in configs:
+        kwargs = {}
+        for name, val in (cfg.get("kwargs") or {}).items():
+            real = _alias(k, name)
+            knob = _knob(p, k, sites, real) if real else None
+            if knob is None or any(site.keyword(real) is None for site in sites):
+                dropped.add(name)
+                continue
+            tuned_args[real] = knob
+            kwargs[real] = val
+        mapped.append({**{o: cfg[o] for o in ("num_warps", "num_stages", "num_ctas", "maxnreg") if o in cfg}, "kwargs": kwargs})
+    unique = list({repr(sorted((k2, repr(v)) for k2, v in c.items())): c for c in mapped}.values())
+    if len(unique) < 2:
+        raise NotApplicable(f"fewer than two distinct configs remain for {k.name} (untunable: {sorted(dropped)})")
+    ints = [n for n in k.params if n not in k.constexprs]
+    key = [n for n in (params.get("key") or []) if n in ints]
+    if not key:
+        sig = next((r.get("signature", {}) for r in ctx.launches if r.get("kernel") == k.name), {})
+        key = [n for n in ints if sig.get(n) in ("i32", "i64")] or [n for n in ints if n.lower().startswith(("n", "m", "k"))]
+    st = p.st
+    indent = st.indent_of(k.decorators[0].lineno)
+    cfg_lines = "".join(f"{indent}        {_config_text(c)},\n" for c in unique)
+    st.insert(st.line_start(k.decorators[0].lineno),
+              f"{indent}@triton.autotune(\n{indent}    configs=[\n{cfg_lines}{indent}    ],\n{indent}    key={key!r},\n{indent})\n")
+    uses_options = {o for c in unique for o in ("num_warps", "num_stages", "num_ctas", "maxnreg") if o in c}
+    for site in sites:
+        for name in [*tuned_args, *uses_options]:
+            kw = site.keyword(name)
+            if kw is not None:
+                _remove_keyword(st, site.call, kw)
+        _meta_grid(st, site, tuned_args)
+    desc = f"{k.name}: @triton.autotune over {len(unique)} configs keyed on {key}"
+    if dropped:
+        desc += f"; kept {sorted(dropped)} out (shape-derived or not a parameter)"
+    return _finish("autotune", ctx, st.apply(), desc, {"configs": unique, "key": key})
+
+
+def _meta_grid(st: SourceText, site: LaunchSite, tuned: dict[str, _Knob]) -> None:
+    g, _assign = _grid_expr(site)
+    if isinstance(g, ast.Lambda) or not tuned:
+        return
+    var_names = {}
+    kws = {kw.arg: kw.value for kw in site.call.keywords}
+    for real in tuned:
+        v = kws.get(real)
+        if isinstance(v, ast.Name):
+            var_names[v.id] = real
+    literal_vals = {kws[r].value: r for r in tuned if isinstance(kws.get(r), ast.Constant)}
+    text = st.segment(g)
+    hits = [n for n in ast.walk(g) if (isinstance(n, ast.Name) and n.id in var_names)
+            or (isinstance(n, ast.Constant) and n.value in literal_vals)]
+    if not hits:
+        return
+    base = g.col_offset
+    pieces, pos = [], 0
+    for n in sorted(hits, key=lambda n: n.col_offset):
+        if n.lineno != g.lineno or n.end_lineno != g.lineno:
+            raise NotApplicable("multi-line grid expression: cannot rewrite it into lambda META")
+        a, b = n.col_offset - base, n.end_col_offset - base
+        name = var_names.get(n.id) if isinstance(n, ast.Name) else literal_vals[n.value]
+        pieces += [text[pos:a], f"META[{name!r}]"]
+        pos = b
+    pieces.append(text[pos:])
+    st.replace(g, "lambda META: " + "".join(pieces))
+
+
+def _arange_offsets(k: Kernel) -> list[tuple[ast.Assign, str]]:
+    """Top-level ``v = [pid * B +] tl.arange(0, B)`` assignments, with the block expression B."""
+    out = []
+    for stmt in k.node.body:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+            continue
+        v = stmt.value
+        ar = v if _is_arange(v) else None
+        if ar is None and isinstance(v, ast.BinOp) and isinstance(v.op, ast.Add):
+            for side, other in ((v.left, v.right), (v.right, v.left)):
+                if _is_arange(side) and isinstance(other, ast.BinOp) and isinstance(other.op, ast.Mult):
+                    if ast.unparse(side.args[1]) in {ast.unparse(other.left), ast.unparse(other.right)}:
+                        ar = side
+        if ar is not None and ast.unparse(ar.args[0]) == "0":
+            out.append((stmt, ast.unparse(ar.args[1])))
+    return out
+
+
+def _is_arange(n: ast.AST) -> bool:
+    return isinstance(n, ast.Call) and ast.unparse(n.func) in ("tl.arange", "triton.language.arange") and len(n.args) == 2
+
+
+def apply_compiler_hints(params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:
+    hints = set(params.get("hints") or ["multiple_of", "max_contiguous"])
+    targets = list(params.get("targets") or ["offsets", "strides"])
+    value = int(params.get("value", 16))
+    p = _parse(ctx)
+    k, _sites = _target(p, ctx)
+    src = ast.unparse(k.node)
+    st, added = p.st, []
+    constexpr_vals = next((r.get("constexprs", {}) for r in ctx.launches if r.get("kernel") == k.name), {})
+    if "offsets" in targets or any(t not in ("offsets", "strides") for t in targets):
+        for stmt, block in _arange_offsets(k):
+            var = stmt.targets[0].id  # type: ignore[attr-defined]
+            if targets != ["offsets"] and "offsets" not in targets and var not in targets:
+                continue
+            if f"multiple_of({var}" in src or f"max_contiguous({var}" in src:
+                continue
+            bval = constexpr_vals.get(block)
+            v = min(value, bval) if isinstance(bval, int) and bval > 0 else value
+            expr = var
+            if "multiple_of" in hints:
+                expr = f"tl.multiple_of({expr}, {v})"
+            if "max_contiguous" in hints:
+                expr = f"tl.max_contiguous({expr}, {v})"
+            if expr != var:
+                st.insert(st.line_start(stmt.end_lineno + 1), f"{st.indent_of(stmt.lineno)}{var} = {expr}\n")
+                added.append(f"{var}: {expr}")
+    if "strides" in targets and "multiple_of" in hints:
+        recs = [r for r in ctx.launches if r.get("kernel") == k.name]
+        body0 = k.node.body[0]
+        if isinstance(body0, ast.Expr) and isinstance(body0.value, ast.Constant):  # docstring
+            body0 = k.node.body[1] if len(k.node.body) > 1 else body0
+        for name in k.params:
+            if not name.lower().startswith("stride") or name in k.constexprs or f"multiple_of({name}" in src:
+                continue
+            if recs and all(name in r.get("divisible_by_16", []) for r in recs) and value <= 16:
+                st.insert(st.line_start(body0.lineno), f"{st.indent_of(body0.lineno)}{name} = tl.multiple_of({name}, {value})\n")
+                added.append(f"{name}: multiple_of {value} (every recorded launch had it divisible by 16)")
+    if not added:
+        raise NotApplicable(f"no un-hinted block offsets or always-divisible strides in {k.name}")
+    return _finish("compiler_hints", ctx, st.apply(), f"{k.name}: " + "; ".join(added), {"hinted": added})
+
+
+def _pid_stmt(k: Kernel) -> ast.Assign | None:
+    for stmt in k.node.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            v = stmt.value
+            if isinstance(v, ast.Call) and ast.unparse(v.func).endswith("program_id"):
+                axis = v.args[0] if v.args else next((kw.value for kw in v.keywords if kw.arg == "axis"), None)
+                if isinstance(axis, ast.Constant) and axis.value == 0:
+                    return stmt
+    return None
+
+
+def apply_rows_per_program(params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:
+    param = str(params.get("param") or "ROWS_PER_PROGRAM")
+    values = sorted(int(v) for v in (params.get("values") or [2, 4, 8, 16, 32]))
+    p = _parse(ctx)
+    has_param = [k for k in p.kernels.values() if param in k.constexprs and any(s.kernel == k.name for s in p.sites)]
+    if has_param:  # already restructured: tune the count like any literal constexpr
+        res = apply_launch_params({"search": {param: values}}, ctx)
+        return RewriteResult("rows_per_program", res.source, res.diff, res.description, res.applied)
+    k, sites = _target(p, ctx, lambda k: _pid_stmt(k) is not None)
+    pid = _pid_stmt(k)
+    assert pid is not None
+    if any(isinstance(n, ast.Return) for n in ast.walk(k.node)):
+        raise NotApplicable(f"{k.name} returns early; a row loop cannot contain return")
+    if any(isinstance(n, (ast.For, ast.While)) and pid.targets[0].id in ast.unparse(n) for n in ast.walk(k.node)):  # type: ignore[attr-defined]
+        raise NotApplicable(f"{k.name} already loops over its program index")
+    if len(sites) != 1:
+        raise NotApplicable(f"{k.name} is launched from {len(sites)} places; rewrite needs exactly one")
+    site = sites[0]
+    grid, _assign = _grid_expr(site)
+    body = grid.body if isinstance(grid, ast.Lambda) else grid
+    if not isinstance(body, (ast.Tuple, ast.List)) or not body.elts:
+        raise NotApplicable("grid is not a tuple expression")
+    g0 = body.elts[0]
+    g0_text = p.st.segment(g0)
+    n_rows = next((name for name in k.params if (a := site.arg_for(k, name)) is not None and p.st.segment(a) == g0_text), None)
+    n_programs = next((r["grid"][0] for r in ctx.launches if r.get("kernel") == k.name and isinstance(r.get("grid"), list)), None)
+    tried = {t.get(param) for t in ctx.tried}
+    options = [v for v in values if v not in tried] or []
+    if not options:
+        raise NotApplicable(f"every {param} value was already tried on this base")
+    fit = [v for v in options if n_programs and math.ceil(n_programs / v) >= 2 * ctx.num_sms]
+    r = max(fit) if fit else min(options)
+    st = p.st
+    var = pid.targets[0].id  # type: ignore[attr-defined]
+    ind = st.indent_of(pid.lineno)
+    last = k.node.body[-1]
+    rest = "".join(st.lines[pid.end_lineno: last.end_lineno])
+    rest = "".join(("        " + ln if ln.strip() else ln) for ln in rest.splitlines(keepends=True))
+    bound = n_rows or "n_rows_rpp"
+    block = (
+        f"{ind}{var}_first = {st.segment(pid.value)} * {param}\n"
+        f"{ind}for _rpp in tl.static_range({param}):\n"
+        f"{ind}    {var} = {var}_first + _rpp\n"
+        f"{ind}    if {var} < {bound}:\n{rest}"
+    )
+    st.replace_range(st.line_start(pid.lineno), st.line_start(last.end_lineno + 1), block)
+    args = k.node.args.args
+    extra = ("" if n_rows else ", n_rows_rpp") + f", {param}: tl.constexpr"
+    st.insert(st.span(args[-1])[1], extra)
+    if isinstance(grid, ast.Lambda):
+        meta = grid.args.args[0].arg if grid.args.args else "META"
+        st.replace(g0, f"triton.cdiv({g0_text}, {meta}[{param!r}])")
+        _insert_keyword(st, site.call, ("" if n_rows else f"n_rows_rpp={g0_text}, ") + f"{param}={r}")
+    else:
+        st.replace(g0, f"triton.cdiv({g0_text}, {param})")
+        _insert_keyword(st, site.call, ("" if n_rows else f"n_rows_rpp={g0_text}, ") + f"{param}={param}")
+        _define_before(st, site, grid, param, r)
+    desc = f"{k.name}: {r} rows per program ({param}), grid {g0_text} -> cdiv({g0_text}, {r}); bound {bound}"
+    return _finish("rows_per_program", ctx, st.apply(), desc, {param: r})
+
+
+def _define_before(st: SourceText, site: LaunchSite, grid: ast.expr, param: str, value: int) -> None:
+    """Define ``param = value`` in the launching function before the grid is built (grid and launch use it)."""
+    anchor = grid
+    for stmt in (site.function.body if site.function else []):
+        if stmt.lineno <= anchor.lineno <= stmt.end_lineno:
+            st.insert(st.line_start(stmt.lineno), f"{st.indent_of(stmt.lineno)}{param} = {value}\n")
+            return
+    raise NotApplicable("could not find the statement that builds the grid")
+
+
+def apply_input_precision(params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:
+    value = str(params.get("value", "ieee"))
+    p = _parse(ctx)
+    k, _ = _target(p, ctx, lambda k: "tl.dot" in ast.unparse(k.node))
+    n = 0
+    for call in k.calls():
+        if ast.unparse(call.func) != "tl.dot":
+            continue
+        kw = next((x for x in call.keywords if x.arg in ("input_precision", "allow_tf32")), None)
+        if kw is not None:
+            p.st.replace_range(p.st.offset(kw.lineno, kw.col_offset), p.st.span(kw.value)[1], f"input_precision={value!r}")
+        else:
+            _insert_keyword(p.st, call, f"input_precision={value!r}")
+        n += 1
+    return _finish("input_precision", ctx, p.st.apply(), f"{k.name}: input_precision={value!r} on {n} tl.dot", {"value": value})
+
+
+def apply_care_padding_false(params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:
+    if ctx.backend != "ascend":
+        raise NotApplicable("care_padding is a triton-ascend tl.load argument; the backend is not ascend")
+    p = _parse(ctx)
+    k, _ = _target(p, ctx)
+    n = 0
+    for call in k.calls():
+        kws = {x.arg for x in call.keywords}
+        if ast.unparse(call.func) == "tl.load" and "mask" in kws and "care_padding" not in kws:
+            _insert_keyword(p.st, call, "care_padding=False")
+            n += 1
+    if not n:
+        raise NotApplicable(f"no masked tl.load without care_padding in {k.name}")
+    return _finish("care_padding_false", ctx, p.st.apply(), f"{k.name}: care_padding=False on {n} masked loads", {"loads": n})
+
+
+APPLIERS: dict[str, Callable[[dict[str, Any], RecipeContext], RewriteResult]] = {
+    "launch_params": apply_launch_params,
+    "autotune": apply_autotune,
+    "compiler_hints": apply_compiler_hints,
+    "rows_per_program": apply_rows_per_program,
+    "input_precision": apply_input_precision,
+    "care_padding_false": apply_care_padding_false,
+}
+
+
+def apply_recipe(recipe: Recipe | dict[str, Any], ctx: RecipeContext) -> RewriteResult:
+    r = recipe if isinstance(recipe, Recipe) else Recipe.model_validate(recipe)
+    fn = APPLIERS.get(r.kind)
+    if fn is None:
+        raise NotApplicable(f"no offline applier for recipe kind {r.kind!r} (available: {sorted(APPLIERS)})")
+    return fn(r.params, ctx)
+
+
+def can_apply(recipe: Recipe | dict[str, Any], ctx: RecipeContext) -> tuple[bool, str]:
+    try:
+        res = apply_recipe(recipe, ctx)
+    except NotApplicable as exc:
+        return False, str(exc)
+    return True, res.description

@@ -1,0 +1,96 @@
+"""Offline recipes: real source rewrites with diffs, evidence-guided search, and honest refusals."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from optimizer.proposers.recipes import NotApplicable, RecipeContext, apply_recipe, can_apply, next_point
+
+DATA = Path(__file__).parent / "data"
+SOFTMAX = (DATA / "softmax" / "initial.py").read_text()
+SCALE = (DATA / "scale" / "initial.py").read_text()
+LAUNCH = [{"kernel": "softmax_kernel", "grid": [8], "constexprs": {"BLOCK_N": 32}, "launches": 6,
+           "divisible_by_16": ["x_ptr", "y_ptr", "n_cols", "stride"], "signature": {"n_rows": "i32", "n_cols": "i32", "stride": "i32"}}]
+
+
+def run(kind: str, params: dict, source: str = SOFTMAX, **kw) -> object:
+    res = apply_recipe({"kind": kind, "params": params}, RecipeContext(source=source, launches=kw.pop("launches", LAUNCH), **kw))
+    ast.parse(res.source)
+    assert res.diff.startswith("--- a/") and res.source != source
+    return res
+
+
+def test_rows_per_program_restructures_the_kernel() -> None:
+    res = run("rows_per_program", {"param": "ROWS_PER_PROGRAM", "values": [2, 4]})
+    src = res.source
+    assert "for _rpp in tl.static_range(ROWS_PER_PROGRAM):" in src and "if row < n_rows:" in src
+    assert "ROWS_PER_PROGRAM: tl.constexpr" in src and "triton.cdiv(n_rows, ROWS_PER_PROGRAM)" in src
+    assert res.applied == {"ROWS_PER_PROGRAM": 2}  # 8 rows: too few for more than the smallest value
+    # applied again on the result, the count becomes a launch parameter searched like any literal
+    again = apply_recipe({"kind": "rows_per_program", "params": {"param": "ROWS_PER_PROGRAM", "values": [2, 4]}},
+                         RecipeContext(source=src, launches=LAUNCH))
+    assert again.applied == {"ROWS_PER_PROGRAM": 4} and "ROWS_PER_PROGRAM = 4" in again.source
+
+
+def test_rows_per_program_uses_the_shape_to_pick_the_count() -> None:
+    big = [{**LAUNCH[0], "grid": [65536]}]
+    res = run("rows_per_program", {"param": "ROWS_PER_PROGRAM", "values": [2, 8, 32, 128]}, launches=big)
+    assert res.applied == {"ROWS_PER_PROGRAM": 128}  # 65536/128 = 512 programs >= 2 x 132 SMs
+
+
+def test_launch_params_direction_follows_the_bottleneck() -> None:
+    space = {"num_warps": [1, 2, 4, 8, 16]}
+    assert run("launch_params", {"search": space}, bottleneck="memory_bound").applied == {"num_warps": 8}
+    assert run("launch_params", {"search": space}, bottleneck="occupancy_limited").applied == {"num_warps": 2}
+    tried = [{"num_warps": 8}, {"num_warps": 2}]
+    assert run("launch_params", {"search": space}, bottleneck="memory_bound", tried=tried).applied == {"num_warps": 16}
+    with pytest.raises(NotApplicable, match="already tried"):
+        next_point({"num_warps": [4, 8]}, {"num_warps": 4}, [{"num_warps": 8}], "memory_bound")
+
+
+def test_launch_params_refuses_shape_derived_block_but_tunes_literals() -> None:
+    with pytest.raises(NotApplicable, match="literal constexpr"):
+        run("launch_params", {"search": {"BLOCK_SIZE": [64, 128]}})  # BLOCK_N = next_power_of_2(n_cols)
+    res = run("launch_params", {"search": {"BLOCK_SIZE": [512, 2048]}}, source=SCALE,
+              launches=[{"kernel": "scale_kernel", "grid": [3]}], bottleneck="memory_bound")
+    assert "BLOCK_SIZE = 2048" in res.source and res.applied == {"BLOCK_SIZE": 2048}
+
+
+def test_autotune_inserts_decorator_and_meta_grid() -> None:
+    params = {"configs": [{"kwargs": {"BLOCK_SIZE": 512}, "num_warps": 4}, {"kwargs": {"BLOCK_SIZE": 2048}, "num_warps": 8}],
+              "key": ["n_elements"]}
+    res = run("autotune", params, source=SCALE, launches=[{"kernel": "scale_kernel", "grid": [3]}])
+    src = res.source
+    assert "@triton.autotune(" in src and "triton.Config({'BLOCK_SIZE': 2048}, num_warps=8)" in src
+    assert "key=['n_elements']" in src
+    assert "grid = lambda META: (triton.cdiv(n, META['BLOCK_SIZE']),)" in src
+    assert "BLOCK_SIZE=BLOCK_SIZE" not in src and "num_warps=4)" not in src.split("class ModelNew")[1]
+    # the softmax block is shape-derived: only warp counts can be tuned
+    res2 = run("autotune", params)
+    assert "triton.Config({}, num_warps=4)" in res2.source and "BLOCK_SIZE" in res2.description
+    ok, why = can_apply({"kind": "autotune", "params": params}, RecipeContext(source=res2.source))
+    assert not ok and "no launched kernel" in why
+
+
+def test_compiler_hints_only_where_they_hold() -> None:
+    res = run("compiler_hints", {"hints": ["multiple_of", "max_contiguous"], "targets": ["offsets"], "value": 16}, source=SCALE,
+              launches=[{"kernel": "scale_kernel", "constexprs": {"BLOCK_SIZE": 1024}}])
+    assert "offsets = tl.max_contiguous(tl.multiple_of(offsets, 16), 16)" in res.source
+    strided = run("compiler_hints", {"hints": ["multiple_of"], "targets": ["strides"], "value": 16})
+    assert "stride = tl.multiple_of(stride, 16)" in strided.source
+    odd = [{**LAUNCH[0], "divisible_by_16": ["x_ptr", "y_ptr"]}]  # a case with stride 20 was recorded
+    with pytest.raises(NotApplicable):
+        run("compiler_hints", {"hints": ["multiple_of"], "targets": ["strides"], "value": 16}, launches=odd)
+
+
+def test_refusals_name_the_reason() -> None:
+    assert not can_apply({"kind": "split_k", "params": {}}, RecipeContext(source=SOFTMAX))[0]
+    ok, why = can_apply({"kind": "care_padding_false", "params": {}}, RecipeContext(source=SOFTMAX, backend="cuda"))
+    assert not ok and "ascend" in why
+    res = run("care_padding_false", {}, backend="ascend")
+    assert "care_padding=False" in res.source
+    ok, why = can_apply({"kind": "input_precision", "params": {"value": "ieee"}}, RecipeContext(source=SOFTMAX))
+    assert not ok

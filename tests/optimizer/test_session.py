@@ -1,0 +1,89 @@
+"""End-to-end sessions on the CPU interpreter: the ladder from L1 to L4, faulty candidates survived."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from ladder_fakes import LADDER_CARDS, FakeKB
+
+from kb.models import Trajectory
+from optimizer.ladder.engine import LadderOutcome
+from optimizer.ladder.types import LadderContext
+from optimizer.proposers.base import Proposal
+from optimizer.proposers.offline import OfflineProposer
+from optimizer.session import Session, select_best
+from optimizer.settings import LadderSettings
+
+DATA = Path(__file__).parent / "data"
+SETTINGS = LadderSettings(validation_seeds=[0, 1], sandbox_timeout_s=60, max_inconclusive_streak=2)
+
+
+@pytest.fixture(scope="module")
+def offline_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Trajectory, FakeKB, Path, list[str]]:
+    kb = FakeKB(LADDER_CARDS)
+    out = tmp_path_factory.mktemp("session")
+    events: list[str] = []
+    session = Session(DATA / "softmax", None, kb=kb, settings=SETTINGS, backend="interpreter", proposer=OfflineProposer(),
+                      out_dir=out, progress=lambda e, d: events.append(e))
+    return session.run(2, submit=True), kb, out, events
+
+
+def test_session_climbs_the_ladder(offline_run) -> None:
+    traj, kb, out, events = offline_run
+    assert [r.outcome for r in traj.rounds] == ["baseline", "neutral", "neutral"]
+    r1, r2 = traj.rounds[1], traj.rounds[2]
+    assert r1.levels_reached == ["L1"] and r1.stop.level == "L1" and r1.rewrite.family == "rows-per-program-test"
+    assert r2.levels_reached == ["L1", "L2", "L3", "L4"] and r2.stop.level == "L4" and r2.rewrite.family == "num-warps-test"
+    for r in (r1, r2):
+        assert r.rewrite.diff.startswith("--- a/round_00.py") and r.validation.passed and r.hypothesis
+        assert r.rewrite.recipe["applied"] and r.rewrite.recipe["base"] and r.cards_cited
+        assert r.timing.protocol.method == "unavailable-interpreter" and r.timing.geomean_speedup is None
+        assert Path(r.candidate_path).exists()
+    kinds = {(e.level, e.kind) for e in r2.evidence}
+    assert {("L2", "timing"), ("L3", "ir_signature"), ("L4", "invariant"), ("L4", "validation")} <= kinds
+    assert sum(e.kind == "escalation_tests" for e in r2.evidence) == 4  # every test at every level is recorded
+    assert any(e.kind == "ir_signature" and e.reference == "cross_warp_reduction" for e in r2.evidence)
+    assert traj.best_round == 0  # nothing is timed on the interpreter: the earliest validated round wins
+    assert Trajectory.model_validate_json((out / "trajectory.json").read_text()).id == traj.id
+    assert (out / "best.py").read_text() == (DATA / "softmax" / "initial.py").read_text()
+    assert kb.trajectories and kb.trajectories[0].id == traj.id and traj.finished
+    assert events[0] == "baseline" and "done" in events and "submitted" in events
+
+
+class ScriptedProposer:
+    """Proposes planted faulty candidates, then the honest one (the session must survive each)."""
+
+    name, requires_recipe = "scripted", False
+
+    def __init__(self, files: list[Path]) -> None:
+        self.files = list(files)
+
+    def propose(self, ctx: LadderContext, outcome: LadderOutcome, *, new_filename: str) -> Proposal:
+        src = self.files.pop(0)
+        return Proposal(source=src.read_text(), diff=f"(replaced by {src.name})", family=outcome.chosen.id,
+                        recipe={"kind": "scripted", "applied": {"file": src.name}, "base": ctx.source_sha},
+                        description=src.name, hypothesis="planted")
+
+
+def test_faulty_candidates_become_failed_rounds(tmp_path: Path) -> None:
+    files = [DATA / "faulty" / "crash_abort.py", DATA / "faulty" / "nan.py", DATA / "faulty" / "reference_op.py",
+             DATA / "softmax" / "initial.py"]
+    session = Session(DATA / "softmax", None, kb=FakeKB(LADDER_CARDS), settings=SETTINGS, backend="interpreter",
+                      proposer=ScriptedProposer(files), out_dir=tmp_path)
+    traj = session.run(4)
+    outcomes = [r.outcome for r in traj.rounds]
+    assert outcomes == ["baseline", "failed", "failed", "failed", "neutral"]
+    reasons = [r.validation.failure_reason for r in traj.rounds[1:4]]
+    assert "SIGABRT" in reasons[0] and "nan" in reasons[1] and "reference_op_call" in reasons[2]
+    assert "reference_op_call" in traj.rounds[3].validation.hack_flags
+    assert all(r.next_recommendation for r in traj.rounds[1:4])
+    assert select_best(traj.rounds) == 0
+
+
+def test_failing_baseline_stops_cleanly(tmp_path: Path) -> None:
+    session = Session(DATA / "softmax", DATA / "faulty" / "wrong_shape.py", kb=FakeKB(LADDER_CARDS), settings=SETTINGS,
+                      backend="interpreter", proposer=OfflineProposer(), out_dir=tmp_path)
+    traj = session.run(3)
+    assert len(traj.rounds) == 1 and traj.rounds[0].outcome == "failed" and traj.best_round is None and traj.finished
+    assert "wrong_shape" in traj.rounds[0].validation.failure_reason
