@@ -6,6 +6,8 @@ import typer
 
 from optimizer.cli import kbcmds
 from optimizer.cli.bench import bench_app
+from optimizer.cli.mcpcmd import mcp_command
+from optimizer.cli.review import review_app, synthesize_command
 
 app = typer.Typer(help="Kernel Ladder: a KB-centred retrieval service and four-level diagnosis ladder for "
                        "Triton kernels.", no_args_is_help=True, pretty_exceptions_enable=False)
@@ -14,6 +16,15 @@ app.command("query")(kbcmds.query_command)
 app.command("health")(kbcmds.health_command)
 app.add_typer(kbcmds.kb_app, name="kb")
 app.add_typer(bench_app, name="bench")
+
+from optimizer.ir.cli import ir_command, set_kb_client_factory  # noqa: E402
+from retrieval.client import connect  # noqa: E402
+
+set_kb_client_factory(connect)
+app.command("ir")(ir_command)
+app.command("synthesize")(synthesize_command)
+app.add_typer(review_app, name="review")
+app.command("mcp")(mcp_command)
 
 
 def main() -> None:

@@ -49,6 +49,8 @@ def serve_command(
     home: Optional[Path] = HomeOpt,
     port: Optional[int] = typer.Option(None, "--port", help="port (default $LADDER_PORT or 50551; 0 = any free)"),
     host: Optional[str] = typer.Option(None, "--host", help="bind address (default 127.0.0.1)"),
+    web_port: Optional[int] = typer.Option(None, "--web-port", help="also serve the review web page on this "
+                                           "port (0 = any free port)"),
     json_out: bool = JsonOpt,
 ) -> None:
     """Start the gRPC server (KnowledgeService + SynthesisService + health + reflection) on the KB."""
@@ -60,15 +62,19 @@ def serve_command(
     def ready(handle) -> None:  # noqa: ANN001
         info = {"address": f"{settings.host}:{handle.port}", "home": str(settings.home), "status": "SERVING",
                 "cards": handle.kb.stats()["cards"]}
+        if handle.web is not None:
+            info["review_page"] = f"http://{settings.host}:{handle.web.port}/"
         if json_out:
             emit_json(info)
         else:
             console.print(f"serving {info['cards']} cards from {info['home']} on {info['address']} (Ctrl-C stops)")
+            if handle.web is not None:
+                console.print(f"review page: {info['review_page']}")
         import sys
 
         sys.stdout.flush()
 
-    raise typer.Exit(serve(settings, on_ready=ready))
+    raise typer.Exit(serve(settings, on_ready=ready, web_port=web_port))
 
 
 @friendly_errors
