@@ -22,7 +22,8 @@ from retrieval.v1 import ladder_pb2 as pb
 from synthesis.curation import Curator
 from synthesis.models import Proposal
 
-__all__ = ["LocalReview", "RemoteReview", "ReviewClient", "ReviewItem", "STATUSES", "connect_review"]
+__all__ = ["LocalReview", "RemoteReview", "ReviewClient", "ReviewItem", "STATUSES", "card_fields",
+           "connect_review"]
 
 STATUSES = ("pending", "approved", "rejected", "merged")
 ACTIONS = ("approve", "reject", "edit", "merge")
@@ -75,6 +76,28 @@ def _check_status(status: str | None) -> str | None:
 def _check_action(action: str) -> None:
     if action not in ACTIONS:
         raise InvalidArgument(f"action must be one of {', '.join(ACTIONS)}, got {action!r}", field="action")
+
+
+def card_fields(card: AnyCard) -> dict[str, str]:
+    """The fields a reviewer compares, as plain text (id, title, summary, symptoms, rewrite, evidence ...)."""
+    s = card.symptoms
+    symptoms = "; ".join(f"{k}: {', '.join(v)}" for k, v in (
+        ("bottleneck", s.bottleneck_classes), ("profile", s.profile_signals), ("ir", s.ir_signatures),
+        ("code", s.code_features)) if v)
+    out = {"id": card.id, "kind": card.kind, "title": card.title, "status / version": f"{card.status} v{card.version}",
+           "summary": card.summary, "backends": ", ".join(card.backends), "levels": ", ".join(card.levels),
+           "symptoms": symptoms, "preconditions": "\n".join(f"- {x}" for x in card.preconditions),
+           "rewrite": card.rewrite.description if card.rewrite else "", "interpretation": card.interpretation,
+           "evidence": "\n".join(f"- [{e.kind}] {e.text} ({e.source or 'no source'})" for e in card.evidence),
+           "provenance": f"{card.provenance.origin}; rounds: {', '.join(card.provenance.rounds) or '-'}",
+           "related": ", ".join(card.related)}
+    if card.kind == "anti_signal":
+        out["contraindicated"] = ", ".join(card.contraindicated)
+        out["counterexample"] = card.counterexample
+    elif card.kind == "invariant":
+        out["passes"] = ", ".join(card.passes)
+        out["legality"] = card.legality
+    return out
 
 
 class LocalReview:

@@ -119,8 +119,8 @@ def start_web(settings: Settings, review: Callable[[], ReviewClient | None], *, 
 
 class _Handler(BaseHTTPRequestHandler):
     web: WebServer
-    server_version = "ladder-review"
-    sys_version = ""
+    def version_string(self) -> str:
+        return "ladder-review"
 
     # ------------------------------------------------------------------ plumbing
     def log_message(self, fmt: str, *args: object) -> None:

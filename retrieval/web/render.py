@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import quote
 
 from kb.models import AnyCard
+from retrieval.client.review import card_fields
 from synthesis.models import Proposal
 
 __all__ = ["detail_page", "esc", "login_page", "message_page", "queue_page"]
@@ -21,7 +22,7 @@ header a{color:#cfe3ff}main{padding:1em 1.2em}table{border-collapse:collapse;wid
 th,td{border:1px solid #d9dde3;padding:.35em .5em;text-align:left;vertical-align:top}th{background:#eef1f5}
 .cols{display:grid;grid-template-columns:1fr 1fr;gap:1em}.panel{background:#fff;border:1px solid #d9dde3;padding:.8em}
 pre{white-space:pre-wrap;word-break:break-word;background:#f3f4f6;padding:.6em;max-height:32em;overflow:auto}
-.changed{background:#fff6d6}.muted{color:#68707a}.msg{padding:.6em;border:1px solid #9ac59a;background:#eef8ee}
+.v{white-space:pre-wrap;word-break:break-word}.changed{background:#fff6d6}.muted{color:#68707a}.msg{padding:.6em;border:1px solid #9ac59a;background:#eef8ee}
 .err{padding:.6em;border:1px solid #d99;background:#fdeeee}form.inline{display:inline-block;margin:.3em 1em .3em 0}
 .tabs a{margin-right:1em}.actions{background:#fff;border:1px solid #d9dde3;padding:.8em;margin:1em 0}
 textarea{width:100%;font:12px monospace}
@@ -70,30 +71,12 @@ def _flash(key: str) -> str:
     return f'<p class="msg">{esc(MESSAGES[key])}</p>' if key in MESSAGES else ""
 
 
-def _fields(card: AnyCard) -> dict[str, str]:
-    s = card.symptoms
-    symptoms = "; ".join(f"{k}: {', '.join(v)}" for k, v in (
-        ("bottleneck", s.bottleneck_classes), ("profile", s.profile_signals), ("ir", s.ir_signatures),
-        ("code", s.code_features)) if v)
-    out = {"id": card.id, "kind": card.kind, "title": card.title, "status / version": f"{card.status} v{card.version}",
-           "summary": card.summary, "backends": ", ".join(card.backends), "levels": ", ".join(card.levels),
-           "symptoms": symptoms, "preconditions": "\n".join(f"- {x}" for x in card.preconditions),
-           "rewrite": card.rewrite.description if card.rewrite else "", "interpretation": card.interpretation,
-           "evidence": "\n".join(f"- [{e.kind}] {e.text} ({e.source or 'no source'})" for e in card.evidence),
-           "provenance": f"{card.provenance.origin}; rounds: {', '.join(card.provenance.rounds) or '-'}",
-           "related": ", ".join(card.related)}
-    if card.kind == "anti_signal":
-        out["contraindicated"] = ", ".join(card.contraindicated)
-        out["counterexample"] = card.counterexample
-    return out
-
-
 def _panel(heading: str, card: AnyCard | None, other: AnyCard | None) -> str:
     if card is None:
         return f'<div class="panel"><h3>{esc(heading)}</h3><p class="muted">No existing family is near.</p></div>'
-    mine, theirs = _fields(card), _fields(other) if other else {}
+    mine, theirs = card_fields(card), card_fields(other) if other else {}
     rows = "".join(f'<tr class="{"changed" if other and theirs.get(k) != v else ""}"><th>{esc(k)}</th>'
-                   f'<td><pre>{esc(v)}</pre></td></tr>' for k, v in mine.items() if v)
+                   f'<td class="v">{esc(v)}</td></tr>' for k, v in mine.items() if v)
     body = f'<h4>body</h4><pre class="body">{esc(card.body)}</pre>' if card.body else ""
     return f'<div class="panel"><h3>{esc(heading)}</h3><table>{rows}</table>{body}</div>'
 
@@ -145,9 +128,10 @@ def detail_page(p: Proposal, nearest: AnyCard | None, *, nonce: str, user: str |
             f'by {esc(p.author)}{", polished" if p.polished else ""}. {esc(p.reason)}</p>')
     body = (_flash(flash) + err + f"<h2>{esc(p.id)}</h2>{meta}"
             + _actions(p, csrf, can_write, p.card.model_dump_json(indent=2, exclude={"stats"}))
-            + '<div class="cols">' + _panel("proposed card", p.card, nearest)
-            + _panel(f"nearest family: {nearest.id}" if nearest else "nearest family", nearest, None) + "</div>"
             + f"<h3>Evidence ({len(p.evidence)} rounds)</h3>{_evidence(p)}"
+            + '<h3>Proposed card beside the nearest family <span class="muted">(changed fields highlighted)</span>'
+            + '</h3><div class="cols">' + _panel("proposed card", p.card, nearest)
+            + _panel(f"nearest family: {nearest.id}" if nearest else "nearest family", nearest, None) + "</div>"
             + (f"<h3>Nearest families</h3><ul>{cands}</ul>" if cands else ""))
     return _page(f"proposal {p.id}", body, nonce=nonce, user=user)
 

@@ -1,0 +1,195 @@
+"""The KB over the Model Context Protocol (official ``mcp`` SDK): ``ladder mcp`` serves it on stdio.
+
+Tools: ``search`` (hybrid search), ``quick_match`` (L1 triage by symptoms), ``get_card`` and
+``get_invariants`` (L4 compiler invariants). Resources: ``card://{card_id}`` (one card as JSON) and
+``cards://active`` (id, kind, title and summary of every served card). Everything goes through a
+``kb.client.KBClient`` (embedded KB or ``--server``), opened in the background so the MCP handshake is instant;
+the first tool call waits for it. Nothing here writes to stdout except the protocol itself.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+from pydantic import ValidationError
+
+from kb.client import KBClient
+from kb.errors import InvalidArgument, LadderError, Unavailable
+from kb.models import AnyCard
+from kb.models.search import CardFilter, InvariantQuery, QuickMatchQuery, SearchHit, SearchQuery
+
+__all__ = ["LazyClient", "build_server", "serve_stdio"]
+
+INSTRUCTIONS = (
+    "Kernel Ladder knowledge base for Triton kernel optimization: pattern cards (rewrites with preconditions and "
+    "evidence), anti-signals (evidence that forbids a rewrite) and compiler invariants (pass-level legality "
+    "rules). At L1 call quick_match with the symptoms you know (bottleneck classes, IR signatures, code "
+    "features); open only the one or two best cards with get_card. Use search for free text, and "
+    "get_invariants with pass names or IR signatures when an IR symptom needs a compiler-level explanation."
+)
+
+
+def _sdk() -> tuple[Any, type[Exception], type[Exception], type[Exception]]:
+    """(server class, ToolError, ResourceError, not-found ResourceError) of the installed SDK (2.x or 1.x)."""
+    try:
+        from mcp.server.mcpserver import MCPServer
+        from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+
+        return MCPServer, ToolError, ResourceError, ResourceNotFoundError
+    except ImportError:
+        from mcp.server.fastmcp import FastMCP
+        from mcp.server.fastmcp.exceptions import ResourceError, ToolError
+
+        return FastMCP, ToolError, ResourceError, ResourceError
+
+
+class LazyClient:
+    """Opens the KB client in a background thread; ``get()`` waits for it (and re-raises a failed open)."""
+
+    def __init__(self, factory: Callable[[], KBClient], timeout: float = 600.0) -> None:
+        self._client: KBClient | None = None
+        self._error: BaseException | None = None
+        self._done = threading.Event()
+        self._timeout = timeout
+        threading.Thread(target=self._open, args=(factory,), name="kb-open", daemon=True).start()
+
+    def _open(self, factory: Callable[[], KBClient]) -> None:
+        try:
+            self._client = factory()
+        except BaseException as e:  # noqa: BLE001 - surfaced on every tool call
+            self._error = e
+        finally:
+            self._done.set()
+
+    def get(self) -> KBClient:
+        if not self._done.wait(self._timeout):
+            raise Unavailable(f"the KB did not open within {self._timeout:.0f}s")
+        if self._error is not None:
+            raise Unavailable(f"the KB could not be opened: {self._error}")
+        assert self._client is not None
+        return self._client
+
+    def close(self) -> None:
+        if self._done.is_set() and self._client is not None:
+            self._client.close()
+
+
+def _hit(h: SearchHit, body_chars: int) -> dict[str, Any]:
+    c = h.card
+    out = {"id": c.id, "kind": c.kind, "title": c.title, "summary": c.summary, "score": h.score,
+           "backends": c.backends, "levels": c.levels, "matched_symptoms": h.breakdown.matched_symptoms}
+    if c.rewrite is not None:
+        out["rewrite"] = c.rewrite.description
+    if body_chars:
+        out["body"] = c.body[:body_chars] + ("..." if len(c.body) > body_chars else "")
+    return out
+
+
+def _card(card: AnyCard) -> dict[str, Any]:
+    return card.model_dump(mode="json", exclude_defaults=False)
+
+
+def _query(model: type, **data: Any) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        raise InvalidArgument(f"{'.'.join(map(str, err['loc']))}: {err['msg']}", field=str(err["loc"][0])) from e
+
+
+def build_server(lazy: LazyClient) -> Any:
+    """The MCP server (the ``mcp`` SDK's high-level server) over the KB client ``lazy`` opens."""
+    server_cls, tool_error, resource_error, not_found = _sdk()
+    mcp = server_cls("kernel-ladder", instructions=INSTRUCTIONS)
+
+    async def call(fn: Callable[[KBClient], Any], *, resource: bool = False) -> Any:
+        """Run a KB call off the event loop; domain errors reach the client with their message."""
+        try:
+            return await anyio.to_thread.run_sync(lambda: fn(lazy.get()))
+        except LadderError as e:
+            if resource:
+                raise (not_found if e.code == "not_found" else resource_error)(f"{e.code}: {e}") from e
+            raise tool_error(f"{e.code}: {e}") from e
+
+    def query(model: type, **data: Any) -> Any:
+        try:
+            return _query(model, **data)
+        except InvalidArgument as e:
+            raise tool_error(f"invalid_argument: {e}") from e
+
+    @mcp.tool()
+    async def search(text: str, top_k: int = 5, kind: str | None = None, backend: str | None = None,
+                     level: str | None = None, mode: str = "hybrid", body_chars: int = 0) -> dict[str, Any]:
+        """Hybrid (dense + BM25) search over the KB. kind: pattern | anti_signal | invariant; backend: cuda |
+        ascend | amd | any; level: L1..L4; mode: hybrid | dense | bm25. body_chars > 0 adds that much card body."""
+        flt = query(CardFilter, kinds=[kind] if kind else [], backends=[backend] if backend else [],
+                     levels=[level] if level else [])
+        q = query(SearchQuery, text=text, top_k=top_k, filter=flt, mode=mode)
+        hits = await call(lambda c: c.search(q))
+        return {"hits": [_hit(h, body_chars) for h in hits]}
+
+    @mcp.tool()
+    async def quick_match(text: str = "", bottleneck_classes: list[str] | None = None,
+                          profile_signals: list[str] | None = None, ir_signatures: list[str] | None = None,
+                          code_features: list[str] | None = None, backend: str = "cuda", top_k: int = 3,
+                          exclude: list[str] | None = None) -> dict[str, Any]:
+        """L1 pattern triage: active pattern cards that match the known symptoms (bottleneck classes, profile
+        signals, IR signature names, code features such as tl.argmax) and optional text, for one backend.
+        exclude: card ids already tried in earlier rounds."""
+        q = query(QuickMatchQuery, text=text, backend=backend, top_k=top_k, exclude=exclude or [],
+                   symptoms={"bottleneck_classes": bottleneck_classes or [], "profile_signals": profile_signals or [],
+                             "ir_signatures": ir_signatures or [], "code_features": code_features or []})
+        hits = await call(lambda c: c.quick_match(q))
+        return {"hits": [_hit(h, 0) for h in hits]}
+
+    @mcp.tool()
+    async def get_card(card_id: str, version: int | None = None) -> dict[str, Any]:
+        """One card in full (body, preconditions, rewrite, evidence, sources); the served version unless given."""
+        return _card(await call(lambda c: c.get_card(card_id, version)))
+
+    @mcp.tool()
+    async def get_invariants(pass_names: list[str] | None = None, ir_signatures: list[str] | None = None,
+                             text: str = "", backend: str = "any", top_k: int = 5) -> dict[str, Any]:
+        """L4: compiler invariant cards for the passes and IR signatures involved (e.g. pass_names=
+        ["tritongpu-coalesce"], ir_signatures=["layout_conversion"]); give at least one of the three inputs."""
+        q = query(InvariantQuery, pass_names=pass_names or [], ir_signatures=ir_signatures or [], text=text,
+                   backend=backend, top_k=top_k)
+        hits = await call(lambda c: c.get_invariants(q))
+        return {"hits": [_hit(h, 600) | {"passes": getattr(h.card, "passes", []),
+                                         "legality": getattr(h.card, "legality", "")} for h in hits]}
+
+    @mcp.resource("card://{card_id}", mime_type="application/json", description="one served card as JSON")
+    async def card_resource(card_id: str) -> str:
+        return json.dumps(_card(await call(lambda c: c.get_card(card_id), resource=True)), indent=1)
+
+    @mcp.resource("cards://active", mime_type="application/json",
+                  description="id, kind, title and summary of every served (active) card")
+    async def card_list() -> str:
+        def collect(c: KBClient) -> list[dict[str, str]]:
+            out, cursor = [], ""
+            while True:
+                page = c.list_cards(CardFilter(), page_size=500, cursor=cursor)
+                out += [{"id": x.id, "kind": x.kind, "title": x.title, "summary": x.summary,
+                         "uri": f"card://{x.id}"} for x in page.cards]
+                if not page.next_cursor:
+                    return out
+                cursor = page.next_cursor
+
+        return json.dumps(await call(collect, resource=True), indent=1)
+
+    return mcp
+
+
+def serve_stdio(server: str | None = None, *, home: str | None = None, token: str | None = None) -> None:
+    """Run the MCP server on stdin/stdout until the client closes the stream."""
+    from retrieval.client import connect
+
+    lazy = LazyClient(lambda: connect(server, home=home, token=token))
+    try:
+        build_server(lazy).run("stdio")
+    finally:
+        lazy.close()
