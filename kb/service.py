@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import math
 import threading
 import time
 from collections import OrderedDict
@@ -27,7 +28,7 @@ from kb.settings import Settings
 from kb.store import StructuredStore, VectorIndex
 from kb.vocab import CardStatus
 
-__all__ = ["KnowledgeBase"]
+__all__ = ["KnowledgeBase", "check_storable", "encode_cursor"]
 
 log = logging.getLogger(__name__)
 Progress = Callable[[str, int, int], None]
@@ -115,7 +116,8 @@ class KnowledgeBase:
             self.index.upsert([c.id for c in chunk], [c.version for c in chunk], vecs, [c.kind for c in chunk])
             if progress:
                 progress("embed", min(off + batch, len(stale)), len(stale))
-        self._engine = Engine(cards, self.index, self.embedder, rrf_k=self.settings.rrf_k)
+        self._engine = Engine(cards, self.index, self.embedder, rrf_k=self.settings.rrf_k,
+                              fusion=self.settings.fusion)
         self._generation = self.store.generation()
         with self._cache_lock:
             self._cache.clear()
@@ -186,7 +188,7 @@ class KnowledgeBase:
 
             start = bisect.bisect_right(ids, after)
         page = ids[start:start + page_size]
-        nxt = _encode_cursor(page[-1]) if start + page_size < len(ids) else ""
+        nxt = encode_cursor(page[-1]) if start + page_size < len(ids) else ""
         return CardPage(cards=[engine.cards[engine.pos[i]] for i in page], next_cursor=nxt, total=len(ids))
 
     # ------------------------------------------------------------------ writes
@@ -194,6 +196,7 @@ class KnowledgeBase:
         self.sync_index()
 
     def upsert_card(self, card: AnyCard) -> AnyCard:
+        check_storable(card, "card")
         with self._write_lock:
             stored = self.store.put_card(card)
             self._after_write()
@@ -206,6 +209,7 @@ class KnowledgeBase:
             return card
 
     def submit_trajectory(self, trajectory: Trajectory) -> bool:
+        check_storable(trajectory, "trajectory")
         return self.store.put_trajectory(trajectory)
 
     # ------------------------------------------------------------------ admin
@@ -240,7 +244,28 @@ class KnowledgeBase:
         return n
 
 
-def _encode_cursor(last_id: str) -> str:
+_INT64 = 2**63
+
+
+def check_storable(value: Any, field: str) -> None:
+    """Raise InvalidArgument naming the field for a number the KB could store but not read back faithfully:
+    NaN or an infinity (JSON has neither, so it would come back as null and fail validation on every later
+    read), or an integer outside int64 (the wire type of every integer on a card)."""
+    stack: list[tuple[Any, str]] = [(value.model_dump() if hasattr(value, "model_dump") else value, field)]
+    while stack:
+        v, path = stack.pop()
+        if isinstance(v, float) and not math.isfinite(v):
+            raise InvalidArgument(f"{v} is not a storable number; give a finite value or leave it out", field=path)
+        if isinstance(v, int) and not isinstance(v, bool) and not -_INT64 <= v < _INT64:
+            raise InvalidArgument("integer out of range: it must fit in 64 bits", field=path)
+        if isinstance(v, dict):
+            stack.extend((x, f"{path}.{k}") for k, x in v.items())
+        elif isinstance(v, (list, tuple)):
+            stack.extend((x, f"{path}.{i}") for i, x in enumerate(v))
+
+
+def encode_cursor(last_id: str) -> str:
+    """The ListCards cursor that continues after ``last_id``."""
     return base64.urlsafe_b64encode(json.dumps({"after": last_id}).encode()).decode()
 
 
