@@ -69,31 +69,32 @@ def _draft(family: str, mode: str, recs: list[RoundRecord], matcher: TokenMatche
         profile_signals=pick("profile"),
         code_features=pick("code"),
     )
-    lifts = [x.lift for x in recs if x.lift is not None]
+    lifts = [x.lift for x in recs if x.lift is not None] if mode == "slower" else []
     worst = min(recs, key=lambda x: (x.lift if x.lift is not None else 0.0, x.ref))
     problems = sorted({x.problem for x in recs})
-    name = family_title or slug_words(family)
+    rw = worst.round.rewrite
+    what = first_sentence(rw.description if rw and rw.description else worst.round.hypothesis, 120)
+    family_name = family_title or slug_words(family)
     gm = float(np.exp(np.mean(np.log(lifts)))) if lifts else None
-    how = f"{_MODE_WORD[mode]}" + (f" ({gm:.2f}x geomean lift)" if mode == "slower" and gm else "")
+    how = _MODE_WORD[mode] + (f" ({gm:.2f}x geomean lift)" if gm else "")
     reasons = sorted({x.round.validation.failure_reason for x in recs
                       if x.round.validation is not None and x.round.validation.failure_reason})
     trigger = [f"{e.level} {e.kind}: {e.summary}" for e in worst.round.evidence[:4]]
     trigger += [f"bottleneck class {b}" for b in symptoms.bottleneck_classes]
     trigger += [f"IR signature {s}" for s in symptoms.ir_signatures]
-    rw = worst.round.rewrite
-    counter = f"{worst.ref} ({worst.problem}, {worst.backend}): {rw.description if rw else worst.round.hypothesis}"
-    counter += f" -> {worst.lift:.2f}x lift" if worst.lift is not None else f" -> {_MODE_WORD[mode]}"
-    if worst.round.validation is not None and worst.round.validation.failure_reason:
-        counter += f" ({worst.round.validation.failure_reason})"
+    counter = f"{worst.ref} ({worst.problem}, {worst.backend}): {what}"
+    counter += f" -> {worst.lift:.2f}x lift" if mode == "slower" and worst.lift is not None else f" -> {_MODE_WORD[mode]}"
+    if reasons:
+        counter += f" ({'; '.join(reasons)})"
     interp = "; ".join(reasons) or next(
         (x.round.next_recommendation for x in recs if x.round.next_recommendation), ""
     )
-    summary = f"Applying {name} on {', '.join(problems[:4])} {how} in {len(recs)} round(s)."
+    summary = f"{what} ({family_name}) {how} on {', '.join(problems[:4])} in {len(recs)} round(s)."
     if trigger:
         summary += f" Evidence at the time: {trigger[0]}."
     return AntiSignalCard(
         id=cid,
-        title=first_sentence(f"{name}: {how}", 200),
+        title=first_sentence(f"{what}: {how}", 200),
         summary=summary[:600],
         body="## Rounds\n" + "\n".join(f"- {x.ref} ({x.problem}): {x.round.hypothesis.strip()[:240]}" for x in recs),
         backends=sorted({x.backend if x.backend in ("cuda", "ascend", "amd") else "any" for x in recs}),

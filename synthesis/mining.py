@@ -32,7 +32,7 @@ from synthesis.models import (
     MappingComponents,
     Proposal,
 )
-from synthesis.rounds import RoundRecord
+from synthesis.rounds import RoundRecord, is_clean
 
 _LEVELS = ("L1", "L2", "L3", "L4")
 
@@ -210,10 +210,18 @@ def proposal_id(kind: str, anchor: str, refs: Sequence[str]) -> str:
     return f"{kind.replace('_', '-')}.{anchor}.{digest}"[:160]
 
 
+def _measured(rec: RoundRecord) -> tuple[float | None, float | None]:
+    """(speedup, lift) of a round whose candidate was correct; a wrong kernel's timing means nothing."""
+    if not is_clean(rec.round):
+        return None, None
+    return rec.speedup, None if rec.lift is None else round(rec.lift, 4)
+
+
 def evidence_ref(rec: RoundRecord, confidence: float | None = None, note: str = "") -> EvidenceRef:
+    speedup, lift = _measured(rec)
     return EvidenceRef(
         round_ref=rec.ref, problem=rec.problem, backend=rec.backend, outcome=rec.round.outcome,
-        speedup=rec.speedup, lift=None if rec.lift is None else round(rec.lift, 4), confidence=confidence, note=note,
+        speedup=speedup, lift=lift, confidence=confidence, note=note,
     )
 
 
@@ -225,9 +233,12 @@ def example_evidence(rec: RoundRecord) -> Evidence:
     why = r.stop.rationale if r.stop is not None else ""
     where = f"{rec.problem} ({rec.backend}{', ' + rec.device if rec.device else ''})"
     text = f"{where}: {rw} Evidence: {seen}." + (f" Interpretation: {why}" if why else "")
-    metric = {"geomean_speedup": float(rec.speedup)} if rec.speedup is not None else {}
-    if rec.lift is not None:
-        metric["lift"] = round(float(rec.lift), 4)
+    speedup, lift = _measured(rec)
+    metric = {"geomean_speedup": float(speedup)} if speedup is not None else {}
+    if lift is not None:
+        metric["lift"] = float(lift)
+    if rec.round.validation is not None and rec.round.validation.failure_reason:
+        text += f" Validation: {rec.round.validation.failure_reason}."
     return Evidence(kind="trajectory", text=text[:2000], source=rec.ref, metric=metric)
 
 

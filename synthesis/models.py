@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from kb.errors import Conflict, InvalidArgument
-from kb.models import AnyCard, Card, CardStats, PatternCard
+from kb.models import AnyCard, Card, CardStats
 
 __all__ = [
     "PROPOSAL_TRANSITIONS",
@@ -121,12 +121,14 @@ class Proposal(_Model):
         )
 
 
-def card_on_approval(proposal: Proposal, *, into: PatternCard | None = None) -> AnyCard:
-    """The card to store when ``proposal`` is approved (or merged ``into`` an existing family).
+def card_on_approval(proposal: Proposal, *, into: AnyCard | None = None) -> AnyCard:
+    """The card to store when ``proposal`` is approved (or merged ``into`` an existing card).
 
-    new_family / anti_signal drafts become ``active``; example and edit drafts keep the target's status;
-    deprecation drafts are already ``deprecated``. For ``merged``, pass the family the curator chose: the
-    draft's evidence and provenance are appended to it (version bumped).
+    new_family / anti_signal drafts become ``active``; edit drafts keep the target's status; deprecation drafts
+    are already ``deprecated``. ``into``: the card as it is stored *now*. Pass it when merging a new-family
+    draft into a family the curator chose, and when approving an ``example`` proposal: the draft's evidence and
+    provenance rounds are then appended to the current version (version bumped), so two example proposals
+    drafted on the same base version never overwrite each other's evidence.
     """
     card = proposal.card
     if into is not None:

@@ -9,6 +9,7 @@ import pytest
 from synth_builders import NOW, card
 
 from kb.errors import Conflict, InvalidArgument
+from kb.models import Evidence
 from synthesis import Proposal, card_on_approval
 
 
@@ -48,3 +49,15 @@ def test_synthesis_imports_only_kb_and_libraries():
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             bad += [f"{f.name}: {n}" for n in names if n.split(".")[0] in ("retrieval", "optimizer", "grpc")]
     assert bad == []
+
+
+def test_example_approval_rebases_on_the_current_card():
+    base = card("rows-per-program", "Rows per program", "Several rows per program for short rows.", "ROWS rows")
+    draft_a = base.model_copy(update={"evidence": [Evidence(kind="trajectory", text="x", source="a#1")], "version": 2})
+    draft_b = base.model_copy(update={"evidence": [Evidence(kind="trajectory", text="x", source="b#1")], "version": 2})
+    pa = Proposal(id="example.rows.a", kind="example", card=draft_a, confidence=0.9, base_version=1, created_at=NOW)
+    pb = Proposal(id="example.rows.b", kind="example", card=draft_b, confidence=0.9, base_version=1, created_at=NOW)
+    after_a = card_on_approval(pa, into=base)
+    after_b = card_on_approval(pb, into=after_a)
+    assert [e.source for e in after_b.evidence] == ["a#1", "b#1"] and after_b.version == 3
+
