@@ -135,6 +135,7 @@ class Runner:
         est = {"baseline": avg(bases, base), "round": avg(rounds, rnd), "measure": avg(meas_s, meas),
                "compile": avg(comp_s, comp) if self.a.compile else 0.0}
         est["op"] = est["baseline"] + self.a.rounds * est["round"] + est["measure"] + est["compile"]
+        est["minimum"] = est["baseline"] + min(1, self.a.rounds) * est["round"] + est["measure"] + est["compile"]
         return est
 
     # -------------------------------------------------------------------------------------------- run ---
@@ -154,8 +155,11 @@ class Runner:
         for i, (op, why) in enumerate(todo):
             est = self.estimates()
             left = self.deadline - time.time()
-            if started and est["op"] > left:
-                self.log(f"budget: {_hms(left)} left, an operator takes ~{_hms(est['op'])}; stopping with "
+            # an operator that fits a fresh invocation waits for one rather than being cut; one that fits none
+            # starts whenever its baseline, one round and the measurements fit
+            need = est["op"] if not self.a.budget_s or est["op"] <= self.a.budget_s else est["minimum"]
+            if started and need > left:
+                self.log(f"budget: {_hms(left)} left, an operator needs ~{_hms(need)}; stopping with "
                          f"{len(todo) - i} to go (run again to continue)")
                 break
             started += 1

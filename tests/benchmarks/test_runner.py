@@ -164,3 +164,79 @@ def test_unpack_refuses_members_outside_the_dir(tmp_path: Path) -> None:
     with pytest.raises(tarfile.TarError):
         runner.unpack(evil, tmp_path / "out")
     assert not (tmp_path / "escaped.txt").exists()
+
+
+@pytest.mark.parametrize(("op_s", "started"), [(80.0, ["relu"]), (500.0, ["relu", "softmax"])])
+def test_budget_waits_for_a_fresh_run_only_when_a_whole_operator_fits_one(tmp_path: Path, monkeypatch, op_s: float,
+                                                                        started: list[str]) -> None:
+    """Budget 100 s, 50 s left after the first operator: an operator of 80 s waits for the next invocation; one
+    of 500 s fits no invocation, so it starts as soon as its minimum (baseline, one round, measurements) fits."""
+    args = runner.parse_args(["--backend", "interpreter", "--ops", *OPS, "--out", str(tmp_path), "--budget-s", "100"])
+    r = runner.Runner(args, log=lambda _m: None)
+    ran: list[str] = []
+
+    def fake_op(op: str) -> dict[str, Any]:
+        ran.append(op)
+        r.deadline = runner.time.time() + 50
+        return {"status": "done"}
+
+    monkeypatch.setattr(r, "run_op", fake_op)
+    monkeypatch.setattr(r, "estimates", lambda: {"op": op_s, "minimum": 30.0})
+    assert r.run() == 0
+    assert ran == started
+
+
+def test_measurements_merge_into_cases_and_name_what_is_missing() -> None:
+    from _measure import merge_compile, merge_times
+
+    cases = [{"label": "N=1", "case": {"N": 1}}, {"label": "N=2", "case": {"N": 2}}]
+    stats = {"median_ms": 0.5}
+    recs = [{"kind": "device", "device": "NVIDIA H200"},
+            {"label": "N=1", "what": "eager", "status": "ok", "stats": stats},
+            {"label": "N=1", "what": "initial", "status": "ok", "stats": {"median_ms": 2.0}},
+            {"label": "N=1", "what": "best", "status": "ok", "stats": {"median_ms": 1.0}},
+            {"label": "N=2", "what": "eager", "status": "ok", "stats": stats},
+            {"label": "N=2", "what": "initial", "status": "ok", "stats": stats},
+            {"label": "N=2", "what": "best", "status": "mismatch", "message": "3 elements differ"}]
+    session = {"best_round": 1, "rounds": [{"index": 0, "case_ms": {"N=1": 2.1}}, {"index": 1, "case_ms": {"N=1": 0.9}}]}
+    missing, fatal = merge_times(cases, recs, ["initial", "best"], session)
+    assert (cases[0]["initial_ms"], cases[0]["best_ms"], cases[0]["eager_ms"]) == (2.0, 1.0, 0.5)
+    assert (cases[0]["session_initial_ms"], cases[0]["session_best_ms"]) == (2.1, 0.9)
+    assert cases[1]["best_ms"] is None and cases[1]["best_status"] == "mismatch"
+    assert missing == ["N=2 best: mismatch 3 elements differ"] and fatal == []
+    comp = [{"label": "N=1", "what": "compile", "status": "ok", "stats": stats, "compile_s": 9.0, "check": {"ok": True}}]
+    status, msgs = merge_compile(cases, comp, -9)  # killed at its time box before the second case
+    assert status == "timeout" and cases[0]["compile_ms"] == 0.5 and cases[1]["compile_status"] == "missing"
+    assert msgs == ["N=2: missing "]
+
+
+def test_measure_worker_reports_a_missing_gpu(tmp_path: Path) -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this checks the no-GPU path")
+    from _measure import spawn
+
+    rc, recs = spawn({"task": "ceilings", "timing": {}}, tmp_path / "c.jsonl", 120, ROOT)
+    assert rc == 2 and recs == [{"kind": "device", "status": "error", "message": "no CUDA device"}]
+
+
+@pytest.mark.gpu
+def test_measure_worker_times_eager_candidates_and_compile_on_gpu(tmp_path: Path) -> None:
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    from _measure import spawn
+
+    case = {"M": 8192, "N": 8192, "dtype": "float32"}
+    timing = {"warmup_ms": 5, "rep_ms": 20, "flush_bytes": 256 << 20}
+    req = {"problem": str(SUITE / "relu" / "problem.py"), "cases": [case], "timing": timing, "seed": 0}
+    rc, recs = spawn({**req, "task": "times", "candidates": {"initial": str(SUITE / "relu" / "initial.py")}},
+                     tmp_path / "t.jsonl", 300, ROOT)
+    got = {r["what"]: r for r in recs if r.get("label")}
+    assert rc == 0 and got["eager"]["status"] == "ok" and got["initial"]["status"] == "ok", recs
+    assert got["initial"]["check"]["ok"] and 0 < got["initial"]["stats"]["median_ms"] < 100
+    rc, recs = spawn({**req, "task": "compile"}, tmp_path / "c.jsonl", 300, ROOT)
+    comp = [r for r in recs if r.get("what") == "compile"]
+    assert rc == 0 and comp[0]["status"] == "ok" and comp[0]["check"]["ok"], recs
