@@ -1,0 +1,57 @@
+"""``ladder diagnose`` / ``ladder optimize`` command functions, mounted on a throwaway Typer app."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import typer
+from ladder_fakes import LADDER_CARDS, FakeKB
+from typer.testing import CliRunner
+
+from optimizer import commands
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture
+def app(monkeypatch: pytest.MonkeyPatch) -> typer.Typer:
+    kb = FakeKB(LADDER_CARDS)
+    monkeypatch.setattr(commands, "_connect", lambda server, home: kb)
+    monkeypatch.setenv("LADDER_VALIDATION_SEEDS", "[0]")
+    a = typer.Typer()
+    a.command("diagnose")(commands.diagnose_command)
+    a.command("optimize")(commands.optimize_command)
+    return a
+
+
+def test_diagnose_json_levels(app: typer.Typer) -> None:
+    res = CliRunner().invoke(app, ["diagnose", str(DATA / "softmax"), "--backend", "interpreter", "--max-level", "L2", "--json"])
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.stdout)
+    assert d["validation"]["passed"] and d["timing"]["protocol"]["method"] == "unavailable-interpreter"
+    assert [lv["level"] for lv in d["levels"]] == ["L1", "L2"]
+    l1, l2 = d["levels"]
+    assert set(l1["tests"]) >= {"localized", "single_family", "justified"} and l1["matched_cards"][0]["id"] == "rows-per-program-test"
+    assert l2["bottleneck"] == "unknown" and not l2["tests"]["localized"]
+    assert d["stop"]["level"] == "L1" and d["chosen"]["id"] == "rows-per-program-test"
+    assert any(e["kind"] == "escalation_tests" for e in l2["evidence"])
+
+
+def test_diagnose_text_and_failing_candidate(app: typer.Typer) -> None:
+    res = CliRunner().invoke(app, ["diagnose", str(DATA / "softmax" / "problem.py"), "--candidate", str(DATA / "faulty" / "nan.py"),
+                                   "--backend", "interpreter", "--max-level", "L1"])
+    assert res.exit_code == 1 and "does not validate" in res.output
+    bad = CliRunner().invoke(app, ["diagnose", str(DATA / "softmax"), "--max-level", "L9"])
+    assert bad.exit_code != 0
+
+
+def test_optimize_zero_rounds(app: typer.Typer, tmp_path: Path) -> None:
+    res = CliRunner().invoke(app, ["optimize", str(DATA / "softmax"), "--backend", "interpreter", "--rounds", "0",
+                                   "--out", str(tmp_path), "--json"])
+    assert res.exit_code == 0, res.output
+    traj = json.loads(res.stdout)
+    assert traj["rounds"][0]["outcome"] == "baseline" and traj["best_round"] == 0 and (tmp_path / "trajectory.json").exists()
+    missing = CliRunner().invoke(app, ["optimize", str(tmp_path / "nope.py"), "--backend", "interpreter"])
+    assert missing.exit_code == 2 and "not found" in missing.output
