@@ -9,6 +9,7 @@ The pieces are usable alone: :func:`map_rounds` / :class:`FamilyIndex` (family a
 from synthesis.anti import anti_signal_proposals
 from synthesis.clustering import cluster_rounds, draft_family_card, new_family_proposals
 from synthesis.mining import (
+    CachedEmbed,
     Embed,
     FamilyIndex,
     MiningConfig,
@@ -36,6 +37,7 @@ from synthesis.stats import card_stats, deprecation_proposals, lift_interval
 
 __all__ = [
     "PROPOSAL_TRANSITIONS",
+    "CachedEmbed",
     "Embed",
     "EvidenceRef",
     "FamilyCandidate",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -36,7 +37,7 @@ from synthesis.rounds import RoundRecord, is_clean
 
 _LEVELS = ("L1", "L2", "L3", "L4")
 
-__all__ = ["Embed", "FamilyIndex", "MiningConfig", "example_proposals", "map_rounds", "proposal_id"]
+__all__ = ["CachedEmbed", "Embed", "FamilyIndex", "MiningConfig", "example_proposals", "map_rounds", "proposal_id"]
 
 #: list of texts -> (n, d) array of unit-norm embeddings (e.g. ``kb.search.embedding.Embedder().encode``)
 Embed = Callable[[list[str]], np.ndarray]
@@ -57,6 +58,37 @@ class MiningConfig(BaseModel):
     confidence_scale: float = Field(default=0.06, description="score distance that moves confidence by ~e")
     top_candidates: int = Field(default=3, ge=1)
     batch_size: int = Field(default=256, ge=1)
+
+
+class CachedEmbed:
+    """Wrap an ``embed`` callable with a bounded text -> vector cache.
+
+    A server that re-runs synthesis over the whole trajectory history (stats need all of it) then embeds only
+    rounds it has not seen. Oldest entries are evicted first once ``max_items`` is reached. Thread-safe enough
+    for one writer: a race can only compute a vector twice.
+    """
+
+    def __init__(self, embed: Embed, max_items: int = 200_000) -> None:
+        self.embed = embed
+        self.max_items = max_items
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        self.misses += len(todo)
+        self.hits += len(texts) - len(todo)
+        if todo:
+            vecs = _unit(np.asarray(self.embed(todo)))
+            for t, v in zip(todo, vecs):
+                self._cache[t] = v
+            while len(self._cache) > self.max_items:
+                self._cache.popitem(last=False)
+        if not texts:
+            return np.zeros((0, 1), dtype=np.float32)
+        fresh = dict(zip(todo, vecs)) if todo else {}
+        return np.stack([self._cache[t] if t in self._cache else fresh[t] for t in texts])
 
 
 def _unit(x: np.ndarray) -> np.ndarray:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from synth_builders import NOW, fake_embed, rnd, traj
 
 from synthesis import (
+    CachedEmbed,
     FamilyIndex,
     MiningConfig,
     collect_rounds,
@@ -65,3 +66,20 @@ def test_example_proposals_append_evidence_and_skip_rounds_already_recorded(fami
     updated = [p.card if f.id == p.target_family else f for f in families]
     again = example_proposals(recs, maps, updated, now=NOW)
     assert [q.target_family for q in again] == ["top2-pairwise-max"]
+
+
+def test_cached_embed_embeds_each_text_once_and_returns_the_same_vectors():
+    calls = []
+
+    def embed(texts):
+        calls.append(list(texts))
+        return fake_embed(texts)
+
+    cached = CachedEmbed(embed, max_items=3)
+    a = cached(["x y", "z", "x y"])
+    b = cached(["z", "w"])
+    assert calls == [["x y", "z"], ["w"]]
+    assert (a[1] == b[0]).all() and (a[0] == a[2]).all()
+    cached(["v"])  # evicts the oldest ("x y")
+    cached(["x y"])
+    assert calls[-1] == ["x y"] and cached.hits == 2 and cached.misses == 5
