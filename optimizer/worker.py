@@ -67,8 +67,9 @@ def _time_cases(req: dict[str, Any], problem: Any, cand_cls: type, device: str, 
         cand = problem.instantiate(cand_cls, case, seed=0, device=device)
         ref = problem.make_model(case, seed=0, device=device)
         with torch.no_grad():
-            s = bench(lambda: cand(*inputs), warmup_ms=warmup_ms, rep_ms=rep_ms, flush_bytes=flush)
-            r = bench(lambda: ref(*inputs), warmup_ms=warmup_ms, rep_ms=rep_ms, flush_bytes=flush) if t.get("reference", True) else None
+            s = bench(lambda m=cand, xs=inputs: m(*xs), warmup_ms=warmup_ms, rep_ms=rep_ms, flush_bytes=flush)
+            r = (bench(lambda m=ref, xs=inputs: m(*xs), warmup_ms=warmup_ms, rep_ms=rep_ms, flush_bytes=flush)
+                 if t.get("reference", True) else None)
         cases.append({"case": case_label(case), "stats": s.as_dict(), "reference_stats": r.as_dict() if r else None})
     return {"protocol": protocol.model_dump(), "cases": cases}
 

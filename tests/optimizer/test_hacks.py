@@ -53,5 +53,5 @@ def test_comments_docstrings_and_context() -> None:
     prose = HONEST + '\n# never use torch.cuda.Stream() here\ndef f():\n    """x.half() would be a hack"""\n    return 1\n'
     assert codes(prose) == set()
     assert "precision_downgrade" not in codes(HONEST + "\ny = x.half()\n", fp32_reference=False)
-    assert "class Model(" in "class Model(nn.Module):" and "harness_access" not in codes(HONEST + "\nclass Model(nn.Module):\n    pass\n")
+    assert "harness_access" not in codes(HONEST + "\nclass Model(nn.Module):\n    pass\n")
     assert codes("import torch\nclass ModelNew: pass\n") == {"no_triton_kernel"}
