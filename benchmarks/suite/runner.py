@@ -5,6 +5,10 @@
     python benchmarks/suite/runner.py --unpack suite.tar.gz --out benchmarks/results/suite --no-run
     python benchmarks/suite/runner.py --backend interpreter --ops relu softmax --rounds 2 --out /tmp/suite
 
+On the lent H200 (no network, no pydantic, grpcio older than the generated code): carry pydantic's wheels and a
+KB snapshot, ``export PYTHONPATH=/tmp/site:$PWD LADDER_SNAPSHOT=DIR LADDER_EMBEDDING_MODEL_DIR=DIR``; when
+``retrieval.client`` cannot import, the runner opens the snapshot directly (``connect_kb``).
+
 Per operator: an optimizer session (``optimizer.session.Session``, in-process, KB from ``--server`` or the
 embedded KB / ``LADDER_SNAPSHOT``), then on CUDA a measurement pass in a subprocess (``_measure.py``): eager
 PyTorch, the initial and the best candidate, every case, timed back to back under the optimizer's protocol
