@@ -3,8 +3,8 @@
 Rounds are grouped by (rewrite family, failure mode). The family is the mapped pattern family when the mapping
 is confident, else the family name the optimizer recorded. Modes: ``slower`` (validated, lift below 1),
 ``incorrect`` (validation failed, no hack flag) and ``failed`` (no validation: did not compile or crashed).
-Hack-tripped rounds never reach this module (see :mod:`synthesis.rounds`). When an existing anti-signal card
-names the same family (in ``contraindicated`` or ``related``) and reads alike, the rounds become an ``example`` of that card.
+Hack-tripped rounds never reach this module (see :mod:`synthesis.rounds`). When one of an existing
+anti-signal's ``contraindicated`` transforms reads like the rounds, they become an ``example`` of that card.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from kb.models import AntiSignalCard, Provenance, Symptoms
 from kb.vocab import BOTTLENECK_CLASSES, IR_SIGNATURES
 from synthesis.features import (
     TokenMatcher,
-    card_text,
     consensus,
     first_sentence,
     round_levels,
+    round_text,
     slug_words,
     slugify,
 )
@@ -133,8 +133,13 @@ def anti_signal_proposals(
     family_titles: dict[str, str] | None = None,
     min_confidence: float = 0.5,
     merge_threshold: float = 0.6,
+    round_vectors: dict[str, np.ndarray] | None = None,
 ) -> list[Proposal]:
-    """Anti-signal proposals: a new draft per (family, mode) group, or an example on a matching existing card."""
+    """Anti-signal proposals: a new draft per (family, mode) group, or an example of an existing anti-signal
+    whose ``contraindicated`` transforms read like the group's rounds (cosine >= ``merge_threshold``).
+
+    ``round_vectors``: round ref -> unit vector of its hypothesis+rewrite, when the caller has them already.
+    """
     groups = group_anti_rounds(records, {m.round_ref: m for m in mappings}, min_confidence=min_confidence)
     if not groups:
         return []
@@ -144,22 +149,27 @@ def anti_signal_proposals(
     for _, _, d in drafts:
         taken.add(d.id)
     existing = sorted(anti_cards, key=lambda c: c.id)
-    linked = [[j for j, c in enumerate(existing) if family in c.contraindicated or family in c.related]
-              for (family, _), _, _ in drafts]
-    sims = np.zeros((len(drafts), len(existing)))
-    need_d = [i for i, js in enumerate(linked) if js]
-    need_e = sorted({j for js in linked for j in js})
-    if need_d:  # only drafts whose family an existing anti-signal names are compared, so little is embedded
-        dv = embed_batched(embed, [card_text(drafts[i][2]) for i in need_d])
-        ev = embed_batched(embed, [card_text(existing[j]) for j in need_e])
-        sims[np.ix_(need_d, need_e)] = dv @ ev.T
+    # an existing anti-signal claims a group when one of its contraindicated transforms reads like the
+    # rounds' hypothesis+rewrite (cosine to the group's centroid)
+    entries = [(j, t) for j, c in enumerate(existing) for t in c.contraindicated]
+    best: list[tuple[float, int]] = [(-1.0, -1)] * len(drafts)
+    if entries:
+        vecs = dict(round_vectors or {})
+        missing = [x for _, recs, _ in drafts for x in recs if x.ref not in vecs]
+        if missing:
+            vecs.update(zip([x.ref for x in missing], embed_batched(embed, [round_text(x.round) for x in missing])))
+        ev = embed_batched(embed, [t for _, t in entries])
+        for i, (_, recs, _) in enumerate(drafts):
+            centroid = np.mean([vecs[x.ref] for x in recs], axis=0)
+            sims = ev @ (centroid / max(float(np.linalg.norm(centroid)), 1e-12))
+            k = int(np.argmax(sims))
+            best[i] = (float(sims[k]), entries[k][0])
     out: list[Proposal] = []
     for i, ((family, mode), recs, draft) in enumerate(drafts):
         refs = [x.ref for x in recs]
         conf = round(_confidence(mode, recs), 4)
-        cands = [j for j in linked[i] if sims[i, j] >= merge_threshold]
-        if cands:
-            card = existing[max(cands, key=lambda j: (sims[i, j], -j))]
+        if best[i][0] >= merge_threshold:
+            card = existing[best[i][1]]
             new = [x for x in recs if x.ref not in card.provenance.rounds]
             if not new:
                 continue

@@ -121,6 +121,7 @@ def synthesize(
         anti_recs, mappings, anti_cards, embed, matcher=index.matcher, taken_ids=taken, now=stamp,
         family_titles={f.id: f.title for f in families}, min_confidence=cfg.anti_min_confidence,
         merge_threshold=cfg.anti_merge_threshold,
+        round_vectors={r.ref: vectors[i] for i, r in enumerate(to_map) if r.category in ANTI_CATEGORIES},
     )
     report_progress("anti_signals", len(anti_recs), len(anti_recs))
 

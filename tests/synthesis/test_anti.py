@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from synth_builders import NOW, fake_embed, rnd, traj
+from synth_builders import NOW, fake_embed, make_families, rnd, traj
 
 from kb.models import AntiSignalCard
-from synthesis import SynthesisConfig, anti_signal_proposals, collect_rounds, synthesize
+from synthesis import (
+    SynthesisConfig,
+    anti_signal_proposals,
+    collect_rounds,
+    map_rounds,
+    synthesize,
+)
 from synthesis.features import TokenMatcher
 
 ROWS_H = "Small rows leave the grid launch bound; process several rows per program"
@@ -39,21 +45,31 @@ def test_slower_and_incorrect_rounds_become_anti_signal_drafts(families):
     assert not [p for p in res.proposals if p.kind in ("example", "new_family")]
 
 
-def test_rounds_matching_an_existing_anti_signal_become_its_examples(families):
-    existing = AntiSignalCard(
+def _existing(contraindicated: list[str]) -> AntiSignalCard:
+    return AntiSignalCard(
         id="rows-per-program-on-wide-rows", title="Rows per program on wide memory-bound rows",
-        summary="Process several rows per program made wide memory bound rows slower; launch bound grid is not the issue.",
-        backends=["cuda"], levels=["L2"], contraindicated=["rows-per-program"],
-        rewrite={"description": "Loop over ROWS rows inside one program so the grid shrinks"},
+        summary="Several rows per program made wide memory-bound rows slower; the launch was not the bottleneck.",
+        backends=["cuda"], levels=["L2"], contraindicated=contraindicated, related=["rows-per-program"],
     )
+
+
+def _anti(existing, threshold):
     recs = collect_rounds(_trajs()[:2])
-    from synthesis import map_rounds
-    maps = map_rounds(recs, families, fake_embed)
-    props = anti_signal_proposals(recs, maps, [existing], fake_embed, matcher=TokenMatcher(), taken_ids=set(),
-                                  now=NOW, family_titles={f.id: f.title for f in families}, merge_threshold=0.3)
-    (p,) = props
+    maps = map_rounds(recs, make_families(), fake_embed)
+    return anti_signal_proposals(recs, maps, [existing], fake_embed, matcher=TokenMatcher(), taken_ids=set(),
+                                 now=NOW, family_titles={}, merge_threshold=threshold)
+
+
+def test_rounds_matching_an_existing_anti_signal_become_its_examples():
+    existing = _existing(["Process several rows per program: loop over ROWS rows inside one program on wide rows"])
+    (p,) = _anti(existing, 0.5)
     assert p.kind == "example" and p.target_family == existing.id and p.card.version == 2
-    assert p.card.provenance.rounds == ["t-big#0", "t-big2#0"]
+    assert p.card.provenance.rounds == ["t-big#0", "t-big2#0"] and p.card.kind == "anti_signal"
+
+
+def test_an_anti_signal_about_another_transform_does_not_claim_the_rounds():
+    (p,) = _anti(_existing(["Raising num_warps to 16 for fp16 attention epilogues"]), 0.5)
+    assert p.kind == "anti_signal" and p.card.id == "avoid-rows-per-program-slower"
 
 
 def test_neutral_rounds_are_not_anti_signals(families):
