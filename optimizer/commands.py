@@ -74,6 +74,9 @@ def _progress_printer(console: Console) -> Any:
     def show(event: str, data: dict[str, Any]) -> None:
         if event == "baseline":
             console.print(f"[bold]baseline[/bold] {data['candidate']} on {data['backend']}")
+            if data["backend"] == "interpreter":
+                console.print("[yellow]timing unavailable:[/yellow] the Triton interpreter checks correctness only; "
+                              "rounds are validated but cannot be ranked (use --backend cuda on a GPU)")
         elif event == "round_start":
             console.print(f"[bold]round {data['round']}[/bold] ladder on {data['base']}")
         elif event == "ladder":

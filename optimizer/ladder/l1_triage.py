@@ -15,17 +15,14 @@ from __future__ import annotations
 
 from kb.models import EscalationTests, EvidenceItem, Symptoms
 from optimizer.features import extract_features
-from optimizer.ladder.select import choose_family, match_cards, relevant
+from optimizer.ladder.select import GENERIC_TOKENS, choose_family, match_cards, relevant
 from optimizer.ladder.types import LadderContext, LevelResult
 
 __all__ = ["TriageLevel"]
 
-#: Features too generic to count as evidence for a pattern (nearly every kernel has them).
-_GENERIC = {"code:tl.load", "code:tl.program_id", "code:tl.arange", "code:single_pass_kernel", "code:masked_store"}
-
 
 def _specific(codes: list[str]) -> list[str]:
-    return [c for c in codes if c not in _GENERIC]
+    return [c for c in codes if c not in GENERIC_TOKENS]
 
 
 class TriageLevel:

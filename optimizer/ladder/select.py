@@ -13,7 +13,7 @@ from kb.models.search import QuickMatchQuery, SearchHit
 from optimizer.ladder.types import CardRef, LadderContext, card_ref
 from optimizer.proposers.recipes import RecipeContext, can_apply
 
-__all__ = ["choose_family", "match_cards", "recipe_context", "relevant", "tried_points"]
+__all__ = ["GENERIC_TOKENS", "choose_family", "match_cards", "recipe_context", "relevant", "tried_points"]
 
 _MARGIN = 1.15
 
@@ -78,8 +78,13 @@ def _contraindicated(ctx: LadderContext, symptoms: Symptoms, text: str) -> set[s
     return out
 
 
+#: Tokens nearly every kernel has: they never count as evidence for one family over another.
+GENERIC_TOKENS = frozenset({"code:tl.load", "code:tl.program_id", "code:tl.arange", "code:single_pass_kernel",
+                            "code:masked_store", "code:tl.store"})
+
+
 def relevant(ref: CardRef, prefixes: tuple[str, ...]) -> list[str]:
-    return [s for s in ref.matched_symptoms if s.startswith(prefixes)]
+    return [s for s in ref.matched_symptoms if s.startswith(prefixes) and s not in GENERIC_TOKENS]
 
 
 def choose_family(ctx: LadderContext, refs: list[CardRef], prefixes: tuple[str, ...]) -> tuple[CardRef | None, bool, str]:

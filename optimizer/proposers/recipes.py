@@ -12,6 +12,8 @@ Kinds (``kb.models.Recipe.kind``) and their params:
 - ``rows_per_program`` ``{"param": "ROWS_PER_PROGRAM", "values": [...]}``: a one-row-per-program kernel becomes a
   loop over several rows per program (new constexpr, grid divided with ``triton.cdiv``).
 - ``input_precision`` ``{"value": ...}`` on every tl.dot; ``care_padding_false`` (Ascend only) on masked loads.
+- ``value_only_reduction`` ``{}``: an argmax whose index only masks the maximum becomes value masks plus a
+  duplicate count (``optimizer.proposers.reductions``).
 
 Every applier raises ``NotApplicable`` with the reason when its preconditions do not hold in the source.
 """
@@ -41,6 +43,7 @@ from optimizer.proposers.recipe_base import (
     next_point,
     unified_diff,
 )
+from optimizer.proposers.reductions import apply_value_only_reduction
 from optimizer.source import Kernel, LaunchSite, SourceText
 
 __all__ = ["APPLIERS", "NotApplicable", "RecipeContext", "RewriteResult", "apply_recipe", "can_apply", "unified_diff"]
@@ -333,6 +336,7 @@ APPLIERS: dict[str, Callable[[dict[str, Any], RecipeContext], RewriteResult]] = 
     "rows_per_program": apply_rows_per_program,
     "input_precision": apply_input_precision,
     "care_padding_false": apply_care_padding_false,
+    "value_only_reduction": apply_value_only_reduction,
 }
 
 

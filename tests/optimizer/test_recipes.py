@@ -94,3 +94,20 @@ def test_refusals_name_the_reason() -> None:
     assert "care_padding=False" in res.source
     ok, why = can_apply({"kind": "input_precision", "params": {"value": "ieee"}}, RecipeContext(source=SOFTMAX))
     assert not ok
+
+
+def test_value_only_reduction_keeps_ties_and_validates(tmp_path: Path) -> None:
+    from optimizer.evaluation import evaluate
+    from optimizer.problem import load_problem
+    from optimizer.settings import LadderSettings
+
+    src = (DATA / "top2" / "initial.py").read_text()
+    res = run("value_only_reduction", {}, source=src, launches=[])
+    assert "tl.argmax" not in res.source and "first_idx_count = tl.sum(first_idx_is_ext.to(tl.int32), axis=0)" in res.source
+    assert "second = tl.where(first_idx_count > 1, first, second)" in res.source
+    with pytest.raises(NotApplicable, match="consumed"):  # the index is stored: it is really needed
+        run("value_only_reduction", {}, source=src.replace("first + second)", "first + second + first_idx)"), launches=[])
+    path = tmp_path / "value_only.py"
+    path.write_text(res.source)
+    ev = evaluate(load_problem(DATA / "top2"), path, backend="interpreter", settings=LadderSettings(validation_seeds=[0, 1]))
+    assert ev.passed, ev.reason  # the inputs hold an exact tie for a group maximum

@@ -1,0 +1,62 @@
+"""GPU paths of the optimizer (do_bench timing, torch.profiler, ncu, a timed session). Skipped without CUDA.
+
+Written for torch 2.11 / Triton 3.6 on an H200; run with ``pytest -m gpu tests/optimizer/test_gpu.py``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from ladder_fakes import LADDER_CARDS, FakeKB
+
+from optimizer.commands import diagnose
+from optimizer.evaluation import evaluate, to_timing
+from optimizer.problem import load_problem
+from optimizer.proposers.offline import OfflineProposer
+from optimizer.session import Session
+from optimizer.settings import LadderSettings
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
+DATA = Path(__file__).parent / "data"
+SETTINGS = LadderSettings(validation_seeds=[0, 1], timing_rep_ms=50, timing_warmup_ms=10)
+
+
+def test_cuda_evaluation_is_validated_and_timed() -> None:
+    problem = load_problem(DATA / "softmax")
+    ev = evaluate(problem, DATA / "softmax" / "initial.py", backend="cuda", settings=SETTINGS)
+    assert ev.passed, ev.reason
+    assert ev.protocol is not None and ev.protocol.method == "do_bench-median" and ev.protocol.l2_flush
+    ms, ref = ev.case_ms(), ev.reference_ms()
+    assert set(ms) == {"M=4096,N=1024", "M=8192,N=512"} and all(v > 0 for v in ms.values()) and set(ref) == set(ms)
+    timing = to_timing(ev, ms, backend="cuda", problem=problem)
+    assert timing.geomean_speedup == pytest.approx(1.0)
+    assert all(c.roofline_fraction is not None and 0 < c.roofline_fraction < 1.5 for c in timing.cases)
+    assert ev.launches and ev.launches[0]["options"].get("num_warps") == 4
+
+
+@pytest.mark.parametrize(("name", "kind"), [("nan", "nan"), ("reference_op", "reference_op_call"), ("cache", "result_caching"),
+                                            ("wrong_shape", "wrong_shape"), ("global_patch", "global_patch")])
+def test_cuda_planted_faults(name: str, kind: str) -> None:
+    problem = load_problem(DATA / "softmax")
+    ev = evaluate(problem, DATA / "faulty" / f"{name}.py", backend="cuda", settings=SETTINGS, timing=False)
+    assert not ev.passed and ev.failure_kind == kind, ev.reason
+
+
+def test_cuda_diagnose_profiles_at_l2(tmp_path: Path) -> None:
+    d = diagnose(DATA / "softmax", None, backend="cuda", max_level="L2", kb=FakeKB(LADDER_CARDS), workdir=tmp_path)
+    l2 = d["levels"][1]
+    kinds = {e["kind"] for e in l2["evidence"]}
+    assert {"timing", "classification", "profiler", "roofline"} <= kinds, kinds
+    assert all(c["class"] != "unknown" for c in l2["data"]["per_case"]), l2["data"]
+
+
+def test_cuda_session_is_timed(tmp_path: Path) -> None:
+    session = Session(DATA / "softmax", None, kb=FakeKB(LADDER_CARDS), settings=SETTINGS, backend="cuda",
+                      proposer=OfflineProposer(), out_dir=tmp_path)
+    traj = session.run(2)
+    assert traj.rounds[0].timing.geomean_speedup == pytest.approx(1.0)
+    timed = [r for r in traj.rounds[1:] if r.validation and r.validation.passed]
+    assert timed and all(r.timing.geomean_speedup for r in timed)
+    assert traj.best_round is not None and traj.initial_ms and traj.best_ms
