@@ -27,7 +27,8 @@ async def _drive(home: Path) -> dict:
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     env = {k: os.environ[k] for k in ("HOME", "PATH", "VIRTUAL_ENV") if k in os.environ}
-    env.update(HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", PYTHONPATH=str(ROOT))
+    env.update(HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     params = StdioServerParameters(command=sys.executable, args=["-m", "optimizer.cli", "mcp", "--home", str(home)],
                                    env=env, cwd=str(ROOT))
     out: dict = {}
@@ -47,8 +48,8 @@ async def _drive(home: Path) -> dict:
             out["bad"] = await s.call_tool("search", {"text": "x", "mode": "telepathy"})
             out["resources"] = {str(r.uri) for r in (await s.list_resources()).resources}
             templates = await s.list_resource_templates()
-            out["templates"] = {getattr(t, "uri_template", None) or t.uriTemplate
-                                for t in templates.resource_templates}
+            listed = getattr(templates, "resource_templates", None) or templates.resourceTemplates  # mcp 2 / 1
+            out["templates"] = {getattr(t, "uri_template", None) or t.uriTemplate for t in listed}
             out["index"] = json.loads((await s.read_resource("cards://active")).contents[0].text)
             out["card_res"] = json.loads((await s.read_resource(f"card://{first}")).contents[0].text)
             try:

@@ -116,6 +116,11 @@ def test_decisions_need_reviewer_session_and_csrf(web):
     assert r.status == 403
     r, page = rev.req("POST", path, {"action": "reject", "csrf": csrf, "reason": ""})
     assert r.status == 400 and "reason" in page  # the domain's validation comes back on the page
+    r, page = rev.req("POST", path, {"action": "edit", "csrf": csrf, "card_json": '{"kind": "pattern"'})
+    assert r.status == 400 and "card_json" in page
+    draft = web.curator.proposal("new-family.web-auth.0001").card.model_copy(update={"title": "Edited <i>title</i>"})
+    r, _ = rev.req("POST", path, {"action": "edit", "csrf": csrf, "card_json": draft.model_dump_json()})
+    assert r.status == 303 and web.curator.proposal("new-family.web-auth.0001").card.title == "Edited <i>title</i>"
     r, _ = rev.req("POST", path, {"action": "approve", "csrf": csrf})
     assert r.status == 303
     assert web.kb.get_card("web-auth-card").status == "active"
