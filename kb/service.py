@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kb.cardfiles import dump_card, load_dir
-from kb.errors import InvalidArgument, Unavailable
+from kb.errors import InvalidArgument, NotFound, Unavailable
 from kb.models import AnyCard, Trajectory
 from kb.models.search import CardFilter, CardPage, InvariantQuery, QuickMatchQuery, SearchHit, SearchQuery
 from kb.search.embedding import Embedder
@@ -60,7 +60,7 @@ class KnowledgeBase:
         store = StructuredStore(settings.db_path)
         kb = cls(settings, store, embedder)
         try:
-            if settings.seed_on_open and store.count_cards() == 0:
+            if settings.seed_on_open:
                 kb.seed(progress=progress)
             kb.load_index(progress=progress)
         except BaseException:
@@ -79,17 +79,22 @@ class KnowledgeBase:
         self.store.close()
 
     def seed(self, cards_dir: Path | None = None, *, progress: Progress | None = None) -> int:
-        """Load curated card files into the store (cards already present with the same content are skipped)."""
+        """Bring the curated card files into the store: new ids are added; a changed file becomes a new version
+        only while the stored card is still the seeded one (a card edited or reviewed through the service is
+        never overwritten by the package). Returns the number of cards written."""
         cards = load_dir(cards_dir)
         added = 0
         for n, card in enumerate(cards, 1):
             try:
                 current = self.store.get_card(card.id)
-            except Exception:  # noqa: BLE001 - NotFound
+            except NotFound:
                 current = None
-            if current is None or current.model_dump(exclude={"version", "stats"}) != card.model_dump(
-                    exclude={"version", "stats"}):
+            if current is None:
                 self.store.put_card(card, action="seed")
+                added += 1
+            elif self.store.last_action(card.id) == "seed" and current.model_dump(
+                    exclude={"version", "stats"}) != card.model_dump(exclude={"version", "stats"}):
+                self.store.put_card(card.model_copy(update={"stats": current.stats}), action="seed")
                 added += 1
             if progress:
                 progress("seed", n, len(cards))

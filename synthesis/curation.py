@@ -20,6 +20,7 @@ from kb.errors import Conflict, InvalidArgument, NotFound
 from kb.models import AnyCard, PatternCard, parse_card
 from kb.service import KnowledgeBase
 from synthesis.models import Proposal, SynthesisResult, card_on_approval
+from synthesis.mining import CachedEmbed, FamilyIndex
 from synthesis.pipeline import SynthesisConfig, synthesize
 
 __all__ = ["Curator", "Job", "ReviewAction"]
@@ -36,7 +37,19 @@ class Curator:
         self.kb = kb
         self.config = config or SynthesisConfig()
         self._run_lock = threading.Lock()
+        self._embed = CachedEmbed(kb.embedder.encode)  # re-runs embed only rounds they have not seen
+        self._index: FamilyIndex | None = None
+        self._index_key: tuple[tuple[str, int], ...] = ()
         kb.store.fail_interrupted_jobs()
+
+    def _family_index(self, cards: list[AnyCard]) -> FamilyIndex:
+        """The family index, rebuilt only when the active pattern cards (ids, versions) change."""
+        families = [c for c in cards if isinstance(c, PatternCard) and c.status in self.config.family_statuses]
+        key = tuple((c.id, c.version) for c in families)
+        if self._index is None or key != self._index_key:
+            self._index = FamilyIndex.build(families, self._embed, self.config.mining)
+            self._index_key = key
+        return self._index
 
     # ------------------------------------------------------------------ synthesis runs
     def run(self, *, only_new: bool = True, job_id: str | None = None) -> SynthesisResult:
@@ -55,8 +68,8 @@ class Curator:
 
             # stats need every trajectory; proposals come only from the batch (ids are stable, so re-mining a
             # reviewed round never reopens its proposal).
-            result = synthesize(history if batch else [], cards, self.kb.embedder.encode, config=self.config,
-                                progress=progress)
+            result = synthesize(history if batch else [], cards, self._embed, config=self.config,
+                                progress=progress, index=self._family_index(cards))
             batch_refs = {t.id for t in batch}
             fresh = [p for p in result.proposals
                      if not p.evidence or any(e.round_ref.split("#")[0] in batch_refs for e in p.evidence)]
@@ -133,6 +146,9 @@ class Curator:
                 self._check_base(p)
             if p.kind == "deprecation":
                 self.kb.set_card_status(p.target_family or p.card.id, "deprecated", reason or p.reason)
+            elif p.kind == "example" and p.target_family:
+                # fold into the family as it is now, so two examples drafted on one version keep both
+                self.kb.upsert_card(card_on_approval(p, into=self.kb.get_card(p.target_family)))
             else:
                 self.kb.upsert_card(card_on_approval(p))
             done = p.transition("approved", reviewer=reviewer, notes=reason)

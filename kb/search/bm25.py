@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
-import bm25s
+# bm25s.selection imports jax when it is installed and runs a top_k at import; on a GPU host that starts XLA on
+# the GPU and pre-allocates most of its memory. BM25 here needs no accelerator: keep jax on the CPU unless the
+# caller chose otherwise.
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import bm25s  # noqa: E402
 import numpy as np
 
 from kb.search.tokenize import tokenize

@@ -103,9 +103,8 @@ class Engine:
             out &= any_of("status", list(f.statuses))
         if f.levels:
             out &= any_of("level", list(f.levels))
-        if f.backends:
-            backends = list(f.backends)
-            out &= any_of("backend", backends + ([] if "any" in backends else ["any"]))
+        if f.backends and "any" not in f.backends:  # "any" asks for no backend restriction
+            out &= any_of("backend", [*f.backends, "any"])  # a backend-agnostic card serves every backend
         return out
 
     # ------------------------------------------------------------------ rankers

@@ -263,6 +263,11 @@ class StructuredStore:
         db.execute("INSERT INTO card_versions(id, version, kind, status, doc, created_at) VALUES(?,?,?,?,?,?)",
                    (card.id, card.version, card.kind, card.status, card.model_dump_json(), _now()))
 
+    def last_action(self, card_id: str) -> str | None:
+        """The action (seed, upsert, status, ...) of the latest event on a card."""
+        rows = self._q("SELECT action FROM events WHERE card_id=? ORDER BY seq DESC LIMIT 1", (card_id,))
+        return rows[0][0] if rows else None
+
     def events(self, limit: int = 100) -> list[dict[str, Any]]:
         rows = self._q("SELECT seq, ts, card_id, action, detail FROM events ORDER BY seq DESC LIMIT ?", (limit,))
         return [{"seq": s, "ts": t, "card_id": c, "action": a, "detail": json.loads(d or "{}")} for s, t, c, a, d in rows]

@@ -48,8 +48,13 @@ def test_quick_match_ranks_by_symptoms(kb):
 
 
 def test_invariants_by_pass_name(kb):
-    hits = kb.get_invariants(InvariantQuery(pass_names=["triton-to-linalg"], backend="ascend"))
+    hits = kb.get_invariants(InvariantQuery(pass_names=["triton-to-linalg"],
+                                            ir_signatures=["ascend_max_with_index"], backend="ascend"))
     assert hits[0].card.id == "ascend-argmax-max-with-index"
+    by_pass = kb.get_invariants(InvariantQuery(pass_names=["TritonGPURemoveLayoutConversions"], top_k=10))
+    assert by_pass and all(h.card.kind == "invariant" for h in by_pass)
+    assert any("tritongpuremovelayoutconversions" in p.lower().replace("-", "")
+               for p in by_pass[0].card.passes)
     assert any(s.startswith("pass:") for s in hits[0].breakdown.matched_symptoms)
     with pytest.raises(InvalidArgument) as e:
         kb.get_invariants(InvariantQuery())

@@ -78,3 +78,36 @@ def test_readonly_store_reads_but_refuses_writes(store):
             ro.put_card(_card("c2"))
     finally:
         ro.close()
+
+
+def test_reopening_picks_up_new_curated_cards_but_keeps_reviewed_edits(tmp_path, embedder):
+    import shutil
+
+    import yaml
+
+    from kb.cardfiles import packaged_cards_dir
+    from kb.service import KnowledgeBase
+    from kb.settings import Settings
+
+    cards = tmp_path / "cards"
+    shutil.copytree(packaged_cards_dir() / "invariants", cards / "invariants")
+    kb = KnowledgeBase(Settings(home=tmp_path / "kb"), StructuredStore(tmp_path / "kb" / "kb.sqlite3"), embedder)
+    try:
+        assert kb.seed(cards) > 0
+        assert kb.seed(cards) == 0  # idempotent
+        f = cards / "invariants" / "ascend-argmax-max-with-index.yaml"
+        data = yaml.safe_load(f.read_text())
+        data["summary"] = data["summary"] + " Updated upstream."
+        f.write_text(yaml.safe_dump(data))
+        new = dict(data, id="brand-new-invariant", title="A brand new invariant card")
+        (cards / "invariants" / "brand-new-invariant.yaml").write_text(yaml.safe_dump(new))
+        assert kb.seed(cards) == 2
+        assert kb.store.get_card("ascend-argmax-max-with-index").summary.endswith("Updated upstream.")
+        edited = kb.store.get_card("brand-new-invariant").model_copy(update={"title": "Reviewed title"})
+        kb.store.put_card(edited)  # an edit through the service
+        data["summary"] += " Again."
+        (cards / "invariants" / "brand-new-invariant.yaml").write_text(yaml.safe_dump(dict(new, summary="A changed upstream summary.")))
+        kb.seed(cards)
+        assert kb.store.get_card("brand-new-invariant").title == "Reviewed title"
+    finally:
+        kb.store.close()
