@@ -4,7 +4,7 @@
 # Usage: bash scripts/main.sh ["question"]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup-env.sh
+LADDER_SKIP_EXTRAS=1 bash scripts/setup-env.sh
 QUESTION=${1:-why does argmax scalarize on Ascend}
 PORT=${LADDER_PORT:-50551}
 .venv/bin/ladder serve --port "$PORT" > .ladder-serve.log 2>&1 &
