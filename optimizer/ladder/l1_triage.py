@@ -1,14 +1,14 @@
 """L1 pattern triage: quick-match the KB with what is already known, open only the 1-2 best cards.
 
 What is known at L1: the candidate's code features (source + recorded launches + problem cases) and earlier
-rounds (a bottleneck class measured before, IR signatures seen before, families that already failed). L1 may
-stop when a low-risk rewrite is justified:
+rounds (a bottleneck class measured at L2 or attributed at L3/L4, IR signatures seen before, families that
+already failed). L1 may stop when a low-risk rewrite is justified:
 
-1. localized: a bottleneck class is known from earlier measured evidence, or the best card matches at least
-   two specific code features and names the class it addresses (localization by pattern);
-2. single family: ``choose_family`` over code / bottleneck / IR tokens;
-3. justified: the chosen card matches >= 2 code features (or the known class), its recipe applies to this
-   source, and its family has not failed or regressed twice already in this session.
+1. localized: a bottleneck class is known from earlier evidence (code features alone never localize one, so
+   the first round always escalates to measurement);
+2. single family: ``choose_family`` over code / bottleneck / IR tokens, among cards that address that class;
+3. justified: the chosen card names the known class, its pattern is present in the code (a specific code
+   feature matches), its recipe applies to this source, and its family has not failed or regressed twice.
 """
 
 from __future__ import annotations
@@ -56,30 +56,27 @@ class TriageLevel:
         if failures:
             evidence.append(EvidenceItem(level="L1", kind="history", reference=",".join(sorted(failures)),
                                          summary="families that failed or regressed earlier: " + ", ".join(f"{k} x{v}" for k, v in sorted(failures.items()))))
-        chosen, single, note = choose_family(ctx, refs, ("code:", "bottleneck:", "ir:"))
+        pool = [r for r in refs if f"bottleneck:{known}" in r.matched_symptoms] if known != "unknown" else refs
+        chosen, single, note = choose_family(ctx, pool, ("code:", "bottleneck:", "ir:"))
         code_hits = _specific(relevant(chosen, ("code:",))) if chosen else []
-        bottleneck, source = known, "measured"
-        if known != "unknown":
-            localized = True
-            why_loc = f"bottleneck {known} known from {known_from}"
-        elif chosen and len(code_hits) >= 2 and chosen.bottleneck_classes:
-            localized, bottleneck, source = True, chosen.bottleneck_classes[0], "pattern"  # type: ignore[assignment]
-            why_loc = f"code pattern {', '.join(code_hits)} localizes {bottleneck} (by pattern, not measured)"
-        else:
-            localized, why_loc = False, "no measured bottleneck yet and no card matches two specific code features"
-        justified = bool(chosen) and (len(code_hits) >= 2 or (known != "unknown" and f"bottleneck:{known}" in chosen.matched_symptoms)) \
-            and failures.get(chosen.id, 0) < 2  # type: ignore[union-attr]
-        why_just = (f"{chosen.id} matches {', '.join(code_hits) or 'the known class'}; " + (chosen.applicability_note or "")
-                    if chosen and justified else "no low-risk rewrite is justified from code features alone")
-        if chosen and failures.get(chosen.id, 0) >= 2:
+        localized = known != "unknown"
+        why_loc = (f"bottleneck {known} known from {known_from}" if localized
+                   else "no bottleneck known yet from measurement or IR (code features alone do not localize one)")
+        justified = (bool(chosen) and localized and f"bottleneck:{known}" in chosen.matched_symptoms  # type: ignore[union-attr]
+                     and len(code_hits) >= 1 and failures.get(chosen.id, 0) < 2)  # type: ignore[union-attr]
+        if justified and chosen:
+            why_just = f"{chosen.id} addresses {known} and its pattern is in the code ({', '.join(code_hits)}); {chosen.applicability_note}"
+        elif chosen and failures.get(chosen.id, 0) >= 2:
             why_just = f"{chosen.id} already failed or regressed {failures[chosen.id]} times"
+        else:
+            why_just = "no card both addresses a known bottleneck and matches the code"
         tests = EscalationTests(localized=localized, single_family=single, justified=justified,
                                 notes=f"(1) {why_loc}; (2) {note}; (3) {why_just}")
-        evidence.append(EvidenceItem(level="L1", kind="bottleneck", reference=bottleneck, summary=why_loc,
-                                     data={"class": bottleneck, "localized": localized, "source": source}))
-        return LevelResult(level="L1", evidence=evidence, bottleneck=bottleneck, matched_cards=refs[:2],  # type: ignore[arg-type]
+        evidence.append(EvidenceItem(level="L1", kind="bottleneck", reference=known, summary=why_loc,
+                                     data={"class": known, "localized": localized, "source": "history"}))
+        return LevelResult(level="L1", evidence=evidence, bottleneck=known, matched_cards=(pool or refs)[:2],  # type: ignore[arg-type]
                            tests=tests, chosen=chosen if single else None, inconclusive=not refs,
-                           rationale=tests.notes, data={"bottleneck_source": source, "features": feats.tokens})
+                           rationale=tests.notes, data={"bottleneck_source": "history", "features": feats.tokens})
 
 
 def _failed_families(ctx: LadderContext) -> dict[str, int]:

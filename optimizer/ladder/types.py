@@ -22,7 +22,11 @@ from optimizer.evaluation import Evaluation
 from optimizer.problem import Problem
 from optimizer.settings import LadderSettings
 
-__all__ = ["CardRef", "LadderContext", "LadderLevel", "LevelResult", "card_ref"]
+__all__ = ["EVIDENCE_SOURCES", "CardRef", "LadderContext", "LadderLevel", "LevelResult", "card_ref"]
+
+#: Where a localized bottleneck class may come from: measured (L2), IR attribution (L3), compiler (L4).
+#: Code features alone never localize a class.
+EVIDENCE_SOURCES = frozenset({"measured", "ir", "compiler"})
 
 
 class CardRef(BaseModel):
@@ -112,12 +116,12 @@ class LadderContext:
     def known_bottleneck(self) -> tuple[BottleneckClass, str]:
         """The latest localized bottleneck: from this round's levels, else from earlier rounds' evidence."""
         for r in reversed(self.results):
-            if r.bottleneck != "unknown" and r.tests.localized and r.data.get("bottleneck_source", "measured") == "measured":
+            if r.bottleneck != "unknown" and r.tests.localized and r.data.get("bottleneck_source", "measured") in EVIDENCE_SOURCES:
                 return r.bottleneck, f"{r.level} of this round"
         for rnd in reversed(self.history):
             for ev in reversed(rnd.evidence):
-                if ev.kind == "bottleneck" and ev.data.get("localized") and ev.data.get("source") == "measured":
-                    return ev.data["class"], f"round {rnd.index} ({ev.level})"
+                if ev.kind == "bottleneck" and ev.data.get("localized") and ev.data.get("source") in EVIDENCE_SOURCES:
+                    return ev.data["class"], f"round {rnd.index} ({ev.level}, {ev.data.get('source')})"
         return "unknown", ""
 
     def known_signatures(self) -> list[str]:

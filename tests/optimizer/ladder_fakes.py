@@ -90,15 +90,16 @@ def _pattern(cid: str, *, code: list[str] = (), ir: list[str] = (), bottleneck: 
     }
 
 
-#: Cards built so that a softmax session climbs the whole ladder: L1 stops on rows-per-program (one value);
-#: once it is spent, L3 sees cross-warp reductions but its matching card has no recipe, and L4's invariant
-#: points to the num_warps search.
+#: Cards built so that a softmax session climbs the whole ladder: round 1 has no evidence, so L1 cannot
+#: localize; L2 measures nothing on the interpreter; L3 sees cross-warp reductions but its matching card has
+#: no recipe; L4's invariant points to the num_warps search. Round 2 knows sync_bound from round 1, so L1
+#: stops on the num_warps card (it names sync_bound and num_warps is in the code).
 LADDER_CARDS: list[dict[str, Any]] = [
     _pattern("rows-per-program-test", code=["row_per_program", "tl.max", "tl.sum", "masked_load"],
              bottleneck=["latency_bound", "launch_bound"],
              recipe={"kind": "rows_per_program", "params": {"param": "ROWS_PER_PROGRAM", "values": [2]}}),
     _pattern("shuffle-explainer-test", ir=["cross_warp_reduction", "warp_shuffle"], bottleneck=["sync_bound"]),
-    _pattern("num-warps-test", bottleneck=["sync_bound"],
+    _pattern("num-warps-test", code=["num_warps"], bottleneck=["sync_bound"],
              recipe={"kind": "launch_params", "params": {"search": {"num_warps": [1, 2, 4, 8]}}}),
     {
         "id": "inv-cross-warp-test", "kind": "invariant", "title": "Cross-warp reductions need shared memory",

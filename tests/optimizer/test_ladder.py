@@ -74,13 +74,19 @@ def test_choose_family(ctx: LadderContext) -> None:
     assert choose_family(ctx, [_ref("e", ["code:tl.max"], 0.1)], ("ir:",))[1] is False  # no evidence of this level
 
 
-def test_l1_triage_on_the_fake_kb(ctx: LadderContext) -> None:
+def test_l1_triage_needs_earlier_evidence(ctx: LadderContext) -> None:
+    from kb.models import EvidenceItem, Round
+
     from optimizer.ladder.l1_triage import TriageLevel
 
     res = TriageLevel().run(ctx)
-    assert res.passed and res.chosen.id == "rows-per-program-test"
-    assert res.bottleneck == "latency_bound" and res.data["bottleneck_source"] == "pattern"
+    assert not res.passed and not res.tests.localized and res.bottleneck == "unknown"
     assert {e.kind for e in res.evidence} >= {"code_features", "quick_match", "bottleneck"}
-    ctx.exclude_cards.add("rows-per-program-test")
+    measured = EvidenceItem(level="L2", kind="bottleneck", reference="latency_bound", summary="measured",
+                            data={"class": "latency_bound", "localized": True, "source": "measured"})
+    ctx.history = [Round(index=1, outcome="neutral", evidence=[measured])]
     res2 = TriageLevel().run(ctx)
-    assert not res2.passed and not res2.tests.localized
+    assert res2.passed and res2.chosen.id == "rows-per-program-test" and res2.bottleneck == "latency_bound"
+    assert "round 1" in res2.tests.notes
+    ctx.exclude_cards.add("rows-per-program-test")
+    assert not TriageLevel().run(ctx).passed

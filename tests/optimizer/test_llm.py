@@ -62,7 +62,8 @@ def test_llm_round_against_local_server(server: str, tmp_path: Path) -> None:
     req = Handler.requests[0]
     assert req["path"] == "/v1/chat/completions" and req["auth"] == "Bearer sk-test" and req["body"]["model"] == "test-model"
     prompt = req["body"]["messages"][1]["content"]
-    assert "rows-per-program-test" in prompt and "[code_features]" in prompt and "class ModelNew" in prompt
+    assert r1.stop.level == "L3" and r1.rewrite.family == "shuffle-explainer-test"  # a card without recipe: fine for an LLM
+    assert "shuffle-explainer-test" in prompt and "[ir_signature]" in prompt and "class ModelNew" in prompt
     assert "Do not call the PyTorch op" in req["body"]["messages"][0]["content"]
 
 
