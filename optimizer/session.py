@@ -173,7 +173,7 @@ class Session:
         ctx = LadderContext(problem=self.problem, candidate=base_path, backend=self.backend, kb=self.kb, settings=self.settings,
                             evaluation=base_eval, history=list(traj.rounds[1:]), exclude_cards=set(self.exhausted),
                             require_recipe=self.proposer.requires_recipe, workdir=self.out, cache=self.cache, baseline_ms=baseline_ms)
-        outcome = run_ladder(ctx)
+        outcome = run_ladder(ctx, max_level=self.settings.max_level)  # type: ignore[arg-type]
         self.progress("ladder", {"round": i, "summary": outcome.summary(), "levels": outcome.levels_reached})
         common = dict(index=i, levels_reached=outcome.levels_reached, evidence=outcome.evidence, cards_cited=outcome.cards_cited,
                       comparison_target="initial", stop=outcome.stop)

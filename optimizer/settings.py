@@ -41,6 +41,8 @@ class LadderSettings(BaseSettings):
     timing_rep_ms: float = 100.0
     l2_flush_mb: int = 256
 
+    max_level: str = Field(default="L4", pattern=r"^L[1-4]$", description="highest ladder level a session round may reach")
+
     # IR / compiler (L3/L4)
     ir_target: str = Field(default="", description="IR capture target, e.g. cuda:90 or ascend; default from the backend")
     compiler_source: str | None = Field(default=None, description="a compiler checkout L4 may grep when invariants do not resolve")

@@ -76,3 +76,13 @@ def test_planted_faults_are_survived_and_named(problem) -> None:
     assert honest.passed, honest.reason
     assert honest.launches and honest.launches[0]["kernel"] == "softmax_kernel"
     assert honest.launches[0]["constexprs"] == {"BLOCK_N": 32}
+
+
+def test_kernelbench_problem_with_parameters_validates() -> None:
+    """An unmodified KernelBench file (nn.Linear init from get_init_inputs): same seed, same weights."""
+    problem = load_problem(DATA / "kb_gemm_relu")
+    assert problem.cases == [{}] and problem.name == "kb_gemm_relu"
+    ev = evaluate(problem, DATA / "kb_gemm_relu" / "initial.py", backend="interpreter",
+                  settings=LadderSettings(validation_seeds=[0, 1]))
+    assert ev.passed, ev.reason
+    assert ev.launches[0]["kernel"] == "gemm_relu_kernel" and ev.launches[0]["grid"] == [1, 1]

@@ -1,0 +1,38 @@
+"""A KernelBench-style candidate: the Linear's own parameters, fused matmul + bias + ReLU in one Triton kernel."""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def gemm_relu_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        rk = k + tl.arange(0, BLOCK_K)
+        a = tl.load(x_ptr + rm[:, None] * K + rk[None, :], mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)
+        w = tl.load(w_ptr + rn[None, :] * K + rk[:, None], mask=(rn[None, :] < N) & (rk[:, None] < K), other=0.0)
+        acc += tl.dot(a, w, input_precision="ieee")
+    acc += tl.load(b_ptr + rn, mask=rn < N, other=0.0)[None, :]
+    acc = tl.maximum(acc, 0.0)
+    tl.store(y_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features):
+        super(ModelNew, self).__init__()
+        self.gemm = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        x = x.contiguous()
+        M, K = x.shape
+        N = self.gemm.out_features
+        y = torch.empty((M, N), device=x.device, dtype=x.dtype)
+        grid = (triton.cdiv(M, 16), triton.cdiv(N, 16))
+        gemm_relu_kernel[grid](x, self.gemm.weight, self.gemm.bias, y, M, N, K, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16)
+        return y
