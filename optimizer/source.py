@@ -55,7 +55,7 @@ class SourceText:
 
     def apply(self) -> str:
         edits = sorted(self._edits, key=lambda e: (e[0], e[1]))
-        for (a1, b1, _), (a2, _b2, _) in zip(edits, edits[1:]):
+        for (_a1, b1, _), (a2, _b2, _) in zip(edits, edits[1:], strict=False):
             if a2 < b1:
                 raise ValueError("overlapping source edits")
         out, pos = [], 0

@@ -149,13 +149,14 @@ def profile_cases(problem: Any, cand_cls: type, cases: list[dict[str, Any]], *, 
             dev = getattr(e, "self_device_time_total", None)
             if dev is None:
                 dev = getattr(e, "self_cuda_time_total", 0.0)
-            if dev and str(getattr(e, "device_type", "")).endswith("CUDA"):
+            on_device = str(getattr(e, "device_type", "")).endswith("CUDA") or (dev and not getattr(e, "self_cpu_time_total", 0))
+            if dev and on_device:
                 kernels.append({"name": e.key, "us_per_call": dev / iters, "launches_per_call": e.count / iters})
         kernels.sort(key=lambda k: -k["us_per_call"])
         device_ms = sum(k["us_per_call"] for k in kernels) / 1e3
         out.append({
             "case": case_label(case), "wall_ms": wall_ms, "device_ms": device_ms,
-            "kernel_fraction": device_ms / wall_ms if wall_ms else None,
+            "kernel_fraction": device_ms / wall_ms if wall_ms and kernels else None,  # None: no kernel seen, not 0
             "launches_per_call": sum(k["launches_per_call"] for k in kernels), "kernels": kernels[:10],
         })
     return out
