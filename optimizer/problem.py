@@ -162,9 +162,12 @@ class Problem:
         """Fresh forward inputs for ``case`` drawn under ``seed``, moved to ``device``."""
         import torch
 
-        torch.manual_seed(seed)
         fn = self.module.get_inputs
-        inputs = list(fn(**_accepts_kwargs(fn, case)))
+        # Draw on the target device: get_inputs names no device (KernelBench style), and building GB-sized
+        # inputs on the CPU and copying them over costs seconds per case on a GPU.
+        with torch.device(device):
+            torch.manual_seed(seed)
+            inputs = list(fn(**_accepts_kwargs(fn, case)))
         return [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
 
     # -- roofline extensions ------------------------------------------------------------------------------

@@ -26,6 +26,11 @@ app.command("synthesize")(synthesize_command)
 app.add_typer(review_app, name="review")
 app.command("mcp")(mcp_command)
 
+from optimizer.commands import diagnose_command, optimize_command  # noqa: E402
+
+app.command("optimize")(optimize_command)
+app.command("diagnose")(diagnose_command)
+
 
 def main() -> None:
     app()
