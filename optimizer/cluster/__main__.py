@@ -11,7 +11,8 @@ import json
 import sys
 
 from kb.errors import LadderError
-from optimizer.cluster.runner import launch, print_progress, print_results
+from optimizer.cluster.runner import check_outbox, launch, print_progress, print_results
+from optimizer.cluster.spec import new_campaign_id
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,16 +33,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--settings", default="{}", help='LadderSettings overrides as JSON, e.g. \'{"validation_seeds": [0]}\'')
     ap.add_argument("--json", action="store_true", help="results as JSON on stdout")
     a = ap.parse_args(argv)
+    campaign = a.campaign or new_campaign_id()
     try:
         results = launch(a.problems, cluster=a.cluster, devices=a.devices.split(",") if a.devices else None,
                          server=a.server, token=a.token, resource=a.resource, rounds=a.rounds, backend=a.backend,
-                         proposer=a.proposer, max_retries=a.max_retries, campaign=a.campaign, out_root=a.out,
+                         proposer=a.proposer, max_retries=a.max_retries, campaign=campaign, out_root=a.out,
                          num_cpus=a.num_cpus, settings=json.loads(a.settings), progress=print_progress())
     except LadderError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
     print_results(results, as_json=a.json)
-    return 0 if all(r.status == "ok" for r in results) else 1
+    ok = all(r.status == "ok" for r in results)
+    if not a.server:  # snapshot mode: the outbox is the central KB's stand-in
+        from kb.settings import Settings
+
+        outbox_ok, line = check_outbox(results, Settings().home / "outbox", campaign)
+        sys.stderr.write(line + "\n")
+        ok = ok and outbox_ok
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

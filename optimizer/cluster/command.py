@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 
 from kb.errors import LadderError
-from optimizer.cluster.runner import launch, print_progress, print_results
+from optimizer.cluster.runner import check_outbox, launch, print_progress, print_results
+from optimizer.cluster.spec import new_campaign_id
 
 __all__ = ["cluster_command"]
 
@@ -31,6 +32,7 @@ def cluster_command(
     json_out: Annotated[bool, typer.Option("--json", help="print the per-session results as JSON")] = False,
 ) -> None:
     """Fan optimization sessions out over a Ray cluster (one task per accelerator) against one central KB."""
+    campaign = campaign or new_campaign_id()
     try:
         results = launch(problems, cluster=cluster, devices=devices.split(",") if devices else None, server=server,
                          token=token, resource=resource, rounds=rounds, backend=backend, proposer=proposer,
@@ -40,5 +42,12 @@ def cluster_command(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     print_results(results, as_json=json_out)
-    if any(r.status != "ok" for r in results):
+    ok = all(r.status == "ok" for r in results)
+    if not server:  # snapshot mode: the outbox stands in for the central KB
+        from kb.settings import Settings
+
+        outbox_ok, line = check_outbox(results, Settings().home / "outbox", campaign)
+        typer.echo(line, err=True)
+        ok = ok and outbox_ok
+    if not ok:
         raise typer.Exit(1)

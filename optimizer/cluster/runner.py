@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from optimizer.cluster.spec import ClusterResult
+from optimizer.cluster.spec import ClusterResult, trajectory_id
 
-__all__ = ["expand_problems", "launch", "print_progress", "print_results"]
+__all__ = ["check_outbox", "expand_problems", "launch", "print_progress", "print_results"]
 
 
 def expand_problems(args: list[str]) -> list[str]:
@@ -77,3 +77,18 @@ def print_results(results: list[ClusterResult], *, as_json: bool, stream: TextIO
         best = "-" if r.best_round is None else str(r.best_round)
         stream.write(f"{r.key:<24} {r.status:<7} {r.attempts:>5} {r.rounds:>6} {best:>5} {sp:>8}  "
                      f"{r.trajectory_id if r.status == 'ok' else r.error[:100]}\n")
+
+
+def check_outbox(results: list[ClusterResult], outbox: Path, campaign: str) -> tuple[bool, str]:
+    """Snapshot mode: every finished session's trajectory is in the outbox, and nothing else of the campaign is.
+
+    The outbox stores one file per trajectory id, so a re-submitted id cannot appear twice; what this catches
+    is a missing trajectory or an extra one (a retried session that did not reuse its id).
+    """
+    want = {r.trajectory_id for r in results if r.status == "ok"}
+    prefix = trajectory_id(campaign, "", "").rstrip(":")
+    have = {p.stem for p in outbox.glob("*.json") if p.stem.startswith(prefix + ":")} if outbox.is_dir() else set()
+    missing, extra = sorted(want - have), sorted(have - want)
+    ok = not missing and not extra
+    return ok, (f"outbox {outbox}: {len(have & want)} of {len(want)} finished sessions' trajectories present, once each"
+                + (f"; MISSING {missing}" if missing else "") + (f"; EXTRA {extra}" if extra else ""))

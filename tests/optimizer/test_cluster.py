@@ -166,6 +166,15 @@ def test_snapshot_outbox_gets_each_trajectory_once(tmp_path: Path, kb, monkeypat
     outbox = list((tmp_path / "home" / "outbox").glob("*.json"))
     assert [p.name for p in outbox] == [f"{spec.trajectory_id}.json"]
     assert Trajectory.model_validate_json(outbox[0].read_text()).rounds[0].outcome == "baseline"
+    from optimizer.cluster.runner import check_outbox
+    from optimizer.cluster.spec import ClusterResult
+
+    res = [ClusterResult(**{k: v for k, v in second.items() if k in ClusterResult.__dataclass_fields__})]
+    assert check_outbox(res, outbox[0].parent, "snap")[0]
+    (outbox[0].parent / "snap:stray:interpreter.json").write_text("{}")  # a second id for the campaign
+    (outbox[0].parent / "other:scale:interpreter.json").write_text("{}")  # another campaign's: not counted
+    ok, line = check_outbox(res, outbox[0].parent, "snap")
+    assert not ok and "EXTRA ['snap:stray:interpreter']" in line and "other" not in line
 
 
 # ----------------------------------------------------------------------------- real server, many workers ---
