@@ -31,6 +31,10 @@ from optimizer.commands import diagnose_command, optimize_command  # noqa: E402
 app.command("optimize")(optimize_command)
 app.command("diagnose")(diagnose_command)
 
+from optimizer.cluster.command import cluster_command  # noqa: E402
+
+app.command("optimize-cluster")(cluster_command)
+
 
 def main() -> None:
     app()
