@@ -3,7 +3,10 @@
 ``run_ladder`` records every level's evidence and its three escalation tests (as an ``escalation_tests``
 evidence item, so a round stores the result of every test at every level it reached). With
 ``stop_early=False`` (``ladder diagnose``) all levels up to ``max_level`` run and the outcome still says where
-the policy would have stopped. No level passing means the round is inconclusive: no rewrite is guessed.
+the policy would have stopped. When no level passes, the deepest level that localized a bottleneck AND reported
+a best-supported family matching its evidence (``LevelResult.best``; most tests passed first) hands that family
+back, with a rationale saying so. Only when no level localized a class with a matching eligible family is the
+round inconclusive: no rewrite is guessed.
 """
 
 from __future__ import annotations
@@ -53,7 +56,8 @@ class LadderOutcome:
         if self.stop is None:
             return "inconclusive: no level passed all three escalation tests (" + "; ".join(
                 f"{r.level} {_marks(r.tests)}" for r in self.results) + ")"
-        return f"stopped at {self.stop.level} ({self.stop.bottleneck}) -> {self.chosen.id if self.chosen else '?'}"
+        how = "fell back to" if not self.stop.tests.passed else "stopped at"
+        return f"{how} {self.stop.level} ({self.stop.bottleneck}) -> {self.chosen.id if self.chosen else '?'}"
 
 
 def _marks(t: EscalationTests) -> str:
@@ -82,4 +86,18 @@ def run_ladder(ctx: LadderContext, *, max_level: Level = "L4", stop_early: bool 
             out.chosen = res.chosen
             if stop_early:
                 break
+    if out.stop is None:
+        _fallback(out)
     return out
+
+
+def _fallback(out: LadderOutcome) -> None:
+    """No level passed: take the family of the localized level with the most passed tests (deeper wins ties)."""
+    cands = [r for r in out.results if r.tests.localized and r.best is not None]
+    if not cands:
+        return
+    res = max(cands, key=lambda r: (sum((r.tests.localized, r.tests.single_family, r.tests.justified)), LEVELS.index(r.level)))
+    why = (f"fallback: no level passed all three tests; {res.level} localized {res.bottleneck} and {res.best.id} "  # type: ignore[union-attr]
+           f"is its best-supported eligible family ({_marks(res.tests)}): {res.rationale}")[:2000]
+    out.stop = StopDecision(level=res.level, tests=res.tests, rationale=why, bottleneck=res.bottleneck)
+    out.chosen = res.best

@@ -6,16 +6,24 @@ already failed). L1 may stop when a low-risk rewrite is justified:
 
 1. localized: a bottleneck class is known from earlier evidence (code features alone never localize one, so
    the first round always escalates to measurement);
-2. single family: ``choose_family`` over code / bottleneck / IR tokens, among cards that address that class;
+2. single family: ``choose_family`` over code / bottleneck / IR tokens, ranked by quick-match score with a bonus
+   for naming the known class (not a filter); families that did not improve on this base are tried last and
+   set aside after two tries (or one with no untried recipe point);
 3. justified: the chosen card names the known class, its pattern is present in the code (a specific code
-   feature matches), its recipe applies to this source, and its family has not failed or regressed twice.
+   feature matches) and its recipe applies to this source.
 """
 
 from __future__ import annotations
 
 from kb.models import EscalationTests, EvidenceItem, Symptoms
 from optimizer.features import extract_features
-from optimizer.ladder.select import GENERIC_TOKENS, choose_family, match_cards, relevant
+from optimizer.ladder.select import (
+    GENERIC_TOKENS,
+    choose_family,
+    match_cards,
+    nonimproving_tries,
+    relevant,
+)
 from optimizer.ladder.types import LadderContext, LevelResult
 
 __all__ = ["TriageLevel"]
@@ -40,7 +48,7 @@ class TriageLevel:
                             ir_signatures=[s for s in sigs])  # type: ignore[list-item]
         text = f"{ctx.problem.name} kernels {' '.join(feats.kernels)}: {feats.text()}"
         refs = match_cards(ctx, symptoms, text, bottleneck=known)
-        failures = _failed_families(ctx)
+        failures = {k: v for k, v in nonimproving_tries(ctx).items() if v}
         evidence = [
             EvidenceItem(level="L1", kind="code_features", reference=ctx.candidate.name,
                          summary=f"{len(feats.tokens)} code features: {', '.join(feats.tokens)}", data={"features": feats.tokens}),
@@ -55,33 +63,27 @@ class TriageLevel:
                                          summary=f"bottleneck {known} measured in {known_from}"))
         if failures:
             evidence.append(EvidenceItem(level="L1", kind="history", reference=",".join(sorted(failures)),
-                                         summary="families that failed or regressed earlier: " + ", ".join(f"{k} x{v}" for k, v in sorted(failures.items()))))
-        pool = [r for r in refs if f"bottleneck:{known}" in r.matched_symptoms] if known != "unknown" else refs
-        chosen, single, note = choose_family(ctx, pool, ("code:", "bottleneck:", "ir:"))
+                                         summary="families that did not improve on this base: " + ", ".join(f"{k} x{v}" for k, v in sorted(failures.items())),
+                                         data={"not_improved": failures}))
+        chosen, single, note = choose_family(ctx, refs, ("code:", "bottleneck:", "ir:"), bottleneck=known, by_score=True)
         code_hits = _specific(relevant(chosen, ("code:",))) if chosen else []
         localized = known != "unknown"
         why_loc = (f"bottleneck {known} known from {known_from}" if localized
                    else "no bottleneck known yet from measurement or IR (code features alone do not localize one)")
-        justified = (bool(chosen) and localized and f"bottleneck:{known}" in chosen.matched_symptoms  # type: ignore[union-attr]
-                     and len(code_hits) >= 1 and failures.get(chosen.id, 0) < 2)  # type: ignore[union-attr]
+        agrees = bool(chosen) and localized and f"bottleneck:{known}" in chosen.matched_symptoms  # type: ignore[union-attr]
+        justified = agrees and len(code_hits) >= 1
         if justified and chosen:
             why_just = f"{chosen.id} addresses {known} and its pattern is in the code ({', '.join(code_hits)}); {chosen.applicability_note}"
-        elif chosen and failures.get(chosen.id, 0) >= 2:
-            why_just = f"{chosen.id} already failed or regressed {failures[chosen.id]} times"
+        elif chosen:
+            why_just = (f"{chosen.id} does not name the known bottleneck {known}" if not agrees
+                        else f"{chosen.id} names {known} but no specific code feature of it is in the code")
         else:
-            why_just = "no card both addresses a known bottleneck and matches the code"
+            why_just = "no eligible card both addresses a known bottleneck and matches the code"
         tests = EscalationTests(localized=localized, single_family=single, justified=justified,
                                 notes=f"(1) {why_loc}; (2) {note}; (3) {why_just}")
         evidence.append(EvidenceItem(level="L1", kind="bottleneck", reference=known, summary=why_loc,
                                      data={"class": known, "localized": localized, "source": "history"}))
-        return LevelResult(level="L1", evidence=evidence, bottleneck=known, matched_cards=(pool or refs)[:2],  # type: ignore[arg-type]
-                           tests=tests, chosen=chosen if single else None, inconclusive=not refs,
+        return LevelResult(level="L1", evidence=evidence, bottleneck=known, matched_cards=refs[:2],  # type: ignore[arg-type]
+                           tests=tests, chosen=chosen if single else None, best=chosen if justified else None, inconclusive=not refs,
                            rationale=tests.notes, data={"bottleneck_source": "history", "features": feats.tokens})
 
-
-def _failed_families(ctx: LadderContext) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for rnd in ctx.history:
-        if rnd.rewrite is not None and rnd.outcome in ("failed", "regressed"):
-            out[rnd.rewrite.family] = out.get(rnd.rewrite.family, 0) + 1
-    return out

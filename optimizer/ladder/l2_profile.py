@@ -11,6 +11,7 @@ bottleneck / profile tokens; (3) the chosen card names the measured class or a m
 
 from __future__ import annotations
 
+import math
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -20,10 +21,10 @@ from optimizer.ladder.select import choose_family, match_cards
 from optimizer.ladder.types import LadderContext, LevelResult
 from optimizer.problem import case_label
 from optimizer.profile.classify import Classification, classify_cuda, dominant_class
-from optimizer.profile.roofline import peaks_for
+from optimizer.profile.roofline import RESIDENT_PROGRAMS_PER_SM, DevicePeaks, peaks_for
 from optimizer.sandbox import SandboxLimits, run_worker
 
-__all__ = ["ProfileLevel"]
+__all__ = ["ProfileLevel", "case_shape", "launch_shape"]
 
 
 def _fail(reason: str, evidence: list[EvidenceItem]) -> LevelResult:
@@ -31,6 +32,32 @@ def _fail(reason: str, evidence: list[EvidenceItem]) -> LevelResult:
     evidence.append(EvidenceItem(level="L2", kind="bottleneck", reference="unknown", summary=reason,
                                  data={"class": "unknown", "localized": False, "source": "measured"}))
     return LevelResult(level="L2", evidence=evidence, tests=tests, inconclusive=True, rationale=reason)
+
+
+def launch_shape(ctx: LadderContext, prof: dict[str, Any], peaks: DevicePeaks | None, first_case: dict[str, Any]) -> dict[str, float]:
+    """Work per program of the hot kernel: its recorded grid (the first launch, i.e. the first case) and that case's
+    bytes/flops. Empty without a recorded integer grid, the device's SM count or the problem's bytes_moved."""
+    ev = ctx.evaluation
+    recs = [r for r in (ev.launches if ev else []) if r.get("kernel") and isinstance(r.get("grid"), (list, tuple))
+            and r["grid"] and all(isinstance(g, int) for g in r["grid"])]
+    nbytes = ctx.problem.bytes_moved(first_case)
+    if not recs or peaks is None or not peaks.sms or not nbytes:
+        return {}
+    hot = ctx.cache.get("hot_kernel") or next((c["kernels"][0]["name"] for c in prof.get("cases", []) if c.get("kernels")), None)
+    rec = max([r for r in recs if hot and r["kernel"] in str(hot)] or recs, key=lambda r: r.get("launches", 1))
+    programs = float(math.prod(rec["grid"]))
+    flops = ctx.problem.flops(first_case)
+    out = {"bytes_per_program": nbytes / programs, "resident_programs": float(peaks.sms * RESIDENT_PROGRAMS_PER_SM),
+           "recorded_programs": programs}
+    return out | ({"flops_per_program": flops / programs} if flops else {})
+
+
+def case_shape(shape: dict[str, float], nbytes: float | None) -> dict[str, float]:
+    """Per-case launch figures, assuming the grid scales with the work (a fixed grid gives large bytes/program)."""
+    if not shape or not nbytes:
+        return {}
+    out = {k: shape[k] for k in ("bytes_per_program", "resident_programs", "flops_per_program") if k in shape}
+    return out | {"programs": nbytes / shape["bytes_per_program"]}
 
 
 class ProfileLevel:
@@ -52,7 +79,8 @@ class ProfileLevel:
         symptoms = Symptoms(bottleneck_classes=[cls] if localized else [], profile_signals=signal_tokens,  # type: ignore[list-item]
                             code_features=feats.tokens if feats else [])
         refs = match_cards(ctx, symptoms, f"{cls} {' '.join(signal_tokens)}", bottleneck=cls) if localized else []
-        chosen, single, note = choose_family(ctx, refs, ("bottleneck:", "profile:")) if refs else (None, False, "not localized: no family chosen")
+        chosen, single, note = (choose_family(ctx, refs, ("bottleneck:", "profile:"), bottleneck=cls, support=("code:",)) if refs
+                                else (None, False, "not localized: no family chosen"))
         justified = bool(chosen) and (f"bottleneck:{cls}" in chosen.matched_symptoms
                                       or any(s.startswith("profile:") for s in chosen.matched_symptoms))  # type: ignore[union-attr]
         why_loc = (f"{cls} covers {share:.0%} of the candidate's time over {len(per_case)} case(s)" if localized
@@ -62,7 +90,7 @@ class ProfileLevel:
         evidence.append(EvidenceItem(level="L2", kind="bottleneck", reference=cls, summary=why_loc,
                                      data={"class": cls, "localized": localized, "source": "measured", "share": share}))
         return LevelResult(level="L2", evidence=evidence, bottleneck=cls, matched_cards=refs[:2], tests=tests,  # type: ignore[arg-type]
-                           chosen=chosen if single else None, rationale=tests.notes,
+                           chosen=chosen if single else None, best=chosen if justified else None, rationale=tests.notes,
                            data={"per_case": [{"case": c, "ms": ms, "class": k} for c, ms, k in per_case], "signals": signal_tokens})
 
     # ------------------------------------------------------------------------------------------------------
@@ -90,6 +118,8 @@ class ProfileLevel:
         per_case, signals_all = [], []
         from optimizer.profile.cuda import case_signals
 
+        first = next(iter(cases.values()), None)
+        shape = launch_shape(ctx, prof, peaks, first) if ctx.backend == "cuda" and first is not None else {}
         for label, m in ms.items():
             case = cases.get(label, {})
             flops, nbytes = ctx.problem.flops(case), ctx.problem.bytes_moved(case)
@@ -97,7 +127,7 @@ class ProfileLevel:
                 c = Classification(**ascend[label]) if isinstance(ascend[label], dict) else Classification()
             else:
                 p = next((x for x in prof.get("cases", []) if x.get("case") == label), None)
-                sig = case_signals(m, flops, nbytes, peaks, p, ncu)
+                sig = case_signals(m, flops, nbytes, peaks, p, ncu) | case_shape(shape, nbytes)
                 c = classify_cuda(sig)
                 if p:
                     top = p.get("kernels", [])[:3]
@@ -129,7 +159,12 @@ class ProfileLevel:
 
     def _ncu(self, ctx: LadderContext) -> dict[str, Any]:
         """Nsight Compute counters for one forward per case (GPU with ncu only; untested in CI)."""
-        from optimizer.profile.cuda import ncu_available, ncu_command, parse_ncu_csv, summarize_ncu
+        from optimizer.profile.cuda import (
+            ncu_available,
+            ncu_command,
+            parse_ncu_csv,
+            summarize_ncu,
+        )
 
         key = f"ncu:{ctx.source_sha}"
         if key in ctx.cache:

@@ -113,7 +113,8 @@ class IRLevel:
         symptoms = Symptoms(ir_signatures=sig_names, bottleneck_classes=[cls] if cls != "unknown" else [],  # type: ignore[arg-type]
                             code_features=feats.tokens if feats else [])
         refs = match_cards(ctx, symptoms, " ".join(sig_names) + f" {cls}", bottleneck=cls) if problems else []
-        chosen, single, note = choose_family(ctx, refs, ("ir:",)) if refs else (None, False, "no problem signature to match")
+        chosen, single, note = (choose_family(ctx, refs, ("ir:",), bottleneck=cls, support=("bottleneck:", "code:")) if refs
+                                else (None, False, "no problem signature to match"))
         cited = [s for s in tied if chosen and f"ir:{s.name}" in chosen.matched_symptoms]
         justified = bool(cited)
         why_loc = (f"{', '.join(sig_names)} in {report.kernel} -> {cls}" if localized
@@ -127,6 +128,7 @@ class IRLevel:
         evidence.append(EvidenceItem(level="L3", kind="bottleneck", reference=cls, summary=why_loc,
                                      data={"class": cls, "localized": localized, "source": "ir"}))
         return LevelResult(level="L3", evidence=evidence, bottleneck=cls, matched_cards=refs[:2], tests=tests,  # type: ignore[arg-type]
-                           chosen=chosen if single else None, inconclusive=not problems, rationale=tests.notes,
+                           chosen=chosen if single else None, best=chosen if justified else None, inconclusive=not problems,
+                           rationale=tests.notes,
                            data={"signatures": sig_names, "kernel": report.kernel, "target": report.target,
                                  "bottleneck_source": "ir"})

@@ -15,7 +15,7 @@ from __future__ import annotations
 from kb.models import EscalationTests, EvidenceItem
 from kb.models.cards import InvariantCard, PatternCard
 from optimizer.ladder.l3_ir import SIGNATURE_CLASS, capture_report
-from optimizer.ladder.select import recipe_context
+from optimizer.ladder.select import nonimproving_tries, recipe_context, spent
 from optimizer.ladder.types import CardRef, LadderContext, LevelResult
 from optimizer.proposers.recipes import can_apply
 
@@ -46,8 +46,11 @@ class CompilerLevel:
         families = self._families(ctx, account.findings)
         l3 = ctx.previous("L3")
         l3_ids = {c.id for c in l3.matched_cards} if l3 else set()
-        eligible = [c for c in families if c.applicable or (not ctx.require_recipe and c.applicable is not False)]
-        chosen = None
+        tries = nonimproving_tries(ctx)
+        eligible = [c for c in families if (c.applicable or (not ctx.require_recipe and c.applicable is not False))
+                    and not spent(c, tries.get(c.id, 0))]
+        eligible.sort(key=lambda c: (tries.get(c.id, 0), c.id not in l3_ids, -c.score))  # untried, then also matched at L3
+        chosen, best = None, eligible[0] if eligible else None
         if len(eligible) == 1:
             chosen, note = eligible[0], f"invariants point to one family: {eligible[0].id}"
         elif eligible:
@@ -73,7 +76,7 @@ class CompilerLevel:
                                      data={"class": cls, "localized": bool(localized_f), "source": "compiler"}))
         constraints = [c for f in account.findings for c in f.constraints]
         return LevelResult(level="L4", evidence=evidence, bottleneck=cls, matched_cards=families[:2], tests=tests,  # type: ignore[arg-type]
-                           chosen=chosen, inconclusive=not account.findings, rationale=tests.notes,
+                           chosen=chosen, best=chosen or best, inconclusive=not account.findings, rationale=tests.notes,
                            data={"summary": account.summary, "constraints": constraints, "unresolved": account.unresolved,
                                  "questions": [q.question for f in account.findings for q in f.questions], "bottleneck_source": "compiler"})
 

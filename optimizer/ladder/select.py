@@ -2,8 +2,9 @@
 
 ``match_cards`` asks the KB's quick-match index with what a level knows (symptom tokens plus text), drops
 cards that an anti-signal contraindicates, and dry-runs each recipe on the candidate (offline proposer).
-``choose_family`` applies test (2): ONE family stands out when its count of level-relevant matched symptoms
-beats every other eligible card (or, tied on that, its fused score leads by 15%). Test (3) is per level.
+``choose_family`` applies test (2) over the families not set aside by this session's history (see
+``spent``): ONE family stands out when it alone is untried on this base, or its evidence count / weighted score
+beats every other eligible card (the score by 15%). Test (3) is per level.
 """
 
 from __future__ import annotations
@@ -13,9 +14,13 @@ from kb.models.search import QuickMatchQuery, SearchHit
 from optimizer.ladder.types import CardRef, LadderContext, card_ref
 from optimizer.proposers.recipes import RecipeContext, can_apply
 
-__all__ = ["GENERIC_TOKENS", "choose_family", "match_cards", "recipe_context", "relevant", "tried_points"]
+__all__ = ["GENERIC_TOKENS", "choose_family", "match_cards", "nonimproving_tries", "recipe_context", "relevant", "spent",
+           "tried_points"]
 
 _MARGIN = 1.15
+#: Weight bonus for a card that names the known bottleneck class (a bonus in the ranking, never a hard filter).
+_AGREE_BONUS = 0.5
+_NOT_IMPROVED = frozenset({"neutral", "regressed", "failed"})
 
 
 def tried_points(ctx: LadderContext, card_id: str) -> list[dict]:
@@ -87,25 +92,61 @@ def relevant(ref: CardRef, prefixes: tuple[str, ...]) -> list[str]:
     return [s for s in ref.matched_symptoms if s.startswith(prefixes) and s not in GENERIC_TOKENS]
 
 
-def choose_family(ctx: LadderContext, refs: list[CardRef], prefixes: tuple[str, ...]) -> tuple[CardRef | None, bool, str]:
-    """Test (2): is the next change narrowed to ONE evidence-backed family? Returns (card, passed, notes)."""
+def nonimproving_tries(ctx: LadderContext) -> dict[str, int]:
+    """Family -> rounds on the current base whose rewrite did not improve (neutral, regressed or failed)."""
+    sha, out = ctx.source_sha, {}
+    for rnd in ctx.history:
+        rw = rnd.rewrite
+        if rw is not None and rnd.outcome in _NOT_IMPROVED and rw.recipe.get("base", sha) == sha:
+            out[rw.family] = out.get(rw.family, 0) + 1
+    return out
+
+
+def spent(ref: CardRef, tries: int) -> bool:
+    """A family that did not improve is set aside once it did so twice, or once with no untried recipe point left."""
+    return tries >= 2 or (tries >= 1 and not ref.applicable)
+
+
+def choose_family(ctx: LadderContext, refs: list[CardRef], prefixes: tuple[str, ...], *, bottleneck: str = "unknown",
+                  support: tuple[str, ...] = (), by_score: bool = False) -> tuple[CardRef | None, bool, str]:
+    """Test (2): is the next change narrowed to ONE evidence-backed family? Returns (card, passed, notes).
+
+    Eligible: the recipe applies (or, for an LLM proposer, is not ruled out), the card matches evidence of this
+    level (``prefixes``), and its family is not spent on this base. Ranking: families not yet tried on this base
+    first, then (``by_score``) the quick-match score with a bonus for naming ``bottleneck``, or the count of level
+    evidence (plus ``support`` tokens) then that weighted score. The card is returned even when test (2) fails
+    (a tie), so that a level can still report its best-supported family.
+    """
     if ctx.require_recipe:
         eligible = [r for r in refs if r.applicable]
         why_none = "no matched card has a recipe that applies to this candidate"
     else:
         eligible = [r for r in refs if r.applicable is not False]
         why_none = "no matched card"
-    eligible = [r for r in eligible if relevant(r, prefixes)]
+    tries = nonimproving_tries(ctx)
+    set_aside = [r.id for r in eligible if spent(r, tries.get(r.id, 0))]
+    eligible = [r for r in eligible if relevant(r, prefixes) and r.id not in set_aside]
+    aside = f" ({', '.join(set_aside)} set aside: did not improve)" if set_aside else ""
     if not eligible:
-        return None, False, why_none + f" with {'/'.join(p.rstrip(':') for p in prefixes)} evidence"
-    eligible.sort(key=lambda r: (-len(relevant(r, prefixes)), -r.score))
+        return None, False, why_none + f" with {'/'.join(p.rstrip(':') for p in prefixes)} evidence" + aside
+
+    def weight(r: CardRef) -> float:
+        return r.score * (1 + _AGREE_BONUS * (bottleneck != "unknown" and f"bottleneck:{bottleneck}" in r.matched_symptoms))
+
+    def count(r: CardRef) -> int:
+        return len(relevant(r, prefixes + support))
+
+    eligible.sort(key=lambda r: (tries.get(r.id, 0), -weight(r), -count(r)) if by_score else (tries.get(r.id, 0), -count(r), -weight(r)))
     top = eligible[0]
     if len(eligible) == 1:
-        return top, True, f"only {top.id} is eligible"
+        return top, True, f"only {top.id} is eligible" + aside
     second = eligible[1]
-    n1, n2 = len(relevant(top, prefixes)), len(relevant(second, prefixes))
-    if n1 > n2:
-        return top, True, f"{top.id} matches {n1} evidence symptoms, next best {second.id} {n2}"
-    if top.score >= _MARGIN * second.score:
-        return top, True, f"{top.id} and {second.id} tie on symptoms; {top.id} leads on score {top.score:.4f} vs {second.score:.4f}"
-    return None, False, f"{top.id} and {second.id} are equally supported ({n1} symptoms, scores {top.score:.4f}/{second.score:.4f})"
+    t1, t2 = tries.get(top.id, 0), tries.get(second.id, 0)
+    n1, n2, w1, w2 = count(top), count(second), weight(top), weight(second)
+    if t1 < t2:
+        return top, True, f"{top.id} is untried on this base; {second.id} did not improve {t2}x" + aside
+    if not by_score and n1 > n2:
+        return top, True, f"{top.id} matches {n1} evidence symptoms, next best {second.id} {n2}" + aside
+    if w1 >= _MARGIN * w2:
+        return top, True, f"{top.id} leads {second.id} on weighted score {w1:.4f} vs {w2:.4f}" + aside
+    return top, False, f"{top.id} and {second.id} are equally supported ({n1}/{n2} symptoms, weighted scores {w1:.4f}/{w2:.4f})" + aside

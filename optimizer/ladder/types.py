@@ -71,6 +71,8 @@ class LevelResult(BaseModel):
     matched_cards: list[CardRef] = Field(default_factory=list)
     tests: EscalationTests
     chosen: CardRef | None = Field(default=None, description="the one rewrite family, when test (2) passed")
+    best: CardRef | None = Field(default=None, description="the best-supported eligible family that matches this level's "
+                                 "evidence, even when test (2) did not single it out (the engine's fallback)")
     inconclusive: bool = Field(default=False, description="the level produced nothing actionable")
     rationale: str = ""
     data: dict[str, Any] = Field(default_factory=dict, description="level-specific figures (profile, IR report ...)")

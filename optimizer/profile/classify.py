@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Classification", "classify_ascend", "classify_cuda", "dominant_class"]
+__all__ = ["Classification", "classify_ascend", "classify_cuda", "dominant_class", "tiny_programs"]
 
 
 @dataclass
@@ -18,9 +18,37 @@ class Classification:
     bottleneck: str = "unknown"
     reasons: list[str] = field(default_factory=list)
     signals: list[str] = field(default_factory=list)  # profile-signal tokens that support the class
+    figures: dict[str, float] = field(default_factory=dict)  # the measured figures a rule used (evidence)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"bottleneck": self.bottleneck, "reasons": self.reasons, "signals": self.signals}
+        return {"bottleneck": self.bottleneck, "reasons": self.reasons, "signals": self.signals, "figures": self.figures}
+
+
+#: Per-program overhead rule: both roofline fractions below LOW_ROOFLINE, at least OVERSUBSCRIBED times more
+#: programs than the GPU holds at once, and each program moving under TINY_PROGRAM_BYTES (and, when flops are
+#: known, doing under TINY_PROGRAM_FLOPS). SM "throughput" of such a launch is instruction-issue overhead of
+#: the program prologue/epilogue, not useful compute.
+LOW_ROOFLINE = 0.25
+OVERSUBSCRIBED = 8.0
+TINY_PROGRAM_BYTES = 4096.0
+TINY_PROGRAM_FLOPS = 65536.0
+
+
+def tiny_programs(s: dict[str, Any]) -> dict[str, float] | None:
+    """The figures showing too little work per program, or None when the rule does not hold (or lacks figures)."""
+    mem, comp = _get(s, "mem_fraction"), _get(s, "compute_fraction")
+    progs, resident, bpp, fpp = _get(s, "programs"), _get(s, "resident_programs"), _get(s, "bytes_per_program"), _get(s, "flops_per_program")
+    if mem is None or progs is None or not resident or bpp is None:
+        return None
+    if mem >= LOW_ROOFLINE or (comp is not None and comp >= LOW_ROOFLINE):
+        return None
+    if progs < OVERSUBSCRIBED * resident or bpp >= TINY_PROGRAM_BYTES or (fpp is not None and fpp >= TINY_PROGRAM_FLOPS):
+        return None
+    out = {"programs": progs, "resident_programs": resident, "waves": progs / resident, "bytes_per_program": bpp,
+           "mem_fraction": mem}
+    out |= {k: v for k, v in (("compute_fraction", comp), ("flops_per_program", fpp), ("dram_pct", _get(s, "dram_pct")),
+                              ("sm_pct", _get(s, "sm_pct"))) if v is not None}
+    return out
 
 
 def _get(s: dict[str, Any], key: str) -> float | None:
@@ -29,11 +57,12 @@ def _get(s: dict[str, Any], key: str) -> float | None:
 
 
 def classify_cuda(s: dict[str, Any]) -> Classification:
-    """Rules, in order: launch overhead, DRAM, compute, occupancy, barriers, else latency (when figures exist).
+    """Rules, in order: launch overhead, tiny programs, DRAM, compute, occupancy, barriers, else latency.
 
     Signals used (any may be missing): ``kernel_fraction`` (GPU busy / host wall per call, torch.profiler),
     ``launches_per_call``, ``ms``, ``mem_fraction`` / ``compute_fraction`` (roofline), and ncu percentages
-    ``dram_pct``, ``sm_pct``, ``tensor_pct``, ``occupancy_pct``, ``registers``, ``spill_bytes``, ``barrier_stall``.
+    ``dram_pct``, ``sm_pct``, ``tensor_pct``, ``occupancy_pct``, ``registers``, ``spill_bytes``, ``barrier_stall``, and
+    the launch shape of the hot kernel ``programs`` / ``resident_programs`` / ``bytes_per_program`` / ``flops_per_program``.
     """
     c = Classification()
     kf, lpc, ms = _get(s, "kernel_fraction"), _get(s, "launches_per_call"), _get(s, "ms")
@@ -48,6 +77,13 @@ def classify_cuda(s: dict[str, Any]) -> Classification:
         c.bottleneck = "launch_bound"
         c.reasons.append(f"{lpc:.0f} launches in {ms * 1e3:.1f} us per call")
         c.signals += ["kernel_launches", "launch_overhead"]
+    elif (tiny := tiny_programs(s)) is not None:
+        c.bottleneck, c.figures = "latency_bound", tiny
+        sm_note = f"; SM throughput {tiny['sm_pct']:.0f}% is issue overhead of tiny programs, not compute" if "sm_pct" in tiny else ""
+        c.reasons.append(f"{tiny['programs']:.0f} programs = {tiny['waves']:.0f} waves of the {tiny['resident_programs']:.0f} the GPU holds "
+                         f"at once, {tiny['bytes_per_program']:.0f} B per program; memory {tiny['mem_fraction']:.0%} / compute "
+                         f"{tiny.get('compute_fraction', 0.0):.0%} of the roofline{sm_note}: per-program overhead dominates")
+        c.signals += ["roofline_fraction", "dram_throughput_pct", "launch_overhead", "programs_per_wave"]
     elif (dram is not None and dram >= 60) or (mem is not None and mem >= 0.6):
         c.bottleneck = "memory_bound"
         c.reasons.append(f"DRAM throughput {dram:.0f}% of peak" if dram is not None else f"{mem:.0%} of the HBM roofline")

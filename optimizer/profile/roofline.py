@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["DevicePeaks", "PEAKS", "peaks_for", "roofline_fraction", "roofline_ms", "roofline_split"]
+__all__ = ["PEAKS", "RESIDENT_PROGRAMS_PER_SM", "DevicePeaks", "peaks_for", "roofline_fraction", "roofline_ms", "roofline_split"]
 
 
 @dataclass(frozen=True)
@@ -18,15 +18,19 @@ class DevicePeaks:
     hbm_gbps: float  # GB/s (1e9 bytes)
     fp32_tflops: float  # non-tensor-core FP32
     tensor_tflops: float  # dense bf16/fp16 tensor-core (or Cube) peak
+    sms: int = 0  # streaming multiprocessors (0: unknown); with RESIDENT_PROGRAMS_PER_SM it bounds one wave
+
+#: The most thread blocks (Triton programs) one SM holds at once on Ampere/Hopper (CUDA occupancy limit).
+RESIDENT_PROGRAMS_PER_SM = 32
 
 
 #: Substring of the device name -> peaks (NVIDIA datasheets; Ascend 910B figures are public estimates).
 PEAKS: dict[str, DevicePeaks] = {
-    "H200": DevicePeaks("H200", 4800.0, 67.0, 989.0),
-    "H100": DevicePeaks("H100 SXM", 3350.0, 67.0, 989.0),
-    "H800": DevicePeaks("H800", 3350.0, 67.0, 989.0),
-    "A100": DevicePeaks("A100", 2039.0, 19.5, 312.0),
-    "L40S": DevicePeaks("L40S", 864.0, 91.6, 362.0),
+    "H200": DevicePeaks("H200", 4800.0, 67.0, 989.0, 132),
+    "H100": DevicePeaks("H100 SXM", 3350.0, 67.0, 989.0, 132),
+    "H800": DevicePeaks("H800", 3350.0, 67.0, 989.0, 132),
+    "A100": DevicePeaks("A100", 2039.0, 19.5, 312.0, 108),
+    "L40S": DevicePeaks("L40S", 864.0, 91.6, 362.0, 142),
     "910B": DevicePeaks("Ascend 910B", 1600.0, 0.0, 320.0),
 }
 
