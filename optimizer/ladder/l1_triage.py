@@ -74,6 +74,8 @@ class TriageLevel:
         justified = agrees and len(code_hits) >= 1
         if justified and chosen:
             why_just = f"{chosen.id} addresses {known} and its pattern is in the code ({', '.join(code_hits)}); {chosen.applicability_note}"
+        elif chosen and not localized:
+            why_just = f"{chosen.id} ranks first, but no bottleneck is known to justify it"
         elif chosen:
             why_just = (f"{chosen.id} does not name the known bottleneck {known}" if not agrees
                         else f"{chosen.id} names {known} but no specific code feature of it is in the code")
