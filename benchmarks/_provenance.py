@@ -26,7 +26,8 @@ def provenance(extra_packages: tuple[str, ...] = ()) -> dict[str, Any]:
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
         "machine": {"node": platform.node(), "platform": platform.platform(), "python": platform.python_version(),
-                    "cpus": os.cpu_count(), "processor": platform.processor() or platform.machine()},
+                    "cpus": os.cpu_count(), "processor": platform.processor() or platform.machine(),
+                    "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()]},
         "versions": versions,
     }
 

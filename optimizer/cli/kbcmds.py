@@ -99,12 +99,12 @@ def query_command(
         q = SearchQuery(text=text, top_k=top_k, filter=flt, mode=mode)
     except Exception as e:  # pydantic ValidationError -> one clear line
         raise InvalidArgument(str(e).splitlines()[-2].strip() if "\n" in str(e) else str(e), field="query") from e
-    client = connect(server, home=home) if server else None
-    if client is None:
+    if server:
+        client = connect(server, home=home)
+    else:  # embedded: open with a progress bar (the first open seeds and embeds the KB)
         from retrieval.client import LocalKBClient
 
-        client = LocalKBClient(kb=_open_kb(home))
-        client._owns = True
+        client = LocalKBClient(kb=_open_kb(home), owns=True)
     with client:
         hits = client.search(q)
     if json_out:

@@ -16,9 +16,10 @@ __all__ = ["LocalKBClient"]
 
 
 class LocalKBClient:
-    def __init__(self, settings: Settings | None = None, *, kb: KnowledgeBase | None = None) -> None:
+    def __init__(self, settings: Settings | None = None, *, kb: KnowledgeBase | None = None,
+                 owns: bool | None = None) -> None:
         self.kb = kb or KnowledgeBase.open(settings or Settings())
-        self._owns = kb is None
+        self._owns = kb is None if owns is None else owns  # close() closes the KB only if this client owns it
 
     def search(self, query: SearchQuery) -> list[SearchHit]:
         return self.kb.search(query)
