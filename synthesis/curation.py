@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 import uuid
 from datetime import datetime, timezone
 from typing import Any, Literal
@@ -37,6 +38,8 @@ class Curator:
         self.kb = kb
         self.config = config or SynthesisConfig()
         self._run_lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self._closing = threading.Event()
         self._embed = CachedEmbed(kb.embedder.encode)  # re-runs embed only rounds they have not seen
         self._index: FamilyIndex | None = None
         self._index_key: tuple[tuple[str, int], ...] = ()
@@ -92,10 +95,21 @@ class Curator:
             try:
                 self.run(only_new=only_new, job_id=job_id)
             except Exception as e:  # noqa: BLE001 - reported through the job record
-                self._job_update(job_id, state="failed", message=f"{type(e).__name__}: {e}")
+                if not self._closing.is_set():  # a job cut off by shutdown is marked failed at the next open
+                    self._job_update(job_id, state="failed", message=f"{type(e).__name__}: {e}")
 
-        threading.Thread(target=work, name=f"job-{job_id}", daemon=True).start()
+        t = threading.Thread(target=work, name=f"job-{job_id}", daemon=True)
+        self._threads.append(t)
+        t.start()
         return self.job(job_id)
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Wait (up to ``timeout`` s in all) for running synthesis jobs before the KB closes. A job still running
+        then is abandoned; its trajectories stay unsynthesized and the next open marks the job failed."""
+        self._closing.set()
+        end = time.monotonic() + timeout
+        for t in self._threads:
+            t.join(max(0.0, end - time.monotonic()))
 
     def job(self, job_id: str) -> dict[str, Any]:
         return self.kb.store.get_job(job_id)

@@ -58,6 +58,8 @@ class ServerHandle:
             self.web.stop()
             self.web = None
         self.server.stop(grace).wait()
+        if self.curator is not None:
+            self.curator.close(timeout=grace)
         if self.kb is not None:
             self.kb.close()
             self.kb = None

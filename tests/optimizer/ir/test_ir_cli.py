@@ -36,7 +36,11 @@ def test_ir_json_output_carries_report():
     assert any(c["pass_name"] == "TritonGPUCoalesce" for c in data["pass_changes"])
 
 
-def test_ir_human_output_and_explain_without_kb(tmp_path):
+def test_ir_human_output_and_explain_without_kb(tmp_path, monkeypatch):
+    import optimizer.ir.cli as ir_cli
+
+    # the main CLI installs a KB factory when imported (by other tests); this test is about the no-KB path
+    monkeypatch.setattr(ir_cli, "_KB_FACTORY", None)
     res = CliRunner().invoke(_app(), ["ir", f"{KERNELS}/row_sum.py::row_sum", "-a", "X=*fp32", "-a", "OUT=*fp32",
                                       "-a", "stride=1024", "-a", "BLOCK=1024", "--explain", "--out", str(tmp_path)],
                              env={"COLUMNS": "160"})
