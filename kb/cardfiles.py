@@ -28,16 +28,30 @@ def packaged_cards_dir() -> Path:
 
 def load_card_file(path: Path) -> AnyCard:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise CardFileError(f"{path}: not UTF-8 text ({e}); save the card file as UTF-8", field=str(path)) from e
+    except OSError as e:
+        raise CardFileError(f"{path}: cannot read the card file: {e}", field=str(path)) from e
+    try:
+        data = yaml.safe_load(text)
     except yaml.YAMLError as e:
         raise CardFileError(f"{path}: not valid YAML: {e}", field=str(path)) from e
+    except (RecursionError, ValueError) as e:  # nesting too deep; an impossible date such as 2024-13-01
+        raise CardFileError(f"{path}: not a usable YAML card ({type(e).__name__}: {e})", field=str(path)) from e
     if not isinstance(data, dict):
         raise CardFileError(f"{path}: a card file must hold one mapping, got {type(data).__name__}", field=str(path))
     try:
         card = parse_card(data)
     except ValidationError as e:
         first = e.errors()[0]
-        loc = ".".join(str(x) for x in first["loc"])
+        parts = [str(x) for x in first["loc"]]
+        if len(parts) > 1 and parts[0] in ("pattern", "anti_signal", "invariant"):
+            parts = parts[1:]  # the tagged-union member, not a field of the file
+        if not parts and first["type"].startswith("union_tag"):
+            raise CardFileError(f"{path}: field kind: missing or unknown; use pattern, anti_signal or invariant",
+                                field="kind") from e
+        loc = ".".join(parts) or "card"
         raise CardFileError(f"{path}: field {loc}: {first['msg']}", field=loc) from e
     if card.id != path.stem:
         raise CardFileError(f"{path}: id {card.id!r} must equal the file name stem {path.stem!r}", field="id")

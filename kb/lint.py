@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kb.cardfiles import CardFileError, load_card_file, packaged_cards_dir
+from kb.errors import InvalidArgument
 from kb.models import AnyCard
 
 __all__ = ["TEMPLATE_FIELDS", "lint_cards", "lint_dir"]
@@ -71,6 +72,8 @@ def lint_cards(cards: list[tuple[str, AnyCard]]) -> list[dict[str, Any]]:
 def lint_dir(root: Path | None = None) -> tuple[list[dict[str, Any]], int]:
     """Lint every ``*.yaml`` under ``root`` (default: the packaged cards). Returns (problems, number of files)."""
     root = Path(root) if root else packaged_cards_dir()
+    if not root.is_dir():
+        raise InvalidArgument(f"{root} is not a directory of card files (<kind>s/<id>.yaml)", field="path")
     files = sorted(root.rglob("*.yaml"))
     loaded: list[tuple[str, AnyCard]] = []
     problems: list[dict[str, Any]] = []

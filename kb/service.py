@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kb.cardfiles import dump_card, load_dir
-from kb.errors import InvalidArgument, NotFound, Unavailable
+from kb.errors import InvalidArgument, NotFound, StorageError, Unavailable
 from kb.models import AnyCard, Trajectory
 from kb.models.search import CardFilter, CardPage, InvariantQuery, QuickMatchQuery, SearchHit, SearchQuery
 from kb.search.embedding import Embedder
@@ -112,13 +112,21 @@ class KnowledgeBase:
         cards = self.store.served_cards()
         stale = [c for c in cards if self.index.versions.get(c.id) != c.version]
         gone = sorted(set(self.index.ids) - {c.id for c in cards})
-        if gone:
-            self.index.delete(gone)
+        # The store has committed; a failing index write (disk full under chroma/) must not turn a durable
+        # write into an error. The vectors are served from memory and the index catches up on the next open.
+        try:
+            if gone:
+                self.index.delete(gone)
+        except StorageError as e:
+            log.warning("%s", e)
         batch = 256
         for off in range(0, len(stale), batch):
             chunk = stale[off:off + batch]
             vecs = self.embedder.encode([c.search_text() for c in chunk])
-            self.index.upsert([c.id for c in chunk], [c.version for c in chunk], vecs, [c.kind for c in chunk])
+            try:
+                self.index.upsert([c.id for c in chunk], [c.version for c in chunk], vecs, [c.kind for c in chunk])
+            except StorageError as e:
+                log.warning("%s", e)
             if progress:
                 progress("embed", min(off + batch, len(stale)), len(stale))
         self._engine = Engine(cards, self.index, self.embedder, rrf_k=self.settings.rrf_k,

@@ -13,7 +13,9 @@ import logging
 import shutil
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -37,6 +39,9 @@ class VectorIndex:
         self.matrix = np.zeros((0, DIM), dtype=np.float32)
         self._client = None
         self._col = None
+        #: why persisting stopped in this process (None while the collection is healthy). After an I/O error
+        #: chroma can hang on its next write (seen with a full disk), so it is not called again until reopened.
+        self.persist_error: str | None = None
 
     # ------------------------------------------------------------------ open / recover
     def open(self) -> None:
@@ -45,6 +50,7 @@ class VectorIndex:
         A corrupt index directory is moved aside (``chroma.corrupt-<ts>``) and recreated empty; the caller then
         re-indexes from the structured store, which is the source of truth.
         """
+        self.persist_error = None
         try:
             self._open_collection()
             self._load_all()
@@ -92,16 +98,28 @@ class VectorIndex:
 
     # ------------------------------------------------------------------ writes
     def upsert(self, ids: list[str], versions: list[int], vectors: np.ndarray, kinds: list[str]) -> None:
+        """Persist and serve the vectors. If persisting fails (disk full, a broken collection) the vectors are
+        still served from memory and ``StorageError`` is raised; the next ``open`` re-embeds what is missing."""
         if not ids:
             return
         assert self._col is not None, "open() first"
-        for off in range(0, len(ids), 4000):
-            sl = slice(off, off + 4000)
-            self._col.upsert(
-                ids=ids[sl],
-                embeddings=vectors[sl].tolist(),
-                metadatas=[{"version": v, "kind": k} for v, k in zip(versions[sl], kinds[sl])],
-            )
+        self._remember(ids, versions, vectors)
+        self._persist(lambda col: [col.upsert(
+            ids=ids[off:off + 4000], embeddings=vectors[off:off + 4000].tolist(),
+            metadatas=[{"version": v, "kind": k} for v, k in zip(versions[off:off + 4000], kinds[off:off + 4000])],
+        ) for off in range(0, len(ids), 4000)], f"persist {len(ids)} vectors")
+
+    def _persist(self, write: Callable[[Any], object], what: str) -> None:
+        if self.persist_error is None:
+            try:
+                write(self._col)
+                return
+            except Exception as e:  # noqa: BLE001 - chroma raises its own types for I/O failures
+                self.persist_error = f"{type(e).__name__}: {e}"
+        raise StorageError(f"cannot {what} under {self.path} ({self.persist_error}); search serves them from memory, "
+                           "and the index is brought up to date when the KB is next opened (or by `ladder kb rebuild`)")
+
+    def _remember(self, ids: list[str], versions: list[int], vectors: np.ndarray) -> None:
         with self._lock:
             new_rows = []
             for i, v, vec in zip(ids, versions, vectors):
@@ -127,8 +145,14 @@ class VectorIndex:
         if not ids:
             return
         assert self._col is not None
-        self._col.delete(ids=ids)
-        self._load_all()
+        gone = set(ids)
+        with self._lock:
+            keep = [n for n, i in enumerate(self.ids) if i not in gone]
+            self.ids = [self.ids[n] for n in keep]
+            self.versions = {i: v for i, v in self.versions.items() if i not in gone}
+            self._row = {i: n for n, i in enumerate(self.ids)}
+            self.matrix = self.matrix[keep] if keep else np.zeros((0, DIM), dtype=np.float32)
+        self._persist(lambda col: col.delete(ids=ids), f"delete {len(ids)} vectors")
 
     def reset(self) -> None:
         """Drop every vector (used by ``ladder kb rebuild``)."""
@@ -153,7 +177,7 @@ class VectorIndex:
             m = self.matrix
             if m.shape[0] == 0 or n <= 0:
                 return []
-            if m.shape[0] > EXACT_LIMIT and self._col is not None:
+            if m.shape[0] > EXACT_LIMIT and self._col is not None and self.persist_error is None:
                 hits = self._ann(vec, n, allowed)
                 if hits is not None:
                     return hits

@@ -17,7 +17,7 @@ from kb.errors import LadderError
 from kb.settings import Settings
 from retrieval.errors import CODE_KEY, FIELD_KEY, status_for
 
-__all__ = ["AuthInterceptor", "ErrorInterceptor", "METHOD_ROLES"]
+__all__ = ["AuthInterceptor", "ErrorInterceptor", "METHOD_ROLES", "header_safe"]
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,40 @@ _IMPLIES = {"reviewer": {"reviewer", "contributor", "reader"}, "contributor": {"
             "reader": {"reader"}}
 
 
-def _wrap(handler: grpc.RpcMethodHandler, fn: Callable[[Any, grpc.ServicerContext, Callable], Any]) -> Any:
+def header_safe(text: str, limit: int = 200) -> str:
+    """``text`` as a valid metadata value: printable ASCII, other characters escaped (``\\x1f``, ``\\xe9``).
+
+    Field paths can carry client input (an unknown JSON key), and gRPC fails the whole call with INTERNAL
+    ("Invalid metadata") when a header value holds a control or non-ASCII character."""
+    out = "".join(c if " " <= c <= "~" else c.encode("unicode_escape").decode("ascii") for c in text)
+    return out if len(out) <= limit else out[: limit - 3] + "..."
+
+
+class _Malformed:
+    """Stands in for a request body that is not a valid message; ``ErrorInterceptor`` rejects it.
+
+    gRPC answers a deserializer exception with INTERNAL ("Exception deserializing request!"), which blames the
+    server for the client's bytes; parsing leniently lets the interceptor answer INVALID_ARGUMENT instead."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+
+def _lenient(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+    if deserializer is None:
+        return None
+
+    def parse(raw: bytes) -> Any:
+        try:
+            return deserializer(raw)
+        except Exception as e:  # noqa: BLE001 - DecodeError and friends: the bytes are the client's fault
+            return _Malformed(e)
+
+    return parse
+
+
+def _wrap(handler: grpc.RpcMethodHandler, fn: Callable[[Any, grpc.ServicerContext, Callable], Any], *,
+          lenient: bool = False) -> Any:
     if handler is None or handler.unary_unary is None:
         return handler
     inner = handler.unary_unary
@@ -44,7 +77,8 @@ def _wrap(handler: grpc.RpcMethodHandler, fn: Callable[[Any, grpc.ServicerContex
     def unary(request: Any, context: grpc.ServicerContext) -> Any:
         return fn(request, context, inner)
 
-    return grpc.unary_unary_rpc_method_handler(unary, request_deserializer=handler.request_deserializer,
+    deserializer = _lenient(handler.request_deserializer) if lenient else handler.request_deserializer
+    return grpc.unary_unary_rpc_method_handler(unary, request_deserializer=deserializer,
                                                response_serializer=handler.response_serializer)
 
 
@@ -96,13 +130,19 @@ class ErrorInterceptor(grpc.ServerInterceptor):
         handler = continuation(details)
 
         def guarded(request: Any, context: grpc.ServicerContext, inner: Callable) -> Any:
+            if isinstance(request, _Malformed):
+                context.set_trailing_metadata(((CODE_KEY, "invalid_argument"), (FIELD_KEY, "request")))
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                              f"request: the body is not a valid protobuf message ({request.error}); "
+                              "send the message type the method declares")
             try:
                 return inner(request, context)
             except LadderError as e:
-                context.set_trailing_metadata(((CODE_KEY, e.code), (FIELD_KEY, e.field or "")))
-                context.abort(status_for(e), str(e))
+                field = header_safe(e.field or "")
+                context.set_trailing_metadata(((CODE_KEY, e.code), (FIELD_KEY, field)))
+                context.abort(status_for(e), f"{field}: {e.message}" if field else e.message)
             except ValueError as e:  # protobuf rejects out-of-range values while building messages
                 context.set_trailing_metadata(((CODE_KEY, "invalid_argument"), (FIELD_KEY, "request")))
                 context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"request: {e}")
 
-        return _wrap(handler, guarded)
+        return _wrap(handler, guarded, lenient=True)

@@ -10,6 +10,7 @@ import grpc
 
 from kb.errors import InvalidArgument
 from kb.models import Trajectory
+from kb.service import check_storable
 from retrieval import convert
 from retrieval.v1 import ladder_pb2 as pb
 from retrieval.v1 import ladder_pb2_grpc as pb_grpc
@@ -94,6 +95,7 @@ class SynthesisServicer(pb_grpc.SynthesisServiceServicer):
                 card = parse_card(_json_object(request.card_json, "card_json"))
             except ValidationError as e:
                 raise convert._invalid(e, "card_json") from e
+            check_storable(card, "card_json")
         if not request.proposal_id:  # an edit of a served card: queue it as a new version for review
             return self._proposal(self.curator.propose_edit(card, author=request.reviewer or "reviewer",
                                                             reason=request.reason))
