@@ -58,6 +58,7 @@ class VectorIndex:
             aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
             log.warning("vector index at %s is unreadable (%s); moving it to %s and rebuilding", self.path, e, aside)
             self._client = self._col = None
+            _forget_chroma_system(self.path)
             if self.path.exists():
                 shutil.move(str(self.path), str(aside))
             try:
@@ -178,7 +179,11 @@ class VectorIndex:
             if m.shape[0] == 0 or n <= 0:
                 return []
             if m.shape[0] > EXACT_LIMIT and self._col is not None and self.persist_error is None:
-                hits = self._ann(vec, n, allowed)
+                try:
+                    hits = self._ann(vec, n, allowed)
+                except Exception as e:  # noqa: BLE001 - a damaged HNSW segment: the exact path still answers
+                    log.warning("ANN query failed (%s); answering with an exact scan. Run `ladder kb rebuild`.", e)
+                    hits = None
                 if hits is not None:
                     return hits
             return _exact(m, vec, n, allowed)
@@ -195,6 +200,18 @@ class VectorIndex:
             if len(out) == n:
                 return out
         return None if allowed is not None else out  # too few survived the filter: caller goes exact
+
+
+def _forget_chroma_system(path: Path) -> None:
+    """Drop chroma's per-process cache entry for ``path``. Chroma caches a System per directory even when
+    starting it failed, so without this every later client for the path reuses the broken one."""
+    try:
+        from chromadb.api.shared_system_client import SharedSystemClient
+
+        SharedSystemClient._identifier_to_system.pop(str(path), None)
+        SharedSystemClient._identifier_to_refcount.pop(str(path), None)
+    except (ImportError, AttributeError):  # a chroma without this cache: nothing to forget
+        pass
 
 
 def _exact(m: np.ndarray, vec: np.ndarray, n: int, allowed: np.ndarray | None) -> list[tuple[int, float]]:

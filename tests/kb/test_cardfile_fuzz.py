@@ -16,7 +16,7 @@ from kb.cardfiles import CardFileError, load_card_file, load_dir
 from kb.errors import InvalidArgument
 from kb.lint import lint_dir
 
-FUZZ = dict(deadline=None, database=None, suppress_health_check=list(HealthCheck))
+FUZZ = {"deadline": None, "database": None, "suppress_health_check": list(HealthCheck)}
 BASES = [c.model_dump(mode="json", exclude_defaults=True) | {"id": c.id, "kind": c.kind} for c in load_dir()[::9]]
 
 leaf = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=20))

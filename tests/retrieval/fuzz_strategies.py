@@ -12,13 +12,28 @@ import copy
 import json
 from typing import Any
 
-from hypothesis import strategies as st
 from google.protobuf.struct_pb2 import Struct
+from hypothesis import strategies as st
 
 from kb.cardfiles import load_dir
-from kb.models import (EvidenceItem, ProblemRef, Round, RoundRewrite, Timing, TimingProtocol, Trajectory,
-                       Validation)
-from kb.vocab import BACKENDS, BOTTLENECK_CLASSES, CARD_KINDS, CARD_STATUSES, IR_SIGNATURES, LEVELS
+from kb.models import (
+    EvidenceItem,
+    ProblemRef,
+    Round,
+    RoundRewrite,
+    Timing,
+    TimingProtocol,
+    Trajectory,
+    Validation,
+)
+from kb.vocab import (
+    BACKENDS,
+    BOTTLENECK_CLASSES,
+    CARD_KINDS,
+    CARD_STATUSES,
+    IR_SIGNATURES,
+    LEVELS,
+)
 from retrieval.convert import to_proto_card
 from retrieval.v1 import ladder_pb2 as pb
 

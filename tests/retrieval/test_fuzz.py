@@ -16,11 +16,16 @@ from typing import Any
 
 import grpc
 import pytest
+from fuzz_strategies import (
+    REQUESTS,
+    TRAJECTORY_BASE,
+    get_job_requests,
+    get_proposal_requests,
+    review_requests,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fuzz_strategies import (REQUESTS, TRAJECTORY_BASE, get_job_requests, get_proposal_requests,
-                             review_requests)
 from retrieval.errors import CODE_KEY, FIELD_KEY
 from retrieval.v1 import ladder_pb2 as pb
 from retrieval.v1 import ladder_pb2_grpc as pb_grpc
@@ -28,7 +33,7 @@ from retrieval.v1 import ladder_pb2_grpc as pb_grpc
 pytestmark = pytest.mark.slow  # ~10k requests: one to three minutes on two cores
 
 REVIEW = (("authorization", "Bearer review-token"),)
-FUZZ = dict(deadline=None, database=None, suppress_health_check=list(HealthCheck), print_blob=True)
+FUZZ = {"deadline": None, "database": None, "suppress_health_check": list(HealthCheck), "print_blob": True}
 KNOWLEDGE = ("Search", "QuickMatch", "GetCard", "ListCards", "GetInvariants", "UpsertCard", "SetCardStatus")
 SYNTHESIS = ("SubmitTrajectory", "RunSynthesis", "GetJob", "ListProposals", "GetProposal", "Review")
 #: requests per RPC; each hypothesis example is a batch of BATCH requests (generation dominates the cost)
