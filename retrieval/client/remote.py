@@ -4,6 +4,7 @@ kb.errors exception through one function (``retrieval.errors.from_rpc_error``)."
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import grpc
@@ -22,14 +23,23 @@ __all__ = ["GrpcKBClient"]
 T = TypeVar("T")
 
 
+def _read_ca(path: Path) -> bytes:
+    from kb.errors import InvalidArgument
+
+    try:
+        return path.read_bytes()
+    except OSError as e:
+        raise InvalidArgument(f"cannot read the CA bundle {path} (LADDER_TLS_CA): {e.strerror}", field="tls_ca") from e
+
+
 class GrpcKBClient:
     def __init__(self, target: str, settings: Settings | None = None, *, timeout: float = 30.0,
                  token: str | None = None) -> None:
         settings = settings or Settings()
         opts = [("grpc.max_receive_message_length", settings.max_message_bytes),
                 ("grpc.max_send_message_length", settings.max_message_bytes)]
-        if settings.tls_ca or (settings.tls_cert and settings.tls_key and target.startswith("tls:")):
-            ca = settings.tls_ca.read_bytes() if settings.tls_ca else None
+        if settings.tls_ca or target.startswith("tls:"):  # TLS: trust tls_ca, else the system's root CAs
+            ca = _read_ca(settings.tls_ca) if settings.tls_ca else None
             self.channel = grpc.secure_channel(target.removeprefix("tls:"), grpc.ssl_channel_credentials(ca), opts)
         else:
             self.channel = grpc.insecure_channel(target, opts)

@@ -66,9 +66,25 @@ class ServerHandle:
 
 
 def _credentials(settings: Settings) -> grpc.ServerCredentials | None:
-    if settings.tls_cert and settings.tls_key:
-        return grpc.ssl_server_credentials([(settings.tls_key.read_bytes(), settings.tls_cert.read_bytes())])
-    return None
+    """TLS server credentials when both tls_cert and tls_key are set; half a TLS setting is an error, never a
+    silent fallback to plaintext."""
+    from kb.errors import InvalidArgument
+
+    if bool(settings.tls_cert) != bool(settings.tls_key):
+        missing = "tls_key" if settings.tls_cert else "tls_cert"
+        raise InvalidArgument(f"TLS needs both LADDER_TLS_CERT and LADDER_TLS_KEY; {missing} is not set",
+                              field=missing)
+    if not settings.tls_cert:
+        return None
+    pem = {}
+    for name in ("tls_key", "tls_cert"):
+        path = getattr(settings, name)
+        try:
+            pem[name] = path.read_bytes()
+        except OSError as e:
+            raise InvalidArgument(f"cannot read {path}: {e.strerror}", field=name) from e
+    log.info("TLS enabled with certificate %s", settings.tls_cert)
+    return grpc.ssl_server_credentials([(pem["tls_key"], pem["tls_cert"])])
 
 
 def create_server(settings: Settings, *, kb: KnowledgeBase | None = None, block_until_ready: bool = False,
