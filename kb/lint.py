@@ -72,7 +72,11 @@ def lint_cards(cards: list[tuple[str, AnyCard]]) -> list[dict[str, Any]]:
 def lint_dir(root: Path | None = None) -> tuple[list[dict[str, Any]], int]:
     """Lint every ``*.yaml`` under ``root`` (default: the packaged cards). Returns (problems, number of files)."""
     root = Path(root) if root else packaged_cards_dir()
-    if not root.is_dir():
+    try:
+        is_dir = root.is_dir()
+    except OSError as e:  # e.g. a name too long for the filesystem
+        raise InvalidArgument(f"cannot use {str(root)[:200]!r} as a cards directory: {e.strerror}", field="path") from e
+    if not is_dir:
         raise InvalidArgument(f"{root} is not a directory of card files (<kind>s/<id>.yaml)", field="path")
     files = sorted(root.rglob("*.yaml"))
     loaded: list[tuple[str, AnyCard]] = []

@@ -93,7 +93,8 @@ def test_a_directory_named_like_a_card_file(tmp_path: Path):
     assert n == 1 and problems and problems[0]["file"] == "fz-dir.yaml"
 
 
-def test_lint_of_a_missing_directory_is_an_error(tmp_path: Path):
+@pytest.mark.parametrize("name", ["missing", "a" * 5000])
+def test_lint_of_a_missing_directory_is_an_error(tmp_path: Path, name: str):
     with pytest.raises(InvalidArgument) as e:
-        lint_dir(tmp_path / "missing")
+        lint_dir(tmp_path / name)
     assert e.value.field == "path"

@@ -74,7 +74,8 @@ def test_query_arguments(runner, home: Path):
     run()
 
 
-def test_lint_arguments(runner, tmp_path: Path):
+def test_lint_arguments(runner, tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # "." and "" lint the working directory: keep it small
     cards = tmp_path / "cards"
     cards.mkdir()
     (cards / "fz-bad.yaml").write_bytes(b"\xff not yaml")
