@@ -70,7 +70,7 @@ def test_card_files_fail_only_with_card_file_error(tmp_path: Path):
 
 
 def test_lint_dir_reports_every_bad_file(tmp_path: Path):
-    @settings(max_examples=40, **FUZZ)
+    @settings(max_examples=25, **FUZZ)
     @given(st.lists(files, min_size=1, max_size=4))
     def run(contents: list[bytes]) -> None:
         root = tmp_path / "cards"
