@@ -9,8 +9,10 @@ Kinds (``kb.models.Recipe.kind``) and their params:
   ``@triton.autotune``, removes the tuned arguments from the launch and turns the grid into ``lambda META``.
 - ``compiler_hints`` ``{"hints": [...], "targets": [...], "value": 16}``: ``tl.multiple_of`` / ``tl.max_contiguous``
   on block offsets, and on stride arguments that every recorded launch shows divisible.
-- ``rows_per_program`` ``{"param": "ROWS_PER_PROGRAM", "values": [...]}``: a one-row-per-program kernel becomes a
-  loop over several rows per program (new constexpr, grid divided with ``triton.cdiv``).
+- ``rows_per_program`` ``{"param": "ROWS_PER_PROGRAM", "values": [...], "form": "tile"|"loop"}``: a
+  one-row-per-program kernel becomes a [ROWS, BLOCK] tile reduced along axis=1 (``optimizer.proposers.row_tile``)
+  where the kernel is straight-line code, else a loop over several rows per program; new constexpr, grid divided
+  with ``triton.cdiv``.
 - ``input_precision`` ``{"value": ...}`` on every tl.dot; ``care_padding_false`` (Ascend only) on masked loads.
 - ``value_only_reduction`` ``{}``: an argmax whose index only masks the maximum becomes value masks plus a
   duplicate count (``optimizer.proposers.reductions``).
@@ -44,6 +46,7 @@ from optimizer.proposers.recipe_base import (
     unified_diff,
 )
 from optimizer.proposers.reductions import apply_value_only_reduction
+from optimizer.proposers.row_tile import plan_row_tile
 from optimizer.source import Kernel, LaunchSite, SourceText
 
 __all__ = ["APPLIERS", "NotApplicable", "RecipeContext", "RewriteResult", "apply_recipe", "can_apply", "unified_diff"]
@@ -256,6 +259,14 @@ def apply_rows_per_program(params: dict[str, Any], ctx: RecipeContext) -> Rewrit
     if not options:
         raise NotApplicable(f"every {param} value was already tried on this base")
     fit = [v for v in options if n_programs and math.ceil(n_programs / v) >= 2 * ctx.num_sms]
+    bound = n_rows or "n_rows_rpp"
+    if params.get("form", "tile") == "tile":
+        try:
+            return _rows_as_tile(p, ctx, k, site, grid, pid, param, bound, n_rows, options, fit)
+        except NotApplicable as exc:
+            tile_reason = str(exc)
+    else:
+        tile_reason = "the recipe asks for the loop form"
     r = max(fit) if fit else min(options)
     st = p.st
     var = pid.targets[0].id  # type: ignore[attr-defined]
@@ -263,7 +274,6 @@ def apply_rows_per_program(params: dict[str, Any], ctx: RecipeContext) -> Rewrit
     last = k.node.body[-1]
     rest = "".join(st.lines[pid.end_lineno: last.end_lineno])
     rest = "".join(("        " + ln if ln.strip() else ln) for ln in rest.splitlines(keepends=True))
-    bound = n_rows or "n_rows_rpp"
     block = (
         f"{ind}{var}_first = {st.segment(pid.value)} * {param}\n"
         f"{ind}for _rpp in tl.static_range({param}):\n"
@@ -282,8 +292,39 @@ def apply_rows_per_program(params: dict[str, Any], ctx: RecipeContext) -> Rewrit
         st.replace(g0, f"triton.cdiv({g0_text}, {param})")
         _insert_keyword(st, site.call, ("" if n_rows else f"n_rows_rpp={g0_text}, ") + f"{param}={param}")
         _define_before(st, site, grid, param, r)
-    desc = f"{k.name}: {r} rows per program ({param}), grid {g0_text} -> cdiv({g0_text}, {r}); bound {bound}"
+    desc = (f"{k.name}: {r} rows per program ({param}) as a loop, grid {g0_text} -> cdiv({g0_text}, {r}); "
+            f"bound {bound} (not tiled: {tile_reason})")
     return _finish("rows_per_program", ctx, st.apply(), desc, {param: r})
+
+
+#: elements of a row tile (ROWS x BLOCK) the first tiled point aims at; later rounds tune ROWS like any constexpr
+_TILE_ELEMENTS = 2048
+
+
+def _rows_as_tile(p: _Parsed, ctx: RecipeContext, k: Kernel, site: LaunchSite, grid: ast.expr, pid: ast.Assign,
+                  param: str, bound: str, n_rows: str | None, options: list[int], fit: list[int]) -> RewriteResult:
+    """The vectorized form (``optimizer.proposers.row_tile``): rows become the first axis of a 2-D tile."""
+    st = SourceText(ctx.source)
+    edit = plan_row_tile(st, k, pid, param, bound)
+    consts = next((r.get("constexprs") or {} for r in ctx.launches if r.get("kernel") == k.name), {})
+    block = max((int(v) for n, v in consts.items() if n.upper().startswith("BLOCK") and isinstance(v, int)), default=0)
+    sized = [v for v in (fit or options) if not block or v * block <= _TILE_ELEMENTS] or [min(options)]
+    r = max(sized)
+    body = grid.body if isinstance(grid, ast.Lambda) else grid
+    g0 = body.elts[0]  # type: ignore[attr-defined]
+    g0_text = st.segment(g0)
+    args = k.node.args.args
+    st.insert(st.span(args[-1])[1], ("" if n_rows else ", n_rows_rpp") + f", {param}: tl.constexpr")
+    if isinstance(grid, ast.Lambda):
+        meta = grid.args.args[0].arg if grid.args.args else "META"
+        st.replace(g0, f"triton.cdiv({g0_text}, {meta}[{param!r}])")
+        _insert_keyword(st, site.call, ("" if n_rows else f"n_rows_rpp={g0_text}, ") + f"{param}={r}")
+    else:
+        st.replace(g0, f"triton.cdiv({g0_text}, {param})")
+        _insert_keyword(st, site.call, ("" if n_rows else f"n_rows_rpp={g0_text}, ") + f"{param}={param}")
+        _define_before(st, site, grid, param, r)
+    desc = f"{edit.description}; {param}={r}, grid {g0_text} -> cdiv({g0_text}, {r})"
+    return _finish("rows_per_program", ctx, st.apply(), desc, {param: r, "form": "tile"})
 
 
 def _define_before(st: SourceText, site: LaunchSite, grid: ast.expr, param: str, value: int) -> None:

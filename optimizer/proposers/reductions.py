@@ -41,6 +41,11 @@ def _axis(call: ast.Call) -> str | None:
     return None if kw is None or (isinstance(kw, ast.Constant) and kw.value is None) else ast.unparse(kw)
 
 
+def _keep_dims(call: ast.Call) -> bool:
+    kw = next((k.value for k in call.keywords if k.arg == "keep_dims"), None)
+    return isinstance(kw, ast.Constant) and kw.value is True
+
+
 def _assign_of(stmt: ast.stmt) -> tuple[str, ast.expr] | None:
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
         return stmt.targets[0].id, stmt.value
@@ -69,6 +74,7 @@ def _rewrite(p: Any, ctx: RecipeContext, body: list[ast.stmt], i: int, idx: str,
     red = "tl.min" if is_min else "tl.max"
     x = call.args[0].id  # type: ignore[attr-defined]
     axis = _axis(call)
+    keep = _keep_dims(call)
     # every use of the index: `<e> == idx` as the condition of tl.where(cond, fill, x)
     uses = [n for s in body[i + 1:] for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == idx]
     wheres: list[tuple[ast.Call, ast.Compare]] = []
@@ -85,16 +91,19 @@ def _rewrite(p: Any, ctx: RecipeContext, body: list[ast.stmt], i: int, idx: str,
     m = None
     for s in body[:i]:
         a = _assign_of(s)
-        if a and _call_name(a[1]) == red and ast.unparse(a[1].args[0]) == x and _axis(a[1]) == axis:  # type: ignore[attr-defined]
+        if (a and _call_name(a[1]) == red and ast.unparse(a[1].args[0]) == x  # type: ignore[attr-defined]
+                and _axis(a[1]) == axis and _keep_dims(a[1]) == keep):  # type: ignore[arg-type]
             m = a[0]
     ind = st.indent_of(body[i].lineno)
     lines = []
+    red_args = (f", axis={axis}" if axis is not None else "") + (", keep_dims=True" if keep else "")
     if m is None:
         m = f"{idx}_value"
-        lines.append(f"{ind}{m} = {red}({x}" + (f", axis={axis})" if axis is not None else ")"))
-    hit = f"{x} == tl.expand_dims({m}, {axis})" if axis is not None else f"{x} == {m}"
+        lines.append(f"{ind}{m} = {red}({x}{red_args})")
+    # keep_dims results already broadcast against x; otherwise restore the reduced axis
+    hit = f"{x} == tl.expand_dims({m}, {axis})" if axis is not None and not keep else f"{x} == {m}"
     lines.append(f"{ind}{idx}_is_ext = {hit}")
-    lines.append(f"{ind}{idx}_count = tl.sum({idx}_is_ext.to(tl.int32)" + (f", axis={axis})" if axis is not None else ")"))
+    lines.append(f"{ind}{idx}_count = tl.sum({idx}_is_ext.to(tl.int32){red_args})")
     st.replace_range(st.line_start(body[i].lineno), st.line_start(body[i].end_lineno + 1), "\n".join(lines) + "\n")
     fixed = []
     for where, cmp in wheres:

@@ -23,21 +23,21 @@ def run(kind: str, params: dict, source: str = SOFTMAX, **kw) -> object:
     return res
 
 
-def test_rows_per_program_restructures_the_kernel() -> None:
-    res = run("rows_per_program", {"param": "ROWS_PER_PROGRAM", "values": [2, 4]})
+def test_rows_per_program_loop_form_restructures_the_kernel() -> None:
+    res = run("rows_per_program", {"param": "ROWS_PER_PROGRAM", "values": [2, 4], "form": "loop"})
     src = res.source
     assert "for _rpp in tl.static_range(ROWS_PER_PROGRAM):" in src and "if row < n_rows:" in src
     assert "ROWS_PER_PROGRAM: tl.constexpr" in src and "triton.cdiv(n_rows, ROWS_PER_PROGRAM)" in src
     assert res.applied == {"ROWS_PER_PROGRAM": 2}  # 8 rows: too few for more than the smallest value
     # applied again on the result, the count becomes a launch parameter searched like any literal
-    again = apply_recipe({"kind": "rows_per_program", "params": {"param": "ROWS_PER_PROGRAM", "values": [2, 4]}},
+    again = apply_recipe({"kind": "rows_per_program", "params": {"param": "ROWS_PER_PROGRAM", "values": [2, 4], "form": "loop"}},
                          RecipeContext(source=src, launches=LAUNCH))
     assert again.applied == {"ROWS_PER_PROGRAM": 4} and "ROWS_PER_PROGRAM = 4" in again.source
 
 
 def test_rows_per_program_uses_the_shape_to_pick_the_count() -> None:
     big = [{**LAUNCH[0], "grid": [65536]}]
-    res = run("rows_per_program", {"param": "ROWS_PER_PROGRAM", "values": [2, 8, 32, 128]}, launches=big)
+    res = run("rows_per_program", {"param": "ROWS_PER_PROGRAM", "values": [2, 8, 32, 128], "form": "loop"}, launches=big)
     assert res.applied == {"ROWS_PER_PROGRAM": 128}  # 65536/128 = 512 programs >= 2 x 132 SMs
 
 

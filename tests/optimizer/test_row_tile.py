@@ -1,0 +1,100 @@
+"""Row tiling: one-row-per-program kernels become [ROWS, BLOCK] tiles that still validate."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from optimizer.proposers.recipes import NotApplicable, RecipeContext, apply_recipe
+
+DATA = Path(__file__).parent / "data"
+RECIPE = {"kind": "rows_per_program", "params": {"param": "ROWS_PER_PROGRAM", "values": [2, 4, 8, 16, 32, 64]}}
+
+
+def tile(source: str, launches: list | None = None) -> object:
+    res = apply_recipe(RECIPE, RecipeContext(source=source, launches=launches or []))
+    ast.parse(res.source)
+    return res
+
+
+def test_softmax_becomes_a_two_dimensional_tile() -> None:
+    src = (DATA / "softmax" / "initial.py").read_text()
+    res = tile(src)
+    out = res.source
+    assert res.applied["form"] == "tile"
+    assert "row = tl.program_id(0) * ROWS_PER_PROGRAM + tl.arange(0, ROWS_PER_PROGRAM)[:, None]" in out
+    assert "row_tile_ok = row < n_rows" in out  # the kernel's own row count is the bound
+    assert "cols = tl.arange(0, BLOCK_N)[None, :]" in out
+    assert "tl.max(x, axis=1, keep_dims=True)" in out and "tl.sum(num, axis=1, keep_dims=True)" in out
+    assert out.count("mask=(mask) & row_tile_ok") == 2  # the load and the store
+    assert "softmax_kernel[(triton.cdiv(n_rows, ROWS_PER_PROGRAM),)]" in out
+    assert "tl.static_range" not in out
+
+
+def test_tile_size_follows_the_recorded_block() -> None:
+    src = (DATA / "softmax" / "initial.py").read_text()
+    wide = [{"kernel": "softmax_kernel", "grid": [65536], "constexprs": {"BLOCK_N": 1024}}]
+    narrow = [{"kernel": "softmax_kernel", "grid": [65536], "constexprs": {"BLOCK_N": 32}}]
+    assert tile(src, wide).applied["ROWS_PER_PROGRAM"] == 2  # 2 x 1024 elements per tile
+    assert tile(src, narrow).applied["ROWS_PER_PROGRAM"] == 64
+
+
+def test_row_addressed_scalar_loads_and_stores_get_the_row_mask() -> None:
+    src = (DATA / "top2" / "initial.py").read_text()
+    out = tile(src).source
+    tree = ast.parse(out)
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and ast.unparse(n.func) in ("tl.load", "tl.store")]
+    assert calls and all("row_tile_ok" in ast.unparse(c) for c in calls)
+    assert "keep_dims=True" in out and "axis=0" not in out
+
+
+@pytest.mark.parametrize(("edit", "reason"), [
+    ("    for i in range(2):\n        pass\n", "for statement"),
+    ("    z = tl.reshape(x, (BLOCK_N,))\n", "tl.reshape"),
+    ("    z = tl.sum(x[:, None], axis=0)\n", "already indexes with None"),
+])
+def test_refusals_fall_back_to_the_loop_and_say_why(edit: str, reason: str) -> None:
+    src = (DATA / "softmax" / "initial.py").read_text()
+    anchor = "    num = tl.exp(x)\n"
+    bad = src.replace(anchor, edit + anchor)
+    res = apply_recipe(RECIPE, RecipeContext(source=bad, launches=[]))
+    assert "form" not in res.applied and "tl.static_range" in res.source
+    assert reason in res.description
+    with pytest.raises(NotApplicable):
+        from optimizer.proposers.row_tile import plan_row_tile  # noqa: PLC0415
+        from optimizer.proposers.recipe_base import _parse  # noqa: PLC0415
+        from optimizer.proposers.recipes import _pid_stmt  # noqa: PLC0415
+
+        p = _parse(RecipeContext(source=bad))
+        k = p.kernels["softmax_kernel"]
+        plan_row_tile(p.st, k, _pid_stmt(k), "R", "n_rows")
+
+
+@pytest.mark.parametrize("problem", ["softmax", "top2"])
+def test_tiled_candidates_validate_in_the_interpreter(problem: str, tmp_path: Path) -> None:
+    from optimizer.evaluation import evaluate  # noqa: PLC0415
+    from optimizer.problem import load_problem  # noqa: PLC0415
+    from optimizer.settings import LadderSettings  # noqa: PLC0415
+
+    res = tile((DATA / problem / "initial.py").read_text())
+    path = tmp_path / "tiled.py"
+    path.write_text(res.source)
+    ev = evaluate(load_problem(DATA / problem), path, backend="interpreter", settings=LadderSettings(validation_seeds=[0, 1]))
+    assert ev.passed, ev.reason
+
+
+def test_value_only_reduction_composes_with_the_tile(tmp_path: Path) -> None:
+    from optimizer.evaluation import evaluate  # noqa: PLC0415
+    from optimizer.problem import load_problem  # noqa: PLC0415
+    from optimizer.settings import LadderSettings  # noqa: PLC0415
+
+    tiled = tile((DATA / "top2" / "initial.py").read_text()).source
+    res = apply_recipe({"kind": "value_only_reduction", "params": {}}, RecipeContext(source=tiled))
+    assert "tl.expand_dims" not in res.source  # keep_dims results already broadcast
+    assert "tl.sum(first_idx_is_ext.to(tl.int32), axis=1, keep_dims=True)" in res.source
+    path = tmp_path / "tiled_value_only.py"
+    path.write_text(res.source)
+    ev = evaluate(load_problem(DATA / "top2"), path, backend="interpreter", settings=LadderSettings(validation_seeds=[0, 1]))
+    assert ev.passed, ev.reason
