@@ -33,7 +33,7 @@ _RULES = """Rules for the new candidate (violations are rejected by the validato
 
 def extract_code(text: str) -> str:
     """The last fenced python block that defines ModelNew."""
-    blocks = re.findall(r"```(?:python|py)?[ \t]*\n(.*?)```", text or "", flags=re.S)
+    blocks = re.findall(r"```(?:python|py)?[ \t]*\n(.*?)```", text or "", flags=re.DOTALL)
     good = [b for b in blocks if "class ModelNew" in b]
     if not good:
         raise NotApplicable("the model's reply contains no ```python block defining class ModelNew")

@@ -262,7 +262,7 @@ def apply_rows_per_program(params: dict[str, Any], ctx: RecipeContext) -> Rewrit
     bound = n_rows or "n_rows_rpp"
     if params.get("form", "tile") == "tile":
         try:
-            return _rows_as_tile(p, ctx, k, site, grid, pid, param, bound, n_rows, options, fit)
+            return _rows_as_tile(ctx, k, site, grid, pid, param, bound, n_rows, options, fit)
         except NotApplicable as exc:
             tile_reason = str(exc)
     else:
@@ -301,7 +301,7 @@ def apply_rows_per_program(params: dict[str, Any], ctx: RecipeContext) -> Rewrit
 _TILE_ELEMENTS = 2048
 
 
-def _rows_as_tile(p: _Parsed, ctx: RecipeContext, k: Kernel, site: LaunchSite, grid: ast.expr, pid: ast.Assign,
+def _rows_as_tile(ctx: RecipeContext, k: Kernel, site: LaunchSite, grid: ast.expr, pid: ast.Assign,
                   param: str, bound: str, n_rows: str | None, options: list[int], fit: list[int]) -> RewriteResult:
     """The vectorized form (``optimizer.proposers.row_tile``): rows become the first axis of a 2-D tile."""
     st = SourceText(ctx.source)

@@ -63,9 +63,9 @@ def test_refusals_fall_back_to_the_loop_and_say_why(edit: str, reason: str) -> N
     assert "form" not in res.applied and "tl.static_range" in res.source
     assert reason in res.description
     with pytest.raises(NotApplicable):
-        from optimizer.proposers.row_tile import plan_row_tile  # noqa: PLC0415
-        from optimizer.proposers.recipe_base import _parse  # noqa: PLC0415
-        from optimizer.proposers.recipes import _pid_stmt  # noqa: PLC0415
+        from optimizer.proposers.recipe_base import _parse
+        from optimizer.proposers.recipes import _pid_stmt
+        from optimizer.proposers.row_tile import plan_row_tile
 
         p = _parse(RecipeContext(source=bad))
         k = p.kernels["softmax_kernel"]
@@ -74,9 +74,9 @@ def test_refusals_fall_back_to_the_loop_and_say_why(edit: str, reason: str) -> N
 
 @pytest.mark.parametrize("problem", ["softmax", "top2"])
 def test_tiled_candidates_validate_in_the_interpreter(problem: str, tmp_path: Path) -> None:
-    from optimizer.evaluation import evaluate  # noqa: PLC0415
-    from optimizer.problem import load_problem  # noqa: PLC0415
-    from optimizer.settings import LadderSettings  # noqa: PLC0415
+    from optimizer.evaluation import evaluate
+    from optimizer.problem import load_problem
+    from optimizer.settings import LadderSettings
 
     res = tile((DATA / problem / "initial.py").read_text())
     path = tmp_path / "tiled.py"
@@ -86,9 +86,9 @@ def test_tiled_candidates_validate_in_the_interpreter(problem: str, tmp_path: Pa
 
 
 def test_value_only_reduction_composes_with_the_tile(tmp_path: Path) -> None:
-    from optimizer.evaluation import evaluate  # noqa: PLC0415
-    from optimizer.problem import load_problem  # noqa: PLC0415
-    from optimizer.settings import LadderSettings  # noqa: PLC0415
+    from optimizer.evaluation import evaluate
+    from optimizer.problem import load_problem
+    from optimizer.settings import LadderSettings
 
     tiled = tile((DATA / "top2" / "initial.py").read_text()).source
     res = apply_recipe({"kind": "value_only_reduction", "params": {}}, RecipeContext(source=tiled))
