@@ -206,9 +206,21 @@ def pack(out: Path, dest: Path) -> Path:
 
 
 def unpack(src: Path, out: Path) -> int:
-    """Restore a packed result dir into ``out`` (members may not leave it); returns the number of files."""
+    """Restore a packed result dir into ``out`` (members may not leave it); returns the number of files.
+
+    Operator folders and reports are replaced by the packed ones; the append-only logs at the top
+    (``runs.jsonl``, ``ceilings.jsonl``) are merged line by line, so packs from runs made in parallel (one per
+    GPU) can be unpacked one after another without losing either run's provenance.
+    """
     out.mkdir(parents=True, exist_ok=True)
+    logs = {p.name: p.read_text().splitlines() for p in out.glob("*.jsonl")}
     with tarfile.open(src, "r:gz") as tar:
         members = [m for m in tar.getmembers() if m.isfile() or m.isdir()]
         tar.extractall(out, members=members, filter="data")
+    for name, before in logs.items():
+        after = (out / name).read_text().splitlines()
+        merged = before + [ln for ln in after if ln not in set(before)]
+        tmp = out / (name + ".tmp")
+        tmp.write_text("".join(ln + "\n" for ln in merged if ln.strip()))
+        os.replace(tmp, out / name)
     return sum(1 for m in members if m.isfile())

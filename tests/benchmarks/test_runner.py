@@ -166,6 +166,23 @@ def test_unpack_refuses_members_outside_the_dir(tmp_path: Path) -> None:
     assert not (tmp_path / "escaped.txt").exists()
 
 
+def test_unpacking_parallel_runs_merges_their_logs(tmp_path: Path) -> None:
+    """Two GPUs, two packs: operator folders from both, and both runs' provenance lines in runs.jsonl."""
+    packs = []
+    for gpu, op in ((0, "relu"), (1, "softmax")):
+        d = tmp_path / f"gpu{gpu}"
+        (d / op).mkdir(parents=True)
+        (d / op / "result.json").write_text(json.dumps({"status": "done"}))
+        (d / "runs.jsonl").write_text('{"run": "first"}\n' + json.dumps({"run": f"gpu{gpu}"}) + "\n")
+        packs.append(runner.pack(d, tmp_path / f"gpu{gpu}.tar.gz"))
+    dest = tmp_path / "merged"
+    for pk in packs:
+        runner.unpack(pk, dest)
+    assert (dest / "relu" / "result.json").exists() and (dest / "softmax" / "result.json").exists()
+    runs = [json.loads(ln)["run"] for ln in (dest / "runs.jsonl").read_text().splitlines()]
+    assert runs == ["first", "gpu0", "gpu1"]
+
+
 @pytest.mark.parametrize(("op_s", "started"), [(80.0, ["relu"]), (500.0, ["relu", "softmax"])])
 def test_budget_waits_for_a_fresh_run_only_when_a_whole_operator_fits_one(tmp_path: Path, monkeypatch, op_s: float,
                                                                         started: list[str]) -> None:
