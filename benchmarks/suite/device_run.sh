@@ -19,7 +19,7 @@ for op in ${REDO:-}; do rm -rf "benchmarks/results/suite/$op"; done  # rerun the
 
 if [ -n "$cluster" ]; then  # issue 9: one optimizer session per GPU through the process-per-device runner
   LADDER_HOME=/tmp/cluster-home timeout 240 python3 -m optimizer.cluster --devices 0,1 --resource GPU --backend cuda \
-    --rounds 2 --max-retries 1 --campaign h200x2-fanout-1 --out /tmp/cluster-runs \
+    --rounds "${CLUSTER_ROUNDS:-2}" --max-retries 1 --campaign h200x2-fanout-1 --out /tmp/cluster-runs \
     benchmarks/suite/softmax benchmarks/suite/moe_group_top2 2>&1 | tee /tmp/cluster.log
   echo "cluster rc=${PIPESTATUS[0]}"
   tar czf "$OUT/cluster.tar.gz" --exclude='*/ir/*' -C /tmp cluster-home cluster-runs cluster.log

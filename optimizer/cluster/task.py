@@ -45,13 +45,14 @@ def require_central_kb(server: str | None) -> None:
 def default_connect(spec: SessionSpec) -> KBClient:
     """``retrieval.client.connect`` (gRPC when the spec names a server; LADDER_SNAPSHOT otherwise).
 
-    Where the wire layer cannot be imported (grpc missing, as on the lent GPU image) and a snapshot is set,
+    Where the wire layer cannot be imported (grpc missing, or older than the generated code needs, as on the
+    lent GPU image) and a snapshot is set,
     this opens ``kb.snapshot.SnapshotKB`` the same way ``connect()`` does: that fallback exists only for
     snapshot mode; with a server, a missing grpc is an error.
     """
     try:
         from retrieval.client import connect
-    except ImportError as exc:
+    except (ImportError, RuntimeError) as exc:  # RuntimeError: grpcio older than the generated code needs
         if spec.server:
             raise ToolchainError(f"cannot reach {spec.server}: the gRPC client does not import here ({exc}); "
                                  "install grpcio and protobuf on the workers") from exc

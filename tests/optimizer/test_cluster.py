@@ -13,6 +13,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import types
 from pathlib import Path
 from typing import Any
 
@@ -149,16 +150,31 @@ def test_aggregator_counts_retries_and_best_speedup() -> None:
     assert seen.count("retry") == 1 and seen[-1] == "session_failed"
 
 
-def test_snapshot_outbox_gets_each_trajectory_once(tmp_path: Path, kb, monkeypatch: pytest.MonkeyPatch) -> None:
+def _stale_grpc_client() -> types.ModuleType:
+    """What the lent GPU image gives: grpcio older than the generated code, which raises RuntimeError on import."""
+    mod = types.ModuleType("retrieval.client")
+
+    def __getattr__(name: str) -> object:
+        raise RuntimeError("The grpc package installed is at version 1.84.0, but the generated code ... depends on "
+                           "grpcio>=1.85.1")
+
+    mod.__getattr__ = __getattr__  # type: ignore[method-assign]
+    return mod
+
+
+@pytest.mark.parametrize("wire", ["missing", "stale"])
+def test_snapshot_outbox_gets_each_trajectory_once(tmp_path: Path, kb, monkeypatch: pytest.MonkeyPatch, wire: str) -> None:
     """The GPU-machine path: no server, a read-only snapshot; trajectories go to the outbox, once per id.
-    The wire layer is made unimportable (no grpc there), so the snapshot fallback of default_connect runs."""
+    The wire layer cannot be imported (no grpc, or one older than the generated code needs), so the snapshot
+    fallback of default_connect runs."""
     from kb.snapshot import write_snapshot
     from optimizer.cluster.task import run_session
 
     write_snapshot(kb, tmp_path / "snap")
     monkeypatch.setenv("LADDER_SNAPSHOT", str(tmp_path / "snap"))
     monkeypatch.setenv("LADDER_HOME", str(tmp_path / "home"))
-    monkeypatch.setitem(sys.modules, "retrieval.client", None)  # `from retrieval.client import ...` -> ImportError
+    # `from retrieval.client import ...` -> ImportError (missing) or RuntimeError (stale grpcio)
+    monkeypatch.setitem(sys.modules, "retrieval.client", None if wire == "missing" else _stale_grpc_client())
     spec = make_specs([DATA / "scale"], campaign="snap", backend="interpreter", rounds=0, settings=FAST,
                       out_root=tmp_path / "runs")[0]
     first, second = run_session(spec), run_session(spec)
