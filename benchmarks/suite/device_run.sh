@@ -30,7 +30,7 @@ pids=()
 for gpu in 0 1; do
   ops=$ops0; [ $gpu = 1 ] && ops=$ops1
   [ -z "$ops" ] && continue
-  out=benchmarks/results/suite; [ $gpu = 1 ] && { cp -r benchmarks/results/suite /tmp/suite_g1; out=/tmp/suite_g1; }
+  out=benchmarks/results/suite; [ $gpu = 1 ] && { rm -rf /tmp/suite_g1; cp -r benchmarks/results/suite /tmp/suite_g1; out=/tmp/suite_g1; }
   CUDA_VISIBLE_DEVICES=$gpu LADDER_HOME=/tmp/ladderhome_g$gpu timeout $(( left + 30 )) python3 benchmarks/suite/runner.py \
     --backend cuda --rounds "$rounds" --budget-s "$left" --compile-budget-s 45 --ops $ops --out "$out" \
     --pack "$OUT/suite_g$gpu.tar.gz" > "/tmp/suite_g$gpu.log" 2>&1 &

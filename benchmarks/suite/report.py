@@ -179,7 +179,10 @@ def build(out: Path) -> dict[str, Any]:
                 "median over memory-bound operators of each operator's median case fraction, H200 datasheet peaks"),
     ]
     status = Counter(r.get("status") for r in results.values())
+    suite_ops = sorted(d.name for d in SUITE.iterdir() if (d / "problem.py").is_file())
+    agg["ops_in_suite"] = len(suite_ops)
     return {
+        "not_run": [op for op in suite_ops if op not in results],
         "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"), "out": str(out),
         "has_timing": bool(timed), "runs": runs, "status": dict(status),
         "problems": [p for o in ops if (p := _problem(o, results[o["op"]]))],
@@ -214,7 +217,7 @@ def render_md(rep: dict[str, Any], figures: list[str]) -> str:
         L.append(f"| {t['target']} | {val} | **{t['status']}** | {t['n']} of {t['of']} | {t['basis']} |")
     L += ["", "## Summary", ""]
     if rep["has_timing"]:
-        L += [f"- operators timed: {a['ops_timed']} of {a['ops']}",
+        L += [f"- operators timed: {a['ops_timed']} of {a['ops']} with results; the suite holds {a['ops_in_suite']}",
               f"- initial -> best speedup: geomean **{_f(a['speedup_geomean'])}x**, median {_f(a['speedup_median'])}x; "
               f"{a['ops_over_2x']} operator(s) above 2x, {a['ops_over_5x']} above 5x",
               f"- best vs torch eager: geomean **{_f(a['vs_eager_geomean'])}x**, median {_f(a['vs_eager_median'])}x "
@@ -228,6 +231,9 @@ def render_md(rep: dict[str, Any], figures: list[str]) -> str:
               f"- the sessions' own authority metric (geomean speedup of the selected round, timed in the session): "
               f"geomean {_f(a['session_speedup_geomean'])}x", ""]
     L += ["- result status: " + ", ".join(f"{k}: {v}" for k, v in sorted(rep["status"].items(), key=lambda kv: str(kv[0]))), ""]
+    if rep["not_run"]:
+        L += [f"Suite operators with no results here yet ({len(rep['not_run'])}; the campaign is resumable, run "
+              "the runner again to add them): " + ", ".join(f"`{op}`" for op in rep["not_run"]), ""]
     if rep["problems"]:
         L += ["Operators not complete, truncated by the budget, or without full torch.compile timing:", ""]
         L += [f"- `{p['op']}`: {p['why']}" for p in rep["problems"]]

@@ -114,6 +114,7 @@ def test_report_without_gpu_timing_invents_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / "fig_speedup.png").exists() and not (tmp_path / "fig_times.png").exists()
     md = (tmp_path / "report.md").read_text()
     assert "No GPU timing in these results" in md and "## Per case" not in md
+    assert "relu" not in rep["not_run"] and "softmax" in rep["not_run"]  # suite operators without results are named
     assert rep["accounting"]["max_level"]["L4"] == 1 and rep["accounting"]["best_level"]["baseline"] == 1
 
 
