@@ -221,6 +221,19 @@ class KnowledgeBase:
             self._after_write()
             return card
 
+    def decide_proposal(self, proposal_id: str, *, expect: str, status: str, doc: dict[str, Any],
+                        card: AnyCard | None = None, deprecate: str | None = None, reason: str = "") -> AnyCard | None:
+        """Record a review decision and the card write it implies atomically (``StructuredStore.decide_proposal``);
+        the search index then serves the card like any other write."""
+        if card is not None:
+            check_storable(card, "card")
+        with self._write_lock:
+            stored = self.store.decide_proposal(proposal_id, expect=expect, status=status, doc=doc, card=card,
+                                                deprecate=deprecate, reason=reason)
+            if stored is not None:
+                self._after_write()
+            return stored
+
     def submit_trajectory(self, trajectory: Trajectory) -> bool:
         check_storable(trajectory, "trajectory")
         return self.store.put_trajectory(trajectory)

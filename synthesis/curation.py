@@ -3,9 +3,9 @@
 A ``Curator`` runs synthesis batches over the trajectories stored in a KnowledgeBase (as background jobs with
 status), keeps the proposal queue, and applies review decisions: approve, reject (with a reason), edit, merge
 into an existing family. Manual edits of served cards enter the same queue (``propose_edit``); the old version
-stays served until the edit is approved. Approving stores the card through the KB, which refreshes the
-quick-match index at once (no restart). Everything is stored in the KB's SQLite store; a crash mid-run loses
-no acknowledged data.
+stays served until the edit is approved. Approving stores the card through the KB, in the same transaction as
+the proposal's new state, and the next quick-match serves it (no restart). Everything is stored in the KB's
+SQLite store; a crash mid-run loses no acknowledged data and applies no decision halfway.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from kb.errors import Conflict, InvalidArgument, NotFound
 from kb.models import AnyCard, PatternCard, parse_card
-from kb.service import KnowledgeBase
+from kb.service import KnowledgeBase, check_storable
 from synthesis.models import Proposal, SynthesisResult, card_on_approval
 from synthesis.mining import CachedEmbed, FamilyIndex
 from synthesis.pipeline import SynthesisConfig, synthesize
@@ -143,7 +143,17 @@ class Curator:
 
     def review(self, proposal_id: str, action: ReviewAction, *, reviewer: str, reason: str = "",
                card: dict[str, Any] | AnyCard | None = None, merge_into: str = "") -> Proposal:
+        """Apply one review decision. Everything is checked first; the card write and the proposal's new state
+        are then stored in one transaction, so a decision is applied once or not at all. Deciding a proposal
+        that is no longer pending is a ``Conflict`` that writes nothing (a retried approval adds no version)."""
         p = self.proposal(proposal_id)
+        if action not in ("approve", "reject", "edit", "merge"):
+            raise InvalidArgument(f"unknown action {action!r}; use approve, reject, edit or merge", field="action")
+        if p.status != "pending":
+            raise Conflict(f"proposal {p.id} is already {p.status} (by {p.reviewer or 'someone'}); nothing was "
+                           "changed", field="status")
+        write: AnyCard | None = None
+        deprecate: str | None = None
         if action == "reject":
             if not reason.strip():
                 raise InvalidArgument("rejecting needs a reason the author can act on", field="reason")
@@ -151,38 +161,39 @@ class Curator:
         elif action == "edit":
             if card is None:
                 raise InvalidArgument("edit needs the edited card", field="card_json")
+            check_storable(card, "card")
             edited = card if not isinstance(card, dict) else parse_card(card)
             if edited.kind != p.card.kind:
                 raise InvalidArgument(f"the edited card must stay a {p.card.kind}", field="card_json.kind")
             done = p.model_copy(update={"card": edited, "reviewer": reviewer, "reviewer_notes": reason})
         elif action == "approve":
+            done = p.transition("approved", reviewer=reviewer, notes=reason)
             if p.kind == "edit":
                 self._check_base(p)
             if p.kind == "deprecation":
-                self.kb.set_card_status(p.target_family or p.card.id, "deprecated", reason or p.reason)
+                deprecate = p.target_family or p.card.id
             elif p.kind == "example" and p.target_family:
                 # fold into the family as it is now, so two examples drafted on one version keep both
-                self.kb.upsert_card(card_on_approval(p, into=self.kb.get_card(p.target_family)))
+                write = card_on_approval(p, into=self.kb.get_card(p.target_family))
             else:
-                self.kb.upsert_card(card_on_approval(p))
-            done = p.transition("approved", reviewer=reviewer, notes=reason)
-        elif action == "merge":
+                write = card_on_approval(p)
+        else:
             if not merge_into:
                 raise InvalidArgument("merge needs the id of the family to merge into", field="merge_into")
+            done = p.transition("merged", reviewer=reviewer, notes=reason or f"merged into {merge_into}")
             into = self.kb.get_card(merge_into)
             if not isinstance(into, PatternCard):
                 raise InvalidArgument(f"{merge_into!r} is a {into.kind}, not a pattern family", field="merge_into")
-            self.kb.upsert_card(card_on_approval(p, into=into).model_copy(update={"status": into.status}))
-            done = p.transition("merged", reviewer=reviewer, notes=reason or f"merged into {merge_into}")
-        else:
-            raise InvalidArgument(f"unknown action {action!r}; use approve, reject, edit or merge", field="action")
-        self.kb.store.put_proposal(done.id, done.status, done.model_dump(mode="json"))
+            write = card_on_approval(p, into=into).model_copy(update={"status": into.status})
+        self.kb.decide_proposal(p.id, expect=p.status, status=done.status, doc=done.model_dump(mode="json"),
+                                card=write, deprecate=deprecate, reason=reason or p.reason)
         return done
 
     # ------------------------------------------------------------------ manual edits of served cards
     def propose_edit(self, card: dict[str, Any] | AnyCard, *, author: str, reason: str = "") -> Proposal:
         """Queue an edit of an existing card as a new version for review. The current version stays served
         until the proposal is approved; approving a stale edit (the card moved on meanwhile) is refused."""
+        check_storable(card, "card")
         edited = card if not isinstance(card, dict) else parse_card(card)
         current = self.kb.get_card(edited.id)
         if edited.kind != current.kind:
