@@ -10,10 +10,13 @@ SQLite store; a crash mid-run loses no acknowledged data and applies no decision
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import json
 import threading
 import time
 import uuid
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Literal
 
@@ -24,13 +27,39 @@ from synthesis.models import Proposal, SynthesisResult, card_on_approval
 from synthesis.mining import CachedEmbed, FamilyIndex
 from synthesis.pipeline import SynthesisConfig, synthesize
 
-__all__ = ["Curator", "Job", "ReviewAction"]
+__all__ = ["Curator", "Job", "ProposalPage", "ReviewAction"]
 
 ReviewAction = Literal["approve", "reject", "edit", "merge"]
 
 
 class Job(dict):
     """A synthesis job record (JSON-able): job_id, kind, state, done, total, message, result."""
+
+
+@dataclass(frozen=True)
+class ProposalPage:
+    """One page of the queue, oldest first. ``cursors[i]`` continues after ``proposals[i]`` (a transport that
+    must cut the page short uses it); ``next_cursor`` continues after the whole page ("" on the last one)."""
+
+    proposals: list[Proposal]
+    cursors: list[str]
+    next_cursor: str
+
+
+def _encode_cursor(key: tuple[str, str]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(list(key)).encode()).decode()
+
+
+def _decode_cursor(cursor: str) -> tuple[str, str] | None:
+    if not cursor:
+        return None
+    try:
+        at, pid = (str(v) for v in json.loads(base64.urlsafe_b64decode(cursor.encode())))
+        at.encode(), pid.encode()  # a lone surrogate cannot be bound as SQLite text
+        return at, pid
+    except Exception as e:  # noqa: BLE001 - any malformed token is the caller's mistake
+        raise InvalidArgument("cursor is not one returned by ListProposals; pass '' for the first page",
+                              field="cursor") from e
 
 
 class Curator:
@@ -127,6 +156,16 @@ class Curator:
     # ------------------------------------------------------------------ the queue
     def proposals(self, status: str | None = None) -> list[Proposal]:
         return [Proposal.model_validate(d) for d in self.kb.store.list_proposals(status or None)]
+
+    def proposal_page(self, status: str | None = None, page_size: int = 100, cursor: str = "") -> ProposalPage:
+        """Up to ``page_size`` (1..500) proposals after ``cursor``, oldest first."""
+        if not 1 <= page_size <= 500:
+            raise InvalidArgument(f"page_size must be in 1..500, got {page_size}", field="page_size")
+        rows = self.kb.store.proposal_page(status or None, after=_decode_cursor(cursor), limit=page_size + 1)
+        more, rows = len(rows) > page_size, rows[:page_size]
+        cursors = [_encode_cursor(key) for key, _ in rows]
+        return ProposalPage([Proposal.model_validate(d) for _, d in rows], cursors,
+                            cursors[-1] if more else "")
 
     def proposal(self, proposal_id: str) -> Proposal:
         return Proposal.model_validate(self.kb.store.get_proposal(proposal_id))

@@ -357,6 +357,17 @@ class StructuredStore:
             rows = self._q("SELECT doc FROM proposals ORDER BY created_at, id")
         return [json.loads(r[0]) for r in rows]
 
+    def proposal_page(self, status: str | None, *, after: tuple[str, str] | None = None,
+                      limit: int = 100) -> list[tuple[tuple[str, str], dict[str, Any]]]:
+        """Up to ``limit`` proposals in queue order (oldest first) that come after the key ``after``, each with
+        its own key (created_at, id) to continue from. Keys never change, so a page boundary stays put while
+        proposals are added or decided."""
+        after_at, after_id = after or ("", "")
+        rows = self._q("SELECT created_at, id, doc FROM proposals WHERE (?1 = '' OR status = ?1) "
+                       "AND (created_at, id) > (?2, ?3) ORDER BY created_at, id LIMIT ?4",
+                       (status or "", after_at, after_id, limit))
+        return [((at, pid), json.loads(doc)) for at, pid, doc in rows]
+
     def put_job(self, job_id: str, kind: str, state: str, doc: dict[str, Any]) -> None:
         with self._tx() as db:
             db.execute("INSERT INTO jobs(id, kind, state, doc, updated_at) VALUES(?,?,?,?,?) ON CONFLICT(id) DO UPDATE "

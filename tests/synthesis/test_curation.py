@@ -146,3 +146,24 @@ def test_edits_with_unstorable_numbers_are_refused(kb, curator, path, value, fie
         curator.propose_edit(edit, author="bo")
     assert e.value.field == field
 
+
+def test_the_queue_is_read_in_pages_that_do_not_shift(kb, curator):
+    made = [_new_family(kb, f"page{i}").id for i in range(5)]
+    first = curator.proposal_page("pending", page_size=2)
+    assert [p.id for p in first.proposals] == made[:2] and first.next_cursor == first.cursors[-1]
+    curator.review(made[0], "reject", reviewer="ana", reason="duplicate")  # leaves the pending view
+    rest, cursor = [], first.next_cursor
+    while cursor:
+        page = curator.proposal_page("pending", page_size=2, cursor=cursor)
+        rest += [p.id for p in page.proposals]
+        cursor = page.next_cursor
+    assert rest == made[2:]  # nothing skipped although the view shrank
+    assert [p.id for p in curator.proposal_page(None, 1, first.cursors[0]).proposals] == [made[1]]
+
+
+@pytest.mark.parametrize(("args", "field"), [({"page_size": 0}, "page_size"), ({"page_size": 501}, "page_size"),
+                                             ({"cursor": "not-a-cursor"}, "cursor")])
+def test_bad_page_requests_name_the_field(curator, args, field):
+    with pytest.raises(InvalidArgument) as e:
+        curator.proposal_page("pending", **args)
+    assert e.value.field == field
