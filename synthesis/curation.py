@@ -108,7 +108,7 @@ class Curator:
             store.commit_synthesis([(p.id, p.status, p.model_dump(mode="json")) for p in fresh],
                                    {cid: st.model_dump(mode="json") for cid, st in result.stats.items()},
                                    [t.id for t in batch])
-            self.kb.sync_index()
+            self.kb.invalidate()  # card stats changed: the next read rebuilds the engine once
             result = result.model_copy(update={"proposals": fresh})
             if job_id:
                 self._job_update(job_id, state="done", done=len(batch), message="done",
