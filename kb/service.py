@@ -22,6 +22,7 @@ from kb.cardfiles import dump_card, load_dir
 from kb.errors import InvalidArgument, NotFound, StorageError, Unavailable
 from kb.models import AnyCard, Trajectory
 from kb.models.search import CardFilter, CardPage, InvariantQuery, QuickMatchQuery, SearchHit, SearchQuery
+from kb.search.bm25 import BM25Index
 from kb.search.embedding import Embedder
 from kb.search.engine import Engine
 from kb.settings import Settings
@@ -44,10 +45,10 @@ class KnowledgeBase:
                                             model_path=settings.embedding_model_dir)
         self.index = VectorIndex(settings.index_dir)
         self._engine: Engine | None = None
-        self._write_lock = threading.Lock()
+        self._stale = False  # the store changed after the engine was built; the next read rebuilds it
+        self._write_lock = threading.Lock()  # card writes, and every change to the index and the engine
         self._cache: OrderedDict[str, list[SearchHit]] = OrderedDict()
         self._cache_lock = threading.Lock()
-        self._generation = -1
         self.cache_hits = 0
         self.ready = False
 
@@ -108,10 +109,22 @@ class KnowledgeBase:
         self.ready = True
 
     def sync_index(self, *, progress: Progress | None = None) -> int:
-        """Embed served cards whose version the index lacks; drop index entries with no card. Returns #embedded."""
+        """Embed served cards whose version the index lacks, drop index entries with no card, and build the
+        search engine. Returns the number embedded. Runs while loading, or under the write lock."""
         cards = self.store.served_cards()
-        stale = [c for c in cards if self.index.versions.get(c.id) != c.version]
         gone = sorted(set(self.index.ids) - {c.id for c in cards})
+        n = self._index_cards(cards, gone, progress)
+        bm25 = self._engine.bm25.successor() if self._engine is not None else BM25Index()
+        self._engine = Engine(cards, self.index, self.embedder, rrf_k=self.settings.rrf_k,
+                              fusion=self.settings.fusion, bm25=bm25)
+        self._stale = False
+        with self._cache_lock:
+            self._cache.clear()
+        return n
+
+    def _index_cards(self, cards: list[AnyCard], gone: list[str], progress: Progress | None = None) -> int:
+        """Embed those of ``cards`` whose version the index lacks; drop the ``gone`` ids. Returns #embedded."""
+        stale = [c for c in cards if self.index.versions.get(c.id) != c.version]
         # The store has committed; a failing index write (disk full under chroma/) must not turn a durable
         # write into an error. The vectors are served from memory and the index catches up on the next open.
         try:
@@ -129,12 +142,18 @@ class KnowledgeBase:
                 log.warning("%s", e)
             if progress:
                 progress("embed", min(off + batch, len(stale)), len(stale))
-        self._engine = Engine(cards, self.index, self.embedder, rrf_k=self.settings.rrf_k,
-                              fusion=self.settings.fusion)
-        self._generation = self.store.generation()
-        with self._cache_lock:
-            self._cache.clear()
         return len(stale)
+
+    def invalidate(self) -> None:
+        """Note that the store changed behind the KB (a batch written straight to the store, such as a synthesis
+        run): the next read brings the index and the engine up to date, once for the whole batch."""
+        self._stale = True
+
+    def refresh(self) -> None:
+        """Rebuild the engine now if a write changed the store since it was built (reads do this themselves)."""
+        with self._write_lock:
+            if self._stale:
+                self.sync_index()
 
     def rebuild(self, *, progress: Progress | None = None) -> int:
         """Drop the vector index and re-derive it from the store (``ladder kb rebuild``)."""
@@ -148,8 +167,12 @@ class KnowledgeBase:
 
     @property
     def engine(self) -> Engine:
+        """The search engine over the served cards. Writes only mark it stale (a rebuild re-reads every served
+        card); the first read after them rebuilds it once, so reads still see every acknowledged write."""
         if self._engine is None or not self.ready:
             raise Unavailable("the KB index is still loading; retry shortly (health reports SERVING when ready)")
+        if self._stale:
+            self.refresh()
         return self._engine
 
     # ------------------------------------------------------------------ reads
@@ -205,21 +228,37 @@ class KnowledgeBase:
         return CardPage(cards=[engine.cards[engine.pos[i]] for i in page], next_cursor=nxt, total=len(ids))
 
     # ------------------------------------------------------------------ writes
-    def _after_write(self) -> None:
-        self.sync_index()
+    def _after_write(self, card_id: str) -> None:
+        """Embed the written card now (so an index failure shows at once, as for any write); the engine waits for
+        the next read. Called under the write lock."""
+        self._index_cards([self.store.get_card(card_id)], [])
+        self._stale = True
 
     def upsert_card(self, card: AnyCard) -> AnyCard:
         check_storable(card, "card")
         with self._write_lock:
             stored = self.store.put_card(card)
-            self._after_write()
+            self._after_write(stored.id)
             return stored
 
     def set_card_status(self, card_id: str, status: CardStatus, reason: str = "", version: int | None = None) -> AnyCard:
         with self._write_lock:
             card = self.store.set_status(card_id, status, version=version, reason=reason)
-            self._after_write()
+            self._after_write(card_id)
             return card
+
+    def decide_proposal(self, proposal_id: str, *, expect: str, status: str, doc: dict[str, Any],
+                        card: AnyCard | None = None, deprecate: str | None = None, reason: str = "") -> AnyCard | None:
+        """Record a review decision and the card write it implies atomically (``StructuredStore.decide_proposal``);
+        the search index then serves the card like any other write."""
+        if card is not None:
+            check_storable(card, "card")
+        with self._write_lock:
+            stored = self.store.decide_proposal(proposal_id, expect=expect, status=status, doc=doc, card=card,
+                                                deprecate=deprecate, reason=reason)
+            if stored is not None:
+                self._after_write(stored.id)
+            return stored
 
     def submit_trajectory(self, trajectory: Trajectory) -> bool:
         check_storable(trajectory, "trajectory")

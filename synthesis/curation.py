@@ -3,34 +3,63 @@
 A ``Curator`` runs synthesis batches over the trajectories stored in a KnowledgeBase (as background jobs with
 status), keeps the proposal queue, and applies review decisions: approve, reject (with a reason), edit, merge
 into an existing family. Manual edits of served cards enter the same queue (``propose_edit``); the old version
-stays served until the edit is approved. Approving stores the card through the KB, which refreshes the
-quick-match index at once (no restart). Everything is stored in the KB's SQLite store; a crash mid-run loses
-no acknowledged data.
+stays served until the edit is approved. Approving stores the card through the KB, in the same transaction as
+the proposal's new state, and the next quick-match serves it (no restart). Everything is stored in the KB's
+SQLite store; a crash mid-run loses no acknowledged data and applies no decision halfway.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import json
 import threading
 import time
 import uuid
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Literal
 
 from kb.errors import Conflict, InvalidArgument, NotFound
 from kb.models import AnyCard, PatternCard, parse_card
-from kb.service import KnowledgeBase
+from kb.service import KnowledgeBase, check_storable
 from synthesis.models import Proposal, SynthesisResult, card_on_approval
 from synthesis.mining import CachedEmbed, FamilyIndex
 from synthesis.pipeline import SynthesisConfig, synthesize
 
-__all__ = ["Curator", "Job", "ReviewAction"]
+__all__ = ["Curator", "Job", "ProposalPage", "ReviewAction"]
 
 ReviewAction = Literal["approve", "reject", "edit", "merge"]
 
 
 class Job(dict):
     """A synthesis job record (JSON-able): job_id, kind, state, done, total, message, result."""
+
+
+@dataclass(frozen=True)
+class ProposalPage:
+    """One page of the queue, oldest first. ``cursors[i]`` continues after ``proposals[i]`` (a transport that
+    must cut the page short uses it); ``next_cursor`` continues after the whole page ("" on the last one)."""
+
+    proposals: list[Proposal]
+    cursors: list[str]
+    next_cursor: str
+
+
+def _encode_cursor(key: tuple[str, str]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(list(key)).encode()).decode()
+
+
+def _decode_cursor(cursor: str) -> tuple[str, str] | None:
+    if not cursor:
+        return None
+    try:
+        at, pid = (str(v) for v in json.loads(base64.urlsafe_b64decode(cursor.encode())))
+        at.encode(), pid.encode()  # a lone surrogate cannot be bound as SQLite text
+        return at, pid
+    except Exception as e:  # noqa: BLE001 - any malformed token is the caller's mistake
+        raise InvalidArgument("cursor is not one returned by ListProposals; pass '' for the first page",
+                              field="cursor") from e
 
 
 class Curator:
@@ -79,7 +108,7 @@ class Curator:
             store.commit_synthesis([(p.id, p.status, p.model_dump(mode="json")) for p in fresh],
                                    {cid: st.model_dump(mode="json") for cid, st in result.stats.items()},
                                    [t.id for t in batch])
-            self.kb.sync_index()
+            self.kb.invalidate()  # card stats changed: the next read rebuilds the engine once
             result = result.model_copy(update={"proposals": fresh})
             if job_id:
                 self._job_update(job_id, state="done", done=len(batch), message="done",
@@ -128,6 +157,16 @@ class Curator:
     def proposals(self, status: str | None = None) -> list[Proposal]:
         return [Proposal.model_validate(d) for d in self.kb.store.list_proposals(status or None)]
 
+    def proposal_page(self, status: str | None = None, page_size: int = 100, cursor: str = "") -> ProposalPage:
+        """Up to ``page_size`` (1..500) proposals after ``cursor``, oldest first."""
+        if not 1 <= page_size <= 500:
+            raise InvalidArgument(f"page_size must be in 1..500, got {page_size}", field="page_size")
+        rows = self.kb.store.proposal_page(status or None, after=_decode_cursor(cursor), limit=page_size + 1)
+        more, rows = len(rows) > page_size, rows[:page_size]
+        cursors = [_encode_cursor(key) for key, _ in rows]
+        return ProposalPage([Proposal.model_validate(d) for _, d in rows], cursors,
+                            cursors[-1] if more else "")
+
     def proposal(self, proposal_id: str) -> Proposal:
         return Proposal.model_validate(self.kb.store.get_proposal(proposal_id))
 
@@ -143,7 +182,17 @@ class Curator:
 
     def review(self, proposal_id: str, action: ReviewAction, *, reviewer: str, reason: str = "",
                card: dict[str, Any] | AnyCard | None = None, merge_into: str = "") -> Proposal:
+        """Apply one review decision. Everything is checked first; the card write and the proposal's new state
+        are then stored in one transaction, so a decision is applied once or not at all. Deciding a proposal
+        that is no longer pending is a ``Conflict`` that writes nothing (a retried approval adds no version)."""
         p = self.proposal(proposal_id)
+        if action not in ("approve", "reject", "edit", "merge"):
+            raise InvalidArgument(f"unknown action {action!r}; use approve, reject, edit or merge", field="action")
+        if p.status != "pending":
+            raise Conflict(f"proposal {p.id} is already {p.status} (by {p.reviewer or 'someone'}); nothing was "
+                           "changed", field="status")
+        write: AnyCard | None = None
+        deprecate: str | None = None
         if action == "reject":
             if not reason.strip():
                 raise InvalidArgument("rejecting needs a reason the author can act on", field="reason")
@@ -151,38 +200,39 @@ class Curator:
         elif action == "edit":
             if card is None:
                 raise InvalidArgument("edit needs the edited card", field="card_json")
+            check_storable(card, "card")
             edited = card if not isinstance(card, dict) else parse_card(card)
             if edited.kind != p.card.kind:
                 raise InvalidArgument(f"the edited card must stay a {p.card.kind}", field="card_json.kind")
             done = p.model_copy(update={"card": edited, "reviewer": reviewer, "reviewer_notes": reason})
         elif action == "approve":
+            done = p.transition("approved", reviewer=reviewer, notes=reason)
             if p.kind == "edit":
                 self._check_base(p)
             if p.kind == "deprecation":
-                self.kb.set_card_status(p.target_family or p.card.id, "deprecated", reason or p.reason)
+                deprecate = p.target_family or p.card.id
             elif p.kind == "example" and p.target_family:
                 # fold into the family as it is now, so two examples drafted on one version keep both
-                self.kb.upsert_card(card_on_approval(p, into=self.kb.get_card(p.target_family)))
+                write = card_on_approval(p, into=self.kb.get_card(p.target_family))
             else:
-                self.kb.upsert_card(card_on_approval(p))
-            done = p.transition("approved", reviewer=reviewer, notes=reason)
-        elif action == "merge":
+                write = card_on_approval(p)
+        else:
             if not merge_into:
                 raise InvalidArgument("merge needs the id of the family to merge into", field="merge_into")
+            done = p.transition("merged", reviewer=reviewer, notes=reason or f"merged into {merge_into}")
             into = self.kb.get_card(merge_into)
             if not isinstance(into, PatternCard):
                 raise InvalidArgument(f"{merge_into!r} is a {into.kind}, not a pattern family", field="merge_into")
-            self.kb.upsert_card(card_on_approval(p, into=into).model_copy(update={"status": into.status}))
-            done = p.transition("merged", reviewer=reviewer, notes=reason or f"merged into {merge_into}")
-        else:
-            raise InvalidArgument(f"unknown action {action!r}; use approve, reject, edit or merge", field="action")
-        self.kb.store.put_proposal(done.id, done.status, done.model_dump(mode="json"))
+            write = card_on_approval(p, into=into).model_copy(update={"status": into.status})
+        self.kb.decide_proposal(p.id, expect=p.status, status=done.status, doc=done.model_dump(mode="json"),
+                                card=write, deprecate=deprecate, reason=reason or p.reason)
         return done
 
     # ------------------------------------------------------------------ manual edits of served cards
     def propose_edit(self, card: dict[str, Any] | AnyCard, *, author: str, reason: str = "") -> Proposal:
         """Queue an edit of an existing card as a new version for review. The current version stays served
         until the proposal is approved; approving a stale edit (the card moved on meanwhile) is refused."""
+        check_storable(card, "card")
         edited = card if not isinstance(card, dict) else parse_card(card)
         current = self.kb.get_card(edited.id)
         if edited.kind != current.kind:

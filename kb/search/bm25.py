@@ -19,18 +19,31 @@ __all__ = ["BM25Index"]
 
 
 class BM25Index:
-    def __init__(self) -> None:
+    """BM25 scores over a fixed list of texts. Tokenizing is most of the build time, so an index made with
+    ``successor()`` reuses the tokens of texts its predecessor already saw (a KB rebuild after one card write
+    tokenizes that card only). The scores are those of a fresh build: the cache maps a text to its tokens."""
+
+    def __init__(self, tokens: dict[str, list[str]] | None = None) -> None:
         self._lock = threading.Lock()
         self._model: bm25s.BM25 | None = None
         self._n = 0
+        self._tokens = tokens or {}
+
+    def successor(self) -> BM25Index:
+        """An empty index whose ``build`` reuses this one's tokenized texts."""
+        return BM25Index(self._tokens)
 
     def build(self, texts: list[str]) -> None:
         model = bm25s.BM25(k1=1.2, b=0.75)
-        tokens = [tokenize(t) or ["__empty__"] for t in texts]
+        seen: dict[str, list[str]] = {}
+        for t in texts:
+            seen[t] = self._tokens.get(t) or tokenize(t) or ["__empty__"]
+        tokens = [seen[t] for t in texts]
         if tokens:
             model.index(tokens, show_progress=False)
         with self._lock:
             self._model, self._n = (model if tokens else None), len(texts)
+            self._tokens = seen  # only the texts indexed now: the cache never outgrows the KB
 
     def __len__(self) -> int:
         return self._n

@@ -199,60 +199,70 @@ class StructuredStore:
         (served stays the old one) until it is approved with ``set_status(..., "active")``.
         """
         with self._tx() as db:
-            row = db.execute("SELECT served_version, latest_version FROM cards WHERE id=?", (card.id,)).fetchone()
-            seq = self._next_seq(db)
-            if row is None:
-                stored = card.model_copy(update={"version": 1})
-                self._insert_version(db, stored)
-                db.execute("INSERT INTO cards(id, served_version, latest_version, seq) VALUES(?,?,?,?)",
-                           (card.id, 1, 1, seq))
-            else:
-                served_v, latest_v = row
-                served_status = db.execute("SELECT status FROM card_versions WHERE id=? AND version=?",
-                                           (card.id, served_v)).fetchone()[0]
-                stored = card.model_copy(update={"version": latest_v + 1})
-                self._insert_version(db, stored)
-                new_served = served_v if served_status == "active" and stored.status != "active" else stored.version
-                db.execute("UPDATE cards SET served_version=?, latest_version=?, seq=? WHERE id=?",
-                           (new_served, stored.version, seq, card.id))
-            db.execute("INSERT INTO events(ts, card_id, action, detail) VALUES(?,?,?,?)",
-                       (_now(), card.id, action, json.dumps({"version": stored.version, "status": stored.status})))
-            return stored
+            return self._put_card(db, card, action)
 
     def set_status(self, card_id: str, status: CardStatus, *, version: int | None = None, reason: str = "") -> AnyCard:
         """Move a card version through review. Approving (active) makes that version the served one."""
         with self._tx() as db:
-            row = db.execute("SELECT served_version, latest_version FROM cards WHERE id=?", (card_id,)).fetchone()
-            if row is None:
-                raise NotFound(f"card {card_id!r} does not exist", field="id")
+            return self._set_status(db, card_id, status, version, reason)
+
+    def _put_card(self, db: sqlite3.Connection, card: AnyCard, action: str) -> AnyCard:
+        row = db.execute("SELECT served_version, latest_version FROM cards WHERE id=?", (card.id,)).fetchone()
+        seq = self._next_seq(db)
+        if row is None:
+            stored = card.model_copy(update={"version": 1})
+            self._insert_version(db, stored)
+            db.execute("INSERT INTO cards(id, served_version, latest_version, seq) VALUES(?,?,?,?)",
+                       (card.id, 1, 1, seq))
+        else:
             served_v, latest_v = row
-            v = version or latest_v
-            got = db.execute("SELECT doc FROM card_versions WHERE id=? AND version=?", (card_id, v)).fetchone()
-            if got is None:
-                raise NotFound(f"card {card_id!r} has no version {v} (latest is {latest_v})", field="version")
-            card = parse_card(json.loads(got[0]))
-            if status != card.status and status not in STATUS_TRANSITIONS[card.status]:
-                allowed = ", ".join(sorted(STATUS_TRANSITIONS[card.status])) or "none"
-                raise Conflict(f"card {card_id!r} v{v} is {card.status}; it can move to: {allowed}", field="status")
-            updated = card.model_copy(update={"status": status})
-            db.execute("UPDATE card_versions SET status=?, doc=? WHERE id=? AND version=?",
-                       (status, updated.model_dump_json(), card_id, v))
+            served_status = db.execute("SELECT status FROM card_versions WHERE id=? AND version=?",
+                                       (card.id, served_v)).fetchone()[0]
+            stored = card.model_copy(update={"version": latest_v + 1})
+            self._insert_version(db, stored)
+            new_served = served_v if served_status == "active" and stored.status != "active" else stored.version
+            db.execute("UPDATE cards SET served_version=?, latest_version=?, seq=? WHERE id=?",
+                       (new_served, stored.version, seq, card.id))
+        self._event(db, card.id, action, {"version": stored.version, "status": stored.status})
+        return stored
+
+    def _set_status(self, db: sqlite3.Connection, card_id: str, status: CardStatus, version: int | None,
+                    reason: str) -> AnyCard:
+        row = db.execute("SELECT served_version, latest_version FROM cards WHERE id=?", (card_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"card {card_id!r} does not exist", field="id")
+        served_v, latest_v = row
+        v = version or latest_v
+        got = db.execute("SELECT doc FROM card_versions WHERE id=? AND version=?", (card_id, v)).fetchone()
+        if got is None:
+            raise NotFound(f"card {card_id!r} has no version {v} (latest is {latest_v})", field="version")
+        card = parse_card(json.loads(got[0]))
+        if status != card.status and status not in STATUS_TRANSITIONS[card.status]:
+            allowed = ", ".join(sorted(STATUS_TRANSITIONS[card.status])) or "none"
+            raise Conflict(f"card {card_id!r} v{v} is {card.status}; it can move to: {allowed}", field="status")
+        updated = card.model_copy(update={"status": status})
+        db.execute("UPDATE card_versions SET status=?, doc=? WHERE id=? AND version=?",
+                   (status, updated.model_dump_json(), card_id, v))
+        new_served = served_v
+        if status == "active":
+            new_served = v
+            if served_v != v:  # the previously served version is superseded
+                old = parse_card(json.loads(db.execute(
+                    "SELECT doc FROM card_versions WHERE id=? AND version=?", (card_id, served_v)).fetchone()[0]))
+                if old.status == "active":
+                    old = old.model_copy(update={"status": "deprecated"})
+                    db.execute("UPDATE card_versions SET status=?, doc=? WHERE id=? AND version=?",
+                               ("deprecated", old.model_dump_json(), card_id, served_v))
+        elif v == served_v or new_served == v:
             new_served = served_v
-            if status == "active":
-                new_served = v
-                if served_v != v:  # the previously served version is superseded
-                    old = parse_card(json.loads(db.execute(
-                        "SELECT doc FROM card_versions WHERE id=? AND version=?", (card_id, served_v)).fetchone()[0]))
-                    if old.status == "active":
-                        old = old.model_copy(update={"status": "deprecated"})
-                        db.execute("UPDATE card_versions SET status=?, doc=? WHERE id=? AND version=?",
-                                   ("deprecated", old.model_dump_json(), card_id, served_v))
-            elif v == served_v or new_served == v:
-                new_served = served_v
-            db.execute("UPDATE cards SET served_version=?, seq=? WHERE id=?", (new_served, self._next_seq(db), card_id))
-            db.execute("INSERT INTO events(ts, card_id, action, detail) VALUES(?,?,?,?)",
-                       (_now(), card_id, "status", json.dumps({"version": v, "status": status, "reason": reason})))
-            return updated
+        db.execute("UPDATE cards SET served_version=?, seq=? WHERE id=?", (new_served, self._next_seq(db), card_id))
+        self._event(db, card_id, "status", {"version": v, "status": status, "reason": reason})
+        return updated
+
+    @staticmethod
+    def _event(db: sqlite3.Connection, card_id: str | None, action: str, detail: dict[str, Any]) -> None:
+        db.execute("INSERT INTO events(ts, card_id, action, detail) VALUES(?,?,?,?)",
+                   (_now(), card_id, action, json.dumps(detail)))
 
     @staticmethod
     def _next_seq(db: sqlite3.Connection) -> int:
@@ -305,6 +315,35 @@ class StructuredStore:
                        "ON CONFLICT(id) DO UPDATE SET status=excluded.status, doc=excluded.doc, "
                        "updated_at=excluded.updated_at", (proposal_id, status, json.dumps(doc), now, now))
 
+    def decide_proposal(self, proposal_id: str, *, expect: str, status: str, doc: dict[str, Any],
+                        card: AnyCard | None = None, deprecate: str | None = None, reason: str = "") -> AnyCard | None:
+        """Apply a review decision in one transaction: the card write it implies (``card`` stored as a new
+        version, or the served version of ``deprecate`` deprecated), the proposal's new state and doc, and a
+        ``review`` event. The proposal must still be in state ``expect``; otherwise (decided meanwhile, or by a
+        retry of a call whose reply was lost) nothing is written and ``Conflict`` says who decided it. A crash
+        anywhere before the commit leaves the proposal as it was and no card version behind."""
+        with self._tx() as db:
+            row = db.execute("SELECT status, doc FROM proposals WHERE id=?", (proposal_id,)).fetchone()
+            if row is None:
+                raise NotFound(f"proposal {proposal_id!r} does not exist; see `ladder review list`",
+                               field="proposal_id")
+            if row[0] != expect:
+                who = json.loads(row[1]).get("reviewer") or "someone"
+                raise Conflict(f"proposal {proposal_id} is already {row[0]} (by {who}); nothing was changed",
+                               field="status")
+            stored = None
+            if card is not None:
+                stored = self._put_card(db, card, "upsert")
+            elif deprecate is not None:
+                stored = self._set_status(db, deprecate, "deprecated", None, reason)
+            db.execute("UPDATE proposals SET status=?, doc=?, updated_at=? WHERE id=?",
+                       (status, json.dumps(doc), _now(), proposal_id))
+            detail = {"proposal_id": proposal_id, "status": status}
+            if stored is not None:
+                detail["version"] = stored.version
+            self._event(db, stored.id if stored else None, "review", detail)
+            return stored
+
     def get_proposal(self, proposal_id: str) -> dict[str, Any]:
         rows = self._q("SELECT doc FROM proposals WHERE id=?", (proposal_id,))
         if not rows:
@@ -317,6 +356,17 @@ class StructuredStore:
         else:
             rows = self._q("SELECT doc FROM proposals ORDER BY created_at, id")
         return [json.loads(r[0]) for r in rows]
+
+    def proposal_page(self, status: str | None, *, after: tuple[str, str] | None = None,
+                      limit: int = 100) -> list[tuple[tuple[str, str], dict[str, Any]]]:
+        """Up to ``limit`` proposals in queue order (oldest first) that come after the key ``after``, each with
+        its own key (created_at, id) to continue from. Keys never change, so a page boundary stays put while
+        proposals are added or decided."""
+        after_at, after_id = after or ("", "")
+        rows = self._q("SELECT created_at, id, doc FROM proposals WHERE (?1 = '' OR status = ?1) "
+                       "AND (created_at, id) > (?2, ?3) ORDER BY created_at, id LIMIT ?4",
+                       (status or "", after_at, after_id, limit))
+        return [((at, pid), json.loads(doc)) for at, pid, doc in rows]
 
     def put_job(self, job_id: str, kind: str, state: str, doc: dict[str, Any]) -> None:
         with self._tx() as db:

@@ -24,6 +24,7 @@ RUNNERS: dict[str, tuple[str, str]] = {
     "suite": ("suite/runner.py", "Run optimizer sessions across the operator suite (resumable)."),
     "report": ("suite/report.py", "Tables and figures from suite results."),
     "load": ("load.py", "32 concurrent clients mixing RPCs against a real server."),
+    "writes": ("kb_writes.py", "Consecutive single-card writes on an embedded KB, then the first search."),
 }
 
 

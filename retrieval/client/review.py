@@ -160,8 +160,14 @@ class RemoteReview:
         return ReviewItem(Proposal.model_validate_json(msg.proposal_json), near)
 
     def proposals(self, status: str | None = "pending") -> list[Proposal]:
-        resp = self.client.call(self.stub.ListProposals, pb.ListProposalsRequest(status=_check_status(status) or ""))
-        return [Proposal.model_validate_json(p.proposal_json) for p in resp.proposals]
+        req = pb.ListProposalsRequest(status=_check_status(status) or "", page_size=500)
+        out: list[Proposal] = []
+        while True:  # pages stop at the server's message limit; follow next_cursor to the end of the queue
+            resp = self.client.call(self.stub.ListProposals, req)
+            out += [Proposal.model_validate_json(p.proposal_json) for p in resp.proposals]
+            if not resp.next_cursor:
+                return out
+            req.cursor = resp.next_cursor
 
     def get(self, proposal_id: str) -> ReviewItem:
         return self._item(self.client.call(self.stub.GetProposal, pb.GetProposalRequest(proposal_id=proposal_id)))

@@ -19,7 +19,7 @@ from retrieval import convert
 from retrieval.v1 import ladder_pb2 as pb
 from retrieval.v1 import ladder_pb2_grpc as pb_grpc
 
-__all__ = ["KnowledgeServicer", "check_deadline", "fit_message"]
+__all__ = ["KnowledgeServicer", "check_deadline", "fit_message", "message_budget"]
 
 log = logging.getLogger(__name__)
 _HEADROOM = 1024  # bytes kept free under the limit for framing and the other fields
@@ -29,6 +29,11 @@ def check_deadline(context: grpc.ServicerContext) -> None:
     remaining = context.time_remaining()
     if remaining is not None and remaining <= 0:
         context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "deadline expired before the request was served")
+
+
+def message_budget(max_message_bytes: int) -> int:
+    """The bytes a response may use under the server's message limit (framing and the other fields aside)."""
+    return max_message_bytes - _HEADROOM
 
 
 def fit_message(msg: Any, field: str, limit: int) -> int:
@@ -62,7 +67,7 @@ class KnowledgeServicer(pb_grpc.KnowledgeServiceServicer):
 
     @property
     def _limit(self) -> int:
-        return self.kb.settings.max_message_bytes - _HEADROOM
+        return message_budget(self.kb.settings.max_message_bytes)
 
     def _hits(self, resp: pb.SearchResponse) -> pb.SearchResponse:
         dropped = fit_message(resp, "hits", self._limit)

@@ -12,6 +12,7 @@ from kb.errors import InvalidArgument
 from kb.models import Trajectory
 from kb.service import check_storable
 from retrieval import convert
+from retrieval.server.knowledge import fit_message, message_budget
 from retrieval.v1 import ladder_pb2 as pb
 from retrieval.v1 import ladder_pb2_grpc as pb_grpc
 from synthesis.curation import Curator
@@ -72,8 +73,12 @@ class SynthesisServicer(pb_grpc.SynthesisServiceServicer):
     def ListProposals(self, request: pb.ListProposalsRequest, context: grpc.ServicerContext) -> pb.ListProposalsResponse:
         if request.status and request.status not in ("pending", "approved", "rejected", "merged"):
             raise InvalidArgument("status must be pending, approved, rejected or merged", field="status")
-        return pb.ListProposalsResponse(proposals=[pb.Proposal(proposal_json=p.model_dump_json())
-                                                   for p in self.curator.proposals(request.status or None)])
+        page = self.curator.proposal_page(request.status or None, request.page_size or 100, request.cursor)
+        resp = pb.ListProposalsResponse(proposals=[pb.Proposal(proposal_json=p.model_dump_json())
+                                                   for p in page.proposals], next_cursor=page.next_cursor)
+        if fit_message(resp, "proposals", message_budget(self.curator.kb.settings.max_message_bytes)):
+            resp.next_cursor = page.cursors[len(resp.proposals) - 1]  # the next page starts after the last one sent
+        return resp
 
     def GetProposal(self, request: pb.GetProposalRequest, context: grpc.ServicerContext) -> pb.Proposal:
         if not request.proposal_id:

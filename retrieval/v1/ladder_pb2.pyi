@@ -335,10 +335,14 @@ class GetJobRequest(_message.Message):
     def __init__(self, job_id: _Optional[str] = ...) -> None: ...
 
 class ListProposalsRequest(_message.Message):
-    __slots__ = ("status",)
+    __slots__ = ("status", "page_size", "cursor")
     STATUS_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    CURSOR_FIELD_NUMBER: _ClassVar[int]
     status: str
-    def __init__(self, status: _Optional[str] = ...) -> None: ...
+    page_size: int
+    cursor: str
+    def __init__(self, status: _Optional[str] = ..., page_size: _Optional[int] = ..., cursor: _Optional[str] = ...) -> None: ...
 
 class Proposal(_message.Message):
     __slots__ = ("proposal_json", "nearest_card_json")
@@ -349,10 +353,12 @@ class Proposal(_message.Message):
     def __init__(self, proposal_json: _Optional[str] = ..., nearest_card_json: _Optional[str] = ...) -> None: ...
 
 class ListProposalsResponse(_message.Message):
-    __slots__ = ("proposals",)
+    __slots__ = ("proposals", "next_cursor")
     PROPOSALS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_CURSOR_FIELD_NUMBER: _ClassVar[int]
     proposals: _containers.RepeatedCompositeFieldContainer[Proposal]
-    def __init__(self, proposals: _Optional[_Iterable[_Union[Proposal, _Mapping]]] = ...) -> None: ...
+    next_cursor: str
+    def __init__(self, proposals: _Optional[_Iterable[_Union[Proposal, _Mapping]]] = ..., next_cursor: _Optional[str] = ...) -> None: ...
 
 class GetProposalRequest(_message.Message):
     __slots__ = ("proposal_id",)

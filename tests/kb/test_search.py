@@ -102,3 +102,52 @@ def test_snapshot_serves_the_same_results(kb, tmp_path, embedder):
 
     with _pytest.raises(Unavailable):
         snap.upsert_card(kb.get_card("top2-pairwise-max"))
+
+
+def _probe(i: int, **kw) -> PatternCard:
+    return PatternCard(id=f"probe-{i}", title=f"Probe {i}: warp-specialized epilogue variant {i}",
+                       summary=f"Probe card {i} for the write path; overlaps the epilogue with the main loop.",
+                       backends=["cuda"], levels=["L1"], **kw)
+
+
+def test_writes_leave_the_engine_to_the_next_read(kb, monkeypatch):
+    from kb.search import bm25
+
+    builds, tokenized = [], []
+    build, tokenize_ = bm25.BM25Index.build, bm25.tokenize
+    monkeypatch.setattr(bm25.BM25Index, "build", lambda self, texts: (builds.append(len(texts)), build(self, texts))[1])
+    monkeypatch.setattr(bm25, "tokenize", lambda text: (tokenized.append(text), tokenize_(text))[1])
+    for i in range(5):
+        kb.upsert_card(_probe(i))
+    assert builds == []  # no rebuild per write
+    q = SearchQuery(text="warp-specialized epilogue probe 3", filter=CardFilter(statuses=["active"]))
+    assert kb.search(q)[0].card.id == "probe-3"  # the next read sees every write
+    assert len(builds) == 1  # one rebuild for the five writes
+    assert len([t for t in tokenized if t != q.text]) == 5  # and it tokenized only the new cards
+
+
+def test_an_engine_rebuilt_after_writes_answers_like_a_fresh_one(kb):
+    from kb.search.engine import Engine
+
+    queries = [SearchQuery(text="warp-specialized epilogue overlap", mode=m, top_k=10) for m in ("hybrid", "bm25", "dense")]
+    queries += [SearchQuery(text="why does argmax scalarize on Ascend", top_k=10),
+                SearchQuery(text="persistent kernel for small grids", filter=CardFilter(statuses=["active"]))]
+    edited = kb.get_card("top2-pairwise-max")
+    writes = [lambda: kb.upsert_card(_probe(1)), lambda: kb.upsert_card(_probe(2, status="proposed")),
+              lambda: kb.upsert_card(edited.model_copy(update={"summary": "Pairwise max of two values, rewritten for "
+                                                                          "the probe: warp-specialized epilogue."})),
+              lambda: kb.set_card_status("probe-2", "active"),
+              lambda: kb.upsert_card(_probe(1, body="Now with a body about epilogue overlap and TMA stores."))]
+    for write in writes:  # a read between writes, so each rebuild starts from the previous one's tokens
+        write()
+        kb.search(queries[0])
+    engine = kb.engine
+    fresh = Engine(kb.store.served_cards(), kb.index, kb.embedder, rrf_k=kb.settings.rrf_k, fusion=kb.settings.fusion)
+    assert [(c.id, c.version) for c in engine.cards] == [(c.id, c.version) for c in fresh.cards]
+    for q in queries:
+        assert engine.bm25.scores(q.text).tolist() == fresh.bm25.scores(q.text).tolist()
+        assert engine.search(q) == fresh.search(q)
+    qm = QuickMatchQuery(text="epilogue overlap", symptoms=Symptoms(code_features=["tl.argmax"]), top_k=5)
+    assert engine.quick_match(qm) == fresh.quick_match(qm)
+    iq = InvariantQuery(text="argmax reduce", pass_names=["ConvertLayout"], top_k=5)
+    assert engine.invariants(iq) == fresh.invariants(iq)

@@ -238,7 +238,8 @@ REQUESTS: dict[str, st.SearchStrategy[Any]] = {
                                version=counts),
     "SubmitTrajectory": st.builds(pb.SubmitTrajectoryRequest, trajectory_json=trajectory_docs()),
     "RunSynthesis": st.builds(pb.RunSynthesisRequest, only_new=st.booleans()),
-    "ListProposals": st.builds(pb.ListProposalsRequest, status=vocab(("pending", "approved", "rejected", "merged"))),
+    "ListProposals": st.builds(pb.ListProposalsRequest, status=vocab(("pending", "approved", "rejected", "merged")),
+                               page_size=counts, cursor=cursors()),
 }
 
 

@@ -112,3 +112,34 @@ def test_review_rejects_bad_input(synth):
     with pytest.raises(grpc.RpcError) as e:
         synth.GetProposal(pb.GetProposalRequest(proposal_id="nope-nope"))
     assert e.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+def test_list_proposals_pages_stay_under_the_message_limit(synth, server):
+    from kb.models import PatternCard
+    from retrieval.client.review import connect_review
+    from synthesis.models import Proposal
+
+    limit = server.settings.max_message_bytes  # 256 KiB in this fixture
+    ids = []
+    for i in range(12):  # ~40 KB each: the queue is about twice the limit
+        card = PatternCard(id=f"big-{i:02d}", title=f"Big draft {i}", summary="A draft with a very long body.",
+                           body=f"detail {i} " * 4000, backends=["cuda"], levels=["L1"], status="proposed")
+        p = Proposal(id=f"new-family.big-{i:02d}.0001", kind="new_family", card=card, confidence=0.5)
+        server.kb.store.put_proposal(p.id, p.status, p.model_dump(mode="json"))
+        ids.append(p.id)
+
+    seen, pages, req = [], 0, pb.ListProposalsRequest(status="pending", page_size=500)
+    while True:
+        resp = synth.ListProposals(req)
+        assert resp.ByteSize() <= limit
+        seen += [json.loads(p.proposal_json)["id"] for p in resp.proposals]
+        pages += 1
+        if not resp.next_cursor:
+            break
+        req.cursor = resp.next_cursor
+    assert pages >= 2
+    assert [i for i in seen if i.startswith("new-family.big-")] == ids  # each once, in queue order
+    assert len(seen) == len(set(seen))
+
+    with connect_review(f"127.0.0.1:{server.port}") as q:  # the review client follows the pages itself
+        assert [p.id for p in q.proposals("pending") if p.id in ids] == ids
