@@ -64,3 +64,13 @@ STATUS_TRANSITIONS: dict[str, frozenset[str]] = {
     "rejected": frozenset({"draft", "proposed"}),
     "deprecated": frozenset({"active"}),
 }
+
+#: Hack-check codes that only ask for a second look (severity ``warn`` in ``optimizer.hacks``): a round that
+#: trips only these stays usable as evidence, and synthesis names the flag in the mined example so the curator
+#: sees it. Every other code blocks mining. ``tests/optimizer/test_hacks.py`` keeps this in step with the catalogue.
+REVIEW_ONLY_HACK_FLAGS: frozenset[str] = frozenset({"excessive_speedup"})
+
+
+def blocking_hack_flags(flags: list[str]) -> list[str]:
+    """The flags that disqualify a round (everything but the review-only ones)."""
+    return [f for f in flags if f not in REVIEW_ONLY_HACK_FLAGS]

@@ -25,6 +25,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from kb.models import Evidence, PatternCard
+from kb.vocab import REVIEW_ONLY_HACK_FLAGS
 from synthesis.features import TokenMatcher, card_text, round_levels, round_text
 from synthesis.models import (
     EvidenceRef,
@@ -271,6 +272,9 @@ def example_evidence(rec: RoundRecord) -> Evidence:
         metric["lift"] = float(lift)
     if rec.round.validation is not None and rec.round.validation.failure_reason:
         text += f" Validation: {rec.round.validation.failure_reason}."
+    review = [f for f in (rec.round.validation.hack_flags if rec.round.validation else []) if f in REVIEW_ONLY_HACK_FLAGS]
+    if review:  # put the warning where the curator reads, not at the end where the 2000-char cut could drop it
+        text = f"[review: {', '.join(review)} flagged; check the measurement before approving] " + text
     return Evidence(kind="trajectory", text=text[:2000], source=rec.ref, metric=metric)
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from kb.models import Round, Trajectory
+from kb.vocab import blocking_hack_flags
 
 __all__ = ["PATTERN_CATEGORIES", "RoundCategory", "RoundRecord", "categorize", "collect_rounds", "is_clean"]
 
@@ -47,13 +48,16 @@ class RoundRecord:
 
 
 def is_clean(r: Round) -> bool:
-    """Validated and passed with no hack flag: the only rounds that may back a pattern."""
-    return r.validation is not None and r.validation.passed and not r.validation.hack_flags
+    """Validated and passed with no blocking hack flag: the only rounds that may back a pattern.
+
+    Review-only flags (``kb.vocab.REVIEW_ONLY_HACK_FLAGS``, e.g. a >10x speedup that stayed inside the roofline)
+    do not disqualify a round; the mined example names them for the curator."""
+    return r.validation is not None and r.validation.passed and not blocking_hack_flags(r.validation.hack_flags)
 
 
 def categorize(r: Round, lift: float | None, *, tol: float = 0.03) -> RoundCategory:
     v = r.validation
-    if v is not None and v.hack_flags:
+    if v is not None and blocking_hack_flags(v.hack_flags):
         return "hack"
     if r.rewrite is None or r.outcome == "baseline":
         return "inconclusive" if r.outcome == "inconclusive" else "baseline"

@@ -55,3 +55,13 @@ def test_comments_docstrings_and_context() -> None:
     assert "precision_downgrade" not in codes(HONEST + "\ny = x.half()\n", fp32_reference=False)
     assert "harness_access" not in codes(HONEST + "\nclass Model(nn.Module):\n    pass\n")
     assert codes("import torch\nclass ModelNew: pass\n") == {"no_triton_kernel"}
+
+
+def test_review_only_flags_are_warnings_of_the_catalogue() -> None:
+    """kb.vocab.REVIEW_ONLY_HACK_FLAGS (rounds stay minable) may only name warn-severity checks that exist."""
+    from kb.vocab import REVIEW_ONLY_HACK_FLAGS
+    from optimizer.hacks import CATALOGUE
+
+    warn = {c.code for c in CATALOGUE if c.severity == "warn"}
+    assert REVIEW_ONLY_HACK_FLAGS <= warn
+    assert "static_result_cache" not in REVIEW_ONLY_HACK_FLAGS  # suspicious code keeps blocking mining

@@ -55,3 +55,18 @@ def test_progress_reports_each_stage(families):
     seen = []
     synthesize(_trajectories(), families, fake_embed, now=NOW, progress=lambda s, d, t: seen.append(s))
     assert seen == ["rounds", "mapping", "clustering", "anti_signals", "stats"]
+
+
+def test_review_only_flags_keep_a_round_minable_and_tell_the_curator(families):
+    """A >10x speedup that stayed inside the roofline (excessive_speedup, severity warn) backs its family; the
+    example says the flag fired. Mixed with a blocking flag, the round is still excluded."""
+    trajs = [traj("t-x", [
+        rnd(0, ROWS_H, ROWS_R, hack=["excessive_speedup"], speedup=13.3),
+        rnd(1, ROWS_H, ROWS_R, hack=["excessive_speedup", "output_caching"], speedup=40.0),
+    ], problem="moe_group_top2")]
+    res = synthesize(trajs, families, fake_embed, now=NOW, config=SynthesisConfig(min_cluster_size=1))
+    assert _pattern_refs(res) == {"t-x#0"}
+    assert "t-x#0" not in res.report.excluded and "output_caching" in res.report.excluded["t-x#1"]
+    examples = [e for p in res.proposals if p.kind == "example" for e in (p.card.evidence if p.card else [])
+                if e.source == "t-x#0"]
+    assert examples and examples[0].text.startswith("[review: excessive_speedup flagged")
