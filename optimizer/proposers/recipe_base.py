@@ -148,11 +148,24 @@ def _literal_of(p: _Parsed, site: LaunchSite, expr: ast.expr | None) -> ast.Cons
         assigns = assignments_in(site.function, expr.id)
         if len(assigns) == 1 and isinstance(assigns[0].value, ast.Constant):
             return assigns[0].value
+        unpacked = _unpacked_values(site.function, expr.id)  # BLOCK_M, BLOCK_N = 128, 64
+        if not assigns and len(unpacked) == 1 and isinstance(unpacked[0], ast.Constant):
+            return unpacked[0]
         if not assigns:
             mc = module_constant(p.tree, expr.id)
             if mc is not None and isinstance(mc.value, ast.Constant):
                 return mc.value
     return None
+
+
+def _unpacked_values(func: ast.FunctionDef | None, name: str) -> list[ast.expr]:
+    """The values bound to ``name`` by tuple assignments ``a, name, c = x, y, z`` inside ``func``."""
+    out: list[ast.expr] = []
+    for n in ast.walk(func) if func is not None else []:
+        if (isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Tuple)
+                and isinstance(n.value, ast.Tuple) and len(n.targets[0].elts) == len(n.value.elts)):
+            out += [v for t, v in zip(n.targets[0].elts, n.value.elts) if isinstance(t, ast.Name) and t.id == name]
+    return out
 
 
 def _alias(k: Kernel, name: str) -> str | None:

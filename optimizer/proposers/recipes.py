@@ -85,6 +85,7 @@ def apply_autotune(params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:
     p = _parse(ctx)
     k, sites = _target(p, ctx, lambda k: not k.autotuned and not k.heuristics)
     dropped: set[str] = set()
+    host_sized: set[str] = set()
     mapped: list[dict[str, Any]] = []
     tuned_args: dict[str, _Knob] = {}
     for cfg in configs:
@@ -95,12 +96,17 @@ def apply_autotune(params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:
             if knob is None or any(site.keyword(real) is None for site in sites):
                 dropped.add(name)
                 continue
+            if any(_host_uses_elsewhere(site, real) for site in sites):
+                host_sized.add(name)
+                continue
             tuned_args[real] = knob
             kwargs[real] = val
         mapped.append({**{o: cfg[o] for o in ("num_warps", "num_stages", "num_ctas", "maxnreg") if o in cfg}, "kwargs": kwargs})
     unique = list({repr(sorted((k2, repr(v)) for k2, v in c.items())): c for c in mapped}.values())
     if len(unique) < 2:
-        raise NotApplicable(f"fewer than two distinct configs remain for {k.name} (untunable: {sorted(dropped)})")
+        why = f"untunable: {sorted(dropped)}" + (f"; {sorted(host_sized)} also size host-side work (buffers, "
+                                                 "loops) that the autotuner would desynchronize" if host_sized else "")
+        raise NotApplicable(f"fewer than two distinct configs remain for {k.name} ({why})")
     ints = [n for n in k.params if n not in k.constexprs]
     key = [n for n in (params.get("key") or []) if n in ints]
     if not key:
@@ -121,7 +127,27 @@ def apply_autotune(params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:
     desc = f"{k.name}: @triton.autotune over {len(unique)} configs keyed on {key}"
     if dropped:
         desc += f"; kept {sorted(dropped)} out (shape-derived or not a parameter)"
+    if host_sized:
+        desc += f"; kept {sorted(host_sized)} out (the host also uses them, e.g. to size a partials buffer)"
     return _finish("autotune", ctx, st.apply(), desc, {"configs": unique, "key": key})
+
+
+def _host_uses_elsewhere(site: LaunchSite, real: str) -> list[int]:
+    """Lines where the host variable passed as ``real`` is read outside the grid and the launch itself.
+
+    ``BLOCK_SIZE`` that also sizes ``torch.empty(triton.cdiv(n, BLOCK_SIZE))`` cannot be autotuned: the kernel
+    would run with the tuned block while the host keeps the old one (the kl_div failure of the H200 campaign).
+    """
+    kw = site.keyword(real)
+    if kw is None or not isinstance(kw.value, ast.Name) or site.function is None:
+        return []
+    name = kw.value.id
+    grid, grid_assign = _grid_expr(site)
+    skip = {id(n) for n in ast.walk(site.call)} | {id(n) for n in ast.walk(grid)}
+    if grid_assign is not None:
+        skip |= {id(n) for n in ast.walk(grid_assign)}
+    return [n.lineno for n in ast.walk(site.function)
+            if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and id(n) not in skip]
 
 
 def _meta_grid(st: SourceText, site: LaunchSite, tuned: dict[str, _Knob]) -> None:
@@ -239,6 +265,8 @@ def apply_rows_per_program(params: dict[str, Any], ctx: RecipeContext) -> Rewrit
     k, sites = _target(p, ctx, lambda k: _pid_stmt(k) is not None)
     pid = _pid_stmt(k)
     assert pid is not None
+    if any(isinstance(n, ast.Call) and ast.unparse(n.func) == "tl.dot" for n in ast.walk(k.node)):
+        raise NotApplicable(f"{k.name} is a tiled tl.dot kernel: its tiles are tuned by block sizes, not rows per program")
     if any(isinstance(n, ast.Return) for n in ast.walk(k.node)):
         raise NotApplicable(f"{k.name} returns early; a row loop cannot contain return")
     if any(isinstance(n, (ast.For, ast.While)) and pid.targets[0].id in ast.unparse(n) for n in ast.walk(k.node)):  # type: ignore[attr-defined]

@@ -111,3 +111,29 @@ def test_value_only_reduction_keeps_ties_and_validates(tmp_path: Path) -> None:
     path.write_text(res.source)
     ev = evaluate(load_problem(DATA / "top2"), path, backend="interpreter", settings=LadderSettings(validation_seeds=[0, 1]))
     assert ev.passed, ev.reason  # the inputs hold an exact tie for a group maximum
+
+
+def test_matmul_gets_a_tile_config_search_not_rows_per_program() -> None:
+    """Tuple-assigned block sizes are literals the autotune recipe can take over; a tl.dot kernel is not a row kernel."""
+    src = (Path(__file__).parents[2] / "benchmarks" / "suite" / "matmul" / "initial.py").read_text()
+    cfgs = [{"kwargs": {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64}, "num_warps": 8, "num_stages": 3},
+            {"kwargs": {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32}, "num_warps": 4, "num_stages": 4}]
+    res = run("autotune", {"configs": cfgs, "key": ["M", "N", "K"]}, source=src, launches=[])
+    assert "triton.Config({'BLOCK_M': 128, 'BLOCK_N': 256, 'BLOCK_K': 64}, num_warps=8, num_stages=3)" in res.source
+    assert "grid = lambda META: (triton.cdiv(M, META['BLOCK_M']), triton.cdiv(N, META['BLOCK_N']))" in res.source
+    assert "BLOCK_M=BLOCK_M" not in res.source and "num_warps=4" not in res.source.split("class ModelNew")[1]
+    with pytest.raises(NotApplicable, match="tiled tl.dot kernel"):
+        run("rows_per_program", {"param": "ROWS_PER_PROGRAM", "values": [2, 4]}, source=src, launches=[])
+
+
+def test_autotune_leaves_block_sizes_that_also_size_host_buffers() -> None:
+    """kl_div on the H200: BLOCK_SIZE also sizes the partials buffer, so tuning it broke the result (0.5 off).
+    The recipe now tunes only what the host does not reuse."""
+    src = (Path(__file__).parents[2] / "benchmarks" / "suite" / "kl_div" / "initial.py").read_text()
+    cfgs = [{"kwargs": {"BLOCK_SIZE": 1024}, "num_warps": 4}, {"kwargs": {"BLOCK_SIZE": 4096}, "num_warps": 8}]
+    res = run("autotune", {"configs": cfgs, "key": ["n_elements"]}, source=src, launches=[])
+    assert "triton.Config({}, num_warps=4)" in res.source and "triton.Config({}, num_warps=8)" in res.source
+    assert "BLOCK_SIZE=BLOCK_SIZE" in res.source and "host also uses them" in res.description
+    with pytest.raises(NotApplicable, match="size host-side work"):
+        run("autotune", {"configs": [{"kwargs": {"BLOCK_SIZE": 1024}}, {"kwargs": {"BLOCK_SIZE": 4096}}]}, source=src,
+            launches=[])
