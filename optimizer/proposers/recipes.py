@@ -14,6 +14,8 @@ Kinds (``kb.models.Recipe.kind``) and their params:
   where the kernel is straight-line code, else a loop over several rows per program; new constexpr, grid divided
   with ``triton.cdiv``.
 - ``input_precision`` ``{"value": ...}`` on every tl.dot; ``care_padding_false`` (Ascend only) on masked loads.
+- ``alignment_hints`` ``{}``: ``tl.multiple_of`` / ``tl.max_constancy`` on stride products and bound checks,
+  guarded by an ``ALIGN`` constexpr computed at each launch (``optimizer.proposers.alignment``).
 - ``value_only_reduction`` ``{}``: an argmax whose index only masks the maximum becomes value masks plus a
   duplicate count (``optimizer.proposers.reductions``).
 
@@ -45,6 +47,7 @@ from optimizer.proposers.recipe_base import (
     next_point,
     unified_diff,
 )
+from optimizer.proposers.alignment import apply_alignment_hints
 from optimizer.proposers.reductions import apply_value_only_reduction
 from optimizer.proposers.row_tile import plan_row_tile
 from optimizer.source import Kernel, LaunchSite, SourceText
@@ -406,6 +409,7 @@ APPLIERS: dict[str, Callable[[dict[str, Any], RecipeContext], RewriteResult]] = 
     "input_precision": apply_input_precision,
     "care_padding_false": apply_care_padding_false,
     "value_only_reduction": apply_value_only_reduction,
+    "alignment_hints": apply_alignment_hints,
 }
 
 
