@@ -24,7 +24,14 @@ import ast
 import re
 from typing import Any
 
-from optimizer.proposers.recipe_base import NotApplicable, RecipeContext, RewriteResult, _finish, _insert_keyword, _parse
+from optimizer.proposers.recipe_base import (
+    NotApplicable,
+    RecipeContext,
+    RewriteResult,
+    _finish,
+    _insert_keyword,
+    _parse,
+)
 from optimizer.source import Kernel, SourceText
 
 __all__ = ["apply_alignment_hints"]
@@ -48,8 +55,8 @@ def _bcast(node: ast.AST) -> tuple[str, int] | None:
             and len(node.slice.elts) == 2):
         return None
     a, b = node.slice.elts
-    is_none = lambda e: isinstance(e, ast.Constant) and e.value is None  # noqa: E731
-    is_all = lambda e: isinstance(e, ast.Slice) and e.lower is None and e.upper is None and e.step is None  # noqa: E731
+    is_none = lambda e: isinstance(e, ast.Constant) and e.value is None
+    is_all = lambda e: isinstance(e, ast.Slice) and e.lower is None and e.upper is None and e.step is None
     if is_all(a) and is_none(b):
         return node.value.id, 0
     if is_none(a) and is_all(b):

@@ -25,7 +25,7 @@ def test_hints_sit_on_tensors_and_align_is_computed_at_the_launch() -> None:
     assert "ALIGN: tl.constexpr" in src and "ALIGN=_ladder_align(K, M, N," in src
     assert "(8 if x.stride(1) == 1 else x.stride(1))" in src  # a unit stride keeps an aligned index aligned
     ns: dict = {}
-    exec(src.split("@triton.jit")[0].split("import triton.language as tl")[1], ns)  # the helper alone
+    exec(src.split("@triton.jit")[0].split("import triton.language as tl")[1], ns)  # noqa: S102 - the helper alone
     assert ns["_ladder_align"](3000, 5000, 6000, 32) == 8 and ns["_ladder_align"](3000, 5001) == 1
     assert ns["_ladder_align"](4100, 64) == 4
 
@@ -36,9 +36,9 @@ def test_kernels_without_broadcast_addressing_are_refused() -> None:
 
 
 def test_hinted_matmul_validates_in_the_interpreter(tmp_path: Path) -> None:
-    from optimizer.evaluation import evaluate  # noqa: PLC0415
-    from optimizer.problem import load_problem  # noqa: PLC0415
-    from optimizer.settings import LadderSettings  # noqa: PLC0415
+    from optimizer.evaluation import evaluate
+    from optimizer.problem import load_problem
+    from optimizer.settings import LadderSettings
 
     path = tmp_path / "hinted.py"
     path.write_text(hinted("matmul_bias_relu"))
@@ -48,9 +48,9 @@ def test_hinted_matmul_validates_in_the_interpreter(tmp_path: Path) -> None:
 
 
 def _ptx(path: Path, K: int, align: int | None) -> str:
-    import triton  # noqa: PLC0415
-    from triton.backends.compiler import GPUTarget  # noqa: PLC0415
-    from triton.compiler import ASTSource  # noqa: PLC0415
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
 
     spec = importlib.util.spec_from_file_location(f"cand_{path.stem}", path)
     mod = importlib.util.module_from_spec(spec)
