@@ -16,6 +16,8 @@ Kinds (``kb.models.Recipe.kind``) and their params:
 - ``input_precision`` ``{"value": ...}`` on every tl.dot; ``care_padding_false`` (Ascend only) on masked loads.
 - ``alignment_hints`` ``{}``: ``tl.multiple_of`` / ``tl.max_constancy`` on stride products and bound checks,
   guarded by an ``ALIGN`` constexpr computed at each launch (``optimizer.proposers.alignment``).
+- ``grouped_program_order`` ``{"GROUP_SIZE_M": [...]}``: the matmul tutorial's grouped tile order, remapped inside
+  the kernel from the linear program index (``optimizer.proposers.grouping``); grid and host unchanged.
 - ``value_only_reduction`` ``{}``: an argmax whose index only masks the maximum becomes value masks plus a
   duplicate count (``optimizer.proposers.reductions``).
 
@@ -48,6 +50,7 @@ from optimizer.proposers.recipe_base import (
     unified_diff,
 )
 from optimizer.proposers.alignment import apply_alignment_hints
+from optimizer.proposers.grouping import apply_grouped_program_order
 from optimizer.proposers.reductions import apply_value_only_reduction
 from optimizer.proposers.row_tile import plan_row_tile
 from optimizer.source import Kernel, LaunchSite, SourceText
@@ -410,6 +413,7 @@ APPLIERS: dict[str, Callable[[dict[str, Any], RecipeContext], RewriteResult]] = 
     "care_padding_false": apply_care_padding_false,
     "value_only_reduction": apply_value_only_reduction,
     "alignment_hints": apply_alignment_hints,
+    "grouped_program_order": apply_grouped_program_order,
 }
 
 
