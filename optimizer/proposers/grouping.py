@@ -22,7 +22,14 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from optimizer.proposers.recipe_base import NotApplicable, RecipeContext, RewriteResult, _finish, _insert_keyword, _parse
+from optimizer.proposers.recipe_base import (
+    NotApplicable,
+    RecipeContext,
+    RewriteResult,
+    _finish,
+    _insert_keyword,
+    _parse,
+)
 from optimizer.source import Kernel
 
 __all__ = ["apply_grouped_program_order"]

@@ -50,9 +50,9 @@ def test_rewrite_keeps_grid_and_host_and_adds_the_group_size() -> None:
 def test_grouped_candidates_validate_in_the_interpreter(op: str, tmp_path: Path) -> None:
     """16x16 tiles so the small interpreter shapes span several tiles per axis, and groups of 2 that do not
     divide them: the remap is really exercised, tails included."""
-    from optimizer.evaluation import evaluate  # noqa: PLC0415
-    from optimizer.problem import load_problem  # noqa: PLC0415
-    from optimizer.settings import LadderSettings  # noqa: PLC0415
+    from optimizer.evaluation import evaluate
+    from optimizer.problem import load_problem
+    from optimizer.settings import LadderSettings
 
     src = (SUITE / op / "initial.py").read_text()
     small = src.replace("BLOCK_M, BLOCK_N, BLOCK_K = 128, 128, 32", "BLOCK_M, BLOCK_N, BLOCK_K = 16, 16, 16")
