@@ -29,6 +29,7 @@ RECIPE_PARAMS = {
     "persistent_grid": {"programs"},
     "split_k": {"SPLIT_K"},
     "input_precision": {"value"},
+    "alignment_hints": set(),
 }
 
 
