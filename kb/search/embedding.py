@@ -45,9 +45,15 @@ def model_dir(override: Path | None = None) -> Path:
 class Embedder:
     """Thread-safe, lazily loaded encoder with an LRU cache for repeated texts (queries)."""
 
-    def __init__(self, cache_size: int = 4096, model_path: Path | None = None) -> None:
+    def __init__(self, cache_size: int = 4096, model_path: Path | None = None, backend: str = "auto") -> None:
+        if backend not in ("auto", "onnx", "torch"):
+            raise ValueError(f"embedding backend {backend!r}: use auto, onnx or torch")
         self._model = None
         self._model_path = model_path
+        self._backend = backend
+        self._onnx = None
+        #: what runs the encoder: "onnxruntime (<file>)" or "sentence-transformers (torch)", with the reason
+        self.runtime = "not loaded"
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
@@ -61,9 +67,28 @@ class Embedder:
                     os.environ["TRANSFORMERS_OFFLINE"] = "1"
                     from sentence_transformers import SentenceTransformer
 
-                    model = SentenceTransformer(str(model_dir(self._model_path)), device="cpu")
-                    self._model = model.float()  # a carried fp16 copy of the weights still computes in fp32
+                    path = model_dir(self._model_path)
+                    model = SentenceTransformer(str(path), device="cpu").float()  # fp16 weights still compute in fp32
+                    self._attach_onnx(model, path)
+                    self._model = model
         return self._model
+
+    def _attach_onnx(self, model: object, path: Path) -> None:
+        """Use onnxruntime for inference where it can reproduce the model (``kb.search.onnx_encoder``)."""
+        if self._backend == "torch":
+            self.runtime = "sentence-transformers (torch): embedding backend set to torch"
+            return
+        from kb.search.onnx_encoder import build
+
+        enc, info = build(model, path)
+        if enc is None:
+            if self._backend == "onnx":
+                raise ToolchainError(f"embedding backend onnx is unavailable: {info}; install onnx and onnxruntime "
+                                     "(pip install onnx onnxruntime) or set LADDER_EMBED_BACKEND=torch")
+            self.runtime = f"sentence-transformers (torch): onnx unavailable ({info})"
+            return
+        self._onnx = enc
+        self.runtime = f"onnxruntime ({info})"
 
     def warm(self) -> None:
         self.encode(["warm up"])
@@ -73,6 +98,8 @@ class Embedder:
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
         model = self._load()
+        if self._onnx is not None:
+            return self._onnx.encode(list(texts), batch_size=batch_size)
         vecs = model.encode(
             texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
         )

@@ -65,7 +65,7 @@ def default_connect(spec: SessionSpec) -> KBClient:
         from kb.snapshot import SnapshotKB
 
         return SnapshotKB(settings.snapshot, outbox=settings.home / "outbox",
-                          embedder=Embedder(model_path=settings.embedding_model_dir))
+                          embedder=Embedder(model_path=settings.embedding_model_dir, backend=settings.embed_backend))
     return connect(server=spec.server, token=spec.token)
 
 

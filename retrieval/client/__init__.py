@@ -25,5 +25,5 @@ def connect(server: str | None = None, *, home: str | Path | None = None, settin
         from kb.snapshot import SnapshotKB
 
         return SnapshotKB(settings.snapshot, outbox=settings.home / "outbox",
-                          embedder=Embedder(model_path=settings.embedding_model_dir))
+                          embedder=Embedder(model_path=settings.embedding_model_dir, backend=settings.embed_backend))
     return LocalKBClient(settings)
