@@ -10,7 +10,7 @@ import threading
 # caller chose otherwise.
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
-import bm25s  # noqa: E402
+import bm25s
 import numpy as np
 
 from kb.search.tokenize import tokenize

@@ -59,7 +59,7 @@ class Embedder:
         self._cache_size = cache_size
         self.name = "all-MiniLM-L6-v2"
 
-    def _load(self):  # noqa: ANN202 - returns a SentenceTransformer
+    def _load(self):
         if self._model is None:
             with self._lock:
                 if self._model is None:

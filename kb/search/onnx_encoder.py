@@ -119,6 +119,6 @@ def build(st_model: Any, model_path: Path) -> tuple[OnnxEncoder | None, str]:
         opts = ort.SessionOptions()
         opts.log_severity_level = 3
         session = ort.InferenceSession(str(dest), opts, providers=["CPUExecutionProvider"])
-    except Exception as exc:  # onnx missing, export unsupported, unwritable cache: keep the torch path
+    except Exception as exc:  # noqa: BLE001 - onnx missing, export unsupported, unwritable cache: keep torch
         return None, f"{type(exc).__name__}: {exc}"[:300]
     return OnnxEncoder(session, st_model.tokenizer, int(st_model.max_seq_length or 256)), str(dest)
