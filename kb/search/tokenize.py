@@ -15,7 +15,9 @@ __all__ = ["tokenize"]
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.:][A-Za-z_][A-Za-z0-9_]*)*|\d+(?:\.\d+)?[a-zA-Z]*")
 _CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _STOP = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "do", "does", "for", "from", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "not", "of", "on", "or", "so", "such", "that", "the", "their", "then", "there", "these", "this", "to", "was", "were", "what", "when", "where", "which", "while", "who", "why", "will", "with", "without", "you", "your", "my", "me", "we", "our", "than", "too", "very"]
+    "a an and are as at be but by can do does for from has have how i if in into is it its not of on or so "
+    "such that the their then there these this to was were what when where which while who why will with "
+    "without you your my me we our than too very".split()
 )
 
 
