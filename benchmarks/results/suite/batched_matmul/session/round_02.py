@@ -8,11 +8,29 @@ import triton
 import triton.language as tl
 
 
+def _ladder_align(*sizes):
+    """Largest of 8, 4, 2 dividing every size (1 if none): the ALIGN hint of the kernels below."""
+    for g in (8, 4, 2):
+        if all(int(s) % g == 0 for s in sizes):
+            return g
+    return 1
+
+
+@triton.autotune(
+    configs=[
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 256, 'BLOCK_K': 64}, num_warps=8, num_stages=3),
+        triton.Config({'BLOCK_M': 256, 'BLOCK_N': 128, 'BLOCK_K': 64}, num_warps=8, num_stages=3),
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64}, num_warps=8, num_stages=3),
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 32}, num_warps=4, num_stages=4),
+        triton.Config({'BLOCK_M': 64, 'BLOCK_N': 256, 'BLOCK_K': 32}, num_warps=4, num_stages=4),
+    ],
+    key=['M', 'N', 'K'],
+)
 @triton.jit
 def bmm_kernel(
     a_ptr, b_ptr, c_ptr, M, N, K,
     stride_ab, stride_am, stride_ak, stride_bb, stride_bk, stride_bn, stride_cb, stride_cm, stride_cn,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, ALIGN: tl.constexpr,
 ):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
@@ -26,14 +44,14 @@ def bmm_kernel(
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
         k = k0 + offs_k
-        a = tl.load(a_ptr + offs_m[:, None] * stride_am + k[None, :] * stride_ak,
-                    mask=(offs_m[:, None] < M) & (k[None, :] < K), other=0.0)
-        b = tl.load(b_ptr + k[:, None] * stride_bk + offs_n[None, :] * stride_bn,
-                    mask=(k[:, None] < K) & (offs_n[None, :] < N), other=0.0)
+        a = tl.load(a_ptr + tl.multiple_of(offs_m[:, None] * stride_am, [ALIGN, ALIGN]) + tl.multiple_of(k[None, :] * stride_ak, [ALIGN, ALIGN]),
+                    mask=(tl.max_constancy(offs_m[:, None] < M, [ALIGN, 1])) & (tl.max_constancy(k[None, :] < K, [1, ALIGN])), other=0.0)
+        b = tl.load(b_ptr + tl.multiple_of(k[:, None] * stride_bk, [ALIGN, ALIGN]) + tl.multiple_of(offs_n[None, :] * stride_bn, [ALIGN, ALIGN]),
+                    mask=(tl.max_constancy(k[:, None] < K, [ALIGN, 1])) & (tl.max_constancy(offs_n[None, :] < N, [1, ALIGN])), other=0.0)
         acc += tl.dot(a, b)
     c = acc.to(c_ptr.dtype.element_ty)
-    tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn, c,
-             mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+    tl.store(c_ptr + tl.multiple_of(offs_m[:, None] * stride_cm, [ALIGN, ALIGN]) + tl.multiple_of(offs_n[None, :] * stride_cn, [ALIGN, ALIGN]), c,
+             mask=(tl.max_constancy(offs_m[:, None] < M, [ALIGN, 1])) & (tl.max_constancy(offs_n[None, :] < N, [1, ALIGN])))
 
 
 class ModelNew(nn.Module):
@@ -45,11 +63,10 @@ class ModelNew(nn.Module):
         _, _, N = B.shape
         C = torch.empty((batch, M, N), dtype=A.dtype, device=A.device)
         BLOCK_M, BLOCK_N, BLOCK_K = 128, 128, 32
-        grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N), batch)
+        grid = lambda META: (triton.cdiv(M, META['BLOCK_M']), triton.cdiv(N, META['BLOCK_N']), batch)
         bmm_kernel[grid](
             A, B, C, M, N, K,
             A.stride(0), A.stride(1), A.stride(2), B.stride(0), B.stride(1), B.stride(2),
-            C.stride(0), C.stride(1), C.stride(2),
-            BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, num_warps=4, num_stages=5,
+            C.stride(0), C.stride(1), C.stride(2), ALIGN=_ladder_align(K, M, N, (8 if A.stride(2) == 1 else A.stride(2)), (8 if A.stride(1) == 1 else A.stride(1)), (8 if B.stride(1) == 1 else B.stride(1)), (8 if B.stride(2) == 1 else B.stride(2)), (8 if C.stride(1) == 1 else C.stride(1)), (8 if C.stride(2) == 1 else C.stride(2)), BLOCK_K, BLOCK_M, BLOCK_N),
         )
         return C

@@ -37,7 +37,7 @@ class ModelNew(nn.Module):
         predictions = predictions.contiguous()
         targets = targets.contiguous()
         n_elements = predictions.numel()
-        BLOCK_SIZE = 2048
+        BLOCK_SIZE = 4096
         n_blocks = triton.cdiv(n_elements, BLOCK_SIZE)
         partial = torch.empty((n_blocks,), dtype=torch.float32, device=predictions.device)
         out = torch.empty((), dtype=predictions.dtype, device=predictions.device)

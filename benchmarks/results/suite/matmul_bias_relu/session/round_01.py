@@ -8,32 +8,37 @@ import triton
 import triton.language as tl
 
 
+def _ladder_align(*sizes):
+    """Largest of 8, 4, 2 dividing every size (1 if none): the ALIGN hint of the kernels below."""
+    for g in (8, 4, 2):
+        if all(int(s) % g == 0 for s in sizes):
+            return g
+    return 1
+
+
 @triton.jit
 def linear_bias_relu_kernel(
     x_ptr, w_ptr, bias_ptr, y_ptr, M, N, K,
     stride_xm, stride_xk, stride_wn, stride_wk, stride_ym, stride_yn,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, n_rows_rpp, ROWS_PER_PROGRAM: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, ALIGN: tl.constexpr,
 ):
-    pid_m_first = tl.program_id(0) * ROWS_PER_PROGRAM
-    for _rpp in tl.static_range(ROWS_PER_PROGRAM):
-        pid_m = pid_m_first + _rpp
-        if pid_m < n_rows_rpp:
-            pid_n = tl.program_id(1)
-            offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-            offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-            offs_k = tl.arange(0, BLOCK_K)
-            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-            for k0 in range(0, K, BLOCK_K):
-                k = k0 + offs_k
-                x = tl.load(x_ptr + offs_m[:, None] * stride_xm + k[None, :] * stride_xk,
-                            mask=(offs_m[:, None] < M) & (k[None, :] < K), other=0.0)
-                w = tl.load(w_ptr + k[:, None] * stride_wk + offs_n[None, :] * stride_wn,
-                            mask=(k[:, None] < K) & (offs_n[None, :] < N), other=0.0)
-                acc += tl.dot(x, w)
-            bias = tl.load(bias_ptr + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)
-            y = tl.maximum(acc + bias[None, :], 0.0)
-            tl.store(y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :] * stride_yn, y.to(y_ptr.dtype.element_ty),
-                     mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        k = k0 + offs_k
+        x = tl.load(x_ptr + tl.multiple_of(offs_m[:, None] * stride_xm, [ALIGN, ALIGN]) + tl.multiple_of(k[None, :] * stride_xk, [ALIGN, ALIGN]),
+                    mask=(tl.max_constancy(offs_m[:, None] < M, [ALIGN, 1])) & (tl.max_constancy(k[None, :] < K, [1, ALIGN])), other=0.0)
+        w = tl.load(w_ptr + tl.multiple_of(k[:, None] * stride_wk, [ALIGN, ALIGN]) + tl.multiple_of(offs_n[None, :] * stride_wn, [ALIGN, ALIGN]),
+                    mask=(tl.max_constancy(k[:, None] < K, [ALIGN, 1])) & (tl.max_constancy(offs_n[None, :] < N, [1, ALIGN])), other=0.0)
+        acc += tl.dot(x, w)
+    bias = tl.load(bias_ptr + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)
+    y = tl.maximum(acc + bias[None, :], 0.0)
+    tl.store(y_ptr + tl.multiple_of(offs_m[:, None] * stride_ym, [ALIGN, ALIGN]) + tl.multiple_of(offs_n[None, :] * stride_yn, [ALIGN, ALIGN]), y.to(y_ptr.dtype.element_ty),
+             mask=(tl.max_constancy(offs_m[:, None] < M, [ALIGN, 1])) & (tl.max_constancy(offs_n[None, :] < N, [1, ALIGN])))
 
 
 class ModelNew(nn.Module):
@@ -49,11 +54,10 @@ class ModelNew(nn.Module):
         N = w.shape[0]
         y = torch.empty((M, N), dtype=x.dtype, device=x.device)
         BLOCK_M, BLOCK_N, BLOCK_K = 128, 128, 32
-        ROWS_PER_PROGRAM = 2
-        grid = (triton.cdiv(triton.cdiv(M, BLOCK_M), ROWS_PER_PROGRAM), triton.cdiv(N, BLOCK_N))
+        grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N))
         linear_bias_relu_kernel[grid](
             x, w, self.bias, y, M, N, K,
             x.stride(0), x.stride(1), w.stride(0), w.stride(1), y.stride(0), y.stride(1),
-            BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, num_warps=4, n_rows_rpp=triton.cdiv(M, BLOCK_M), ROWS_PER_PROGRAM=ROWS_PER_PROGRAM,
+            BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, num_warps=4, ALIGN=_ladder_align(K, M, N, (8 if w.stride(1) == 1 else w.stride(1)), (8 if w.stride(0) == 1 else w.stride(0)), (8 if x.stride(1) == 1 else x.stride(1)), (8 if x.stride(0) == 1 else x.stride(0)), (8 if y.stride(0) == 1 else y.stride(0)), (8 if y.stride(1) == 1 else y.stride(1)), BLOCK_K, BLOCK_M, BLOCK_N),
         )
         return y

@@ -8,6 +8,16 @@ import triton
 import triton.language as tl
 
 
+@triton.autotune(
+    configs=[
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 256, 'BLOCK_K': 64}, num_warps=8, num_stages=3),
+        triton.Config({'BLOCK_M': 256, 'BLOCK_N': 128, 'BLOCK_K': 64}, num_warps=8, num_stages=3),
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64}, num_warps=8, num_stages=3),
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 32}, num_warps=4, num_stages=4),
+        triton.Config({'BLOCK_M': 64, 'BLOCK_N': 256, 'BLOCK_K': 32}, num_warps=4, num_stages=4),
+    ],
+    key=['M', 'N', 'K'],
+)
 @triton.jit
 def matmul_kernel(
     a_ptr, b_ptr, c_ptr, M, N, K,
@@ -41,10 +51,9 @@ class ModelNew(nn.Module):
         N, _ = B.shape
         C = torch.empty((M, N), dtype=A.dtype, device=A.device)
         BLOCK_M, BLOCK_N, BLOCK_K = 128, 128, 32
-        grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N))
+        grid = lambda META: (triton.cdiv(M, META['BLOCK_M']), triton.cdiv(N, META['BLOCK_N']))
         matmul_kernel[grid](
             A, B, C, M, N, K,
-            A.stride(0), A.stride(1), B.stride(1), B.stride(0), C.stride(0), C.stride(1),  # B.T via strides
-            BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, num_warps=4, num_stages=2,
+            A.stride(0), A.stride(1), B.stride(1), B.stride(0), C.stride(0), C.stride(1),
         )
         return C

@@ -1,0 +1,45 @@
+"""Initial Triton candidate for tanh: one BLOCK_SIZE chunk of the flattened tensor per program."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.autotune(
+    configs=[
+        triton.Config({'BLOCK_SIZE': 512}, num_warps=4, num_stages=2),
+        triton.Config({'BLOCK_SIZE': 1024}, num_warps=4, num_stages=2),
+        triton.Config({'BLOCK_SIZE': 2048}, num_warps=8, num_stages=2),
+        triton.Config({'BLOCK_SIZE': 4096}, num_warps=8, num_stages=3),
+        triton.Config({'BLOCK_SIZE': 8192}, num_warps=16, num_stages=3),
+    ],
+    key=['n_elements'],
+)
+@triton.jit
+def tanh_kernel(x_ptr, y_ptr, n_elements, BLOCK_SIZE: tl.constexpr, n_rows_rpp, ROWS_PER_PROGRAM: tl.constexpr):
+    pid_first = tl.program_id(0) * ROWS_PER_PROGRAM
+    for _rpp in tl.static_range(ROWS_PER_PROGRAM):
+        pid = pid_first + _rpp
+        if pid < n_rows_rpp:
+            offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+            mask = offsets < n_elements
+            x = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)
+            y = 1.0 - 2.0 / (tl.exp(2.0 * x) + 1.0)
+            tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.contiguous()
+        y = torch.empty_like(x)
+        n_elements = x.numel()
+        BLOCK_SIZE = 1024
+        grid = lambda META: (triton.cdiv(triton.cdiv(n_elements, META['BLOCK_SIZE']), META['ROWS_PER_PROGRAM']),)
+        tanh_kernel[grid](x, y, n_elements, n_rows_rpp=triton.cdiv(n_elements, META['BLOCK_SIZE']), ROWS_PER_PROGRAM=2)
+        return y
