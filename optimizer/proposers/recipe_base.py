@@ -172,6 +172,9 @@ def _alias(k: Kernel, name: str) -> str | None:
     if name in k.constexprs:
         return name
     if name.upper().startswith("BLOCK"):
+        if name.upper() == "BLOCK_K" and not any(isinstance(n, ast.Call) and ast.unparse(n.func).endswith("dot")
+                                                 for n in ast.walk(k.node)):
+            return None  # BLOCK_K is a dot's reduction depth: never stand it in for a row or element block
         blocks = [c for c in k.constexprs if c.upper().startswith("BLOCK") and not c.upper().endswith("SUB")]
         if len(blocks) == 1:
             return blocks[0]

@@ -249,6 +249,10 @@ def apply_compiler_hints(params: dict[str, Any], ctx: RecipeContext) -> RewriteR
     return _finish("compiler_hints", ctx, st.apply(), f"{k.name}: " + "; ".join(added), {"hinted": added})
 
 
+def _mentions_name(node: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
+
+
 def _pid_stmt(k: Kernel) -> ast.Assign | None:
     for stmt in k.node.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
@@ -287,6 +291,13 @@ def apply_rows_per_program(params: dict[str, Any], ctx: RecipeContext) -> Rewrit
     g0 = body.elts[0]
     g0_text = p.st.segment(g0)
     n_rows = next((name for name in k.params if (a := site.arg_for(k, name)) is not None and p.st.segment(a) == g0_text), None)
+    if isinstance(grid, ast.Lambda) and not n_rows:
+        meta = grid.args.args[0].arg if grid.args.args else "META"
+        if _mentions_name(g0, meta):
+            # the row count exists only inside the grid lambda (an autotuned block size decides it), so the host
+            # cannot pass it to the kernel as a bound; grouping rows would also only re-tune that block size
+            raise NotApplicable(f"{k.name}'s program count {g0_text} depends on the autotuned {meta}[...]; rows per "
+                                f"program would duplicate the block-size search (tune {meta}'s block sizes instead)")
     n_programs = next((r["grid"][0] for r in ctx.launches if r.get("kernel") == k.name and isinstance(r.get("grid"), list)), None)
     tried = {t.get(param) for t in ctx.tried}
     options = [v for v in values if v not in tried] or []

@@ -137,3 +137,15 @@ def test_autotune_leaves_block_sizes_that_also_size_host_buffers() -> None:
     with pytest.raises(NotApplicable, match="size host-side work"):
         run("autotune", {"configs": [{"kwargs": {"BLOCK_SIZE": 1024}}, {"kwargs": {"BLOCK_SIZE": 4096}}]}, source=src,
             launches=[])
+
+
+def test_block_k_never_stands_in_for_a_row_block() -> None:
+    """The H200 campaign's max_dim: the shared-memory-budget search (num_stages, BLOCK_K) shrank the row block
+    BLOCK_SIZE 1024 -> 128 and 64 (0.98x, 0.82x). BLOCK_K names a dot's depth; on a kernel without tl.dot only
+    num_stages may be searched."""
+    src = (Path(__file__).parents[2] / "benchmarks" / "suite" / "max_dim" / "initial.py").read_text()
+    launches = [{"kernel": "max_kernel", "grid": [16384], "constexprs": {"BLOCK_SIZE": 1024}}]
+    res = run("launch_params", {"search": {"num_stages": [2, 3, 4], "BLOCK_K": [32, 64, 128]}}, source=src, launches=launches)
+    assert set(res.applied) == {"num_stages"} and "BLOCK_SIZE = 1024" in res.source
+    with pytest.raises(NotApplicable):
+        run("launch_params", {"search": {"BLOCK_K": [32, 64, 128]}}, source=src, launches=launches)

@@ -98,3 +98,11 @@ def test_value_only_reduction_composes_with_the_tile(tmp_path: Path) -> None:
     path.write_text(res.source)
     ev = evaluate(load_problem(DATA / "top2"), path, backend="interpreter", settings=LadderSettings(validation_seeds=[0, 1]))
     assert ev.passed, ev.reason
+
+
+def test_autotuned_grid_is_refused_with_the_reason() -> None:
+    """The H200 campaign's silu round 3: rows per program on an autotuned kernel passed ``META[...]`` from the host
+    (NameError in every case). The row count lives only inside the grid lambda, so the recipe must refuse."""
+    src = (DATA / "autotuned_silu" / "candidate.py").read_text()
+    with pytest.raises(NotApplicable, match=r"depends on the autotuned META"):
+        apply_recipe(RECIPE, RecipeContext(source=src, launches=[]))
