@@ -16,6 +16,7 @@ the fraction against the ceilings the run measured itself is shown beside them. 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections import Counter
 from datetime import datetime, timezone
@@ -67,6 +68,8 @@ def per_case_rows(op: str, r: dict[str, Any], peaks_measured: Any) -> list[dict[
     for c in r.get("cases") or []:
         best, init = c.get("best_ms"), c.get("initial_ms")
         roof = roofline(op, c["case"], c.get("flops"), c.get("bytes"), best, H200_DATASHEET)
+        # the floor a kernel can actually reach: the run's measured copy bandwidth and matmul rate, else datasheet
+        attainable = roofline(op, c["case"], c.get("flops"), c.get("bytes"), best, peaks_measured or H200_DATASHEET)["floor_ms"]
         rows.append({
             "op": op, "label": c["label"], "dtype": c.get("dtype"), "eager_ms": c.get("eager_ms"),
             "compile_ms": c.get("compile_ms"), "initial_ms": init, "best_ms": best, "floor_ms": roof["floor_ms"],
@@ -74,6 +77,7 @@ def per_case_rows(op: str, r: dict[str, Any], peaks_measured: Any) -> list[dict[
             "frac_initial": roofline(op, c["case"], c.get("flops"), c.get("bytes"), init, H200_DATASHEET)["fraction"],
             "frac_best_measured_ceiling": roofline(op, c["case"], c.get("flops"), c.get("bytes"), best,
                                                    peaks_measured)["fraction"] if peaks_measured else None,
+            "headroom_initial": _ratio(init, attainable), "headroom_best": _ratio(best, attainable),
             "speedup": _ratio(init, best), "vs_eager": _ratio(c.get("eager_ms"), best),
             "vs_compile": _ratio(c.get("compile_ms"), best),
         })
@@ -95,6 +99,8 @@ def per_op_row(op: str, r: dict[str, Any], cases: list[dict[str, Any]]) -> dict[
         "compile_status": (r.get("compile") or {}).get("status"),
         "memory_bound": bool(cases) and all(c["memory_bound"] for c in cases),
         "roofline_median": median(c["frac_best"] for c in timed),
+        "headroom_initial": geomean(c["headroom_initial"] for c in timed),
+        "headroom_best": geomean(c["headroom_best"] for c in timed),
         "session_speedup": s.get("session_speedup"), "error": r.get("error"),
     }
 
@@ -119,6 +125,53 @@ def accounting(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
         "improving_families": dict(Counter(x["family"] for s in sessions for x in s["rounds"]
                                            if x["outcome"] == "improved" and x["family"]).most_common()),
     }
+
+
+#: an initial kernel within this factor of its attainable floor leaves little for any rewrite to win
+NEAR_CEILING = 1.25
+
+
+def headroom(timed: list[dict[str, Any]]) -> dict[str, Any]:
+    """How much speedup was available at all: each operator's geomean over cases of initial_ms / attainable floor
+    (the floor at the run's measured peaks) bounds what any rewrite could reach; its geomean over operators bounds
+    the initial -> best geomean. ``headroom_captured`` is log(achieved) / log(available)."""
+    avail = [o["headroom_initial"] for o in timed if o["headroom_initial"]]
+    with_both = [o for o in timed if o["headroom_initial"] and o["speedup"]]
+    g_avail = geomean(avail)
+    g_got = geomean(o["speedup"] for o in with_both)
+    captured = (math.log(g_got) / math.log(g_avail)) if g_avail and g_got and g_avail > 1.0 else None
+    left = sorted((o for o in timed if o["headroom_best"]), key=lambda o: -o["headroom_best"])
+    return {
+        "headroom_geomean": g_avail, "headroom_captured": captured,
+        "ops_initial_near_ceiling": sum(h <= NEAR_CEILING for h in avail), "ops_with_headroom": len(avail),
+        "most_headroom_left": [(o["op"], o["headroom_best"]) for o in left[:6]],
+        "ops_below_eager": sorted(o["op"] for o in timed if o["vs_eager"] is not None and o["vs_eager"] < 1.0),
+        "ops_below_compile": sorted(o["op"] for o in timed if o["vs_compile"] is not None and o["vs_compile"] < 1.0),
+    }
+
+
+def _shortfall(a: dict[str, Any], targets: list[dict[str, Any]]) -> list[str]:
+    """The report's 'where it falls short' section, from the figures alone."""
+    L = ["## Where the targets fall short, and why", ""]
+    missed = [t for t in targets if t["status"] == "missed"]
+    if not missed:
+        L += ["Every evaluated target is met.", ""]
+    if a.get("headroom_geomean"):
+        L += [f"- Available speedup: a kernel at the attainable floor on every case (the run's measured copy bandwidth "
+              f"and matmul rate) would make the initial -> best geomean **{a['headroom_geomean']:.2f}x** at most. "
+              f"{a['ops_initial_near_ceiling']} of {a['ops_with_headroom']} initial kernels are already within "
+              f"{NEAR_CEILING:.2f}x of their floor, so no rewrite can speed them up much."]
+        if a.get("headroom_captured") is not None:
+            L.append(f"- Captured: the achieved {_f(a['speedup_geomean'])}x is {a['headroom_captured']:.0%} of the "
+                     "available headroom (on a log scale).")
+        if a["most_headroom_left"]:
+            L.append("- Most headroom left (best time / attainable floor): " + ", ".join(
+                f"`{op}` {h:.2f}x" for op, h in a["most_headroom_left"]))
+    if a.get("ops_below_eager"):
+        L.append(f"- Slower than torch eager ({len(a['ops_below_eager'])}): " + ", ".join(f"`{o}`" for o in a["ops_below_eager"]))
+    if a.get("ops_below_compile"):
+        L.append(f"- Slower than torch.compile ({len(a['ops_below_compile'])}): " + ", ".join(f"`{o}`" for o in a["ops_below_compile"]))
+    return L + [""]
 
 
 def _target(name: str, text: str, value: float | None, goal: float, n: int, total: int, basis: str) -> dict[str, Any]:
@@ -165,6 +218,7 @@ def build(out: Path) -> dict[str, Any]:
         "roofline_median_memory_bound_cases": median(c["frac_best"] for c in mb_cases),
         "roofline_median_memory_bound_cases_measured_ceiling": median(c["frac_best_measured_ceiling"] for c in mb_cases),
         "session_speedup_geomean": geomean(o["session_speedup"] for o in ops),
+        **headroom(timed),
     }
     n_all = len(ops)
     targets = [
@@ -230,6 +284,8 @@ def render_md(rep: dict[str, Any], figures: list[str]) -> str:
               f"{_f(a['roofline_median_memory_bound_cases_measured_ceiling'], '{:.0%}')})",
               f"- the sessions' own authority metric (geomean speedup of the selected round, timed in the session): "
               f"geomean {_f(a['session_speedup_geomean'])}x", ""]
+    if rep["has_timing"]:
+        L += _shortfall(a, rep["targets"])
     L += ["- result status: " + ", ".join(f"{k}: {v}" for k, v in sorted(rep["status"].items(), key=lambda kv: str(kv[0]))), ""]
     if rep["not_run"]:
         L += [f"Suite operators with no results here yet ({len(rep['not_run'])}; the campaign is resumable, run "

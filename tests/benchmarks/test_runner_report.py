@@ -91,6 +91,13 @@ def test_report_aggregates_targets_and_accounting(gpu_dir: Path) -> None:
     assert acc["round_stop_level"] == {"L1": 3, "L2": 2, "L3": 1, "L4": 0, "inconclusive": 2}
     assert acc["outcomes"]["improved"] == 3 and acc["improving_families"] == {"fam-L2": 2, "fam-L3": 1}
 
+    # headroom: initial / attainable floor (no measured ceilings here, so the datasheet floor)
+    assert a["headroom_geomean"] == pytest.approx((math.sqrt(8 * 16) / floor * 3 / floor * 12 / floor) ** (1 / 3))
+    assert a["headroom_captured"] == pytest.approx(math.log(a["speedup_geomean"]) / math.log(a["headroom_geomean"]))
+    assert a["ops_initial_near_ceiling"] == 0 and a["ops_with_headroom"] == 3
+    assert a["most_headroom_left"][0] == ("a", pytest.approx(math.sqrt(2 * 4) / floor))
+    assert a["ops_below_eager"] == [] and a["ops_below_compile"] == ["c"]
+
     assert rep["figures"] == ["fig_speedup.png", "fig_times.png", "fig_process.png"]
     for name in rep["figures"]:
         assert (gpu_dir / name).read_bytes()[:8] == PNG
@@ -98,6 +105,7 @@ def test_report_aggregates_targets_and_accounting(gpu_dir: Path) -> None:
     assert "| optimized / initial geomean >= 3x | 3.30x | **met** | 3 of 3 |" in md
     assert "| >= 1.0x vs torch.compile | 0.71x | **missed** | 2 of 3 |" in md
     assert "No GPU timing" not in md
+    assert "## Where the targets fall short, and why" in md and "Slower than torch.compile (1): `c`" in md
     assert json.loads((gpu_dir / "report.json").read_text())["aggregate"]["ops_over_5x"] == 1
 
 
