@@ -64,7 +64,12 @@ def apply_launch_params(params: dict[str, Any], ctx: RecipeContext) -> RewriteRe
         raise NotApplicable("launch_params needs a non-empty 'search' mapping")
     p = _parse(ctx)
     k, sites = _target(p, ctx)
-    knobs = {n: kb for n in search if (kb := _knob(p, k, sites, n)) is not None}
+    knobs: dict[str, _Knob] = {}
+    for n in sorted(search, key=lambda n: _alias(k, n) != n):  # exact names first, then aliases
+        kb = _knob(p, k, sites, n)
+        if kb is not None and all(other.name != kb.name for other in knobs.values()):
+            knobs[n] = kb  # several searched names (BLOCK_M, BLOCK_N) may alias one block: it is searched once
+    knobs = {n: knobs[n] for n in search if n in knobs}  # the recipe's own order
     if not knobs:
         raise NotApplicable(f"none of {sorted(search)} is a launch option or a literal constexpr of {k.name}")
     space = {kb.name: list(search[n]) for n, kb in knobs.items()}

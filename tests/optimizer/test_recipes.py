@@ -149,3 +149,11 @@ def test_block_k_never_stands_in_for_a_row_block() -> None:
     assert set(res.applied) == {"num_stages"} and "BLOCK_SIZE = 1024" in res.source
     with pytest.raises(NotApplicable):
         run("launch_params", {"search": {"BLOCK_K": [32, 64, 128]}}, source=src, launches=launches)
+
+
+def test_names_aliasing_one_block_are_searched_once() -> None:
+    """BLOCK_M and BLOCK_N both alias an elementwise kernel's only BLOCK_SIZE: one edit, not an internal error."""
+    search = {"BLOCK_M": [64, 128, 256], "BLOCK_N": [128, 256], "BLOCK_K": [128, 256]}
+    res = run("launch_params", {"search": search}, source=SCALE, launches=[{"kernel": "scale_kernel", "grid": [3]}],
+              bottleneck="memory_bound")
+    assert list(res.applied) == ["BLOCK_SIZE"] and res.source.count("BLOCK_SIZE = ") == 1
