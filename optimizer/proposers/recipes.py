@@ -32,6 +32,8 @@ from collections.abc import Callable
 from typing import Any
 
 from kb.models import Recipe
+from optimizer.proposers.alignment import apply_alignment_hints
+from optimizer.proposers.grouping import apply_grouped_program_order
 from optimizer.proposers.recipe_base import (
     _PREF,
     NotApplicable,
@@ -49,8 +51,6 @@ from optimizer.proposers.recipe_base import (
     next_point,
     unified_diff,
 )
-from optimizer.proposers.alignment import apply_alignment_hints
-from optimizer.proposers.grouping import apply_grouped_program_order
 from optimizer.proposers.reductions import apply_value_only_reduction
 from optimizer.proposers.row_tile import plan_row_tile
 from optimizer.source import Kernel, LaunchSite, SourceText

@@ -57,6 +57,6 @@ def test_every_recipe_refuses_or_writes_defined_names(tmp_path: Path) -> None:
             written[name] = f"{cid} on {cand.relative_to(ROOT)}"
     assert len(written) >= 200
     r = subprocess.run([_ruff(), "check", "--no-cache", "--isolated", "--select", "F821", "--output-format", "concise",
-                        str(tmp_path)], capture_output=True, text=True)
+                        str(tmp_path)], capture_output=True, text=True, check=False)
     bad = [ln for ln in r.stdout.splitlines() if ".py:" in ln]
     assert r.returncode in (0, 1) and not bad, "\n".join(f"{written[Path(ln.split(':')[0]).name]}: {ln}" for ln in bad[:10])

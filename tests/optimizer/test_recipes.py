@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.proposers.recipes import NotApplicable, RecipeContext, apply_recipe, can_apply, next_point
+from optimizer.proposers.recipes import (
+    NotApplicable,
+    RecipeContext,
+    apply_recipe,
+    can_apply,
+    next_point,
+)
 
 DATA = Path(__file__).parent / "data"
 SOFTMAX = (DATA / "softmax" / "initial.py").read_text()
