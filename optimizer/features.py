@@ -41,6 +41,7 @@ FEATURE_DOC: dict[str, str] = {
     "multiple_shapes": "several benchmark cases", "bf16": "bf16 inputs", "fp16": "fp16 inputs",
     "short_rows": "row length below 256 elements in some case", "tl.arange": "tl.arange used",
     "indirect_load": "a load whose offsets come from another load",
+    "two_pass_row_reduction": "two consecutive loops load the same chunks (e.g. a max pass, then a sum-of-exp pass)",
 }
 
 _REDUCTIONS = ("max", "min", "sum", "argmax", "argmin", "reduce", "cumsum", "cumprod", "xor_sum", "sort")
@@ -65,6 +66,17 @@ def _calls(node: ast.AST) -> list[tuple[str, ast.Call]]:
                 f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else "")
             out.append((name, n))
     return out
+
+
+def _repeated_pass(body: list[ast.stmt]) -> bool:
+    """Two top-level loops with the same header whose loads are the same: the data is read twice."""
+    loops = [s for s in body if isinstance(s, ast.For)]
+    for a, b in zip(loops, loops[1:]):
+        loads_a = [ast.unparse(c) for n, c in _calls(a) if n == "tl.load"]
+        loads_b = [ast.unparse(c) for n, c in _calls(b) if n == "tl.load"]
+        if ast.unparse(a.iter) == ast.unparse(b.iter) and loads_a and loads_a == loads_b:
+            return True
+    return False
 
 
 def _kernel_features(k: Kernel) -> set[str]:
@@ -107,6 +119,8 @@ def _kernel_features(k: Kernel) -> set[str]:
             toks |= {"k_loop", "matmul"}
         if "tl.num_programs" in toks:
             toks.add("persistent")
+        if _repeated_pass(k.node.body):
+            toks.add("two_pass_row_reduction")
     else:
         toks.add("single_pass_kernel")
     src = ast.unparse(k.node)

@@ -34,6 +34,7 @@ from typing import Any
 from kb.models import Recipe
 from optimizer.proposers.alignment import apply_alignment_hints
 from optimizer.proposers.grouping import apply_grouped_program_order
+from optimizer.proposers.online_lse import apply_online_logsumexp
 from optimizer.proposers.recipe_base import (
     _PREF,
     NotApplicable,
@@ -428,6 +429,7 @@ APPLIERS: dict[str, Callable[[dict[str, Any], RecipeContext], RewriteResult]] = 
     "input_precision": apply_input_precision,
     "care_padding_false": apply_care_padding_false,
     "value_only_reduction": apply_value_only_reduction,
+    "online_logsumexp": apply_online_logsumexp,
     "alignment_hints": apply_alignment_hints,
     "grouped_program_order": apply_grouped_program_order,
 }

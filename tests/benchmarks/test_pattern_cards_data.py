@@ -25,6 +25,7 @@ RECIPE_PARAMS = {
     "rows_per_program": {"param", "values"},
     "care_padding_false": set(),
     "value_only_reduction": set(),
+    "online_logsumexp": set(),
     "grouped_program_order": {"GROUP_SIZE_M"},
     "persistent_grid": {"programs"},
     "split_k": {"SPLIT_K"},

@@ -1,0 +1,171 @@
+"""The ``online_logsumexp`` recipe: fuse a max pass and a sum-of-exp pass over the same chunks into one pass.
+
+A first translation of logsumexp / cross-entropy / log-softmax over long rows reads every row twice::
+
+    m = tl.full((BLOCK,), float("-inf"), dtype=tl.float32)
+    for c0 in range(0, n_cols, BLOCK):
+        cols = c0 + tl.arange(0, BLOCK)
+        x = tl.load(base + cols, mask=cols < n_cols, other=float("-inf"))
+        m = tl.maximum(m, x)
+    row_max = tl.max(m, axis=0)
+    s = tl.zeros((BLOCK,), dtype=tl.float32)
+    for c0 in range(0, n_cols, BLOCK):
+        cols = c0 + tl.arange(0, BLOCK)
+        x = tl.load(base + cols, mask=cols < n_cols, other=float("-inf"))
+        s += tl.exp(x - row_max)
+
+After the rewrite each lane keeps its own running max and rescales its partial sum when the max grows (the
+online softmax of Milakov & Gimelshein), and the lanes are brought to the row max once after the loop, so the
+row is read once::
+
+    s = tl.zeros((BLOCK,), dtype=tl.float32)
+    for c0 in range(0, n_cols, BLOCK):
+        cols = ...; x = ...
+        m_new = tl.maximum(m, x)
+        m_ref = tl.where(m_new == float("-inf"), 0.0, m_new)   # lanes that saw no value yet: no inf - inf
+        s = s * tl.exp(m - m_ref) + tl.exp(x - m_ref)
+        m = m_new
+    row_max = tl.max(m, axis=0)
+    s = s * tl.exp(m - row_max)
+
+Preconditions, each checked (``NotApplicable`` names the one that fails): two consecutive ``for`` loops with the
+same header and the same statements except the last; the first loop ends in ``m = tl.maximum(m, x)``; between
+the loops only ``row_max = tl.max(m, ...)`` and the sum's initialisation; the second loop ends in
+``s += tl.exp(x - row_max)`` (or ``s = s + ...``); nothing in the loops reads ``s`` or ``row_max`` otherwise.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from optimizer.proposers.recipe_base import NotApplicable, RecipeContext, RewriteResult, _finish, _parse
+
+__all__ = ["apply_online_logsumexp"]
+
+
+def _call(node: ast.AST | None, name: str) -> ast.Call | None:
+    return node if isinstance(node, ast.Call) and ast.unparse(node.func) == name else None
+
+
+def _assign(stmt: ast.stmt) -> tuple[str, ast.expr] | None:
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        return stmt.targets[0].id, stmt.value
+    return None
+
+
+def _running_max(stmt: ast.stmt) -> tuple[str, str] | None:
+    """``m = tl.maximum(m, x)`` (either order) -> (m, x)."""
+    a = _assign(stmt)
+    c = _call(a[1], "tl.maximum") if a else None
+    if not a or not c or len(c.args) != 2 or not all(isinstance(v, ast.Name) for v in c.args):
+        return None
+    names = [v.id for v in c.args]  # type: ignore[attr-defined]
+    if a[0] not in names:
+        return None
+    other = names[1] if names[0] == a[0] else names[0]
+    return a[0], other
+
+
+def _sum_of_exp(stmt: ast.stmt) -> tuple[str, str, str] | None:
+    """``s += tl.exp(x - r)`` or ``s = s + tl.exp(x - r)`` -> (s, x, r)."""
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) and isinstance(stmt.target, ast.Name):
+        s, term = stmt.target.id, stmt.value
+    elif (a := _assign(stmt)) and isinstance(a[1], ast.BinOp) and isinstance(a[1].op, ast.Add) \
+            and isinstance(a[1].left, ast.Name) and a[1].left.id == a[0]:
+        s, term = a[0], a[1].right
+    else:
+        return None
+    e = _call(term, "tl.exp")
+    if not e or len(e.args) != 1 or not isinstance(e.args[0], ast.BinOp) or not isinstance(e.args[0].op, ast.Sub):
+        return None
+    x, r = e.args[0].left, e.args[0].right
+    if not isinstance(x, ast.Name) or not isinstance(r, ast.Name):
+        return None
+    return s, x.id, r.id
+
+
+def _reads(stmts: list[ast.stmt], names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for s in stmts for n in ast.walk(s))
+
+
+def _match(body: list[ast.stmt], i: int) -> dict[str, Any]:
+    """The two-pass pattern starting at ``body[i]`` (the first loop), or NotApplicable with the reason."""
+    loop1 = body[i]
+    rm = _running_max(loop1.body[-1]) if isinstance(loop1, ast.For) and loop1.body else None
+    if rm is None:
+        raise NotApplicable("no loop ending in a running max (m = tl.maximum(m, x))")
+    m, x = rm
+    j = i + 1
+    between: list[ast.stmt] = []
+    while j < len(body) and not isinstance(body[j], ast.For):
+        between.append(body[j])
+        j += 1
+    if j == len(body):
+        raise NotApplicable(f"the running max {m} is not followed by a second loop over the same chunks")
+    loop2 = body[j]
+    assert isinstance(loop1, ast.For) and isinstance(loop2, ast.For)
+    head = lambda lp: (ast.unparse(lp.target), ast.unparse(lp.iter))  # noqa: E731
+    if head(loop1) != head(loop2):
+        raise NotApplicable("the max loop and the next loop iterate differently")
+    prefix1, prefix2 = [ast.unparse(s) for s in loop1.body[:-1]], [ast.unparse(s) for s in loop2.body[:-1]]
+    if prefix1 != prefix2 or loop1.orelse or loop2.orelse:
+        raise NotApplicable("the two loops do not load the same chunk the same way")
+    se = _sum_of_exp(loop2.body[-1]) if loop2.body else None
+    if se is None:
+        raise NotApplicable("the second loop does not end in a sum of exp(x - row_max)")
+    s, x2, r = se
+    if x2 != x:
+        raise NotApplicable(f"the sum exponentiates {x2}, the max runs over {x}")
+    red = next((b for b in between if (a := _assign(b)) and a[0] == r and (c := _call(a[1], "tl.max"))
+                and c.args and ast.unparse(c.args[0]) == m), None)
+    init = next((b for b in between if (a := _assign(b)) and a[0] == s), None)
+    if red is None or init is None or len(between) != 2:
+        raise NotApplicable(f"between the loops there must be only {r} = tl.max({m}, ...) and {s}'s initialisation")
+    if _reads(loop1.body + loop2.body[:-1], {s, r}) or _reads([init], {m, r, x}):
+        raise NotApplicable(f"the loops read {s} or {r} beyond the sum, or {s}'s initialisation depends on the max")
+    return {"loop1": loop1, "loop2": loop2, "red": red, "init": init, "m": m, "x": x, "s": s, "r": r}
+
+
+def apply_online_logsumexp(params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:
+    p = _parse(ctx)
+    reason = "no kernel has a max loop followed by a sum-of-exp loop over the same chunks"
+    rm_found = False
+    for k in p.kernels.values():
+        body = k.node.body
+        for i, stmt in enumerate(body):
+            if not isinstance(stmt, ast.For):
+                continue
+            try:
+                pat = _match(body, i)
+            except NotApplicable as exc:
+                close = bool(stmt.body) and _running_max(stmt.body[-1]) is not None
+                if close or not rm_found:  # keep the reason of the closest match (a loop with a running max)
+                    reason, rm_found = f"{k.name}: {exc}", rm_found or close
+                continue
+            return _rewrite(p, ctx, k.name, pat)
+    raise NotApplicable(reason)
+
+
+def _rewrite(p: Any, ctx: RecipeContext, kernel: str, pat: dict[str, Any]) -> RewriteResult:
+    st = p.st
+    loop1, loop2, m, x, s, r = pat["loop1"], pat["loop2"], pat["m"], pat["x"], pat["s"], pat["r"]
+    ind = st.indent_of(loop1.lineno)
+    inner = st.indent_of(loop1.body[-1].lineno)
+    last = loop1.body[-1]
+    online = (f"{inner}{m}_new = tl.maximum({m}, {x})\n"
+              f"{inner}{m}_ref = tl.where({m}_new == float(\"-inf\"), 0.0, {m}_new)\n"
+              f"{inner}{s} = {s} * tl.exp({m} - {m}_ref) + tl.exp({x} - {m}_ref)\n"
+              f"{inner}{m} = {m}_new\n")
+    init_text = st.segment(pat["init"])
+    red_text = st.segment(pat["red"])
+    # one edit from the first loop's header to the end of the second loop
+    new = (f"{ind}{init_text}\n"
+           + "".join(st.lines[loop1.lineno - 1: last.lineno - 1])
+           + online
+           + f"{ind}{red_text}\n"
+           + f"{ind}{s} = {s} * tl.exp({m} - {r})\n")
+    st.replace_range(st.line_start(loop1.lineno), st.line_start(loop2.end_lineno + 1), new)
+    desc = (f"{kernel}: max pass and sum-of-exp pass over {x} fused into one online pass ({m} per lane, {s} rescaled "
+            f"when the max grows, then once to {r}); each row is read once instead of twice")
+    return _finish("online_logsumexp", ctx, st.apply(), desc, {"max": m, "sum": s})
