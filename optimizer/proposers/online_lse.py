@@ -105,8 +105,7 @@ def _match(body: list[ast.stmt], i: int) -> dict[str, Any]:
         raise NotApplicable(f"the running max {m} is not followed by a second loop over the same chunks")
     loop2 = body[j]
     assert isinstance(loop1, ast.For) and isinstance(loop2, ast.For)
-    head = lambda lp: (ast.unparse(lp.target), ast.unparse(lp.iter))  # noqa: E731
-    if head(loop1) != head(loop2):
+    if (ast.unparse(loop1.target), ast.unparse(loop1.iter)) != (ast.unparse(loop2.target), ast.unparse(loop2.iter)):
         raise NotApplicable("the max loop and the next loop iterate differently")
     prefix1, prefix2 = [ast.unparse(s) for s in loop1.body[:-1]], [ast.unparse(s) for s in loop2.body[:-1]]
     if prefix1 != prefix2 or loop1.orelse or loop2.orelse:
