@@ -39,7 +39,13 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from optimizer.proposers.recipe_base import NotApplicable, RecipeContext, RewriteResult, _finish, _parse
+from optimizer.proposers.recipe_base import (
+    NotApplicable,
+    RecipeContext,
+    RewriteResult,
+    _finish,
+    _parse,
+)
 
 __all__ = ["apply_online_logsumexp"]
 
