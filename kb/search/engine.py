@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,6 +31,7 @@ from kb.store.vector import VectorIndex
 __all__ = ["Engine"]
 
 _STATS_SAMPLE = 4096  # cards sampled for the score statistics of z-score fusion on large KBs
+_SAMPLE_CACHE = 8  # filters whose sample vectors are kept (4096 x 384 float32 = 6 MB each)
 SYMPTOM_WEIGHT = 1.5  # quick-match: symptom agreement counts more than either text ranking
 
 
@@ -62,6 +64,8 @@ class Engine:
         prow[vrow[ok]] = np.flatnonzero(ok)
         self._pos_to_vrow = prow
         self._masks: dict[str, np.ndarray] = {}
+        self._samples: OrderedDict[bytes, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self._sample_lock = threading.Lock()
 
         def mask(key: str) -> np.ndarray:
             if key not in self._masks:
@@ -123,6 +127,9 @@ class Engine:
         cand = np.flatnonzero(scores > 0)
         if cand.size == 0:
             return []
+        if 0 < n < cand.size:  # keep only scores >= the n-th largest (ties included) before the stable sort
+            kth = np.partition(scores[cand], cand.size - n)[cand.size - n]
+            cand = cand[scores[cand] >= kth]
         top = cand[np.argsort(-scores[cand], kind="stable")][:n]
         return [(int(i), float(scores[i])) for i in top]
 
@@ -170,6 +177,26 @@ class Engine:
             rankings["bm25"] = self.bm25_ranking(q.text, n, allowed)
         return self._fuse(rankings, {}, q.top_k)
 
+    def _stats_sample(self, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The positions whose scores give the z-score statistics (the allowed cards with a vector; a fixed sample
+        of them on large KBs) and their vectors. Gathering 4096 vectors costs more than scoring them, and a filter
+        recurs across queries, so both are kept per allowed-mask (the engine never changes once built)."""
+        key = allowed.tobytes()
+        with self._sample_lock:
+            hit = self._samples.get(key)
+            if hit is not None:
+                self._samples.move_to_end(key)
+                return hit
+        pos_allowed = np.flatnonzero(allowed & (self._pos_to_vrow >= 0))
+        sample = pos_allowed if pos_allowed.size <= _STATS_SAMPLE else pos_allowed[
+            np.linspace(0, pos_allowed.size - 1, _STATS_SAMPLE).astype(np.int64)]
+        entry = (sample, self.index.matrix[self._pos_to_vrow[sample]])
+        with self._sample_lock:
+            self._samples[key] = entry
+            while len(self._samples) > _SAMPLE_CACHE:
+                self._samples.popitem(last=False)
+        return entry
+
     def _zscore_hybrid(self, text: str, allowed: np.ndarray, n: int, top_k: int) -> list[SearchHit]:
         """Distribution-based fusion: each method's scores are standardised over the allowed cards (mean/std; a
         fixed sample of them on very large KBs) and averaged. On the labelled queries this beats both single
@@ -181,10 +208,8 @@ class Engine:
         if not cand:
             return []
         vec = self.embedder.encode_query(text)
-        pos_allowed = np.flatnonzero(allowed & (self._pos_to_vrow >= 0))
-        sample = pos_allowed if pos_allowed.size <= _STATS_SAMPLE else pos_allowed[
-            np.linspace(0, pos_allowed.size - 1, _STATS_SAMPLE).astype(np.int64)]
-        d_sample = self.index.matrix[self._pos_to_vrow[sample]] @ vec if sample.size else np.zeros(1)
+        sample, sample_vecs = self._stats_sample(allowed)
+        d_sample = sample_vecs @ vec if sample.size else np.zeros(1)
         b_sample = bm25_all[sample] if sample.size else np.zeros(1)
         d_mu, d_sd = float(d_sample.mean()), max(float(d_sample.std()), 1e-6)
         b_mu, b_sd = float(b_sample.mean()), max(float(b_sample.std()), 1e-6)

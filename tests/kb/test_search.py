@@ -151,3 +151,16 @@ def test_an_engine_rebuilt_after_writes_answers_like_a_fresh_one(kb):
     assert engine.quick_match(qm) == fresh.quick_match(qm)
     iq = InvariantQuery(text="argmax reduce", pass_names=["ConvertLayout"], top_k=5)
     assert engine.invariants(iq) == fresh.invariants(iq)
+
+
+def test_bm25_top_n_is_the_head_of_the_full_stable_sort(kb):
+    """The top-n selection (partition, then sort) keeps ties at the cut in card order, as a full sort does."""
+    import numpy as np
+
+    engine = kb.engine
+    scores = np.random.default_rng(0).choice([0.0, 1.0, 2.0, 2.5, 3.0], size=len(engine.cards))
+    allowed = np.ones(len(engine.cards), dtype=bool)
+    cand = np.flatnonzero(scores > 0)
+    full = [(int(i), float(scores[i])) for i in cand[np.argsort(-scores[cand], kind="stable")]]
+    for n in (1, 5, 17, 50, len(full), len(full) + 3):
+        assert engine.bm25_ranking("unused", n, allowed, scores=scores) == full[:n]
