@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.panel import Panel
 from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
+from rich.text import Text
 
 from kb.models.search import CardFilter, SearchQuery
 from optimizer.cli._common import (
@@ -112,14 +114,13 @@ def query_command(
                     "score": h.score, "backends": h.card.backends, "levels": h.card.levels,
                     "breakdown": h.breakdown, "body": h.card.body} for h in hits])
         return
-    table = Table(title=f"{len(hits)} hits for: {text}", show_lines=True)
-    for col in ("#", "id", "kind", "backends", "score (dense/bm25)", "summary"):
-        table.add_column(col, overflow="fold")
-    for i, h in enumerate(hits, 1):
+    console.print(Text(f"{len(hits)} hits for: {text}", style="bold"))
+    for i, h in enumerate(hits, 1):  # one block per hit: readable at any terminal width (a table column is not)
         b = h.breakdown
-        table.add_row(str(i), h.card.id, h.card.kind, ",".join(h.card.backends),
-                      f"{h.score:.4f} ({b.dense:.2f}/{b.bm25:.1f})", h.card.summary)
-    console.print(table)
+        meta = (f"{h.card.kind} · {', '.join(h.card.backends)} · score {h.score:.4f} "
+                f"(dense {b.dense:.2f}, bm25 {b.bm25:.1f})")
+        body = Text.assemble((meta, "dim"), "\n", (h.card.title, "bold"), "\n", h.card.summary)
+        console.print(Panel(body, title=Text(f"{i}. {h.card.id}", style="bold cyan"), title_align="left"))
 
 
 @friendly_errors
