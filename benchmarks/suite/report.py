@@ -295,14 +295,16 @@ def render_md(rep: dict[str, Any], figures: list[str]) -> str:
         L += [f"- `{p['op']}`: {p['why']}" for p in rep["problems"]]
         L.append("")
     L += ["## Per operator", "", "Times are geomeans over the operator's cases (ms); ratios are geomeans of per-case ratios.", "",
-          "| operator | category | rounds | best round (level) | max level | initial ms | best ms | speedup | vs eager | vs compile | roofline (median) | mem-bound |",
-          "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+          "`left`: best time / attainable floor (the run's measured peaks), the speedup still available.", "",
+          "| operator | category | rounds | best round (level) | max level | initial ms | best ms | speedup | vs eager | vs compile | roofline (median) | left | mem-bound |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for o in sorted(rep["per_op"], key=lambda o: (str(o["category"]), o["op"])):
         rounds = f"{o['rounds_run']}" + (" (cut)" if o["truncated"] else "") if o["rounds_run"] is not None else "-"
         best = f"{o['best_round']} ({o['best_level']})" if o["best_round"] is not None else o["status"]
         comp = _f(o["vs_compile"]) + ("" if o["compile_cases"] in (0, o["cases_timed"]) else f" ({o['compile_cases']}/{o['cases_timed']})")
         L.append(f"| `{o['op']}` | {o['category']} | {rounds} | {best} | {o['max_level'] or '-'} | {_ms(o['initial_ms'])} | "
                  f"{_ms(o['best_ms'])} | {_f(o['speedup'])} | {_f(o['vs_eager'])} | {comp} | {_f(o['roofline_median'], '{:.0%}')} | "
+                 f"{_f(o['headroom_best'], '{:.2f}x')} | "
                  f"{'yes' if o['memory_bound'] else 'no'} |")
     L += ["", "## Process accounting", "", f"{acc['trajectories']} trajectories, {acc['rounds']} rounds after the baselines.", "",
           "Level of the selected best round (`baseline`: no round beat the initial candidate):", "",

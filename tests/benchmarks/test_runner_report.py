@@ -105,6 +105,7 @@ def test_report_aggregates_targets_and_accounting(gpu_dir: Path) -> None:
     assert "| optimized / initial geomean >= 3x | 3.30x | **met** | 3 of 3 |" in md
     assert "| >= 1.0x vs torch.compile | 0.71x | **missed** | 2 of 3 |" in md
     assert "No GPU timing" not in md
+    assert "| left | mem-bound |" in md and "| 1.70x | yes |" in md  # op a: best / floor = sqrt(2 * 4) / 1.6667
     assert "## Where the targets fall short, and why" in md and "Slower than torch.compile (1): `c`" in md
     assert json.loads((gpu_dir / "report.json").read_text())["aggregate"]["ops_over_5x"] == 1
 
