@@ -49,12 +49,64 @@ IRSignature = Literal[
     "ascend_mix_mode",
 ]
 
+#: Cause hypotheses the ladder names (issue "Evidence decides"): a cause is WHY a kernel is slow, a class is WHAT
+#: the counters see. Each level returns findings over these causes; the decision combines them.
+Cause = Literal[
+    "per_element_grid",  # one element (or a few) per program: no tl.arange block range, scalar loads, huge grid
+    "tiny_programs",  # one short row / group per program: too little work per program to hide latency
+    "unvectorized_access",  # loads/stores not vectorized: missing divisibility/alignment (tt.divisibility=16)
+    "same_address_atomics",  # many programs atomically update the same address(es): serialized in L2
+    "redundant_passes",  # the kernel (or the launcher) reads the same data several times
+    "register_spills",  # registers exceed the budget: local-memory spills / low occupancy
+    "fma_dot",  # tl.dot lowered to FMA (ieee fp32) instead of tensor-core MMA / wgmma
+    "small_dot_tiles",  # tl.dot on small or ill-shaped tiles: tensor cores starved, little reuse
+    "l2_unfriendly_order",  # 1-D program order over output tiles: operands re-read from DRAM instead of L2
+    "launch_overhead",  # launch / host overhead dominates (many tiny kernels, work of a few microseconds)
+    "at_roofline",  # nothing structural to gain: the kernel runs near its attainable floor
+    "unknown",
+]
+
+#: The bottleneck class a cause shows as in profiles (the default expectation; a labelled kernel may differ).
+CAUSE_CLASS: dict[str, str] = {
+    "per_element_grid": "latency_bound",
+    "tiny_programs": "latency_bound",
+    "unvectorized_access": "memory_bound",
+    "same_address_atomics": "sync_bound",
+    "redundant_passes": "memory_bound",
+    "register_spills": "occupancy_limited",
+    "fma_dot": "compute_bound",
+    "small_dot_tiles": "compute_bound",
+    "l2_unfriendly_order": "memory_bound",
+    "launch_overhead": "launch_bound",
+    "at_roofline": "memory_bound",
+    "unknown": "unknown",
+}
+
+#: Rewrite families (pattern card ids) that remove each cause, the canonical one first. ``at_roofline`` has none:
+#: stopping is the right answer there.
+CAUSE_FAMILIES: dict[str, tuple[str, ...]] = {
+    "per_element_grid": ("block-per-program",),
+    "tiny_programs": ("rows-per-program", "groups-per-program-moe-scoring"),
+    "unvectorized_access": ("unaligned-size-alignment-hints", "compiler-hints-contiguity"),
+    "same_address_atomics": ("two-stage-reduction",),
+    "redundant_passes": ("single-pass-fusion", "online-softmax", "fused-cross-entropy-online-lse",
+                         "fused-softmax-row-in-registers", "fused-layernorm"),
+    "register_spills": ("register-spill-relief",),
+    "fma_dot": ("tf32-for-fp32-matmul", "low-precision-operands-fp32-accumulate"),
+    "small_dot_tiles": ("matmul-tile-config-search", "persistent-tile-loop"),
+    "l2_unfriendly_order": ("grouped-program-order",),
+    "launch_overhead": ("fuse-launches-for-launch-bound",),
+    "at_roofline": (),
+    "unknown": (),
+}
+
 BACKENDS: frozenset[str] = frozenset(get_args(Backend))
 LEVELS: tuple[str, ...] = get_args(Level)
 CARD_KINDS: frozenset[str] = frozenset(get_args(CardKind))
 CARD_STATUSES: frozenset[str] = frozenset(get_args(CardStatus))
 BOTTLENECK_CLASSES: frozenset[str] = frozenset(get_args(BottleneckClass))
 IR_SIGNATURES: frozenset[str] = frozenset(get_args(IRSignature))
+CAUSES: frozenset[str] = frozenset(get_args(Cause))
 
 #: Allowed review transitions (from -> to). Curation follows draft -> proposed -> active/rejected -> deprecated.
 STATUS_TRANSITIONS: dict[str, frozenset[str]] = {
