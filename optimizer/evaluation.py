@@ -173,13 +173,14 @@ def to_timing(ev: Evaluation, baseline_ms: dict[str, float] | None, *, backend: 
         proto = timing_mod.interpreter_protocol() if backend == "interpreter" else TimingProtocol(
             method="unavailable", device=ev.device, note=ev.timing_error or "no timing was taken")
         return Timing(protocol=proto, cases=[], geomean_speedup=None)
-    from optimizer.profile.roofline import peaks_for, roofline_fraction
+    from optimizer.profile.roofline import kernel_compute_kind, peaks_for, roofline_fraction
 
     peaks = peaks_for(ev.device)
+    kind = kernel_compute_kind(ev.candidate, ev.launches)
     cases: list[CaseTiming] = []
     by_label = {case_label(c): c for c in problem.cases_for(backend)}
     for label, ms in ev.case_ms().items():
         case = by_label.get(label, {})
-        frac = roofline_fraction(problem.flops(case), problem.bytes_moved(case), ms, peaks) if peaks else None
+        frac = roofline_fraction(problem.flops(case), problem.bytes_moved(case), ms, peaks, compute=kind) if peaks else None
         cases.append(CaseTiming(case=label, ms=ms, baseline_ms=(baseline_ms or {}).get(label), roofline_fraction=frac))
     return timing_mod.make_timing(ev.protocol, cases)

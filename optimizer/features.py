@@ -13,12 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from optimizer.source import Kernel, assignments_in, find_kernels, find_launches
+from optimizer.structure import KernelStructure, analyze_kernel
 
 __all__ = ["FEATURE_DOC", "CodeFeatures", "extract_features"]
 
 FEATURE_DOC: dict[str, str] = {
     "tl.dot": "a kernel calls tl.dot", "matmul": "a tl.dot inside a K loop or tile program",
     "fp32_dot": "tl.dot on fp32 operands", "input_precision_ieee": "tl.dot with input_precision='ieee'",
+    "input_precision_tf32x3": "tl.dot with input_precision='tf32x3' (fp32 accuracy on tensor cores)",
     "k_loop": "a loop around tl.dot", "tl.argmax": "tl.argmax used", "tl.argmin": "tl.argmin used",
     "tl.max": "tl.max reduction", "tl.min": "tl.min reduction", "tl.sum": "tl.sum reduction", "tl.cumsum": "scan",
     "tl.reduce": "custom tl.reduce", "tl.where": "tl.where select", "tl.atomic_add": "atomic adds",
@@ -42,6 +44,15 @@ FEATURE_DOC: dict[str, str] = {
     "short_rows": "row length below 256 elements in some case", "tl.arange": "tl.arange used",
     "indirect_load": "a load whose offsets come from another load",
     "two_pass_row_reduction": "two consecutive loops load the same chunks (e.g. a max pass, then a sum-of-exp pass)",
+    "no_block_range": "a kernel that loads without any tl.arange: one element per program",
+    "same_address_atomic": "a tl.atomic_* whose address depends on no program id, block range or loaded value",
+    "multi_pass": "several loops (or repeated straight-line loads) read the same pointer argument",
+    "small_dot_tile": "a tl.dot launched with BLOCK_M or BLOCK_N below 64, or BLOCK_K below 32",
+    "pid_1d_matmul": "a tl.dot kernel indexed by one program id with no grouped (L2-friendly) order",
+    "pid_2d_matmul": "a tl.dot kernel indexed by two program ids with no grouped order",
+    "pointer_advance_in_loop": "a pointer argument advanced with += inside a loop",
+    "multi_kernel_same_input": "the launcher passes the same tensor to two kernels (each reads it)",
+    "unaligned_launch_arg": "a recorded launch passes an integer (size/stride) or pointer not divisible by 16",
 }
 
 _REDUCTIONS = ("max", "min", "sum", "argmax", "argmin", "reduce", "cumsum", "cumprod", "xor_sum", "sort")
@@ -52,6 +63,7 @@ class CodeFeatures:
     tokens: list[str]
     kernels: list[str] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
+    structures: dict[str, KernelStructure] = field(default_factory=dict)
 
     def text(self) -> str:
         return " ".join(self.tokens)
@@ -99,7 +111,9 @@ def _kernel_features(k: Kernel) -> set[str]:
         elif n == "tl.dot":
             toks.add("tl.dot")
             for kw in c.keywords:
-                if kw.arg == "input_precision" and isinstance(kw.value, ast.Constant) and kw.value.value == "ieee":
+                if kw.arg == "input_precision" and isinstance(kw.value, ast.Constant) and kw.value.value in ("ieee", "tf32x3"):
+                    toks.add(f"input_precision_{kw.value.value}")
+                if kw.arg == "allow_tf32" and isinstance(kw.value, ast.Constant) and kw.value.value is False:
                     toks.add("input_precision_ieee")
         elif n.startswith("tl.atomic_"):
             toks.add(n)
@@ -182,8 +196,11 @@ def extract_features(
     kernels = find_kernels(tree)
     toks: set[str] = set()
     per_kernel: dict[str, list[str]] = {}
+    structures: dict[str, KernelStructure] = {}
     for k in kernels.values():
         kt = _kernel_features(k)
+        st = structures[k.name] = analyze_kernel(k)
+        kt |= _structure_tokens(st)
         per_kernel[k.name] = sorted(kt)
         toks |= kt
         if k.autotuned:
@@ -209,6 +226,8 @@ def extract_features(
                     toks.add("hard_coded_block_size")
     if len({s.kernel for s in sites}) > 1 or len(sites) > 1:
         toks.add("multiple_kernels")
+        if _shared_tensor_args(sites):
+            toks.add("multi_kernel_same_input")
     for rec in launches or []:
         grid = rec.get("grid")
         if isinstance(grid, (list, tuple)) and grid and all(isinstance(g, int) for g in grid):
@@ -219,6 +238,11 @@ def extract_features(
         sig = rec.get("signature", {})
         if "tl.dot" in toks and any(v == "*fp32" for v in sig.values()):
             toks.add("fp32_dot")
+        if _unaligned(rec):
+            toks.add("unaligned_launch_arg")
+        st = structures.get(str(rec.get("kernel")))
+        if st is not None and st.dots and _small_tile(rec.get("constexprs") or {}):
+            toks.add("small_dot_tile")
     if torch_ops:
         toks.add("torch_ops_in_forward")
     if cases and len(cases) > 1:
@@ -233,4 +257,63 @@ def extract_features(
         if isinstance(n, int) and n < 256:
             toks.add("short_rows")
     toks.discard("")
-    return CodeFeatures(tokens=sorted(toks), kernels=list(kernels), details={"per_kernel": per_kernel, "launch_sites": len(sites)})
+    return CodeFeatures(tokens=sorted(toks), kernels=list(kernels), details={"per_kernel": per_kernel, "launch_sites": len(sites)},
+                        structures=structures)
+
+
+def _structure_tokens(st: KernelStructure) -> set[str]:
+    toks: set[str] = set()
+    if not st.block_range and st.load_lines:
+        toks.add("no_block_range")
+    if st.div_mod_lines:
+        toks.add("div_mod_index")
+    if st.same_address_atomics:
+        toks.add("same_address_atomic")
+    if st.multi_pass:
+        toks.add("multi_pass")
+    if st.dots and not st.grouped_order:
+        toks.add("pid_2d_matmul" if len(st.program_axes) >= 2 else "pid_1d_matmul")
+    if st.pointer_advances:
+        toks.add("pointer_advance_in_loop")
+    return toks
+
+
+#: Dot tiles below these sizes starve Hopper tensor cores (wgmma wants M >= 64 per warp group).
+SMALL_TILE_MN, SMALL_TILE_K = 64, 32
+
+
+def dot_tile(constexprs: dict[str, Any]) -> dict[str, int]:
+    """BLOCK_M / BLOCK_N / BLOCK_K (or BLOCK_SIZE_M ...) values from a launch's constexprs."""
+    out: dict[str, int] = {}
+    for k, v in constexprs.items():
+        if not isinstance(v, int) or isinstance(v, bool):
+            continue
+        u = k.upper().replace("BLOCK_SIZE_", "BLOCK_")
+        for axis in ("M", "N", "K"):
+            if u in (f"BLOCK_{axis}", f"BLOCK{axis}", f"TILE_{axis}", f"B{axis}"):
+                out[axis] = v
+    return out
+
+
+def _small_tile(constexprs: dict[str, Any]) -> bool:
+    t = dot_tile(constexprs)
+    return bool(t) and (min(t.get("M", 128), t.get("N", 128)) < SMALL_TILE_MN or t.get("K", 64) < SMALL_TILE_K)
+
+
+def _unaligned(rec: dict[str, Any]) -> bool:
+    div = set(rec.get("divisible_by_16") or [])
+    sig = rec.get("signature") or {}
+    return any(name not in div for name, t in sig.items() if t.startswith("*") or t in ("i32", "i64"))
+
+
+def _shared_tensor_args(sites: list[Any]) -> bool:
+    """Two launch sites of different kernels pass the same plain name (a tensor read by both)."""
+    seen: dict[str, str] = {}
+    for site in sites:
+        inputs = {a.arg for a in site.function.args.args} if site.function is not None else set()
+        for a in site.call.args:
+            if isinstance(a, ast.Name) and a.id in inputs:
+                if a.id in seen and seen[a.id] != site.kernel:
+                    return True
+                seen.setdefault(a.id, site.kernel)
+    return False

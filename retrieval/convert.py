@@ -79,6 +79,8 @@ def to_proto_card(card: AnyCard) -> pb.Card:
         if card.rewrite.recipe is not None:
             msg.rewrite.recipe.kind = card.rewrite.recipe.kind
             msg.rewrite.recipe.params.update(d["rewrite"]["recipe"]["params"])
+            msg.rewrite.recipe.requires.extend(card.rewrite.recipe.requires)
+            msg.rewrite.recipe.forbids.extend(card.rewrite.recipe.forbids)
     if card.kind == "anti_signal":
         msg.anti_signal.CopyFrom(pb.AntiSignalFields(trigger_evidence=card.trigger_evidence,
                                                      contraindicated=card.contraindicated,
@@ -134,7 +136,9 @@ def from_proto_card(msg: pb.Card, prefix: str = "card") -> AnyCard:
         d["rewrite"] = {"description": msg.rewrite.description}
         if msg.rewrite.HasField("recipe"):
             d["rewrite"]["recipe"] = {"kind": msg.rewrite.recipe.kind,
-                                      "params": _struct_to_dict(msg.rewrite.recipe.params)}
+                                      "params": _struct_to_dict(msg.rewrite.recipe.params),
+                                      "requires": list(msg.rewrite.recipe.requires),
+                                      "forbids": list(msg.rewrite.recipe.forbids)}
     if msg.kind == "anti_signal" and msg.HasField("anti_signal"):
         a = msg.anti_signal
         d.update(trigger_evidence=list(a.trigger_evidence), contraindicated=list(a.contraindicated),

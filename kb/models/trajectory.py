@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kb.vocab import Backend, BottleneckClass, Level
+from kb.vocab import Backend, BottleneckClass, Cause, Level
 
 __all__ = [
     "CaseTiming",
@@ -108,6 +108,11 @@ class StopDecision(_Model):
     tests: EscalationTests
     rationale: str
     bottleneck: BottleneckClass = "unknown"
+    cause: Cause = Field(default="unknown", description="the decided cause (issue 'Evidence decides'); unknown in older rounds")
+    confidence: float | None = None
+    decided_by: list[str] = Field(default_factory=list, description="the evidence that decided (level kind reference lines)")
+    overruled: list[str] = Field(default_factory=list, description="evidence that pointed elsewhere and lost")
+    static_only: bool = Field(default=False, description="decided without any measurement (CPU: code + IR only)")
 
 
 class Round(_Model):

@@ -57,7 +57,9 @@ class LadderOutcome:
             return "inconclusive: no level passed all three escalation tests (" + "; ".join(
                 f"{r.level} {_marks(r.tests)}" for r in self.results) + ")"
         how = "fell back to" if not self.stop.tests.passed else "stopped at"
-        return f"{how} {self.stop.level} ({self.stop.bottleneck}) -> {self.chosen.id if self.chosen else '?'}"
+        cause = f"cause {self.stop.cause}, " if self.stop.cause != "unknown" else ""
+        target = self.chosen.id if self.chosen else ("nothing to gain" if self.stop.cause == "at_roofline" else "?")
+        return f"{how} {self.stop.level} ({cause}{self.stop.bottleneck}) -> {target}"
 
 
 def _marks(t: EscalationTests) -> str:
@@ -82,7 +84,7 @@ def run_ladder(ctx: LadderContext, *, max_level: Level = "L4", stop_early: bool 
         ctx.results.append(res)
         out.results.append(res)
         if res.passed and out.stop is None:
-            out.stop = StopDecision(level=res.level, tests=res.tests, rationale=res.rationale, bottleneck=res.bottleneck)
+            out.stop = _stop(res, res.rationale)
             out.chosen = res.chosen
             if stop_early:
                 break
@@ -99,5 +101,15 @@ def _fallback(out: LadderOutcome) -> None:
     res = max(cands, key=lambda r: (sum((r.tests.localized, r.tests.single_family, r.tests.justified)), LEVELS.index(r.level)))
     why = (f"fallback: no level passed all three tests; {res.level} localized {res.bottleneck} and {res.best.id} "  # type: ignore[union-attr]
            f"is its best-supported eligible family ({_marks(res.tests)}): {res.rationale}")[:2000]
-    out.stop = StopDecision(level=res.level, tests=res.tests, rationale=why, bottleneck=res.bottleneck)
+    out.stop = _stop(res, why)
     out.chosen = res.best
+
+
+def _stop(res: LevelResult, rationale: str) -> StopDecision:
+    """The stop record: level, tests, class, and (when a cause was decided) the cause, what decided, what lost."""
+    d = res.decision
+    if d is None or not d.decided:
+        return StopDecision(level=res.level, tests=res.tests, rationale=rationale, bottleneck=res.bottleneck)
+    return StopDecision(level=res.level, tests=res.tests, rationale=rationale, bottleneck=res.bottleneck, cause=d.cause,
+                        confidence=round(d.confidence, 3), decided_by=[r.label() for r in d.decided_by],
+                        overruled=list(d.overruled), static_only=d.static_only)

@@ -16,7 +16,10 @@ already failed). L1 may stop when a low-risk rewrite is justified:
 from __future__ import annotations
 
 from kb.models import EscalationTests, EvidenceItem, Symptoms
+from kb.vocab import CAUSE_CLASS
 from optimizer.features import extract_features
+from optimizer.ladder.causal import causal_step, merge_tests
+from optimizer.ladder.causes import code_findings
 from optimizer.ladder.select import (
     GENERIC_TOKENS,
     choose_family,
@@ -31,6 +34,17 @@ __all__ = ["TriageLevel"]
 
 def _specific(codes: list[str]) -> list[str]:
     return [c for c in codes if c not in GENERIC_TOKENS]
+
+
+def _row_bytes(ev: object) -> float | None:
+    """Bytes of one row of a row-per-program launch: its BLOCK constexpr x the first pointer's element size."""
+    sizes = {"fp32": 4, "fp16": 2, "bf16": 2, "i32": 4, "i64": 8, "fp64": 8, "i8": 1, "u8": 1}
+    for rec in getattr(ev, "launches", None) or []:
+        blocks = [v for k, v in (rec.get("constexprs") or {}).items() if "BLOCK" in k.upper() and isinstance(v, int)]
+        ptrs = [t[1:] for t in (rec.get("signature") or {}).values() if t.startswith("*")]
+        if blocks and ptrs:
+            return float(max(blocks) * sizes.get(ptrs[0], 4))
+    return None
 
 
 class TriageLevel:
@@ -85,7 +99,15 @@ class TriageLevel:
                                 notes=f"(1) {why_loc}; (2) {note}; (3) {why_just}")
         evidence.append(EvidenceItem(level="L1", kind="bottleneck", reference=known, summary=why_loc,
                                      data={"class": known, "localized": localized, "source": "history"}))
-        return LevelResult(level="L1", evidence=evidence, bottleneck=known, matched_cards=refs[:2],  # type: ignore[arg-type]
-                           tests=tests, chosen=chosen if single else None, best=chosen if justified else None, inconclusive=not refs,
-                           rationale=tests.notes, data={"bottleneck_source": "history", "features": feats.tokens})
+        findings = code_findings(feats, ev.launches if ev else [], hot_kernel=ctx.cache.get("hot_kernel"), row_bytes=_row_bytes(ev))
+        # L1 may stop on a cause only when an earlier round measured this kernel (code alone never localizes)
+        step = causal_step(ctx, "L1", findings, may_stop=localized and known_from.startswith("round"))
+        evidence.append(step.evidence("L1"))
+        tests, chosen_final, best = merge_tests(step, tests, chosen if single else None, chosen if justified else None)
+        cls = known if known != "unknown" else CAUSE_CLASS.get(step.decision.cause, "unknown") if tests.passed else known
+        refs_out = ([step.family] if step.family else []) + [r for r in refs if not step.family or r.id != step.family.id]
+        return LevelResult(level="L1", evidence=evidence, bottleneck=cls, matched_cards=refs_out[:2],  # type: ignore[arg-type]
+                           tests=tests, chosen=chosen_final, best=best, inconclusive=not refs and not findings,
+                           rationale=tests.notes, data={"bottleneck_source": "history", "features": feats.tokens},
+                           findings=findings, decision=step.decision)
 

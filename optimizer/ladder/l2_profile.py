@@ -17,11 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from kb.models import EscalationTests, EvidenceItem, Symptoms
+from optimizer.ladder.causal import causal_step, merge_tests
+from optimizer.ladder.causes import profile_findings
 from optimizer.ladder.select import choose_family, match_cards
 from optimizer.ladder.types import LadderContext, LevelResult
 from optimizer.problem import case_label
 from optimizer.profile.classify import Classification, classify_cuda, dominant_class
-from optimizer.profile.roofline import RESIDENT_PROGRAMS_PER_SM, DevicePeaks, peaks_for
+from optimizer.profile.roofline import RESIDENT_PROGRAMS_PER_SM, DevicePeaks, compute_kind, peaks_for
 from optimizer.sandbox import SandboxLimits, run_worker
 
 __all__ = ["ProfileLevel", "case_shape", "launch_shape"]
@@ -89,9 +91,21 @@ class ProfileLevel:
                                 notes=f"(1) {why_loc}; (2) {note}; (3) " + (f"{chosen.id} names {cls}" if justified and chosen else "no card ties the measured class to a rewrite"))
         evidence.append(EvidenceItem(level="L2", kind="bottleneck", reference=cls, summary=why_loc,
                                      data={"class": cls, "localized": localized, "source": "measured", "share": share}))
-        return LevelResult(level="L2", evidence=evidence, bottleneck=cls, matched_cards=refs[:2], tests=tests,  # type: ignore[arg-type]
-                           chosen=chosen if single else None, best=chosen if justified else None, rationale=tests.notes,
-                           data={"per_case": [{"case": c, "ms": ms, "class": k} for c, ms, k in per_case], "signals": signal_tokens})
+        data = {"per_case": [{"case": c, "ms": ms, "class": k} for c, ms, k in per_case], "signals": signal_tokens}
+        findings = profile_findings(ctx.cache.get(f"l2rows:{ctx.source_sha}", []), cls, share)
+        # the decision reads this level's class through ctx.previous("L2"): register a provisional result first
+        provisional = LevelResult(level="L2", tests=tests, bottleneck=cls, data=data)  # type: ignore[arg-type]
+        ctx.results.append(provisional)
+        try:
+            step = causal_step(ctx, "L2", findings)
+        finally:
+            ctx.results.remove(provisional)
+        evidence.append(step.evidence("L2"))
+        tests, chosen_final, best = merge_tests(step, tests, chosen if single else None, chosen if justified else None)
+        refs_out = ([step.family] if step.family else []) + [r for r in refs if not step.family or r.id != step.family.id]
+        return LevelResult(level="L2", evidence=evidence, bottleneck=cls, matched_cards=refs_out[:2], tests=tests,  # type: ignore[arg-type]
+                           chosen=chosen_final, best=best, rationale=tests.notes, data=data,
+                           findings=findings, decision=step.decision)
 
     # ------------------------------------------------------------------------------------------------------
     def _classify_cases(self, ctx: LadderContext) -> tuple[list[tuple[str, float, str]], list[EvidenceItem], list[list[str]]]:
@@ -120,6 +134,10 @@ class ProfileLevel:
 
         first = next(iter(cases.values()), None)
         shape = launch_shape(ctx, prof, peaks, first) if ctx.backend == "cuda" and first is not None else {}
+        feats = ctx.cache.get("features")
+        kind = compute_kind(feats.tokens if feats else [], ev.launches)
+        rows: list[dict[str, Any]] = ctx.cache.setdefault(f"l2rows:{ctx.source_sha}", [])
+        rows.clear()
         for label, m in ms.items():
             case = cases.get(label, {})
             flops, nbytes = ctx.problem.flops(case), ctx.problem.bytes_moved(case)
@@ -127,8 +145,10 @@ class ProfileLevel:
                 c = Classification(**ascend[label]) if isinstance(ascend[label], dict) else Classification()
             else:
                 p = next((x for x in prof.get("cases", []) if x.get("case") == label), None)
-                sig = case_signals(m, flops, nbytes, peaks, p, ncu) | case_shape(shape, nbytes)
+                sig = case_signals(m, flops, nbytes, peaks, p, ncu, compute=kind) | case_shape(shape, nbytes)
                 c = classify_cuda(sig)
+                rows.append({"case": label, "ms": m, "class": c.bottleneck, "figures": c.figures,
+                             "signals": {**{k: v for k, v in sig.items() if isinstance(v, (int, float))}, "tokens": c.signals}})
                 if p:
                     top = p.get("kernels", [])[:3]
                     evidence.append(EvidenceItem(
@@ -140,7 +160,7 @@ class ProfileLevel:
                         ctx.cache.setdefault("hot_kernel", top[0]["name"])
                 if sig.get("mem_fraction") is not None or sig.get("compute_fraction") is not None:
                     evidence.append(EvidenceItem(level="L2", kind="roofline", reference=label,
-                                                 summary=f"[{label}] memory {sig.get('mem_fraction', 0):.0%}, compute {sig.get('compute_fraction', 0):.0%} of {peaks.name if peaks else '?'} roofline",
+                                                 summary=f"[{label}] memory {sig.get('mem_fraction', 0):.0%}, compute {sig.get('compute_fraction', 0):.0%} of {peaks.name if peaks else '?'} roofline ({kind} compute peak)",
                                                  data={k: sig.get(k) for k in ("mem_fraction", "compute_fraction")}))
             evidence.append(EvidenceItem(level="L2", kind="classification", reference=label,
                                          summary=f"[{label}] {c.bottleneck}: " + "; ".join(c.reasons), data=c.as_dict()))

@@ -15,6 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from kb.models import EscalationTests, EvidenceItem, Symptoms
+from optimizer.ladder.causal import causal_step, merge_tests
+from optimizer.ladder.causes import ir_findings
 from optimizer.ladder.select import choose_family, match_cards
 from optimizer.ladder.types import LadderContext, LevelResult
 
@@ -127,8 +129,14 @@ class IRLevel:
                                 notes=f"(1) {why_loc}; (2) {note}; (3) {why_just}")
         evidence.append(EvidenceItem(level="L3", kind="bottleneck", reference=cls, summary=why_loc,
                                      data={"class": cls, "localized": localized, "source": "ir"}))
-        return LevelResult(level="L3", evidence=evidence, bottleneck=cls, matched_cards=refs[:2], tests=tests,  # type: ignore[arg-type]
-                           chosen=chosen if single else None, best=chosen if justified else None, inconclusive=not problems,
-                           rationale=tests.notes,
+        st = feats.structures.get(report.kernel) if feats else None
+        findings = ir_findings(report, block_range=st.block_range if st else True)
+        step = causal_step(ctx, "L3", findings)
+        evidence.append(step.evidence("L3"))
+        tests, chosen_final, best = merge_tests(step, tests, chosen if single else None, chosen if justified else None)
+        refs_out = ([step.family] if step.family else []) + [r for r in refs if not step.family or r.id != step.family.id]
+        return LevelResult(level="L3", evidence=evidence, bottleneck=cls, matched_cards=refs_out[:2], tests=tests,  # type: ignore[arg-type]
+                           chosen=chosen_final, best=best, inconclusive=not problems and not step.decision.decided,
+                           rationale=tests.notes, findings=findings, decision=step.decision,
                            data={"signatures": sig_names, "kernel": report.kernel, "target": report.target,
                                  "bottleneck_source": "ir"})

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from kb.models import EscalationTests, EvidenceItem
 from kb.models.cards import InvariantCard, PatternCard
+from optimizer.ladder.causal import causal_step, merge_tests
 from optimizer.ladder.l3_ir import SIGNATURE_CLASS, capture_report
 from optimizer.ladder.select import nonimproving_tries, recipe_context, spent
 from optimizer.ladder.types import CardRef, LadderContext, LevelResult
@@ -75,8 +76,12 @@ class CompilerLevel:
         evidence.append(EvidenceItem(level="L4", kind="bottleneck", reference=cls, summary=account.summary,
                                      data={"class": cls, "localized": bool(localized_f), "source": "compiler"}))
         constraints = [c for f in account.findings for c in f.constraints]
+        step = causal_step(ctx, "L4", [])
+        evidence.append(step.evidence("L4"))
+        tests, chosen, best = merge_tests(step, tests, chosen, chosen or best)
         return LevelResult(level="L4", evidence=evidence, bottleneck=cls, matched_cards=families[:2], tests=tests,  # type: ignore[arg-type]
-                           chosen=chosen, best=chosen or best, inconclusive=not account.findings, rationale=tests.notes,
+                           chosen=chosen, best=best, inconclusive=not account.findings and not step.decision.decided,
+                           rationale=tests.notes, decision=step.decision,
                            data={"summary": account.summary, "constraints": constraints, "unresolved": account.unresolved,
                                  "questions": [q.question for f in account.findings for q in f.questions], "bottleneck_source": "compiler"})
 

@@ -19,6 +19,8 @@ from kb.models import EscalationTests, EvidenceItem, Round
 from kb.models.search import SearchHit
 from kb.vocab import BottleneckClass, Level
 from optimizer.evaluation import Evaluation
+from optimizer.ladder.decide import Decision
+from optimizer.ladder.findings import Finding
 from optimizer.problem import Problem
 from optimizer.settings import LadderSettings
 
@@ -76,6 +78,8 @@ class LevelResult(BaseModel):
     inconclusive: bool = Field(default=False, description="the level produced nothing actionable")
     rationale: str = ""
     data: dict[str, Any] = Field(default_factory=dict, description="level-specific figures (profile, IR report ...)")
+    findings: list[Finding] = Field(default_factory=list, description="cause hypotheses of this level with their evidence")
+    decision: Decision | None = Field(default=None, description="the cause decision over all findings up to this level")
 
     @property
     def passed(self) -> bool:

@@ -163,13 +163,14 @@ def profile_cases(problem: Any, cand_cls: type, cases: list[dict[str, Any]], *, 
 
 
 def case_signals(ms: float | None, flops: float | None, bytes_moved: float | None, peaks: Any,
-                 prof: dict[str, Any] | None, ncu: dict[str, Any] | None) -> dict[str, Any]:
-    """Flat signals for ``classify_cuda`` from timing, roofline, profiler and ncu figures (any may be None)."""
+                 prof: dict[str, Any] | None, ncu: dict[str, Any] | None, *, compute: str = "fp32") -> dict[str, Any]:
+    """Flat signals for ``classify_cuda`` from timing, roofline (with the peak of ``compute``, see
+    ``roofline.compute_kind``), profiler and ncu figures (any may be None)."""
     from optimizer.profile.roofline import roofline_split
 
     s: dict[str, Any] = {"ms": ms}
     if peaks is not None and ms:
-        c, m = roofline_split(flops, bytes_moved, peaks)
+        c, m = roofline_split(flops, bytes_moved, peaks, compute=compute)
         s["compute_fraction"] = c / ms if c is not None else None
         s["mem_fraction"] = m / ms if m is not None else None
     if prof:

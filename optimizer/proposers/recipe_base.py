@@ -44,6 +44,8 @@ class RecipeContext:
     num_sms: int = 132
     hot_kernel: str | None = None
     new_filename: str = "candidate_new.py"
+    #: evidence the recipe's domain is checked against: {"tokens": ["code:tl.dot", "ir:register_spill", "cause:..."]}
+    evidence: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

@@ -33,6 +33,7 @@ from typing import Any
 
 from kb.models import Recipe
 from optimizer.proposers.alignment import apply_alignment_hints
+from optimizer.proposers.domains import check_domain, check_point
 from optimizer.proposers.grouping import apply_grouped_program_order
 from optimizer.proposers.online_lse import apply_online_logsumexp
 from optimizer.proposers.recipe_base import (
@@ -436,11 +437,23 @@ APPLIERS: dict[str, Callable[[dict[str, Any], RecipeContext], RewriteResult]] = 
 
 
 def apply_recipe(recipe: Recipe | dict[str, Any], ctx: RecipeContext) -> RewriteResult:
+    """Apply a recipe inside its domain (``optimizer.proposers.domains``); outside it, raise with the reason."""
     r = recipe if isinstance(recipe, Recipe) else Recipe.model_validate(recipe)
     fn = APPLIERS.get(r.kind)
     if fn is None:
         raise NotApplicable(f"no offline applier for recipe kind {r.kind!r} (available: {sorted(APPLIERS)})")
-    return fn(r.params, ctx)
+    check_domain(r.kind, r.params, r.requires, r.forbids, ctx)
+    res = fn(r.params, ctx)
+    check_point(res, ctx, _current_warps(ctx))
+    return res
+
+
+def _current_warps(ctx: RecipeContext) -> int | None:
+    for rec in ctx.launches:
+        if ctx.hot_kernel is None or rec.get("kernel") == ctx.hot_kernel:
+            w = (rec.get("options") or {}).get("num_warps")
+            return int(w) if isinstance(w, int) else 4
+    return None
 
 
 def can_apply(recipe: Recipe | dict[str, Any], ctx: RecipeContext) -> tuple[bool, str]:

@@ -20,12 +20,16 @@ class Symptoms(_message.Message):
     def __init__(self, bottleneck_classes: _Optional[_Iterable[str]] = ..., profile_signals: _Optional[_Iterable[str]] = ..., ir_signatures: _Optional[_Iterable[str]] = ..., code_features: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Recipe(_message.Message):
-    __slots__ = ("kind", "params")
+    __slots__ = ("kind", "params", "requires", "forbids")
     KIND_FIELD_NUMBER: _ClassVar[int]
     PARAMS_FIELD_NUMBER: _ClassVar[int]
+    REQUIRES_FIELD_NUMBER: _ClassVar[int]
+    FORBIDS_FIELD_NUMBER: _ClassVar[int]
     kind: str
     params: _struct_pb2.Struct
-    def __init__(self, kind: _Optional[str] = ..., params: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    requires: _containers.RepeatedScalarFieldContainer[str]
+    forbids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, kind: _Optional[str] = ..., params: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., requires: _Optional[_Iterable[str]] = ..., forbids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Rewrite(_message.Message):
     __slots__ = ("description", "recipe")

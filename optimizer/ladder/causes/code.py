@@ -1,0 +1,114 @@
+"""L1 cause findings from code features and recorded launches (static: no execution timing needed).
+
+Confidences are priors, tuned on the tuning half of ``benchmarks/diagnosis`` (see its README): a construct that
+by itself forces the slow path (an ieee fp32 dot, one element per program, one atomic address for all programs)
+scores high; a construct that only *may* cost (a 1-D tile order, an unaligned stride) scores low and needs IR or
+counters to win.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from optimizer.features import CodeFeatures, dot_tile
+from optimizer.ladder.findings import EvidenceRef, Finding
+from optimizer.structure import KernelStructure
+
+__all__ = ["code_findings"]
+
+#: A tl.dot kernel needs at least this many output tiles for the program order to matter for L2 reuse.
+MANY_TILES = 264
+#: A row per program is "tiny" when the row holds fewer bytes than this (one 128-byte line per warp, 4 warps).
+TINY_ROW_BYTES = 2048
+
+
+def _ref(kind: str, reference: str, detail: str = "", lines: list[int] | None = None) -> EvidenceRef:
+    return EvidenceRef(level="L1", kind=kind, reference=reference, detail=detail, source_lines=sorted(set(lines or [])))  # type: ignore[arg-type]
+
+
+def _programs(rec: dict[str, Any] | None) -> int | None:
+    grid = (rec or {}).get("grid")
+    if isinstance(grid, (list, tuple)) and grid and all(isinstance(g, int) for g in grid):
+        return math.prod(grid)
+    return None
+
+
+def _hot(feats: CodeFeatures, launches: list[dict[str, Any]], hot_kernel: str | None) -> tuple[KernelStructure | None, dict[str, Any] | None]:
+    recs = [r for r in launches if r.get("kernel") in feats.structures and "error" not in r]
+    if hot_kernel:
+        named = [r for r in recs if r["kernel"] == hot_kernel or r["kernel"] in str(hot_kernel)]
+        recs = named or recs
+    if recs:
+        rec = max(recs, key=lambda r: (_programs(r) or 0) * int(r.get("launches", 1)))
+        return feats.structures[rec["kernel"]], rec
+    if feats.structures:
+        return next(iter(feats.structures.values())), None
+    return None, None
+
+
+def code_findings(feats: CodeFeatures, launches: list[dict[str, Any]], *, hot_kernel: str | None = None,
+                  row_bytes: float | None = None) -> list[Finding]:
+    """Findings for the hot kernel (the most-launched recorded one) plus launcher-level causes."""
+    st, rec = _hot(feats, launches, hot_kernel)
+    toks = set(feats.tokens)
+    out: list[Finding] = []
+    if st is None:
+        return out
+    programs = _programs(rec)
+    grid_note = f"grid of {programs} programs" if programs else "grid not recorded"
+    if not st.block_range and st.load_lines:
+        supp = [_ref("code_feature", "no_block_range", f"{st.name} loads without tl.arange: one element per program", st.load_lines)]
+        if st.div_mod_lines:
+            supp.append(_ref("code_feature", "div_mod_index", "per-element // and % on the program id", st.div_mod_lines))
+        if programs:
+            supp.append(_ref("launch", "grid", grid_note))
+        out.append(Finding(cause="per_element_grid", level="L1", confidence=0.85, structural=True, supporting=supp,
+                           summary=f"{st.name} handles one element per program ({grid_note})"))
+    if st.same_address_atomics:
+        out.append(Finding(cause="same_address_atomics", level="L1", confidence=0.8, structural=True,
+                           supporting=[_ref("code_feature", "same_address_atomic",
+                                            "atomic address independent of program id, block range and loaded values",
+                                            st.same_address_atomics)],
+                           summary=f"every program of {st.name} updates the same address atomically"))
+    if st.multi_pass or "multi_kernel_same_input" in toks:
+        supp = [_ref("code_feature", "multi_pass", f"{p} read by {len(ls)} passes", ls) for p, ls in st.multi_pass.items()]
+        if "multi_kernel_same_input" in toks:
+            supp.append(_ref("code_feature", "multi_kernel_same_input", "the launcher passes one input to several kernels"))
+        conf = 0.7 if st.multi_pass else 0.45
+        out.append(Finding(cause="redundant_passes", level="L1", confidence=conf, structural=bool(st.multi_pass), supporting=supp,
+                           summary="the same data is read in several passes: " + ", ".join(
+                               f"{p} x{len(ls)}" for p, ls in st.multi_pass.items()) if st.multi_pass else "one input feeds several kernels"))
+    tile = dot_tile((rec or {}).get("constexprs") or {})
+    fp32 = any(v == "*fp32" for v in ((rec or {}).get("signature") or {}).values())
+    for d in st.dots:
+        if d.precision == "ieee" or (d.precision is None and "input_precision_ieee" in toks):
+            conf = 0.85 if fp32 or rec is None else 0.5
+            out.append(Finding(cause="fma_dot", level="L1", confidence=conf, structural=True,
+                               supporting=[_ref("code_feature", "input_precision_ieee",
+                                                "tl.dot with ieee input precision" + (" on fp32 operands" if fp32 else ""), [d.line])],
+                               summary="an ieee-precision tl.dot cannot use tensor cores: it lowers to FMA"))
+            break
+    if st.dots and tile:
+        m, n, k = tile.get("M", 128), tile.get("N", 128), tile.get("K", 64)
+        if min(m, n) < 64 or k < 32:
+            out.append(Finding(cause="small_dot_tiles", level="L1", confidence=0.6, structural=True,
+                               supporting=[_ref("launch", "small_dot_tile", f"tile {m}x{n}x{k}", [d.line for d in st.dots])],
+                               summary=f"tl.dot on a {m}x{n}x{k} tile: too small to feed Hopper tensor cores"))
+    if st.dots and not st.grouped_order and programs and programs >= MANY_TILES:
+        out.append(Finding(cause="l2_unfriendly_order", level="L1", confidence=0.35, structural=True,
+                           supporting=[_ref("code_feature", "pid_2d_matmul" if len(st.program_axes) >= 2 else "pid_1d_matmul",
+                                            f"{programs} output tiles in launch order, no grouped remap", [d.line for d in st.dots])],
+                           summary=f"{programs} tiles walked in row order: operand tiles are re-read from DRAM"))
+    if "row_per_program" in toks and st.block_range and row_bytes is not None and row_bytes < TINY_ROW_BYTES:
+        out.append(Finding(cause="tiny_programs", level="L1", confidence=0.55 if "group_per_program" not in toks else 0.7,
+                           structural=True,
+                           supporting=[_ref("code_feature", "row_per_program", f"one row of {row_bytes:.0f} B per program", st.load_lines)],
+                           summary=f"one short row ({row_bytes:.0f} B) per program: too little work per program"))
+    if "unaligned_launch_arg" in toks and ("masked_load" in toks or "strides" in toks) and st.block_range:
+        names = [n for n, t in ((rec or {}).get("signature") or {}).items()
+                 if n not in set((rec or {}).get("divisible_by_16") or []) and (t.startswith("*") or t in ("i32", "i64"))]
+        out.append(Finding(cause="unvectorized_access", level="L1", confidence=0.35, structural=True,
+                           supporting=[_ref("launch", "unaligned_launch_arg", "not divisible by 16: " + ", ".join(names), st.load_lines)],
+                           summary="sizes/strides not divisible by 16 keep loads from vectorizing"))
+    return out

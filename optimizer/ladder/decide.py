@@ -1,0 +1,136 @@
+"""Combine the findings of every level into one cause decision (issue "Evidence decides").
+
+Rules, in order:
+
+1. Per cause, support = noisy-or of the supporting findings' confidences; refutation = the strongest refuting
+   finding; score = support x (1 - refutation). ``at_roofline`` refutes every cause but ``fma_dot`` (the FMA
+   roofline is the floor of the FMA path itself; tensor cores move it) with 0.8 x its own score.
+2. A cause whose class (``kb.vocab.CAUSE_CLASS``) is the measured L2 class gets +0.1: the class breaks ties, it
+   never outranks a structural finding on its own.
+3. Ranking: structural causes (tied to code lines or IR signatures) before measured-only ones, then score x the
+   dominance prior ``DOMINANCE`` (a per-element grid makes its unvectorized loads moot, an FMA dot makes its tile
+   shape moot ...).
+4. Decided when the top cause scores >= ``DECIDE`` and no other structural cause with a different family is
+   within ``MARGIN`` of it (that is a contradiction: escalate). At-the-roofline decides only from measurement.
+5. The decision names the deciding evidence and what it overruled: an L2 class pointing elsewhere, weaker causes.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kb.vocab import CAUSE_CLASS, CAUSE_FAMILIES, Cause
+from optimizer.ladder.findings import EvidenceRef, Finding
+
+__all__ = ["DECIDE", "DOMINANCE", "MARGIN", "CauseScore", "Decision", "decide"]
+
+DECIDE = 0.5
+MARGIN = 0.1
+CLASS_BONUS = 0.1
+#: Prior weight of each cause when several are present (one usually makes the others moot).
+DOMINANCE: dict[str, float] = {
+    "at_roofline": 1.0, "per_element_grid": 1.0, "fma_dot": 0.98, "same_address_atomics": 0.97, "register_spills": 0.95,
+    "redundant_passes": 0.93, "tiny_programs": 0.92, "small_dot_tiles": 0.9, "unvectorized_access": 0.88,
+    "launch_overhead": 0.85, "l2_unfriendly_order": 0.8, "unknown": 0.0,
+}
+
+
+class CauseScore(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    cause: Cause
+    score: float
+    support: float
+    refutation: float
+    structural: bool
+    levels: list[str] = Field(default_factory=list)
+
+
+class Decision(BaseModel):
+    """The combined verdict over all findings so far."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cause: Cause = "unknown"
+    confidence: float = 0.0
+    decided: bool = False
+    structural: bool = False
+    static_only: bool = Field(default=False, description="no measured evidence took part (CPU: L1 + L3 only)")
+    decided_by: list[EvidenceRef] = Field(default_factory=list)
+    overruled: list[str] = Field(default_factory=list)
+    contradiction: str = ""
+    ranking: list[CauseScore] = Field(default_factory=list)
+    reason: str = ""
+
+    @property
+    def families(self) -> tuple[str, ...]:
+        return CAUSE_FAMILIES.get(self.cause, ())
+
+    def summary(self) -> str:
+        if not self.decided:
+            return f"no cause decided: {self.reason}"
+        by = "; ".join(r.label() for r in self.decided_by[:4])
+        over = f"; overruled: {'; '.join(self.overruled[:3])}" if self.overruled else ""
+        return f"cause {self.cause} ({self.confidence:.2f}{', static only' if self.static_only else ''}) from {by}{over}"
+
+
+def _noisy_or(values: list[float]) -> float:
+    p = 1.0
+    for v in values:
+        p *= 1.0 - max(0.0, min(1.0, v))
+    return 1.0 - p
+
+
+def _scores(findings: list[Finding], measured: str) -> list[CauseScore]:
+    causes = {f.cause for f in findings if f.cause != "unknown"}
+    roof = _noisy_or([f.confidence for f in findings if f.cause == "at_roofline"])
+    roof *= 1.0 - max([f.refute_strength for f in findings if f.cause == "at_roofline"] or [0.0])
+    out = []
+    for c in causes:
+        fs = [f for f in findings if f.cause == c]
+        support = _noisy_or([f.confidence for f in fs])
+        refute = max([f.refute_strength for f in fs] or [0.0])
+        if c not in ("at_roofline", "fma_dot"):
+            refute = max(refute, 0.8 * roof)
+        score = support * (1.0 - refute)
+        if support > 0 and measured != "unknown" and CAUSE_CLASS.get(c) == measured:
+            score = min(1.0, score + CLASS_BONUS)
+        out.append(CauseScore(cause=c, score=round(score, 4), support=round(support, 4), refutation=round(refute, 4),  # type: ignore[arg-type]
+                              structural=any(f.structural and f.confidence > 0 for f in fs),
+                              levels=sorted({f.level for f in fs if f.confidence > 0})))
+    out.sort(key=lambda s: (s.structural and s.cause != "at_roofline", s.score * DOMINANCE.get(s.cause, 0.5)), reverse=True)
+    # at the roofline (measured, unrefuted) wins over structural causes that it refutes
+    if roof >= DECIDE:
+        out.sort(key=lambda s: (s.cause == "at_roofline" or (s.cause == "fma_dot" and s.score >= DECIDE), s.score), reverse=True)
+    return out
+
+
+def decide(findings: list[Finding], *, measured: str = "unknown", measured_any: bool = False) -> Decision:
+    """``measured``: the L2 class (``unknown`` when none); ``measured_any``: whether any measurement took part."""
+    ranking = [s for s in _scores(findings, measured) if s.support > 0]
+    d = Decision(ranking=ranking, static_only=not measured_any)
+    if not ranking:
+        d.reason = "no level produced a cause finding"
+        return d
+    top = ranking[0]
+    d.cause, d.confidence, d.structural = top.cause, top.score, top.structural
+    if top.score < DECIDE:
+        d.reason = f"the best cause {top.cause} scores {top.score:.2f} < {DECIDE}"
+        return d
+    rivals = [s for s in ranking[1:] if s.structural and top.structural and s.score >= top.score - MARGIN
+              and CAUSE_FAMILIES.get(s.cause, ())[:1] != CAUSE_FAMILIES.get(top.cause, ())[:1]
+              and DOMINANCE.get(s.cause, 0) >= DOMINANCE.get(top.cause, 0)]
+    if rivals:
+        d.contradiction = (f"{top.cause} ({top.score:.2f}) and {rivals[0].cause} ({rivals[0].score:.2f}) are equally "
+                           "supported and call for different rewrites")
+        d.reason = d.contradiction
+        return d
+    d.decided = True
+    fs = [f for f in findings if f.cause == top.cause and f.confidence > 0]
+    d.decided_by = [r for f in sorted(fs, key=lambda f: -f.confidence) for r in f.supporting][:6]
+    if measured != "unknown" and CAUSE_CLASS.get(top.cause) != measured and top.cause != "at_roofline":
+        d.overruled.append(f"L2 class {measured} (generic) overruled by {top.cause}"
+                           + (" tied to source lines" if top.structural else ""))
+    d.overruled += [f"{s.cause} ({s.score:.2f}, {'/'.join(s.levels)}) not dominant" for s in ranking[1:] if s.score >= 0.3]
+    d.reason = f"{top.cause} leads with {top.score:.2f}"
+    return d

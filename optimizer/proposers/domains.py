@@ -1,0 +1,73 @@
+"""Recipe domains: what a recipe needs from the kernel's facts and evidence before it may be applied.
+
+A recipe is refused outside its domain with the reason, and the refusal is recorded as evidence. Two sources:
+
+- the card's own ``recipe.requires`` / ``recipe.forbids`` (evidence tokens: ``code:<feature>``,
+  ``ir:<signature>``, ``cause:<cause>``; ``a|b`` means either), and
+- built-in rules per recipe kind, for what no card may override:
+  * a tile search (``BLOCK_M``/``BLOCK_N``/``BLOCK_K`` in an autotune or launch-parameter space) needs a ``tl.dot``;
+  * ``num_stages`` needs a loop to pipeline (``code:inner_loop``);
+  * never fewer warps on a spilling kernel (``ir:register_spill`` or ``cause:register_spills``): checked on the
+    point the applier chose, so a search may still go up.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from optimizer.proposers.recipe_base import NotApplicable, RecipeContext, RewriteResult
+
+__all__ = ["check_domain", "check_point", "evidence_tokens"]
+
+_TILE_NAMES = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K")
+
+
+def evidence_tokens(ctx: RecipeContext) -> set[str]:
+    return set((ctx.evidence or {}).get("tokens") or ())
+
+
+def _searched(kind: str, params: dict[str, Any]) -> set[str]:
+    if kind == "launch_params":
+        return set((params.get("search") or {}).keys())
+    if kind == "autotune":
+        names: set[str] = set()
+        for cfg in params.get("configs") or []:
+            names |= set((cfg.get("kwargs") or {}).keys())
+            names |= {k for k in ("num_warps", "num_stages") if k in cfg}
+        return names
+    return set()
+
+
+def _has(tokens: set[str], req: str) -> bool:
+    return any(alt.strip() in tokens for alt in req.split("|"))
+
+
+def check_domain(kind: str, params: dict[str, Any], requires: list[str], forbids: list[str], ctx: RecipeContext) -> None:
+    """Raise ``NotApplicable`` naming the failed precondition. No evidence known (a bare context): only the
+    card's rules that can be checked from the source are skipped, never the built-in ones that can."""
+    toks = evidence_tokens(ctx)
+    if not toks:
+        from optimizer.features import extract_features
+
+        toks = {f"code:{t}" for t in extract_features(ctx.source, launches=ctx.launches).tokens}
+    searched = _searched(kind, params)
+    if searched & set(_TILE_NAMES) and "code:tl.dot" not in toks:
+        raise NotApplicable(f"domain: a tile search ({', '.join(sorted(searched & set(_TILE_NAMES)))}) needs a tl.dot kernel; "
+                            "this kernel has none")
+    if "num_stages" in searched and not searched - {"num_stages"} and "code:inner_loop" not in toks:
+        raise NotApplicable("domain: num_stages pipelines a loop, and this kernel has no loop")
+    for req in requires:
+        if not _has(toks, req):
+            raise NotApplicable(f"domain: the recipe requires {req}, which the evidence does not show")
+    for bad in forbids:
+        if _has(toks, bad):
+            raise NotApplicable(f"domain: the recipe is contraindicated by {bad}")
+
+
+def check_point(res: RewriteResult, ctx: RecipeContext, current_warps: int | None) -> None:
+    """Refuse a chosen point that lowers num_warps on a kernel with spill evidence."""
+    toks = evidence_tokens(ctx)
+    spilling = bool(toks & {"ir:register_spill", "cause:register_spills"})
+    new = (res.applied or {}).get("num_warps")
+    if spilling and isinstance(new, int) and current_warps is not None and new < current_warps:
+        raise NotApplicable(f"domain: never fewer warps on a spilling kernel ({current_warps} -> {new} refused)")
