@@ -256,15 +256,27 @@ def _dot_kinds(text: str) -> dict[str, int]:
     return kinds
 
 
+#: ``triton::InputPrecision`` values (OpsEnums.h.inc, Triton 3.6 and 3.9): the numeric form some ops print.
+INPUT_PRECISION = {"0": "tf32", "1": "tf32x3", "2": "ieee", "3": "bf16x3", "4": "bf16x6"}
+
+
+def input_precision(line: str) -> str:
+    """The input precision of one dot op line: the keyword form, the numeric form, or ieee when absent."""
+    m = re.search(r"inputPrecision = (\w+)", line)
+    if m is None:
+        return "ieee"
+    v = m.group(1)
+    return INPUT_PRECISION.get(v, v.lower())
+
+
 def detect_dots(ctx: Ctx) -> list[Signature]:
     kinds = _dot_kinds(ctx.final("ttgir"))
     ptx_counts = {}
     if ctx.ptx is not None:
         ptx_counts = {k: len(ctx.ptx.lines_matching(P.PTX_INSTR[k])[1]) for k in ("fma_f32", "mma_sync", "wgmma", "tcgen05")}
-    # tt.dot prints inputPrecision only when it is not the default (ieee)
+    # tt.dot prints inputPrecision only when it is not the default (ieee); warp_group_dot prints the enum's number
     dots = [ln for ln in ctx.final("ttgir").split("\n") if re.search(r"\btt\.dot\b|warp_group_dot|tc_gen5_mma", ln)]
-    precision = sorted({m.group(1) if (m := re.search(r"inputPrecision = ([a-z]\w*)", ln)) else "ieee"
-                        for ln in dots if "tt.dot" in ln or "inputPrecision" in ln})
+    precision = sorted({input_precision(ln) for ln in dots if "tt.dot" in ln or "inputPrecision" in ln})
     remarks = [r.message for r in ctx.capture.remarks if r.kind == "mma"]
     out = []
     for name, n in kinds.items():
