@@ -46,15 +46,13 @@ def optimize_command(
     submit: Annotated[bool | None, typer.Option("--submit/--no-submit", help="submit the trajectory (default: when --server is given)")] = None,
 ) -> None:
     """Run an optimization session: baseline, then rounds of diagnosis, rewrite and validation."""
-    from optimizer.session import Session, detect_backend, make_proposer
+    from optimizer.session import Session, check_backend, make_proposer
     from optimizer.settings import LadderSettings
 
     console = Console(stderr=json_out)
     try:
         settings = LadderSettings()
-        be = backend or detect_backend()
-        if be not in ("cuda", "interpreter", "ascend"):
-            raise typer.BadParameter("--backend must be cuda, interpreter or ascend")
+        be = check_backend(backend)
         name = Path(problem).stem if Path(problem).suffix else Path(problem).name
         out_dir = Path(out) if out else Path("ladder-runs") / f"{name}-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}"
         kb = _connect(server, home)
@@ -130,6 +128,9 @@ def diagnose_command(
     if max_level not in ("L1", "L2", "L3", "L4"):
         raise typer.BadParameter("--max-level must be one of L1, L2, L3, L4")
     try:
+        from optimizer.session import check_backend
+
+        backend = check_backend(backend)
         result = diagnose(problem, candidate, backend=backend, max_level=max_level, kb=_connect(server, home))
     except LadderError as exc:
         raise _fail(console, exc) from None
@@ -141,30 +142,54 @@ def diagnose_command(
         raise typer.Exit(1)
 
 
+#: Interpreter failures that say "could not execute it here", not "it computes the wrong thing".
+_CANNOT_EXECUTE = frozenset({"timeout", "oom", "crashed", "runtime_error", "compile_error", "killed", "memory_limit"})
+
+
 def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str | None, max_level: str, kb: Any,
-             workdir: str | Path | None = None) -> dict[str, Any]:
+             workdir: str | Path | None = None, validate: bool = True) -> dict[str, Any]:
     """Validate (and time) the candidate, then run the ladder up to ``max_level`` without stopping early."""
     import tempfile
 
-    from optimizer.evaluation import evaluate, to_timing
+    from optimizer.evaluation import evaluate, record_launches, to_timing
     from optimizer.ladder.engine import run_ladder
     from optimizer.ladder.types import LadderContext
     from optimizer.problem import load_problem
-    from optimizer.session import _input_dtypes, default_candidate, detect_backend
+    from optimizer.session import _input_dtypes, check_backend, default_candidate
     from optimizer.settings import LadderSettings
 
     settings = LadderSettings()
+    be = check_backend(backend)
     prob = load_problem(problem)
     cand = Path(candidate).resolve() if candidate else default_candidate(prob.path)
-    be = backend or detect_backend()
-    ev = evaluate(prob, cand, backend=be, settings=settings)
+    if validate or be != "interpreter":
+        ev = evaluate(prob, cand, backend=be, settings=settings)
+    else:  # static diagnosis only (the labelled benchmark validates its kernels in its own tests)
+        from kb.models import Validation
+        from optimizer.evaluation import Evaluation
+
+        ev = Evaluation(candidate=cand, backend=be, status="ok", reason="", validation=Validation(passed=True))
     timing = to_timing(ev, ev.case_ms(), backend=be, problem=prob)
     out: dict[str, Any] = {"problem": prob.name, "candidate": str(cand), "backend": be, "device": ev.device,
                            "validation": ev.validation.model_dump(mode="json"), "timing": timing.model_dump(mode="json"),
-                           "levels": [], "stop": None, "chosen": None}
+                           "levels": [], "stop": None, "chosen": None, "static_only": be == "interpreter", "notes": []}
     if not ev.passed:
-        out["error"] = f"the candidate does not validate ({ev.failure_kind}); fix it before diagnosing"
-        return out
+        if be != "interpreter" or ev.failure_kind not in _CANNOT_EXECUTE:
+            out["error"] = f"the candidate does not validate ({ev.failure_kind}); fix it before diagnosing"
+            return out
+        # the interpreter could not execute it (time, memory, libdevice ...): L1 and L3 need no execution
+        out["notes"].append(f"static only: the interpreter could not validate the candidate ({ev.failure_kind}: "
+                            f"{ev.reason[:200]}); L1 and L3 still report, L2 has no measurement")
+    if not validate and be == "interpreter":
+        out["notes"].append("not validated (validate=False): static diagnosis only")
+    if be == "interpreter":
+        launches, note = record_launches(prob, cand, settings)
+        if launches:
+            ev.launches = launches  # full-size launch records: L1/L3 see the grid and divisibility of a real case
+            out["notes"].append("static only: L1 and L3 read the launches of the first full-size case, recorded "
+                                "without executing any kernel" + (f" ({note})" if note else ""))
+        elif note:
+            out["notes"].append(note)
     ctx = LadderContext(problem=prob, candidate=cand, backend=be, kb=kb, settings=settings, evaluation=ev,
                         workdir=Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="ladder-diagnose-")),
                         cache={"input_dtypes": _input_dtypes(prob)})
@@ -173,6 +198,9 @@ def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str 
     out["stop"] = outcome.stop.model_dump(mode="json") if outcome.stop else None
     out["chosen"] = outcome.chosen.model_dump(mode="json") if outcome.chosen else None
     out["summary"] = outcome.summary()
+    out["causes"] = [f.model_dump(mode="json") for r in outcome.results for f in r.findings]
+    last = next((r.decision for r in reversed(outcome.results) if r.decision is not None), None)
+    out["decision"] = last.model_dump(mode="json") if last else None
     return out
 
 
@@ -186,6 +214,8 @@ def _print_diagnosis(console: Console, d: dict[str, Any]) -> None:
     if d.get("error"):
         console.print(f"[red]{d['error']}[/red]")
         return
+    for n in d.get("notes") or []:
+        console.print(f"[yellow]{n}[/yellow]")
     for lv in d["levels"]:
         tests = lv["tests"]
         marks = " ".join(f"{k}={'yes' if tests[k] else 'no'}" for k in ("localized", "single_family", "justified"))
@@ -198,4 +228,15 @@ def _print_diagnosis(console: Console, d: dict[str, Any]) -> None:
             console.print(f"  card {c['id']} score {c['score']:.3f} matched {', '.join(c['matched_symptoms'][:6])}"
                           + (f" recipe {recipe.get('kind')} ({'applies' if c.get('applicable') else c.get('applicability_note', '')[:80]})" if recipe else ""))
         console.print(f"  tests: {tests['notes'][:500]}")
+    dec = d.get("decision")
+    if dec:
+        if dec["decided"]:
+            console.print(f"[bold]cause: {dec['cause']}[/bold] ({dec['confidence']:.2f}{', static only' if dec['static_only'] else ''})")
+            for r in dec["decided_by"][:4]:
+                lines = f" lines {r['source_lines'][:6]}" if r["source_lines"] else ""
+                console.print(f"  decided by {r['level']} {r['kind']} {r['reference']}{lines}: {r['detail'][:160]}")
+            for o in dec["overruled"][:4]:
+                console.print(f"  overruled: {o}")
+        else:
+            console.print(f"[bold]cause: undecided[/bold] ({dec['reason']})")
     console.print(f"[bold]{d.get('summary', '')}[/bold]")

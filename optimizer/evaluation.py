@@ -145,6 +145,29 @@ def evaluate(
     return ev
 
 
+#: The dry launch record allocates the case's inputs on the CPU: above this, the smallest case is used instead.
+DRY_RECORD_MAX_BYTES = 4 * 1024**3
+
+
+def record_launches(problem: Problem, candidate: str | Path, settings: LadderSettings,
+                    case: dict[str, Any] | None = None) -> tuple[list[dict[str, Any]], str]:
+    """(launch records, note) of one full-size case recorded without executing a kernel (see worker ``launches``).
+
+    The default case is the problem's first real case (what L2 would measure first), or the smallest one when the
+    first would allocate more than ``DRY_RECORD_MAX_BYTES``."""
+    if case is None:
+        cases = problem.cases or problem.smoke_cases
+        case = cases[0]
+        if (problem.bytes_moved(case) or 0) > DRY_RECORD_MAX_BYTES:
+            case = min(cases, key=lambda c: problem.bytes_moved(c) or 0)
+    request = {"task": "launches", "problem": str(problem.path), "candidate": str(Path(candidate).resolve()), "case": case}
+    limits = SandboxLimits(settings.sandbox_timeout_s, max(settings.sandbox_memory_mb, 8192), address_space_limit=False)
+    res = run_worker(request, limits=limits, interpreter=True)
+    if not res.ok:
+        return [], f"dry launch record failed: {res.reason}"[:600]
+    return list(res.payload.get("launches") or []), str(res.payload.get("note") or "")
+
+
 def sanity_findings(problem: Problem, ev: Evaluation, cases: list[dict[str, Any]]) -> list[HackFinding]:
     """Speed-of-light and excessive-speedup checks on a timed, validated candidate."""
     from optimizer.profile.roofline import peaks_for, roofline_ms

@@ -95,6 +95,7 @@ def _describe_launch(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], gri
     signature: dict[str, str] = {}
     constexprs: dict[str, Any] = {}
     divisible_16: list[str] = []
+    numel: dict[str, int] = {}  # elements of each tensor argument (how many addresses an atomic can spread over)
     ir_args: dict[str, Any] = {}  # the IR engine's --arg syntax: x=*fp32[:unaligned], n=4096, BLOCK=1024
     values = dict(zip(arg_names, args))
     values.update({k: v for k, v in kwargs.items() if k in arg_names})
@@ -107,6 +108,7 @@ def _describe_launch(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], gri
             ir_args[name] = constexprs[name]
         elif isinstance(v, torch.Tensor):
             signature[name] = _triton_dtype(v)
+            numel[name] = int(v.numel())
             aligned = v.data_ptr() % 16 == 0
             if aligned:
                 divisible_16.append(name)
@@ -133,6 +135,7 @@ def _describe_launch(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], gri
         "signature": signature,
         "constexprs": constexprs,
         "divisible_by_16": divisible_16,
+        "numel": numel,
         "ir_args": ir_args,
         "options": options,
         "grid": grid if isinstance(grid, (tuple, list)) else repr(grid),
@@ -142,8 +145,9 @@ def _describe_launch(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], gri
 class LaunchRecorder:
     """Counts Triton launches and keeps one record per distinct (kernel, signature, constexprs, options)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, dry: bool = False) -> None:
         self.count = 0
+        self.dry = dry  # record the launch, do not execute it (static diagnosis of a full-size case on CPU)
         self._records: dict[str, dict[str, Any]] = {}
         self._installed: list[tuple[type, Any]] = []
 
@@ -168,6 +172,8 @@ class LaunchRecorder:
             def run(self, *args, grid, warmup, _orig=original, **kwargs):  # noqa: ANN001
                 if not warmup:
                     recorder._record(self, args, kwargs, grid)
+                if recorder.dry:
+                    return None
                 return _orig(self, *args, grid=grid, warmup=warmup, **kwargs)
 
             cls.run = run  # type: ignore[method-assign]

@@ -34,6 +34,7 @@ class KernelStructure:
     div_mod_lines: list[int] = field(default_factory=list)  # // or % on vector (per-element) values
     same_address_atomics: list[int] = field(default_factory=list)  # atomic whose address is one per program set
     atomic_lines: list[int] = field(default_factory=list)
+    scatter_atomics: list[tuple[int, str]] = field(default_factory=list)  # (line, pointer param) of data-indexed atomics
     passes: dict[str, list[int]] = field(default_factory=dict)  # pointer param -> first line of each loop loading it
     dots: list[DotFact] = field(default_factory=list)
     program_axes: list[int] = field(default_factory=list)
@@ -135,6 +136,8 @@ def analyze_kernel(k: Kernel) -> KernelStructure:
             ptr = n.args[0] if n.args else next((kw.value for kw in n.keywords if kw.arg == "pointer"), None)
             if ptr is not None and not (_names(ptr) & (vector | program | loaded)) and not _calls(ptr, "tl.arange"):
                 s.same_address_atomics.append(n.lineno)
+            elif ptr is not None and _names(ptr) & loaded and (bs := sorted(_bases(ptr, derived))):
+                s.scatter_atomics.append((n.lineno, bs[0]))
         if isinstance(n, ast.Call) and _call_name(n) == "tl.dot":
             ops = [ast.unparse(a) for a in n.args[:2]]
             s.dots.append(DotFact(line=n.lineno, precision=_precision(n), operands=ops))

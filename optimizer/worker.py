@@ -176,7 +176,37 @@ def _run(req: dict[str, Any]) -> dict[str, Any]:
     return {"ran": True}
 
 
-_TASKS = {"evaluate": _evaluate, "profile": _profile, "run": _run}
+def _launches(req: dict[str, Any]) -> dict[str, Any]:
+    """Record the launches of one forward on CPU tensors WITHOUT executing any kernel (``LaunchRecorder(dry=True)``).
+
+    This gives L1 and L3 the grid, constexprs and argument divisibility of a full-size case on a machine that
+    cannot run it (the interpreter would take minutes, or lacks libdevice). Outputs are garbage by design; host
+    code that fails on them after the launches were recorded is tolerated and reported.
+    """
+    import torch
+
+    from optimizer.probes import LaunchRecorder
+    from optimizer.problem import load_candidate, load_problem
+
+    _interpreter_shims()
+    rec = LaunchRecorder(dry=True).install()
+    problem = load_problem(req["problem"])
+    cand_cls = load_candidate(req["candidate"])
+    case = req["case"]
+    note = ""
+    try:
+        inputs = problem.make_inputs(case, 0, device="cpu")
+        cand = problem.instantiate(cand_cls, case, seed=0, device="cpu")
+        with torch.no_grad():
+            cand(*inputs)
+    except Exception as exc:  # host code reading garbage outputs; the launches before it are what we need
+        note = f"forward stopped after {rec.count} launch(es): {type(exc).__name__}: {exc}"[:600]
+    finally:
+        rec.uninstall()
+    return {"launches": rec.summary(), "note": note, "case": case}
+
+
+_TASKS = {"evaluate": _evaluate, "profile": _profile, "run": _run, "launches": _launches}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,6 +25,7 @@ RUNNERS: dict[str, tuple[str, str]] = {
     "report": ("suite/report.py", "Tables and figures from suite results."),
     "load": ("load.py", "32 concurrent clients mixing RPCs against a real server."),
     "writes": ("kb_writes.py", "Consecutive single-card writes on an embedded KB, then the first search."),
+    "diagnosis": ("diagnosis_bench.py", "Cause / class / family accuracy of the ladder on the labelled diagnosis set."),
 }
 
 

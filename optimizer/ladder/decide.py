@@ -9,7 +9,7 @@ Rules, in order:
    never outranks a structural finding on its own.
 3. Ranking: structural causes (tied to code lines or IR signatures) before measured-only ones, then score x the
    dominance prior ``DOMINANCE`` (a per-element grid makes its unvectorized loads moot, an FMA dot makes its tile
-   shape moot ...).
+   shape moot ...); a confirmed cause halves the score of the causes it explains (``EXPLAINS``).
 4. Decided when the top cause scores >= ``DECIDE`` and no other structural cause with a different family is
    within ``MARGIN`` of it (that is a contradiction: escalate). At-the-roofline decides only from measurement.
 5. The decision names the deciding evidence and what it overruled: an L2 class pointing elsewhere, weaker causes.
@@ -32,6 +32,16 @@ DOMINANCE: dict[str, float] = {
     "at_roofline": 1.0, "per_element_grid": 1.0, "fma_dot": 0.98, "same_address_atomics": 0.97, "register_spills": 0.95,
     "redundant_passes": 0.93, "tiny_programs": 0.92, "small_dot_tiles": 0.9, "unvectorized_access": 0.88,
     "launch_overhead": 0.85, "l2_unfriendly_order": 0.8, "unknown": 0.0,
+}
+
+
+#: Causes that produce the symptoms of others: one element per program makes loads scalar and programs tiny; a
+#: short row per program makes its masked loads narrow; an FMA dot makes its tile shape moot.
+EXPLAINS: dict[str, set[str]] = {
+    "per_element_grid": {"unvectorized_access", "tiny_programs", "launch_overhead"},
+    "tiny_programs": {"unvectorized_access"},
+    "fma_dot": {"small_dot_tiles"},
+    "register_spills": {"unvectorized_access"},
 }
 
 
@@ -98,6 +108,11 @@ def _scores(findings: list[Finding], measured: str) -> list[CauseScore]:
         out.append(CauseScore(cause=c, score=round(score, 4), support=round(support, 4), refutation=round(refute, 4),  # type: ignore[arg-type]
                               structural=any(f.structural and f.confidence > 0 for f in fs),
                               levels=sorted({f.level for f in fs if f.confidence > 0})))
+    by = {s.cause: s for s in out}
+    for a, explained in EXPLAINS.items():  # a confirmed cause explains the symptoms it produces
+        if a in by and by[a].support >= DECIDE:
+            for b in explained & set(by):
+                by[b].score = round(by[b].score * 0.5, 4)
     out.sort(key=lambda s: (s.structural and s.cause != "at_roofline", s.score * DOMINANCE.get(s.cause, 0.5)), reverse=True)
     # at the roofline (measured, unrefuted) wins over structural causes that it refutes
     if roof >= DECIDE:

@@ -19,6 +19,8 @@ __all__ = ["code_findings"]
 
 #: A tl.dot kernel needs at least this many output tiles for the program order to matter for L2 reuse.
 MANY_TILES = 264
+#: Data-indexed atomics contend when each target address is shared by at least this many programs.
+CONTENDED_PROGRAMS_PER_ADDRESS = 4
 #: A row per program is "tiny" when the row holds fewer bytes than this (one 128-byte line per warp, 4 warps).
 TINY_ROW_BYTES = 2048
 
@@ -71,6 +73,14 @@ def code_findings(feats: CodeFeatures, launches: list[dict[str, Any]], *, hot_ke
                                             "atomic address independent of program id, block range and loaded values",
                                             st.same_address_atomics)],
                            summary=f"every program of {st.name} updates the same address atomically"))
+    for line, base in st.scatter_atomics:  # data-indexed atomics into a small buffer: many programs per address
+        target = ((rec or {}).get("numel") or {}).get(base)
+        if target and programs and programs >= CONTENDED_PROGRAMS_PER_ADDRESS * target:
+            out.append(Finding(cause="same_address_atomics", level="L1", confidence=0.65, structural=True,
+                               supporting=[_ref("code_feature", "scatter_atomic", f"atomics indexed by loaded values into {base} "
+                                                f"({target} elements) from {programs} programs", [line])],
+                               summary=f"{programs} programs scatter atomics into {target} addresses: heavy contention"))
+            break
     if st.multi_pass or "multi_kernel_same_input" in toks:
         supp = [_ref("code_feature", "multi_pass", f"{p} read by {len(ls)} passes", ls) for p, ls in st.multi_pass.items()]
         if "multi_kernel_same_input" in toks:
