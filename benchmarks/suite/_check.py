@@ -75,6 +75,28 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if all(e["ok"] for e in report.values()) else 1
 
 
+def run_parallel(ops: list[str], *, initial: str = "initial", workers: int = 2, timeout: float = 900) -> dict[str, dict]:
+    """This script over ``ops`` in ``workers`` interpreter subprocesses at once (each sets ``TRITON_INTERPRET=1``
+    before triton loads); the merged ``ops`` entries. A worker that prints nothing raises with its stderr."""
+    import subprocess
+    from pathlib import Path
+
+    here = Path(__file__).resolve()
+    env = {**os.environ, "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""}
+    procs = [
+        subprocess.Popen([sys.executable, str(here), "--initial", initial, *ops[i::workers]], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env, cwd=here.parents[2])
+        for i in range(workers) if ops[i::workers]
+    ]
+    results: dict[str, dict] = {}
+    for proc in procs:
+        out, err = proc.communicate(timeout=timeout)
+        if not out.strip():
+            raise RuntimeError(f"_check.py printed nothing (exit {proc.returncode}):\n{err[-3000:]}")
+        results.update(json.loads(out)["ops"])
+    return results
+
+
 def _short(exc: BaseException) -> str:
     tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
     return f"{type(exc).__name__}: {exc}\n{''.join(tb[-3:])}"[:4000]

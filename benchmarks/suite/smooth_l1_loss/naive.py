@@ -41,5 +41,5 @@ class ModelNew(nn.Module):
         partials = torch.empty(n_partials, dtype=torch.float32, device=predictions.device)
         out = torch.empty((), dtype=predictions.dtype, device=predictions.device)
         smooth_l1_partial_kernel[(n_partials,)](predictions, targets, partials, n, BLOCK=512)
-        mean_kernel[(1,)](partials, out, n_partials, n, BLOCK=1024)
+        mean_kernel[(1,)](partials, out, n_partials, n, BLOCK=512)
         return out

@@ -15,7 +15,7 @@ def sum_dim1_kernel(x_ptr, y_ptr, D1, D2, BLOCK: tl.constexpr):
     cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
     mask = cols < D2
     acc = tl.zeros((BLOCK,), dtype=tl.float32)
-    for i in range(0, D1):
+    for i in range(D1):
         acc += tl.load(x_ptr + b * D1 * D2 + i * D2 + cols, mask=mask, other=0.0)
     tl.store(y_ptr + b * D2 + cols, acc, mask=mask)
 
