@@ -4,6 +4,7 @@
     python benchmarks/suite/_check.py relu softmax     # some operators
     python benchmarks/suite/_check.py --list           # operator names, one a line
     python benchmarks/suite/_check.py relu --candidate my_relu.py   # another ModelNew for one operator
+    python benchmarks/suite/_check.py --initial naive  # every operator's naive.py instead of initial.py
 
 The interpreter has to be switched on before any ``@triton.jit`` function is defined, so this script sets
 ``TRITON_INTERPRET=1`` before it imports torch, triton or any ``initial.py``. Each operator's failure is
@@ -30,6 +31,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--full", action="store_true", help="run CASES instead of SMOKE_CASES (GPU only)")
     parser.add_argument("--candidate", help="a file defining ModelNew to check instead of initial.py (one operator)")
+    parser.add_argument("--initial", choices=["initial", "naive"], default="initial",
+                        help="which starting point to check: initial.py (default) or naive.py")
     args = parser.parse_args(argv)
 
     if not args.no_interpret:
@@ -54,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         entry: dict = {"ok": False, "error": None, "cases": []}
         try:
-            problem, new_cls = load_op(op)
+            problem, new_cls = load_op(op, args.initial)
             if args.candidate:
                 new_cls = load_candidate(args.candidate)
             cases = problem.cases if args.full else problem.smoke_cases
@@ -70,6 +73,28 @@ def main(argv: list[str] | None = None) -> int:
         report[op] = entry
     print(json.dumps({"ops": report, "ok": all(e["ok"] for e in report.values())}))
     return 0 if all(e["ok"] for e in report.values()) else 1
+
+
+def run_parallel(ops: list[str], *, initial: str = "initial", workers: int = 2, timeout: float = 900) -> dict[str, dict]:
+    """This script over ``ops`` in ``workers`` interpreter subprocesses at once (each sets ``TRITON_INTERPRET=1``
+    before triton loads); the merged ``ops`` entries. A worker that prints nothing raises with its stderr."""
+    import subprocess
+    from pathlib import Path
+
+    here = Path(__file__).resolve()
+    env = {**os.environ, "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""}
+    procs = [
+        subprocess.Popen([sys.executable, str(here), "--initial", initial, *ops[i::workers]], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env, cwd=here.parents[2])
+        for i in range(workers) if ops[i::workers]
+    ]
+    results: dict[str, dict] = {}
+    for proc in procs:
+        out, err = proc.communicate(timeout=timeout)
+        if not out.strip():
+            raise RuntimeError(f"_check.py printed nothing (exit {proc.returncode}):\n{err[-3000:]}")
+        results.update(json.loads(out)["ops"])
+    return results
 
 
 def _short(exc: BaseException) -> str:

@@ -3,6 +3,7 @@
     python benchmarks/suite/_compile_check.py                 # every operator, every CASE
     python benchmarks/suite/_compile_check.py matmul softmax  # some operators
     python benchmarks/suite/_compile_check.py --smoke         # SMOKE_CASES only (fast)
+    python benchmarks/suite/_compile_check.py --initial naive # the naive.py kernels instead of initial.py
 
 It catches what the interpreter cannot: code the compiler rejects, and launch configs whose shared memory
 exceeds the 227 KiB an sm_90 block may use. Nothing runs: the model and its inputs are built on the ``meta``
@@ -100,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("ops", nargs="*")
     parser.add_argument("--smoke", action="store_true", help="compile the SMOKE_CASES' configs instead of CASES'")
     parser.add_argument("--arch", type=int, default=90)
+    parser.add_argument("--initial", choices=["initial", "naive"], default="initial",
+                        help="which starting point to compile: initial.py (default) or naive.py")
     args = parser.parse_args(argv)
 
     import torch
@@ -113,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     for op in args.ops or list_ops():
         entry: dict[str, Any] = {"ok": False, "cases": [], "error": None}
         try:
-            problem, new_cls = load_op(op)
+            problem, new_cls = load_op(op, args.initial)
             for case in problem.smoke_cases if args.smoke else problem.cases:
                 recorder.current = []
                 try:

@@ -21,14 +21,14 @@ def _plt() -> Any:
     return plt
 
 
-def speedup_figure(ops: list[dict[str, Any]], path: Path) -> None:
+def speedup_figure(ops: list[dict[str, Any]], path: Path, start: str = "initial") -> None:
     plt = _plt()
     from matplotlib.ticker import FuncFormatter
 
     rows = sorted((o for o in ops if o["speedup"]), key=lambda o: o["speedup"])
     fig, ax = plt.subplots(figsize=(8, 0.26 * len(rows) + 1.6))
     y = range(len(rows))
-    ax.barh(list(y), [o["speedup"] for o in rows], color="#4C72B0", label="best / initial")
+    ax.barh(list(y), [o["speedup"] for o in rows], color="#4C72B0", label=f"best / {start}.py")
     for key, marker, color, label in (("vs_eager", "o", "#DD8452", "best vs torch eager"),
                                       ("vs_compile", "D", "#55A868", "best vs torch.compile")):
         pts = [(o[key], i) for i, o in enumerate(rows) if o[key]]
@@ -40,7 +40,7 @@ def speedup_figure(ops: list[dict[str, Any]], path: Path) -> None:
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}x"))
     ax.set_yticks(list(y), [o["op"] for o in rows], fontsize=7)
     ax.set_xlabel("speedup (geomean over cases, log scale)")
-    ax.set_title("Speedup per operator (lines at 1x, 2x, 5x)")
+    ax.set_title(f"Speedup per operator from {start}.py (lines at 1x, 2x, 5x)")
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -125,7 +125,7 @@ def write_figures(rep: dict[str, Any], out: Path) -> list[str]:
     """Write the figures the data supports; returns their file names."""
     written = []
     if rep["has_timing"]:
-        speedup_figure(rep["per_op"], out / SPEEDUP)
+        speedup_figure(rep["per_op"], out / SPEEDUP, rep.get("initial_set", "initial"))
         times_figure(rep["per_case"], out / TIMES)
         written += [SPEEDUP, TIMES]
     else:

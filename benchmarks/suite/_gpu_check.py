@@ -4,6 +4,7 @@
     python benchmarks/suite/_gpu_check.py --out /tmp/suite --ops softmax matmul  # some operators
     python benchmarks/suite/_gpu_check.py --out /tmp/suite --category matmul --budget-s 300
     python benchmarks/suite/_gpu_check.py --out /tmp/suite --no-timing           # validation only
+    python benchmarks/suite/_gpu_check.py --out /tmp/naive --initial naive       # naive.py instead of initial.py
 
 For each case: build Model and ModelNew (same seed) and the inputs directly on the GPU, run both under
 ``torch.no_grad()``, compare every element (NaN fails), then time both with ``triton.testing.do_bench``
@@ -118,7 +119,7 @@ def worker(args: argparse.Namespace) -> int:
                 emit({"op": op, "kind": "op", "status": "error", "message": "unknown operator"})
                 continue
             try:
-                problem, new_cls = load_op(op)
+                problem, new_cls = load_op(op, args.initial)
             except Exception as exc:
                 emit({"op": op, "kind": "op", "status": "error", "message": f"{type(exc).__name__}: {exc}"[-2000:]})
                 continue
@@ -172,7 +173,7 @@ def driver(args: argparse.Namespace) -> int:
     while remaining:
         cmd = [sys.executable, __file__, "--worker", "--jsonl", str(jsonl), "--seed", str(args.seed),
                "--warmup-ms", str(args.warmup_ms), "--rep-ms", str(args.rep_ms), "--deadline", str(deadline),
-               "--max-cases", str(args.max_cases), "--device", args.device,
+               "--max-cases", str(args.max_cases), "--device", args.device, "--initial", args.initial,
                *(["--no-timing"] if args.no_timing else []), *(["--smoke"] if args.smoke else []),
                "--ops", *remaining]
         timeout = (deadline - time.time() + 120) if deadline else None
@@ -201,7 +202,11 @@ def driver(args: argparse.Namespace) -> int:
         restarts += 1
     records = _read(jsonl)
     summary = _summary(records, ops, time.time() - start, restarts)
-    (out / "suite_gpu.json").write_text(json.dumps({"env": _env_info(), "summary": summary, "records": records},
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from _provenance import provenance
+
+    (out / "suite_gpu.json").write_text(json.dumps({"env": _env_info(), "initial": args.initial, "provenance": provenance(),
+                                                    "summary": summary, "records": records},
                                                    indent=1, default=str))
     table = [HEADER] + [_row(r) for r in records if r.get("kind") == "case"]
     table += [f"{r['op']:<24}{'(operator)':<40}{r['status']:>9}  {r.get('message', '')}" for r in records
@@ -262,6 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-timing", action="store_true", help="validate only")
     parser.add_argument("--smoke", action="store_true", help="run SMOKE_CASES instead of CASES")
+    parser.add_argument("--initial", choices=["initial", "naive"], default="initial",
+                        help="which starting point to check and time: initial.py (default) or naive.py")
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"],
                         help="cpu runs the Triton interpreter without timing (to test this script)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)

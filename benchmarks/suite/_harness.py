@@ -76,10 +76,24 @@ def list_ops() -> list[str]:
     )
 
 
-def load_op(op: str) -> tuple[Problem, type]:
-    """The problem and the initial candidate's ``ModelNew`` class of one operator."""
-    folder = SUITE_DIR / op
-    return load_problem(folder), load_candidate(folder / "initial.py")
+#: The starting-point sets an operator folder can hold: ``initial.py`` (a good first translation, tunable at launch)
+#: and ``naive.py`` (a naive first translation of the kind a code model writes on the first try).
+INITIAL_SETS = ("initial", "naive")
+
+
+def initial_path(op: str, initial: str = "initial") -> Path:
+    """``<op>/<initial>.py``; a clear error for an unknown set name or a missing file."""
+    if initial not in INITIAL_SETS:
+        raise ValueError(f"unknown initial set {initial!r}: use one of {', '.join(INITIAL_SETS)}")
+    path = SUITE_DIR / op / f"{initial}.py"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist: write it, or pick another set ({', '.join(INITIAL_SETS)})")
+    return path
+
+
+def load_op(op: str, initial: str = "initial") -> tuple[Problem, type]:
+    """The problem and the ``ModelNew`` class of one operator's ``initial.py`` (or ``naive.py``: ``initial="naive"``)."""
+    return load_problem(SUITE_DIR / op), load_candidate(initial_path(op, initial))
 
 
 def roofline_seconds(problem: Problem, case: dict[str, Any]) -> float | None:

@@ -56,6 +56,30 @@ Load problems with `optimizer.problem.load_problem(folder)` and candidates with 
   recorded and the run goes on, a poisoned CUDA context restarts the worker, and `--budget-s` (default 540)
   bounds the run.
 
+## The naive set
+
+Each folder also holds `naive.py`, a naive first translation of the kind a code model writes on the first
+try: the starting point of a second benchmark (issue 16; the paper this project implements starts from such
+first versions). Same `ModelNew` interface, correct on every case, and untuned:
+
+- one chunk of 64-512 elements or one row per program, long rows walked in fixed 64-256 column chunks; one
+  32 x 32 (or 32 x 64) output tile per program for the matmuls, no grouping;
+- the default launch: no `num_warps`, `num_stages`, autotune or heuristics, no compiler hints;
+- separate passes: max, sum of exp and normalize as separate loops or separate kernels (`softmax` launches
+  three); unfused second kernels in `l2_norm`, `residual_rmsnorm`, `masked_cumsum` and `matmul_bias_relu`;
+  scalar results through a one-program final kernel or one atomic accumulator (`mse_loss`,
+  `cosine_similarity_loss`);
+- `input_precision="ieee"` on any fp32 `tl.dot` (the suite's matmuls are bf16/fp16, so none needs it today).
+
+Checks: `_check.py --initial naive`, `_compile_check.py --initial naive` (every CASE compiles under Triton 3.6
+and 3.9), `_gpu_check.py --initial naive --out DIR` (validate and time against eager on the GPU), and
+`pytest tests/benchmarks/test_naive_ops.py` (the interpreter check for every operator, plus a static check
+that each stays naive: it fails on autotune, tuning keywords at launch, block sizes above 512 or computed
+ones, hints, an fp32 dot without `ieee`, or a torch compute op in `forward`). A campaign started from them:
+`runner.py --initial naive` (results in `benchmarks/results/naive/`, `"initial": "naive"` in every
+`result.json`; a result dir holding the other set is refused), reported by
+`report.py --out benchmarks/results/naive`, where "initial" means `naive.py`.
+
 ## Sizing
 
 Every case is sized so that torch eager needs at least 50 us on an H200, so launch overhead does not decide
@@ -93,8 +117,11 @@ def _case_text(case: dict) -> str:
     return " ".join(str(v) if k == "dtype" else f"{k}={v}" for k, v in case.items())
 
 
-def _initial_summary(op: str) -> str:
-    doc = ast.get_docstring(ast.parse((SUITE_DIR / op / "initial.py").read_text())) or ""
+def _initial_summary(op: str, name: str = "initial") -> str:
+    path = SUITE_DIR / op / f"{name}.py"
+    if not path.is_file():
+        return "-"
+    doc = ast.get_docstring(ast.parse(path.read_text())) or ""
     text = " ".join(doc.split())
     return text.split(": ", 1)[1].rstrip(".") if ": " in text else text
 
@@ -106,14 +133,14 @@ def render() -> str:
     for cat, title in CATEGORIES.items():
         members = [op for op in ops if getattr(problems[op].module, "CATEGORY", None) == cat]
         out.append(f"\n### {title} ({len(members)})\n")
-        out.append("| operator | KernelBench origin | cases | min roofline | initial kernel |")
-        out.append("|---|---|---|---|---|")
+        out.append("| operator | KernelBench origin | cases | min roofline | initial kernel | naive kernel |")
+        out.append("|---|---|---|---|---|---|")
         for op in members:
             p = problems[op]
             doc = p.module.__doc__ or ""
             cases = "<br>".join(_case_text(c) for c in p.cases)
             roof = min(roofline_seconds(p, c) or 0.0 for c in p.cases) * 1e6
-            out.append(f"| `{op}` | {_origin(doc)} | {cases} | {roof:.0f} us | {_initial_summary(op)} |")
+            out.append(f"| `{op}` | {_origin(doc)} | {cases} | {roof:.0f} us | {_initial_summary(op)} | {_initial_summary(op, 'naive')} |")
     return "\n".join(out) + "\n"
 
 

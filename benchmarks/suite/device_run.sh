@@ -2,7 +2,10 @@
 # One call on the lent GPU machine (see /work/.library/device): the suite campaign on every visible GPU, one
 # runner per GPU over disjoint operator lists, plus (optionally) the cluster fan-out check of issue 9.
 #
-#   [REDO="op ..."] bash benchmarks/suite/device_run.sh BUDGET_S ROUNDS "ops for gpu0" "ops for gpu1" [cluster]
+#   [REDO="op ..."] [INITIAL=naive] bash benchmarks/suite/device_run.sh BUDGET_S ROUNDS "ops for gpu0" "ops for gpu1" [cluster]
+#
+# INITIAL=naive starts every session from naive.py (runner.py --initial naive): results in benchmarks/results/naive,
+# packs named naive_gN.tar.gz; the default (initial.py) keeps benchmarks/results/suite and suite_gN.tar.gz.
 #
 # The device image has torch/triton but no pydantic or bm25s: they travel as wheels in .whl/, the KB as a
 # read-only snapshot plus the fp16 MiniLM in .devcarry/ (both git-ignored, named in the call's carry).
@@ -15,7 +18,9 @@ export PYTHONPATH=/tmp/site:$PWD LADDER_SNAPSHOT=$PWD/.devcarry/snapshot LADDER_
   PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 LADDER_VALIDATION_SEEDS='[0,1]'
 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader
 start=$(date +%s)
-for op in ${REDO:-}; do rm -rf "benchmarks/results/suite/$op"; done  # rerun these from scratch
+set_name=${INITIAL:-initial}; tag=suite; base=benchmarks/results/suite
+[ "$set_name" = naive ] && { tag=naive; base=benchmarks/results/naive; }
+for op in ${REDO:-}; do rm -rf "$base/$op"; done  # rerun these from scratch
 
 if [ -n "$cluster" ]; then  # issue 9: one optimizer session per GPU through the process-per-device runner
   LADDER_HOME=/tmp/cluster-home timeout 240 python3 -m optimizer.cluster --devices 0,1 --resource GPU --backend cuda \
@@ -30,12 +35,13 @@ pids=()
 for gpu in 0 1; do
   ops=$ops0; [ $gpu = 1 ] && ops=$ops1
   [ -z "$ops" ] && continue
-  out=benchmarks/results/suite; [ $gpu = 1 ] && { rm -rf /tmp/suite_g1; cp -r benchmarks/results/suite /tmp/suite_g1; out=/tmp/suite_g1; }
+  mkdir -p "$base"; out=$base
+  [ $gpu = 1 ] && { rm -rf /tmp/${tag}_g1; cp -r "$base" /tmp/${tag}_g1; out=/tmp/${tag}_g1; }
   CUDA_VISIBLE_DEVICES=$gpu LADDER_HOME=/tmp/ladderhome_g$gpu timeout $(( left + 30 )) python3 benchmarks/suite/runner.py \
-    --backend cuda --rounds "$rounds" --budget-s "$left" --compile-budget-s 45 --ops $ops --out "$out" \
-    --pack "$OUT/suite_g$gpu.tar.gz" > "/tmp/suite_g$gpu.log" 2>&1 &
+    --initial "$set_name" --backend cuda --rounds "$rounds" --budget-s "$left" --compile-budget-s 45 --ops $ops \
+    --out "$out" --pack "$OUT/${tag}_g$gpu.tar.gz" > "/tmp/${tag}_g$gpu.log" 2>&1 &
   pids+=($!)
 done
 for p in "${pids[@]}"; do wait "$p"; done
-for gpu in 0 1; do [ -f /tmp/suite_g$gpu.log ] && { echo "=== gpu $gpu"; grep -v "Loading weights" /tmp/suite_g$gpu.log; cp /tmp/suite_g$gpu.log "$OUT/"; }; done
+for gpu in 0 1; do [ -f /tmp/${tag}_g$gpu.log ] && { echo "=== gpu $gpu"; grep -v "Loading weights" /tmp/${tag}_g$gpu.log; cp /tmp/${tag}_g$gpu.log "$OUT/"; }; done
 echo "wall $(( $(date +%s) - start )) s"

@@ -1,6 +1,7 @@
 """``ladder bench report``: tables, targets and figures from a suite result directory.
 
     python benchmarks/suite/report.py [--out benchmarks/results/suite]
+    python benchmarks/suite/report.py --out benchmarks/results/naive     # the campaign started from naive.py
 
 Reads ``<out>/<op>/result.json`` (written by ``runner.py``) and writes ``report.md``, ``report.json`` and the
 figures ``fig_speedup.png`` (speedup distribution), ``fig_times.png`` (before/after times) and
@@ -11,6 +12,9 @@ initial and the best candidate back to back in one process, then torch.compile).
 means and medians over operators. Roofline fractions use the H200 datasheet peaks (``_results.H200_DATASHEET``);
 the fraction against the ceilings the run measured itself is shown beside them. Where no GPU timing exists
 (an interpreter run, or nothing measured yet) the report says so and draws no timing figure.
+
+A result dir holds one starting-point set (``runner.py --initial``: ``initial.py`` or ``naive.py``); the report
+names it, reads "initial" as that set's starting kernel, and refuses a dir where the two are mixed.
 """
 
 from __future__ import annotations
@@ -194,9 +198,23 @@ def _problem(o: dict[str, Any], r: dict[str, Any]) -> dict[str, Any] | None:
     return {"op": o["op"], "status": o["status"], "why": "; ".join(why)} if why else None
 
 
+def initial_set(results: dict[str, dict[str, Any]]) -> str:
+    """The starting-point set of a result dir (``initial`` where a result predates the field); a ValueError naming
+    the operators of each set where they are mixed."""
+    sets: dict[str, list[str]] = {}
+    for op, r in sorted(results.items()):
+        sets.setdefault(r.get("initial", "initial"), []).append(op)
+    if len(sets) > 1:
+        detail = "; ".join(f"{name}.py: {', '.join(ops[:4])}{' ...' if len(ops) > 4 else ''}" for name, ops in sets.items())
+        raise ValueError(f"results started from different initial sets are mixed here ({detail}); "
+                         "rerun the odd ones with runner.py --initial NAME --out DIR into a dir of their own")
+    return next(iter(sets), "initial")
+
+
 def build(out: Path) -> dict[str, Any]:
     out = Path(out)
     results = load_results(out)
+    start_set = initial_set(results)
     runs, ceilings = _run_info(out)
     peaks_measured = peaks_from_ceilings(ceilings)
     cases = {op: per_case_rows(op, r, peaks_measured) for op, r in results.items()}
@@ -237,7 +255,7 @@ def build(out: Path) -> dict[str, Any]:
     agg["ops_in_suite"] = len(suite_ops)
     return {
         "not_run": [op for op in suite_ops if op not in results],
-        "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"), "out": str(out),
+        "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"), "out": str(out), "initial_set": start_set,
         "has_timing": bool(timed), "runs": runs, "status": dict(status),
         "problems": [p for o in ops if (p := _problem(o, results[o["op"]]))],
         "peaks": {"datasheet": vars(H200_DATASHEET), "measured_in_run": vars(peaks_measured) if peaks_measured else None,
@@ -258,7 +276,10 @@ def _ms(x: float | None) -> str:
 
 def render_md(rep: dict[str, Any], figures: list[str]) -> str:
     a, acc = rep["aggregate"], rep["accounting"]
-    L = ["# Operator suite report", "", f"Generated {rep['generated']} from `{rep['out']}` by `benchmarks/suite/report.py`.", ""]
+    start = rep.get("initial_set", "initial")
+    L = ["# Operator suite report" + (" (naive first translations)" if start == "naive" else ""), "",
+         f"Generated {rep['generated']} from `{rep['out']}` by `benchmarks/suite/report.py`.", "",
+         f"Starting point of every session: each operator's `{start}.py`; \"initial\" below means that kernel.", ""]
     L += ["## Targets", ""]
     if not rep["has_timing"]:
         L += ["**No GPU timing in these results** (an interpreter run checks correctness only, or nothing has been "
@@ -366,7 +387,11 @@ def main(argv: list[str] | None = None) -> int:
     if not out.is_dir():
         print(f"no result dir at {out}: run `ladder bench suite --out {out}` first", file=sys.stderr)
         return 2
-    rep = write_report(out)
+    try:
+        rep = write_report(out)
+    except ValueError as exc:
+        print(f"{out}: {exc}", file=sys.stderr)
+        return 2
     for t in rep["targets"]:
         v = t["value"]
         print(f"{t['status']:>13}: {t['target']}" + ("" if v is None else f" ({v:.3g}, {t['n']} of {t['of']} operators)"))

@@ -4,6 +4,12 @@
         --out benchmarks/results/suite --pack $OUT/suite.tar.gz          # one device call; run it again to go on
     python benchmarks/suite/runner.py --unpack suite.tar.gz --out benchmarks/results/suite --no-run
     python benchmarks/suite/runner.py --backend interpreter --ops relu softmax --rounds 2 --out /tmp/suite
+    PYTHONPATH=. python3 benchmarks/suite/runner.py --initial naive --backend cuda --rounds 15 --budget-s 520 \
+        --pack $OUT/naive.tar.gz                      # from naive.py; results in benchmarks/results/naive
+
+``--initial`` picks each operator's starting point: ``initial.py`` (default) or ``naive.py`` (the naive first
+translations). The choice is recorded in every ``result.json`` (``initial``) and in ``runs.jsonl``; the two sets
+never share a result dir (the default dir follows the set, and a dir holding the other set is refused).
 
 On the lent H200 (no network, no pydantic, grpcio older than the generated code): carry pydantic's wheels and a
 KB snapshot, ``export PYTHONPATH=/tmp/site:$PWD LADDER_SNAPSHOT=DIR LADDER_EMBEDDING_MODEL_DIR=DIR``; when
@@ -57,6 +63,8 @@ from _results import (
 )
 
 DEFAULT_OUT = REPO / "benchmarks" / "results" / "suite"
+#: the default result dir of each starting-point set (``--initial``)
+DEFAULT_OUTS = {"initial": DEFAULT_OUT, "naive": REPO / "benchmarks" / "results" / "naive"}
 #: first-guess phase durations (s) before this result dir has history: baseline, one round, measurement, compile
 DEFAULTS = {"cuda": (40.0, 60.0, 45.0, 120.0), "interpreter": (12.0, 12.0, 0.0, 0.0)}
 
@@ -143,12 +151,23 @@ class Runner:
         return est
 
     # -------------------------------------------------------------------------------------------- run ---
+    def check_set(self) -> None:
+        """Refuse a result dir that holds operators started from the other set: their figures must not mix."""
+        from _results import load_results
+
+        other = sorted(op for op, r in load_results(self.out).items() if r.get("initial", "initial") != self.a.initial)
+        if other:
+            raise SystemExit(f"{self.out} holds results started from another initial set than {self.a.initial}.py "
+                             f"({', '.join(other[:5])}{' ...' if len(other) > 5 else ''}); give this set its own dir: "
+                             f"--out {DEFAULT_OUTS[self.a.initial]}")
+
     def run(self) -> int:
         self.out.mkdir(parents=True, exist_ok=True)
+        self.check_set()
         ops = self.select_ops()
         todo = [(op, why) for op in ops if (why := self.todo(op, redo=self.a.redo))]
         self.log(f"suite: {len(ops)} operator(s), {len(ops) - len(todo)} complete, {len(todo)} to run "
-                 f"(backend {self.a.backend}, {self.a.rounds} rounds, budget {_hms(self.a.budget_s) if self.a.budget_s else 'none'})")
+                 f"(from {self.a.initial}.py, backend {self.a.backend}, {self.a.rounds} rounds, budget {_hms(self.a.budget_s) if self.a.budget_s else 'none'})")
         if self.a.backend == "cuda" and todo:
             self.ceilings = self.measure_ceilings()
         from _provenance import provenance
@@ -206,7 +225,7 @@ class Runner:
         cases = problem.cases_for(self.a.backend)
         fresh = (self.a.redo or prev.get("backend") != self.a.backend or prev.get("status") == "failed"
                  or not (prev.get("session") or {}).get("complete"))
-        base = {"backend": self.a.backend, "category": getattr(problem.module, "CATEGORY", None),
+        base = {"backend": self.a.backend, "initial": self.a.initial, "category": getattr(problem.module, "CATEGORY", None),
                 "rounds_requested": self.a.rounds, "proposer": self.a.proposer}
         if fresh:
             same = prev.get("backend") == self.a.backend and not self.a.redo
@@ -255,6 +274,11 @@ class Runner:
             s = s.model_copy(update={"sandbox_memory_mb": self.a.sandbox_memory_mb})
         return s
 
+    def initial_file(self, op: str) -> Path:
+        from _harness import initial_path
+
+        return initial_path(op, self.a.initial)
+
     def run_session(self, op: str) -> dict[str, Any]:
         import json
 
@@ -282,7 +306,7 @@ class Runner:
             elif event == "submit_failed":
                 self.log(f"    {op}: trajectory submission failed: {data.get('error')}")
 
-        session = Session(SUITE / op, None, kb=self._kb(), settings=settings, backend=self.a.backend,
+        session = Session(SUITE / op, self.initial_file(op), kb=self._kb(), settings=settings, backend=self.a.backend,
                           proposer=make_proposer(self.a.proposer, settings), out_dir=sess_dir, progress=progress)
         truncated = ""
         try:
@@ -340,7 +364,7 @@ class Runner:
         from _measure import merge_times
 
         best = self.out / op / "session" / "best.py"
-        cands = {"initial": str(SUITE / op / "initial.py"), **({"best": str(best)} if best.exists() else {})}
+        cands = {"initial": str(self.initial_file(op)), **({"best": str(best)} if best.exists() else {})}
         req = {"task": "times", "problem": str(SUITE / op / "problem.py"), "candidates": cands,
                "cases": [c["case"] for c in r["cases"]], "timing": self._timing(), "seed": 0}
         t0 = time.time()
@@ -404,7 +428,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--rounds", type=int, default=15, help="session rounds after the baseline (default 15)")
     p.add_argument("--backend", choices=["cuda", "interpreter"], default="cuda")
     p.add_argument("--proposer", choices=["offline", "llm"], default="offline")
-    p.add_argument("--out", default=str(DEFAULT_OUT), help="result dir (default benchmarks/results/suite)")
+    p.add_argument("--initial", choices=sorted(DEFAULT_OUTS), default="initial",
+                   help="starting point of every session: initial.py (default) or naive.py")
+    p.add_argument("--out", help="result dir (default benchmarks/results/suite, or benchmarks/results/naive with --initial naive)")
     p.add_argument("--budget-s", type=float, default=0.0, help="wall budget of this invocation (0: none)")
     p.add_argument("--server", help="KB service HOST:PORT; trajectories are submitted to it")
     p.add_argument("--home", help="embedded KB dir (default $LADDER_HOME; LADDER_SNAPSHOT=DIR reads a snapshot)")
@@ -419,7 +445,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--pack", help="write the result dir as one tar.gz here (after every operator)")
     p.add_argument("--unpack", help="restore a packed result dir into --out before running")
     p.add_argument("--no-run", action="store_true", help="only --unpack / --pack")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    args.out = args.out or str(DEFAULT_OUTS[args.initial])
+    return args
 
 
 def main(argv: list[str] | None = None, *, kb: Any = None, settings: Any = None, log: Any = None) -> int:

@@ -257,3 +257,31 @@ def test_measure_worker_times_eager_candidates_and_compile_on_gpu(tmp_path: Path
     rc, recs = spawn({**req, "task": "compile"}, tmp_path / "c.jsonl", 300, ROOT)
     comp = [r for r in recs if r.get("what") == "compile"]
     assert rc == 0 and comp[0]["status"] == "ok" and comp[0]["check"]["ok"], recs
+
+
+def test_naive_set_has_its_own_dir_and_never_mixes(tmp_path: Path) -> None:
+    assert Path(runner.parse_args(["--initial", "naive"]).out) == runner.DEFAULT_OUTS["naive"]
+    assert Path(runner.parse_args([]).out) == runner.DEFAULT_OUT
+    naive = runner.Runner(runner.parse_args(["--initial", "naive", "--out", str(tmp_path)]), log=lambda _m: None)
+    assert naive.initial_file("relu") == SUITE / "relu" / "naive.py"
+    _result(tmp_path, "relu", status="done", backend="cuda", attempts=1)  # predates the field: the initial set
+    with pytest.raises(SystemExit, match="another initial set than naive.py"):
+        runner.main(["--initial", "naive", "--backend", "interpreter", "--out", str(tmp_path)])
+    assert not (tmp_path / "runs.jsonl").exists()  # refused before anything ran
+
+
+@pytest.mark.slow
+def test_naive_session_starts_from_naive_py(tmp_path: Path) -> None:
+    from optimizer.settings import LadderSettings
+
+    out = tmp_path / "naive"
+    settings = LadderSettings(validation_seeds=[0], sandbox_timeout_s=120)
+    rc = runner.main(["--backend", "interpreter", "--initial", "naive", "--ops", "relu", "--rounds", "0", "--out", str(out)],
+                     kb=EmptyKB(), settings=settings, log=lambda _m: None)
+    r = read_json(out / "relu" / "result.json")
+    assert rc == 0 and r["status"] == "done" and r["initial"] == "naive" and r["session"]["baseline_passed"]
+    assert (out / "relu" / "session" / "round_00.py").read_text() == (SUITE / "relu" / "naive.py").read_text()
+    assert read_jsonl(out / "runs.jsonl")[0]["args"]["initial"] == "naive"
+    with pytest.raises(SystemExit, match="another initial set"):
+        runner.main(["--backend", "interpreter", "--ops", "relu", "--rounds", "0", "--out", str(out)],
+                    kb=EmptyKB(), settings=settings, log=lambda _m: None)

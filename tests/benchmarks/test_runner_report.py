@@ -129,3 +129,17 @@ def test_report_without_gpu_timing_invents_nothing(tmp_path: Path) -> None:
 
 def test_report_command_needs_a_result_dir(tmp_path: Path) -> None:
     assert report.main(["--out", str(tmp_path / "missing")]) == 2
+
+
+def test_report_names_the_initial_set_and_refuses_a_mixed_dir(gpu_dir: Path) -> None:
+    for op in ("a", "b", "c"):
+        path = gpu_dir / op / "result.json"
+        path.write_text(json.dumps({**json.loads(path.read_text()), "initial": "naive"}))
+    rep = report.build(gpu_dir)
+    assert rep["initial_set"] == "naive"
+    assert "each operator's `naive.py`" in report.render_md(rep, [])
+    path = gpu_dir / "b" / "result.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "initial": "initial"}))
+    with pytest.raises(ValueError, match="mixed"):
+        report.build(gpu_dir)
+    assert report.main(["--out", str(gpu_dir)]) == 2

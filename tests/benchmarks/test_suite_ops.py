@@ -52,18 +52,9 @@ def _run_check(args: list[str], timeout: float = 600) -> subprocess.CompletedPro
 @pytest.fixture(scope="module")
 def interpreter_results() -> dict[str, dict]:
     """Run every operator's SMOKE_CASES in the interpreter, in WORKERS parallel subprocesses."""
-    env = {**os.environ, "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""}
-    procs = [
-        subprocess.Popen([sys.executable, str(SUITE / "_check.py"), *OPS[i::WORKERS]], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
-        for i in range(WORKERS)
-    ]
-    results: dict[str, dict] = {}
-    for proc in procs:
-        out, err = proc.communicate(timeout=900)
-        assert out.strip(), f"_check.py printed nothing (exit {proc.returncode}):\n{err[-3000:]}"
-        results.update(json.loads(out)["ops"])
-    return results
+    import _check
+
+    return _check.run_parallel(OPS, initial="initial", workers=WORKERS)
 
 
 # ---------------------------------------------------------------------------------------- the suite ---
