@@ -11,7 +11,8 @@ Rules, in order:
    dominance prior ``DOMINANCE`` (a per-element grid makes its unvectorized loads moot, an FMA dot makes its tile
    shape moot ...); a confirmed cause halves the score of the causes it explains (``EXPLAINS``).
 4. Decided when the top cause scores >= ``DECIDE`` and no other structural cause with a different family is
-   within ``MARGIN`` of it (that is a contradiction: escalate). At-the-roofline decides only from measurement.
+   within ``MARGIN`` of it, unless one explains the other (that is a contradiction: escalate). At-the-roofline
+   decides only from measurement.
 5. The decision names the deciding evidence and what it overruled: an L2 class pointing elsewhere, weaker causes.
 """
 
@@ -134,7 +135,7 @@ def decide(findings: list[Finding], *, measured: str = "unknown", measured_any: 
         return d
     rivals = [s for s in ranking[1:] if s.structural and top.structural and s.score >= top.score - MARGIN
               and CAUSE_FAMILIES.get(s.cause, ())[:1] != CAUSE_FAMILIES.get(top.cause, ())[:1]
-              and DOMINANCE.get(s.cause, 0) >= DOMINANCE.get(top.cause, 0)]
+              and s.cause not in EXPLAINS.get(top.cause, set()) and top.cause not in EXPLAINS.get(s.cause, set())]
     if rivals:
         d.contradiction = (f"{top.cause} ({top.score:.2f}) and {rivals[0].cause} ({rivals[0].score:.2f}) are equally "
                            "supported and call for different rewrites")

@@ -1,0 +1,50 @@
+"""Recipe domains: a recipe outside its declared domain is refused with the reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from optimizer.proposers.recipes import NotApplicable, RecipeContext, apply_recipe, can_apply
+
+SUITE = Path(__file__).resolve().parents[2] / "benchmarks" / "suite"
+TILE_SEARCH = {"kind": "autotune", "params": {"configs": [{"kwargs": {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64}, "num_warps": 8,
+                                                           "num_stages": 3}], "key": ["M", "N", "K"]}}
+
+
+def _ctx(op: str, tokens: list[str] | None = None, warps: int = 4) -> RecipeContext:
+    src = (SUITE / op / "initial.py").read_text()
+    return RecipeContext(source=src, launches=[{"kernel": "k", "options": {"num_warps": warps}}],
+                         evidence={"tokens": tokens} if tokens is not None else {})
+
+
+def test_no_tile_search_without_a_dot() -> None:
+    ok, why = can_apply(TILE_SEARCH, _ctx("rmsnorm"))
+    assert not ok and "needs a tl.dot" in why
+
+
+def test_num_stages_needs_a_loop() -> None:
+    recipe = {"kind": "launch_params", "params": {"search": {"num_stages": [2, 3, 4]}}}
+    ok, why = can_apply(recipe, _ctx("softmax", ["code:tl.load"]))
+    assert not ok and "no loop" in why
+
+
+def test_never_fewer_warps_on_a_spilling_kernel() -> None:
+    recipe = {"kind": "launch_params", "params": {"search": {"num_warps": [2]}}}
+    src = (SUITE / "softmax" / "initial.py").read_text()
+    ctx = RecipeContext(source=src, bottleneck="occupancy_limited", launches=[{"kernel": "softmax_kernel", "options": {"num_warps": 4}}],
+                        hot_kernel="softmax_kernel", evidence={"tokens": ["code:tl.load", "ir:register_spill"]})
+    with pytest.raises(NotApplicable, match="never fewer warps"):
+        apply_recipe(recipe, ctx)
+    ctx.evidence = {"tokens": ["code:tl.load"]}
+    assert apply_recipe(recipe, ctx).applied["num_warps"] == 2
+
+
+def test_card_requires_and_forbids() -> None:
+    recipe = {"kind": "launch_params", "params": {"search": {"num_warps": [8]}}, "requires": ["code:tl.dot|code:tl.sum"],
+              "forbids": ["cause:register_spills"]}
+    ok, why = can_apply(recipe, _ctx("softmax", ["code:tl.max"]))
+    assert not ok and "requires code:tl.dot|code:tl.sum" in why
+    ok, why = can_apply(recipe, _ctx("softmax", ["code:tl.sum", "cause:register_spills"]))
+    assert not ok and "contraindicated by cause:register_spills" in why

@@ -1,0 +1,114 @@
+"""L1 structure facts and the code findings built on them, on small kernels written for the test."""
+
+from __future__ import annotations
+
+import textwrap
+
+from optimizer.features import extract_features
+from optimizer.ladder.causes import code_findings
+
+PER_ELEMENT = textwrap.dedent('''
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, y_ptr, n_cols):
+        pid = tl.program_id(0)
+        row = pid // n_cols
+        col = pid % n_cols
+        v = tl.load(x_ptr + row * n_cols + col)
+        tl.store(y_ptr + pid, v * 2)
+
+    def run(x, y, n_cols):
+        k[(x.numel(),)](x, y, n_cols)
+''')
+
+ATOMIC_SUM = textwrap.dedent('''
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+        tl.atomic_add(out_ptr, tl.sum(x, axis=0))
+''')
+
+TWO_PASS = textwrap.dedent('''
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, y_ptr, n, stride, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        base = x_ptr + row * stride
+        m = -float("inf")
+        for s in range(0, n, BLOCK):
+            cols = s + tl.arange(0, BLOCK)
+            m = tl.maximum(m, tl.max(tl.load(base + cols, mask=cols < n, other=-float("inf")), axis=0))
+        acc = 0.0
+        for s in range(0, n, BLOCK):
+            cols = s + tl.arange(0, BLOCK)
+            acc += tl.sum(tl.exp(tl.load(base + cols, mask=cols < n, other=-float("inf")) - m), axis=0)
+        tl.store(y_ptr + row, m + tl.log(acc))
+''')
+
+IEEE_DOT = textwrap.dedent('''
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+        pid = tl.program_id(0)
+        rm = (pid // tl.cdiv(N, BLOCK_N)) * BLOCK_M + tl.arange(0, BLOCK_M)
+        rn = (pid % tl.cdiv(N, BLOCK_N)) * BLOCK_N + tl.arange(0, BLOCK_N)
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for k0 in range(0, K, BLOCK_K):
+            rk = k0 + tl.arange(0, BLOCK_K)
+            a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+            b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+            acc += tl.dot(a, b, input_precision="ieee")
+        tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
+''')
+
+
+def _rec(kernel: str, grid: list[int], **kw) -> dict:
+    return {"kernel": kernel, "grid": grid, "launches": 1, "signature": kw.pop("signature", {}), "constexprs": kw.pop("constexprs", {}),
+            "divisible_by_16": kw.pop("div", []), "numel": kw.pop("numel", {})}
+
+
+def test_per_element_grid_with_div_mod() -> None:
+    f = extract_features(PER_ELEMENT)
+    st = f.structures["k"]
+    assert not st.block_range and st.div_mod_lines == [8, 9] and "no_block_range" in f.tokens and "div_mod_index" in f.tokens
+    found = code_findings(f, [_rec("k", [1 << 20])])
+    assert [x.cause for x in found] == ["per_element_grid"] and found[0].source_lines == [8, 9, 10]
+
+
+def test_same_address_atomic() -> None:
+    f = extract_features(ATOMIC_SUM)
+    assert f.structures["k"].same_address_atomics == [9] and "same_address_atomic" in f.tokens
+    assert "same_address_atomics" in [x.cause for x in code_findings(f, [_rec("k", [4096])])]
+
+
+def test_two_passes_over_one_pointer() -> None:
+    f = extract_features(TWO_PASS)
+    assert f.structures["k"].passes == {"x_ptr": [10, 14]} and "multi_pass" in f.tokens
+    found = code_findings(f, [_rec("k", [1024])])
+    assert found[0].cause == "redundant_passes" and found[0].source_lines == [10, 14]
+
+
+def test_ieee_dot_small_tiles_and_program_order() -> None:
+    f = extract_features(IEEE_DOT)
+    assert "input_precision_ieee" in f.tokens and "pid_1d_matmul" in f.tokens
+    rec = _rec("k", [1024], signature={"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32"},
+               constexprs={"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16})
+    causes = {x.cause: x for x in code_findings(f, [rec])}
+    assert causes["fma_dot"].confidence >= 0.8 and causes["fma_dot"].source_lines == [15]
+    assert "small_dot_tiles" in causes and "l2_unfriendly_order" in causes
+
+
+def test_clean_kernel_has_no_findings() -> None:
+    src = ATOMIC_SUM.replace("tl.atomic_add(out_ptr, tl.sum(x, axis=0))", "tl.store(out_ptr + offs, x, mask=offs < n)")
+    assert code_findings(extract_features(src), [_rec("k", [4096], signature={"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
+                                                        div=["x_ptr", "out_ptr", "n"])]) == []
