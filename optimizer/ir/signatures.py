@@ -40,7 +40,7 @@ def detect_all(capture: Capture, stats: dict[int, SnapStats] | None = None) -> l
     out: list[Signature] = []
     for detector in DETECTORS:
         out += detector(ctx)
-    return [s.model_copy(update={"facts": _facts(ctx, s)}) for s in out]
+    return [s.model_copy(update={"facts": _facts(ctx, s) | s.facts}) for s in out]
 
 
 def _facts(ctx: Ctx, sig: Signature) -> dict[str, str]:

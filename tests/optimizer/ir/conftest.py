@@ -30,6 +30,9 @@ GOLDEN |= {
     "dot_tf32_90": ("dot_f32.py::dot_f32", "cuda:90", [*_DOT_ARGS, "PRECISION=tf32"], {"num_warps": 4, "num_stages": 3}),
     "dot_tf32_80": ("dot_f32.py::dot_f32", "cuda:80", [*_DOT_ARGS, "PRECISION=tf32"], {"num_warps": 4, "num_stages": 3}),
     "dot_tf32_90_s1": ("dot_f32.py::dot_f32", "cuda:90", [*_DOT_ARGS, "PRECISION=tf32"], {"num_warps": 4, "num_stages": 1}),
+    "dot_tf32x3_90": ("dot_f32.py::dot_f32", "cuda:90", [*_DOT_ARGS, "PRECISION=tf32x3"], {"num_warps": 4}),
+    "dot_default_90": ("dot_f32_default.py::dot_f32_default", "cuda:90", _DOT_ARGS, {"num_warps": 4}),
+    "dot_default_80": ("dot_f32_default.py::dot_f32_default", "cuda:80", _DOT_ARGS, {"num_warps": 4}),
 }
 ASCEND: dict[str, tuple[str, list[str]]] = {
     "top2_argmax": ("top2_argmax.py::top2_argmax", ["X=*fp32", "OUT=*fp32", "n_cols=1000", "stride=1024", "BLOCK=256"]),
