@@ -22,6 +22,7 @@ GOLDEN: dict[str, tuple[str, str, list[str], dict]] = {
               {"num_warps": 1, "maxnreg": 32}),
     "gather": ("gather.py::gather", "cuda:90", ["X=*fp32", "IDX=*i32", "Y=*fp32", "BLOCK=256"], {}),
     "transpose": ("transpose.py::transpose", "cuda:90", ["X=*fp32", "Y=*fp32", "M=64", "N=64"], {}),
+    "atomic_hist": ("atomic_hist.py::atomic_hist", "cuda:90", ["X=*fp32", "OUT=*fp32", "BLOCK=256"], {"num_warps": 4}),
 }
 _DOT_ARGS = ["A=*fp32", "B=*fp32", "C=*fp32", "K=256", "stride_am=64", "stride_bk=32", "stride_cm=32",
              "BLOCK_M=64", "BLOCK_N=32", "BLOCK_K=16"]
