@@ -113,7 +113,7 @@ def _finding(report, sig, client, arguments, installed, checkout, top_k) -> L4Fi
                + (f", introduced by {pass_name}" if pass_name else "")
                + (f"; governed by {', '.join(sig.related_passes)}" if sig.related_passes else "") + ". "
                + (f"Condition: {condition} " if condition else "")
-               + (f"A rewrite must: {'; '.join(constraints)}." if constraints else ""))
+               + (f"A rewrite must: {'; '.join(constraints).rstrip('.')}." if constraints else ""))
     return L4Finding(signature=sig.name, pass_name=pass_name, stage=sig.stage, source_lines=sig.source_lines,
                      condition=condition, constraints=constraints, cards=[c.id for c in cards], questions=questions,
                      passed_over=passed_over, source_refs=refs, settled=legal is not None, account=account.strip())
@@ -173,7 +173,9 @@ def _template_context(report: IRReport, sig: Signature) -> dict[str, str]:
         ctx["block_shape"] = blocks
     if "dtype" not in ctx and len(dtypes := {a.type.lstrip("*") for a in report.args if a.type.startswith("*")}) == 1:
         ctx["dtype"] = dtypes.pop()
-    blob = " ".join(sig.evidence) + " " + sig.detail
+    lines = set(sig.source_lines)
+    near = [sig] + [s for s in report.signatures if s is not sig and lines & set(s.source_lines)]
+    blob = " ".join(" ".join(s.evidence) + " " + s.detail for s in near)
     if m := re.search(r'reduce_mode = "(\w+)"|reduce_mode=(\w+)', blob):
         ctx["reduce_mode"] = m.group(1) or m.group(2)
     if m := re.search(r"vec (\d+) instead of (\d+)", sig.detail):

@@ -233,3 +233,13 @@ def test_attribute_is_capture_analyze_explain_in_one_call(tmp_path):
     settled = [f for f in res.account.findings if f.settled]
     assert [f.signature for f in settled] == ["multi_operand_reduction"] and settled[0].cards == ["test-argmax"]
     assert all(12 in f.source_lines for f in res.account.findings)
+
+
+def test_curated_cards_fill_every_question_on_ascend(ascend_golden):
+    kb = FakeKB(_curated())
+    for name in ("top2_argmax", "gather"):
+        _, report = ascend_golden(name)
+        for f in explain(report, kb, top_k=10).findings:
+            assert f.cards, (name, f.signature)
+            for q in f.questions:
+                assert q.unfilled == [] and "{" not in q.question, (name, f.signature, q.question)
