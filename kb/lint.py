@@ -18,9 +18,33 @@ from kb.models import AnyCard
 
 __all__ = ["TEMPLATE_FIELDS", "lint_cards", "lint_dir"]
 
-#: placeholders an L4 step can fill from IR evidence
-TEMPLATE_FIELDS = frozenset({"pass", "source_line", "kernel", "dtype", "num_warps", "block_shape", "signature",
-                             "count", "reduce_mode", "target", "stage", "op"})
+#: Placeholders of invariant question templates: what the L4 engine (``optimizer.ir.l4``) fills each with from the
+#: IR report. One meaning per name: a count that is not the signature's own count gets its own field.
+TEMPLATE_FIELDS: dict[str, str] = {
+    "kernel": "the kernel's name",
+    "target": "the compile target, e.g. cuda:90",
+    "signature": "the IR signature being explained",
+    "count": "how many times the signature occurs (its count)",
+    "stage": "the stage where the signature was detected (ttgir, ptx ...)",
+    "pass": "the pass that introduced or governs the signature",
+    "source_line": "file:line and code of the signature's first source line",
+    "op": "the IR op the signature is about (tt.reduce, tt.load ...)",
+    "dtype": "element type of that op's tensor (f32, f16 ...)",
+    "block_shape": "shape of that op's tensor (1024, 64x32), else the kernel's BLOCK constexprs",
+    "operands": "number of operands of the reduce at the signature's lines (2 for value + index)",
+    "input_precision": "input precision of the fp32 dots (tf32, tf32x3, ieee ...)",
+    "num_warps": "num_warps the kernel was compiled with",
+    "num_stages": "num_stages the kernel was compiled with",
+    "maxnreg": "the maxnreg compile option (only when set)",
+    "vec": "vector width a vectorization remark reports",
+    "origin_vec": "vector width contiguity allowed, from the same remark",
+    "fma_f32": "number of fma.rn.f32 instructions in PTX",
+    "registers": "registers per thread (ptxas)",
+    "spill_stores_bytes": "bytes of register spill stores (ptxas)",
+    "shared_bytes": "bytes of shared memory the kernel uses",
+    "barriers": "CTA barriers ptxas reports",
+    "reduce_mode": "Ascend reduce_mode of the max/min-with-index reduce",
+}
 _PLACEHOLDER = re.compile(r"\{([a-zA-Z_]+)\}")
 
 

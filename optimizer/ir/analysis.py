@@ -24,6 +24,9 @@ _LLVM_FEATURES = {
     "global_load_asm": re.compile(r"ld\.global"),
 }
 
+#: compile metadata keys kept in the report (what L4 templates and readers need of the effective options)
+_COMPILED_WITH = ("num_warps", "num_stages", "num_ctas", "maxnreg", "shared", "default_dot_input_precision")
+
 
 def analyze(capture: Capture, *, top_ops: int = 12) -> IRReport:
     """Summarize every stage, diff adjacent passes and detect (and attribute) the structural signatures."""
@@ -42,6 +45,7 @@ def analyze(capture: Capture, *, top_ops: int = 12) -> IRReport:
         mode=capture.mode,
         args=capture.args,
         options=capture.options,
+        compiled_with={k: capture.metadata[k] for k in _COMPILED_WITH if capture.metadata.get(k) is not None},
         stages=stage_summaries(capture, top_ops=top_ops),
         pass_changes=pass_changes(capture.snapshots, capture.stages, stats),
         passes_total=len(capture.snapshots),

@@ -27,6 +27,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from kb.client import KBClient
@@ -182,7 +183,10 @@ def render_account(account: L4Account, console: Console) -> None:
         console.print(f"[bold]{f.signature}[/] ({'settled by ' + ', '.join(f.cards) if f.settled else 'from compiler source' if f.source_refs else 'unresolved'})")
         console.print(f"  {f.account}")
         for q in f.questions:
-            console.print(f"  [magenta]?[/] {q.question}")
+            unknown = f" [dim](not in the IR report: {', '.join(q.unfilled)})[/]" if q.unfilled else ""
+            console.print(f"  [magenta]?[/] {escape(q.question)}{unknown}")
+        for why in f.passed_over:
+            console.print(f"  [dim]passed over {escape(why)}[/]")
         for r in f.source_refs[:4]:
             flag = "" if r.applies is None else (" [green](applies)[/]" if r.applies else " [dim](not for this target)[/]")
             console.print(f"  [dim]{r.path}:{r.line}[/] {r.code}{flag}")

@@ -9,7 +9,8 @@ from optimizer.ir._ctx import DECIDED_BY, Ctx, closing_line, make_signature as _
 from optimizer.ir.locs import LocResolver, PtxLines, same_file
 from optimizer.ir.types import FRONTEND, Signature
 
-__all__ = ["detect_converts", "detect_dots", "detect_pipelining", "detect_ptx", "detect_reductions"]
+__all__ = ["INPUT_PRECISION", "detect_converts", "detect_dots", "detect_pipelining", "detect_ptx", "detect_reductions",
+           "dot_precisions", "input_precision"]
 
 
 # ---- reductions -------------------------------------------------------------------------------------------------
@@ -256,17 +257,33 @@ def _dot_kinds(text: str) -> dict[str, int]:
     return kinds
 
 
-#: ``triton::InputPrecision`` values (OpsEnums.h.inc, Triton 3.6 and 3.9): the numeric form some ops print.
-INPUT_PRECISION = {"0": "tf32", "1": "tf32x3", "2": "ieee", "3": "bf16x3", "4": "bf16x6"}
+#: Triton's ``InputPrecision`` enum, which ``ttng.warp_group_dot`` prints as a number (``inputPrecision = 0 : i32``).
+INPUT_PRECISION = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
+_PRECISION_ATTR = re.compile(r"inputPrecision = (\w+)")
+_DOT_LINE = re.compile(r"\btt\.dot\b|\bttng\.warp_group_dot\b|\bttng\.tc_gen5_mma\b")
+# : tensor<64x16xf32> * tensor<16x32xf32>   /   : !ttg.memdesc<64x16xf32, #shared, ...> * ...
+_DOT_OPERAND = re.compile(r" : (?:tensor|!ttg\.memdesc)<(?:\d+x)+(\w+)[,>]")
 
 
 def input_precision(line: str) -> str:
-    """The input precision of one dot op line: the keyword form, the numeric form, or ieee when absent."""
-    m = re.search(r"inputPrecision = (\w+)", line)
+    """The input precision of one dot op: named (``inputPrecision = tf32``, tt.dot) or numbered
+    (``inputPrecision = 0 : i32``, ttng.warp_group_dot); ``ieee`` when absent (the attribute's default)."""
+    m = _PRECISION_ATTR.search(line)
     if m is None:
         return "ieee"
-    v = m.group(1)
-    return INPUT_PRECISION.get(v, v.lower())
+    value = m.group(1)
+    if value.isdigit():
+        return INPUT_PRECISION[int(value)] if int(value) < len(INPUT_PRECISION) else f"unknown({value})"
+    return value.lower()
+
+
+def dot_precisions(text: str) -> list[str]:
+    """Input precisions of the dots of an MLIR stage whose operands are fp32 (the only ones it changes)."""
+    out = set()
+    for line in text.split("\n"):
+        if _DOT_LINE.search(line) and (m := _DOT_OPERAND.search(line)) and m.group(1) == "f32":
+            out.add(input_precision(line))
+    return sorted(out)
 
 
 def detect_dots(ctx: Ctx) -> list[Signature]:
@@ -274,9 +291,10 @@ def detect_dots(ctx: Ctx) -> list[Signature]:
     ptx_counts = {}
     if ctx.ptx is not None:
         ptx_counts = {k: len(ctx.ptx.lines_matching(P.PTX_INSTR[k])[1]) for k in ("fma_f32", "mma_sync", "wgmma", "tcgen05")}
-    # tt.dot prints inputPrecision only when it is not the default (ieee); warp_group_dot prints the enum's number
-    dots = [ln for ln in ctx.final("ttgir").split("\n") if re.search(r"\btt\.dot\b|warp_group_dot|tc_gen5_mma", ln)]
-    precision = sorted({input_precision(ln) for ln in dots if "tt.dot" in ln or "inputPrecision" in ln})
+    # what the source asked for (TTIR) and what the final TTGIR runs (tf32x3 is decomposed into tf32 dots)
+    asked = dot_precisions(ctx.final("ttir")) or dot_precisions(ctx.final("ttgir"))
+    lowered = dot_precisions(ctx.final("ttgir"))
+    precision = ", ".join(asked) + (f"; run as {', '.join(lowered)} dots" if lowered and lowered != asked else "")
     remarks = [r.message for r in ctx.capture.remarks if r.kind == "mma"]
     out = []
     for name, n in kinds.items():
@@ -287,12 +305,13 @@ def detect_dots(ctx: Ctx) -> list[Signature]:
         src, ev = ctx.op_lines("ttgir", rx)
         ptx_note = ", ".join(f"{v} {k}" for k, v in ptx_counts.items() if v)
         detail = f"{n} dot(s) lowered as {name.replace('_dot', '').upper()}" + (
-            f" (input precision: {', '.join(precision)})" if precision else "") + (
+            f" (input precision: {precision})" if precision else "") + (
             f"; PTX: {ptx_note}" if ptx_note else "") + (f"; remark: {remarks[0]}" if remarks and name == "fma_dot" else "")
         where = ctx.decided_by(name) if name in DECIDED_BY else (None, None, "")
         if where[0] is None:
             where = ctx.attribute(lambda t, k=name: _dot_kinds(t)[k])
-        out.append(_sig(ctx, name, n, "ttgir", src, ev, detail, where))
+        sig = _sig(ctx, name, n, "ttgir", src, ev, detail, where)
+        out.append(sig.model_copy(update={"facts": {"input_precision": ", ".join(asked)}}) if asked else sig)
     return out
 
 

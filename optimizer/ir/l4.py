@@ -22,6 +22,8 @@ from pathlib import Path
 from kb.client import KBClient
 from kb.models.cards import InvariantCard
 from kb.models.search import InvariantQuery
+from optimizer.ir.constructs import card_constructs
+from optimizer.ir.patterns import VEC_REMARK
 from optimizer.ir.types import FRONTEND, CompilerSourceRef, IRReport, L4Account, L4Finding, L4Question, Signature
 
 __all__ = ["explain", "fill_template", "installed_backend_source", "locate_pass"]
@@ -78,14 +80,19 @@ def _finding(report, sig, client, arguments, installed, checkout, top_k) -> L4Fi
     passes = [p for p in [sig.pass_introduced, *sig.related_passes] if p and p != FRONTEND]
     cards: list[InvariantCard] = []
     citing: list[InvariantCard] = []
+    passed_over: list[str] = []
     if client is not None:
         query = InvariantQuery(pass_names=passes + [arguments[p] for p in passes if p in arguments],
                                ir_signatures=[sig.name], backend=report.backend,
-                               text=f"{sig.name} {sig.detail}"[:4000], top_k=top_k)
-        cards = [h.card for h in client.get_invariants(query) if isinstance(h.card, InvariantCard)]
-        # cards that cite the signature; failing that, cards about the pass that introduced it
-        citing = [c for c in cards if sig.name in c.symptoms.ir_signatures]
-        cards = citing or [c for c in cards if _passes_overlap(c.passes, passes[:1], arguments)]
+                               text=f"{sig.name} {' '.join(sig.constructs)} {sig.detail}"[:4000], top_k=3 * top_k)
+        hits = [h.card for h in client.get_invariants(query) if isinstance(h.card, InvariantCard)]
+        cards, passed_over = _matching_constructs(hits, sig)
+        # cards that cite the signature, those citing its neighbours too first; failing that, cards about the pass
+        # that introduced it
+        near = _neighbours(report, sig)
+        citing = sorted((c for c in cards if sig.name in c.symptoms.ir_signatures),
+                        key=lambda c: -len(near & set(c.symptoms.ir_signatures)))[:top_k]
+        cards = citing or [c for c in cards if _passes_overlap(c.passes, passes[:1], arguments)][:top_k]
     context = _template_context(report, sig)
     questions = [fill_template(t, context, c.id) for c in cards for t in c.question_templates]
     legal = next((c for c in citing if c.legality.strip()), None)  # only a card citing the signature settles it
@@ -106,10 +113,32 @@ def _finding(report, sig, client, arguments, installed, checkout, top_k) -> L4Fi
                + (f", introduced by {pass_name}" if pass_name else "")
                + (f"; governed by {', '.join(sig.related_passes)}" if sig.related_passes else "") + ". "
                + (f"Condition: {condition} " if condition else "")
-               + (f"A rewrite must: {'; '.join(constraints)}." if constraints else ""))
+               + (f"A rewrite must: {'; '.join(constraints).rstrip('.')}." if constraints else ""))
     return L4Finding(signature=sig.name, pass_name=pass_name, stage=sig.stage, source_lines=sig.source_lines,
                      condition=condition, constraints=constraints, cards=[c.id for c in cards], questions=questions,
-                     source_refs=refs, settled=legal is not None, account=account.strip())
+                     passed_over=passed_over, source_refs=refs, settled=legal is not None, account=account.strip())
+
+
+def _matching_constructs(cards: list[InvariantCard], sig: Signature) -> tuple[list[InvariantCard], list[str]]:
+    """Cards whose constructs (the Triton calls in their code features) include one at the signature, and why the
+    cards citing the signature for another construct were passed over. A card naming no construct, or a signature
+    whose constructs are unknown, matches."""
+    keep, passed = [], []
+    have = set(sig.constructs)
+    for c in cards:
+        about = card_constructs(c.symptoms.code_features)
+        if not about or not have or about & have:
+            keep.append(c)
+        elif sig.name in c.symptoms.ir_signatures:  # a card that cites the signature for another cause
+            where = "its source lines" if sig.source_lines else "the kernel"
+            passed.append(f"{c.id}: about {', '.join(sorted(about))}; {where} do {', '.join(sig.constructs)}")
+    return keep, passed
+
+
+def _neighbours(report: IRReport, sig: Signature) -> set[str]:
+    """The signature and the others that share one of its source lines (a barrier next to a cross-warp reduce)."""
+    lines = set(sig.source_lines)
+    return {sig.name} | {s.name for s in report.signatures if lines & set(s.source_lines)}
 
 
 def _norm(name: str) -> str:
@@ -123,32 +152,40 @@ def _passes_overlap(card_passes: list[str], passes: list[str], arguments: dict[s
 
 
 def _template_context(report: IRReport, sig: Signature) -> dict[str, str]:
-    ctx: dict[str, str] = {
-        "signature": sig.name, "count": str(sig.count), "stage": sig.stage, "kernel": report.kernel,
-        "target": report.target, "backend": report.backend, "compiler_version": report.compiler_version,
-    }
+    """Values for the template fields (``kb.lint.TEMPLATE_FIELDS``) this report and signature give; a field left
+    out is one the report cannot answer (e.g. ``source_line`` for ptxas figures, ``maxnreg`` when unset)."""
+    ctx: dict[str, str] = {"signature": sig.name, "count": str(sig.count), "stage": sig.stage, "kernel": report.kernel,
+                           "target": report.target}
     file = Path(report.source_file).name
     if sig.source_lines:
         n = sig.source_lines[0]
         code = report.source_excerpt.get(n)
         ctx["source_line"] = f"{file}:{n}" + (f" (`{code}`)" if code else "")
-        ctx["line"] = str(n)
     if sig.pass_introduced or sig.related_passes:
         ctx["pass"] = sig.pass_introduced if sig.pass_introduced not in (None, FRONTEND) else sig.related_passes[0] \
             if sig.related_passes else sig.pass_introduced
     for k in ("num_warps", "num_stages", "maxnreg"):
-        if k in report.options:
-            ctx[k] = str(report.options[k])
-    if ":" in report.target:
-        ctx["arch"] = report.target.split(":", 1)[1]
-    ctx |= sig.facts  # op, dtype, block_shape of the op at the signature's source lines
-    blob = " ".join(sig.evidence) + " " + sig.detail
+        v = report.options.get(k, report.compiled_with.get(k))
+        if v is not None:
+            ctx[k] = str(v)
+    ctx |= _borrowed_facts(report, sig) | sig.facts  # op, dtype, block_shape, operands, input_precision
+    if "block_shape" not in ctx and (blocks := _block_constexprs(report)):
+        ctx["block_shape"] = blocks
+    if "dtype" not in ctx and len(dtypes := {a.type.lstrip("*") for a in report.args if a.type.startswith("*")}) == 1:
+        ctx["dtype"] = dtypes.pop()
+    lines = set(sig.source_lines)
+    near = [sig] + [s for s in report.signatures if s is not sig and lines & set(s.source_lines)]
+    blob = " ".join(" ".join(s.evidence) + " " + s.detail for s in near)
     if m := re.search(r'reduce_mode = "(\w+)"|reduce_mode=(\w+)', blob):
         ctx["reduce_mode"] = m.group(1) or m.group(2)
-    if report.options:
-        ctx["options"] = ", ".join(f"{k}={v}" for k, v in report.options.items())
     if m := re.search(r"vec (\d+) instead of (\d+)", sig.detail):
         ctx["vec"], ctx["origin_vec"] = m.group(1), m.group(2)
+    elif m := next((m for r in report.remarks if r.line in sig.source_lines and (m := VEC_REMARK.search(r.message))),
+                   None):
+        ctx["vec"], ctx["origin_vec"] = m["vec"], m["origin"]
+    ptx = next((s for s in report.stages if s.stage == "ptx"), None)
+    if ptx is not None:
+        ctx["fma_f32"] = str(ptx.features.get("fma_f32", 0))
     r = report.resources
     if r is not None:
         for k in ("registers", "spill_stores_bytes", "shared_bytes", "barriers"):
@@ -157,14 +194,30 @@ def _template_context(report: IRReport, sig: Signature) -> dict[str, str]:
     return ctx
 
 
+def _borrowed_facts(report: IRReport, sig: Signature) -> dict[str, str]:
+    """Facts of the signatures sharing a source line with ``sig`` (a barrier takes its reduce's dtype and shape)."""
+    out: dict[str, str] = {}
+    lines = set(sig.source_lines)
+    for s in report.signatures:
+        if s is not sig and lines & set(s.source_lines):
+            out = s.facts | out
+    return out
+
+
+def _block_constexprs(report: IRReport) -> str:
+    """``BLOCK_M=64, BLOCK_N=32``: the kernel's block-size constexprs, when no tensor type gives the shape."""
+    return ", ".join(f"{a.name}={a.value}" for a in report.args
+                     if a.type == "constexpr" and "BLOCK" in a.name.upper() and isinstance(a.value, int))
+
+
 def fill_template(template: str, context: dict[str, str], card_id: str = "") -> L4Question:
-    """Fill ``{name}`` fields that ``context`` knows; unknown fields stay as ``{name}`` and are listed."""
-    names = [f for _, f, _, _ in string.Formatter().parse(template) if f]
-    unfilled = [n for n in dict.fromkeys(names) if n not in context]
+    """Fill the ``{name}`` fields ``context`` knows. A field it does not know is listed in ``unfilled`` and printed
+    as ``(name unknown)``, never as a raw placeholder."""
+    names = list(dict.fromkeys(f for _, f, _, _ in string.Formatter().parse(template) if f))
+    unfilled = [n for n in names if n not in context]
     out = template
-    for n in dict.fromkeys(names):
-        if n in context:
-            out = out.replace("{" + n + "}", context[n])
+    for n in names:
+        out = out.replace("{" + n + "}", context.get(n, f"({n} unknown)"))
     return L4Question(card_id=card_id, template=template, question=out, unfilled=unfilled)
 
 

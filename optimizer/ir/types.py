@@ -178,6 +178,9 @@ class Signature(_Model):
     evidence: list[str] = Field(default_factory=list, description="a few IR / asm lines showing it")
     facts: dict[str, str] = Field(default_factory=dict,
                                   description="op, dtype, block_shape of the IR op at the source lines (for L4 templates)")
+    constructs: list[str] = Field(default_factory=list,
+                                  description="what the code at its source lines does (reduce, atomic, dot ...; "
+                                              "the whole kernel's when it has no lines), see optimizer.ir.constructs")
 
 
 class IRReport(_Model):
@@ -192,6 +195,9 @@ class IRReport(_Model):
     mode: str
     args: list[KernelArg] = Field(default_factory=list)
     options: dict[str, Any] = Field(default_factory=dict)
+    compiled_with: dict[str, Any] = Field(default_factory=dict,
+                                          description="num_warps, num_stages, maxnreg ... as the backend applied them "
+                                                      "(defaults included), from the compile metadata")
     stages: list[StageSummary] = Field(default_factory=list)
     pass_changes: list[PassChange] = Field(default_factory=list)
     passes_total: int = 0
@@ -241,6 +247,8 @@ class L4Finding(_Model):
     constraints: list[str] = Field(default_factory=list)
     cards: list[str] = Field(default_factory=list)
     questions: list[L4Question] = Field(default_factory=list)
+    passed_over: list[str] = Field(default_factory=list,
+                                   description="cards the KB returned whose constructs the signature lacks, and why")
     source_refs: list[CompilerSourceRef] = Field(default_factory=list)
     settled: bool = False
     account: str = ""

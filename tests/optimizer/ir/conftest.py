@@ -22,6 +22,7 @@ GOLDEN: dict[str, tuple[str, str, list[str], dict]] = {
               {"num_warps": 1, "maxnreg": 32}),
     "gather": ("gather.py::gather", "cuda:90", ["X=*fp32", "IDX=*i32", "Y=*fp32", "BLOCK=256"], {}),
     "transpose": ("transpose.py::transpose", "cuda:90", ["X=*fp32", "Y=*fp32", "M=64", "N=64"], {}),
+    "atomic_hist": ("atomic_hist.py::atomic_hist", "cuda:90", ["X=*fp32", "OUT=*fp32", "BLOCK=256"], {"num_warps": 4}),
 }
 _DOT_ARGS = ["A=*fp32", "B=*fp32", "C=*fp32", "K=256", "stride_am=64", "stride_bk=32", "stride_cm=32",
              "BLOCK_M=64", "BLOCK_N=32", "BLOCK_K=16"]
@@ -30,6 +31,9 @@ GOLDEN |= {
     "dot_tf32_90": ("dot_f32.py::dot_f32", "cuda:90", [*_DOT_ARGS, "PRECISION=tf32"], {"num_warps": 4, "num_stages": 3}),
     "dot_tf32_80": ("dot_f32.py::dot_f32", "cuda:80", [*_DOT_ARGS, "PRECISION=tf32"], {"num_warps": 4, "num_stages": 3}),
     "dot_tf32_90_s1": ("dot_f32.py::dot_f32", "cuda:90", [*_DOT_ARGS, "PRECISION=tf32"], {"num_warps": 4, "num_stages": 1}),
+    "dot_tf32x3_90": ("dot_f32.py::dot_f32", "cuda:90", [*_DOT_ARGS, "PRECISION=tf32x3"], {"num_warps": 4}),
+    "dot_default_90": ("dot_f32_default.py::dot_f32_default", "cuda:90", _DOT_ARGS, {"num_warps": 4}),
+    "dot_default_80": ("dot_f32_default.py::dot_f32_default", "cuda:80", _DOT_ARGS, {"num_warps": 4}),
 }
 ASCEND: dict[str, tuple[str, list[str]]] = {
     "top2_argmax": ("top2_argmax.py::top2_argmax", ["X=*fp32", "OUT=*fp32", "n_cols=1000", "stride=1024", "BLOCK=256"]),

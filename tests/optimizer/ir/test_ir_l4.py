@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import string
 from pathlib import Path
 
 import yaml
 
 from kb.client import KBClient
+from kb.lint import TEMPLATE_FIELDS
 from kb.models.cards import InvariantCard, parse_card
 from kb.models.search import InvariantQuery, SearchHit
 from optimizer.ir import FRONTEND, IRReport, Signature, explain
-from optimizer.ir.l4 import _applies, fill_template, installed_backend_source, locate_pass
+from optimizer.ir.constructs import card_constructs
+from optimizer.ir.l4 import _applies, _template_context, fill_template, installed_backend_source, locate_pass
 
 CARDS_DIR = Path(__file__).resolve().parents[3] / "kb" / "cards" / "invariants"
 
@@ -88,7 +91,7 @@ def test_explain_settles_with_a_card_and_fills_templates():
     q1, q2 = f.questions
     assert q1.question == ("Is the index of the reduce at top2.py:12 (`v1, i1 = tl.max(x, axis=0, return_indices=True)`)"
                            " used after ConvertTritonGPUToLLVM?") and not q1.unfilled
-    assert q2.unfilled == ["mystery"] and "{mystery}" in q2.question
+    assert q2.unfilled == ["mystery"] and q2.question == "Why (mystery unknown)?"
     assert kb.queries[0].ir_signatures == ["multi_operand_reduction"] and kb.queries[0].backend == "cuda"
     assert "line 12" in f.account and f.pass_name == FRONTEND
     assert account.unresolved == []
@@ -139,25 +142,84 @@ def test_locate_pass_and_checkout_grep(tmp_path):
     assert checkout and checkout[0].path.endswith("Passes.td") and checkout[0].line == 1
 
 
-def test_fill_template_leaves_unknown_fields():
+def test_fill_template_reports_unknown_fields_and_never_prints_them_raw():
     q = fill_template("{pass} at {source_line} with {x}", {"pass": "P", "source_line": "k.py:3"}, "c")
-    assert (q.question, q.unfilled, q.card_id) == ("P at k.py:3 with {x}", ["x"], "c")
+    assert (q.question, q.unfilled, q.card_id) == ("P at k.py:3 with (x unknown)", ["x"], "c")
+
+
+def _curated() -> list[InvariantCard]:
+    cards = [parse_card(yaml.safe_load(p.read_text())) for p in sorted(CARDS_DIR.glob("*.yaml"))]
+    return [c for c in cards if isinstance(c, InvariantCard)]
 
 
 def test_curated_invariant_cards_ground_the_golden_signatures(golden):
-    """Every golden signature that some curated invariant card cites gets that card and fillable questions."""
-    cards = [parse_card(yaml.safe_load(p.read_text())) for p in sorted(CARDS_DIR.glob("*.yaml"))]
-    cards = [c for c in cards if isinstance(c, InvariantCard)]
+    """Every golden signature that a curated card cites for one of its constructs gets such a card, every question
+    is filled, and a card citing it for a construct the kernel lacks is passed over with the reason."""
+    cards = _curated()
     kb = FakeKB(cards)
-    for name in ("top2_argmax", "row_sum", "dot_ieee_90"):
+    for name in ("top2_argmax", "row_sum", "dot_ieee_90", "atomic_hist"):
         _, report = golden(name)
         account = explain(report, kb, top_k=10)
         for f in account.findings:
-            citing = {c.id for c in cards if f.signature in c.symptoms.ir_signatures and "cuda" in c.backends}
-            if citing:
-                assert set(f.cards) & citing, (name, f.signature)
+            sig = report.signature(f.signature)
+            citing = [c for c in cards if f.signature in c.symptoms.ir_signatures and {"cuda", "any"} & set(c.backends)]
+            about = {c.id: card_constructs(c.symptoms.code_features) for c in citing}
+            fitting = {i for i, a in about.items() if not a or a & set(sig.constructs)}
+            if fitting:
+                assert set(f.cards) & fitting and set(f.cards) <= fitting, (name, f.signature, f.cards)
+            assert {p.split(":")[0] for p in f.passed_over} == {c.id for c in citing} - fitting
             for q in f.questions:
-                assert "{source_line}" not in q.question or not f.source_lines
+                assert q.unfilled == [] and "{" not in q.question, (name, f.signature, q.question)
+
+
+def test_barrier_is_explained_by_the_card_of_its_construct(golden):
+    """A barrier from a cross-warp tl.sum gets the reduction cards, one from tl.atomic_add the atomics card."""
+    kb = FakeKB(_curated())
+    _, report = golden("row_sum")
+    (f,) = explain(report, kb, focus=["barrier"]).findings
+    assert report.signature("barrier").constructs == ["reduce", "store"]  # tl.store(OUT + row, tl.sum(x, axis=0))
+    assert f.cards[0] == "nv-cross-warp-reduce-smem-barriers" and "nv-atomic-sem-lowering" not in f.cards
+    assert any(p.startswith("nv-atomic-sem-lowering: about atomic") for p in f.passed_over)
+    assert "Would a block shape 1024 with rows across warps keep the reduce warp-local?" in [q.question for q in f.questions]
+    _, report = golden("atomic_hist")
+    (f,) = explain(report, kb, focus=["barrier"]).findings
+    assert report.signature("barrier").constructs == ["atomic"]
+    assert f.cards == ["nv-atomic-sem-lowering"] and f.settled and "acq_rel" in f.condition
+    assert "nv-cross-warp-reduce-smem-barriers" in {p.split(":")[0] for p in f.passed_over}
+
+
+def test_every_card_placeholder_is_a_field_the_filler_fills():
+    """Each ``{name}`` in an invariant card's questions is a documented template field, and the L4 filler produces
+    every documented field from a report that has the information."""
+    used = {n for c in _curated() for t in c.question_templates for _, n, _, _ in string.Formatter().parse(t) if n}
+    assert used and used <= set(TEMPLATE_FIELDS), sorted(used - set(TEMPLATE_FIELDS))
+    sig = Signature(name="masked_load_not_vectorized", count=1, stage="llir", pass_introduced="ConvertTritonGPUToLLVM",
+                    source_lines=[12], detail="1 masked load(s) fell back to narrower accesses (vec 1 instead of 4)",
+                    evidence=['reduce_mode = "max_with_index"'],
+                    facts={"op": "tt.load", "dtype": "f32", "block_shape": "1024", "operands": "1",
+                           "input_precision": "tf32"})
+    report = _report(signatures=[sig], options={"num_warps": 4, "maxnreg": 64}, compiled_with={"num_stages": 3},
+                     stages=[{"stage": "ptx", "lines": 10, "features": {"fma_f32": 7}}],
+                     resources={"registers": 40, "spill_stores_bytes": 0, "shared_bytes": 16, "barriers": 1})
+    context = _template_context(report, sig)
+    assert set(TEMPLATE_FIELDS) <= set(context), sorted(set(TEMPLATE_FIELDS) - set(context))
+    assert (context["num_stages"], context["fma_f32"], context["origin_vec"]) == ("3", "7", "4")
+
+
+def test_fields_fall_back_to_neighbours_and_constexprs():
+    reduce = Signature(name="cross_warp_reduction", count=1, stage="ttgir", source_lines=[12],
+                       facts={"op": "tt.reduce", "dtype": "f32", "block_shape": "256", "operands": "2"})
+    barrier = Signature(name="barrier", count=2, stage="ptx", source_lines=[12])
+    spill = Signature(name="register_spill", count=64, stage="cubin", pass_introduced="ptxas")
+    report = _report(signatures=[reduce, barrier, spill], args=[
+        {"name": "X", "index": 0, "type": "*fp16"}, {"name": "BLOCK_M", "index": 1, "type": "constexpr", "value": 64},
+        {"name": "BLOCK_N", "index": 2, "type": "constexpr", "value": 32}])
+    ctx = _template_context(report, barrier)
+    assert (ctx["block_shape"], ctx["dtype"], ctx["operands"]) == ("256", "f32", "2")
+    ctx = _template_context(report, spill)
+    assert (ctx["block_shape"], ctx["dtype"]) == ("BLOCK_M=64, BLOCK_N=32", "fp16") and "source_line" not in ctx
+    q = fill_template("live tensors at {source_line} for {block_shape}", ctx)
+    assert q.unfilled == ["source_line"] and q.question == "live tensors at (source_line unknown) for BLOCK_M=64, BLOCK_N=32"
 
 
 def test_attribute_is_capture_analyze_explain_in_one_call(tmp_path):
@@ -171,3 +233,13 @@ def test_attribute_is_capture_analyze_explain_in_one_call(tmp_path):
     settled = [f for f in res.account.findings if f.settled]
     assert [f.signature for f in settled] == ["multi_operand_reduction"] and settled[0].cards == ["test-argmax"]
     assert all(12 in f.source_lines for f in res.account.findings)
+
+
+def test_curated_cards_fill_every_question_on_ascend(ascend_golden):
+    kb = FakeKB(_curated())
+    for name in ("top2_argmax", "gather"):
+        _, report = ascend_golden(name)
+        for f in explain(report, kb, top_k=10).findings:
+            assert f.cards, (name, f.signature)
+            for q in f.questions:
+                assert q.unfilled == [] and "{" not in q.question, (name, f.signature, q.question)
