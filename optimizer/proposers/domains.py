@@ -17,7 +17,7 @@ from typing import Any
 
 from optimizer.proposers.recipe_base import NotApplicable, RecipeContext, RewriteResult
 
-__all__ = ["check_domain", "check_point", "evidence_tokens"]
+__all__ = ["check_domain", "check_point", "domain_violations", "evidence_tokens", "round_tokens"]
 
 _TILE_NAMES = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K")
 
@@ -71,3 +71,39 @@ def check_point(res: RewriteResult, ctx: RecipeContext, current_warps: int | Non
     new = (res.applied or {}).get("num_warps")
     if spilling and isinstance(new, int) and current_warps is not None and new < current_warps:
         raise NotApplicable(f"domain: never fewer warps on a spilling kernel ({current_warps} -> {new} refused)")
+
+
+def round_tokens(rnd: Any) -> set[str]:
+    """Evidence tokens a recorded round had when its recipe was chosen (code features, IR signatures, causes)."""
+    toks: set[str] = set()
+    for ev in rnd.evidence:
+        if ev.kind == "code_features":
+            toks |= {f"code:{t}" for t in ev.data.get("features", [])}
+        elif ev.kind == "ir_signature":
+            toks.add(f"ir:{ev.reference}")
+        elif ev.kind == "cause_decision" and ev.data.get("decided"):
+            toks.add(f"cause:{ev.reference}")
+    return toks
+
+
+def domain_violations(traj: Any) -> list[str]:
+    """Rounds of a trajectory whose recipe was applied outside its domain, judged on the round's own evidence."""
+    out = []
+    for rnd in traj.rounds:
+        rw = rnd.rewrite
+        if rw is None or not rw.recipe.get("kind"):
+            continue
+        toks = round_tokens(rnd)
+        if not any(t.startswith("code:") for t in toks):
+            continue  # no recorded code features: nothing to judge against
+        ctx = RecipeContext(source="", evidence={"tokens": sorted(toks)})
+        try:
+            check_domain(rw.recipe["kind"], rw.recipe.get("params") or {}, list(rw.recipe.get("requires") or []),
+                         list(rw.recipe.get("forbids") or []), ctx)
+            warps = [(r.get("options") or {}).get("num_warps", 4) for ev in rnd.evidence if ev.kind == "validation"
+                     for r in ev.data.get("launches", [])[:1]]
+            check_point(RewriteResult(rw.recipe["kind"], "", "", "", dict(rw.recipe.get("applied") or {})), ctx,
+                        warps[0] if warps else None)
+        except NotApplicable as exc:
+            out.append(f"{traj.problem.name} round {rnd.index} ({rw.family}): {exc}")
+    return out
