@@ -57,12 +57,16 @@ def _row(item: Any, d: dict[str, Any], wall_s: float) -> dict[str, Any]:
     chosen = (actionable if actionable in CAUSE_FAMILIES.get(cause, ()) else CAUSE_FAMILIES.get(cause, (None,))[0]
               if cause != "unknown" and CAUSE_FAMILIES.get(cause) else actionable)
     measured = next((lv.get("bottleneck") for lv in d.get("levels") or [] if lv["level"] == "L2"), "unknown")
+    # the raw L2 figures (classification per case, roofline, ncu), kept for calibrating the L2 rules offline
+    l2_raw = [{"kind": e["kind"], "reference": e.get("reference", ""), "data": e.get("data", {})}
+              for lv in d.get("levels") or [] if lv["level"] == "L2"
+              for e in lv.get("evidence", []) if e["kind"] in ("classification", "roofline", "ncu", "timing")]
     cls = measured if measured not in (None, "unknown") else CAUSE_CLASS.get(cause, "unknown")
     return {"item": item.name, "split": item.split, "label_cause": item.cause, "label_class": item.bottleneck_class,
             "label_families": list(item.families), "secondary": list(item.secondary), "cause": cause, "class": cls,
             "measured_class": measured, "family": chosen, "actionable_family": actionable, "per_level": per_level, "stop": d.get("stop"),
             "overruled": dec.get("overruled", []), "decided_by": [r.get("reference") for r in dec.get("decided_by", [])],
-            "error": d.get("error", ""), "notes": d.get("notes", []), "wall_s": round(wall_s, 1)}
+            "error": d.get("error", ""), "notes": d.get("notes", []), "wall_s": round(wall_s, 1), "l2_raw": l2_raw}
 
 
 def _acc(rows: list[dict[str, Any]], key: str) -> float | None:
@@ -110,13 +114,20 @@ def print_tables(summary: dict[str, Any], rows: list[dict[str, Any]]) -> None:
                   f"(want {', '.join(r['label_families'][:2]) or 'none'}){' ERROR ' + r['error'][:80] if r['error'] else ''}")
 
 
-def run(items: list[Any], backend: str, max_level: str, validate: bool) -> list[dict[str, Any]]:
+def run(items: list[Any], backend: str, max_level: str, validate: bool, *, budget_s: float = 0.0,
+        partial: Path | None = None) -> list[dict[str, Any]]:
+    """Diagnose each item; stop starting new items after ``budget_s`` (0: no limit); rows are appended to
+    ``partial`` (JSON lines) as they finish, so a run cut short still leaves its rows."""
     from optimizer.commands import diagnose
     from retrieval.client import connect
 
     kb = connect(server=None, home=None)
-    rows = []
+    rows: list[dict[str, Any]] = []
+    start = time.monotonic()
     for i, item in enumerate(items, 1):
+        if budget_s and time.monotonic() - start > budget_s:
+            print(f"budget of {budget_s:.0f} s spent: {len(items) - i + 1} item(s) not run", file=sys.stderr)
+            break
         t0 = time.monotonic()
         try:
             d = diagnose(item.problem_path, item.initial_path, backend=backend, max_level=max_level, kb=kb,
@@ -125,6 +136,9 @@ def run(items: list[Any], backend: str, max_level: str, validate: bool) -> list[
             d = {"error": f"{type(exc).__name__}: {exc}"[:400], "levels": []}
         row = _row(item, d, time.monotonic() - t0)
         rows.append(row)
+        if partial is not None:
+            with partial.open("a") as fh:
+                fh.write(json.dumps(row, default=str) + "\n")
         mark = "ok" if row["cause"] == row["label_cause"] else "MISS"
         print(f"[{i}/{len(items)}] {item.name}: {row['label_cause']} -> {row['cause']} / {row['family']} {mark} "
               f"({row['wall_s']} s)", file=sys.stderr, flush=True)
@@ -139,12 +153,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--items", default="", help="comma-separated item names")
     ap.add_argument("--validate", action="store_true", help="validate each candidate first (slow on CPU)")
     ap.add_argument("--from", dest="from_file", default=None, help="summarize committed rows instead of running")
+    ap.add_argument("--budget-s", type=float, default=0.0, help="stop starting items after this many seconds")
     ap.add_argument("--out", default=None, help="folder for the result file (default benchmarks/results/diagnosis)")
     a = ap.parse_args(argv)
     from benchmarks.diagnosis.dataset import load_items
 
     out_dir = Path(a.out) if a.out else RESULTS / "diagnosis"
-    if a.from_file:
+    if a.from_file and a.from_file.endswith(".jsonl"):  # rows of a run cut short
+        rows = [json.loads(ln) for ln in Path(a.from_file).read_text().splitlines() if ln.strip()]
+        source, name = {"from": str(a.from_file), "partial": True}, "diagnosis_partial_summary"
+    elif a.from_file:
         payload = json.loads(Path(a.from_file).read_text())
         rows, source = payload["rows"], {"from": str(a.from_file), "run_provenance": payload.get("provenance")}
         name = Path(a.from_file).stem.replace("_runs", "") + "_summary"
@@ -154,7 +172,9 @@ def main(argv: list[str] | None = None) -> int:
             want = set(a.items.split(","))
             items = [i for i in items if i.name in want]
         level = a.max_level or ("L3" if a.backend == "interpreter" else "L4")
-        rows = run(items, a.backend, level, a.validate or a.backend != "interpreter")
+        out_dir.mkdir(parents=True, exist_ok=True)
+        rows = run(items, a.backend, level, a.validate or a.backend != "interpreter", budget_s=a.budget_s,
+                   partial=out_dir / "diagnosis_rows.jsonl")
         source = {"backend": a.backend, "max_level": level, "validated": a.validate or a.backend != "interpreter"}
         name = f"diagnosis_{'cpu' if a.backend == 'interpreter' else a.backend}"
     summary = summarize(rows)

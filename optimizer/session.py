@@ -47,6 +47,10 @@ def default_candidate(problem_path: str | Path) -> Path:
     return cand.resolve()
 
 
+#: The recommendation prefix of a round that found the kernel at its roofline: the session stops there.
+AT_ROOFLINE_STOP = "stop: the kernel runs at its roofline"
+
+
 def detect_backend() -> str:
     try:
         import torch
@@ -180,6 +184,9 @@ class Session:
             traj.rounds.append(rnd)
             self._write(traj)
             self.progress("round_end", {"round": rnd})
+            if rnd.next_recommendation.startswith(AT_ROOFLINE_STOP):
+                self.progress("stopped", {"reason": rnd.next_recommendation[:200]})
+                break
             if rnd.outcome == "inconclusive":
                 streak += 1
                 if streak >= self.settings.max_inconclusive_streak:
@@ -208,6 +215,10 @@ class Session:
         if outcome.inconclusive:
             return Round(**common, outcome="inconclusive", duration_s=time.monotonic() - t0,
                          next_recommendation=self._need_more(outcome)), None
+        if outcome.stop is not None and outcome.stop.cause == "at_roofline" and outcome.chosen is None:
+            return Round(**common, outcome="inconclusive", hypothesis="at the roofline: nothing structural to gain",
+                         duration_s=time.monotonic() - t0,
+                         next_recommendation=f"{AT_ROOFLINE_STOP}: {outcome.stop.rationale[:300]}"), None
         new_name = f"round_{i:02d}.py"
         try:
             prop = self.proposer.propose(ctx, outcome, new_filename=new_name)
