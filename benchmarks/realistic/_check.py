@@ -1,0 +1,178 @@
+"""Validate the real-kernel problems of benchmarks/realistic against their references; print one JSON object.
+
+    python benchmarks/realistic/_check.py                       # every problem, SMOKE_CASES, interpreter
+    python benchmarks/realistic/_check.py liger_rmsnorm         # some problems
+    python benchmarks/realistic/_check.py --list                # problem names with their CPU validation mode
+    python benchmarks/realistic/_check.py --no-interpret --device cuda --full --out DIR   # on a GPU
+
+This is the suite's validation path (``benchmarks/suite/_harness``: the same problem loader, seeding and
+element-by-element comparison) plus the problem-format extensions real kernels declare:
+
+- ``INPLACE_OUTPUTS``: indices of inputs the reference mutates as its result. Reference and candidate each get
+  their own fresh copy of the inputs; the listed inputs are compared after the call like outputs.
+- ``INT_ATOL``: integer outputs may differ from the reference by at most this much (default 0, exact).
+- ``CPU_VALIDATION = "compile_only"``: the interpreter cannot run the kernel (libdevice calls, block pointers
+  under Triton >= 3.7). In interpreter mode such a problem is reported as ``skipped`` with the reason, never
+  as passed; only its reference is run, to show the problem itself loads and works. It is validated on a GPU.
+
+With ``--out DIR`` the report is also written to ``DIR/realistic_check.json`` with provenance (machine,
+versions, date, command). Exit status 0 only if nothing failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "suite"))
+
+
+def list_problems() -> list[str]:
+    """Every problem folder (one holding problem.py and initial.py), sorted by name."""
+    return sorted(p.name for p in HERE.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))
+                  and (p / "problem.py").is_file() and (p / "initial.py").is_file())
+
+
+def compare(problem: Any, ref: Any, out: Any) -> Any:
+    """``_harness.compare_outputs``, with integer outputs allowed to differ by the problem's ``INT_ATOL``."""
+    import torch
+    from _harness import Comparison, _flatten, compare_outputs
+
+    int_atol = int(getattr(problem.module, "INT_ATOL", 0) or 0)
+    refs, outs = _flatten(ref), _flatten(out)
+    if int_atol <= 0 or len(refs) != len(outs):
+        return compare_outputs(ref, out, problem.tolerance)
+    merged = Comparison(True)
+    for i, (r, o) in enumerate(zip(refs, outs, strict=True)):
+        integer = isinstance(r, torch.Tensor) and isinstance(o, torch.Tensor) and not r.is_floating_point() \
+            and r.shape == o.shape and r.dtype == o.dtype
+        if integer:
+            bad = int(((o.to(r.device).long() - r.long()).abs() > int_atol).sum())
+            c = Comparison(bad == 0, n_bad=bad, n_total=r.numel(),
+                           message=f"output {i}: {bad} of {r.numel()} integer elements differ by more than "
+                                   f"INT_ATOL={int_atol}" if bad else "")
+        else:
+            c = compare_outputs(r, o, problem.tolerance)
+        merged.n_bad += c.n_bad
+        merged.n_total += c.n_total
+        merged.max_abs_err = max(merged.max_abs_err, c.max_abs_err)
+        merged.max_rel_err = max(merged.max_rel_err, c.max_rel_err)
+        if c.message and not c.ok:
+            merged.details.append(c.message)
+    merged.ok = merged.n_bad == 0 and not merged.details
+    merged.message = "; ".join(merged.details) or "all elements within tolerance"
+    return merged
+
+
+def check_case(problem: Any, new_cls: type, case: dict[str, Any], seed: int, device: str) -> dict[str, Any]:
+    """Run Model and ModelNew on one case, each on its own copy of the inputs, and compare results."""
+    import torch
+    from _harness import build_case, case_label
+
+    inplace = list(getattr(problem.module, "INPLACE_OUTPUTS", []) or [])
+    model, new, inputs = build_case(problem, new_cls, case, seed, device)
+    ref_in = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+    new_in = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+    with torch.no_grad():
+        ref = model(*ref_in)
+        out = new(*new_in)
+    if inplace:
+        ref = (ref, *[ref_in[i] for i in inplace]) if ref is not None else tuple(ref_in[i] for i in inplace)
+        out = (out, *[new_in[i] for i in inplace]) if out is not None else tuple(new_in[i] for i in inplace)
+    return {"case": case, "label": case_label(case), **compare(problem, ref, out).as_dict()}
+
+
+def check_problem(name: str, args: argparse.Namespace) -> dict[str, Any]:
+    import torch
+    from _harness import load_candidate, load_problem
+
+    entry: dict[str, Any] = {"ok": False, "status": "error", "error": None, "cases": []}
+    problem = load_problem(HERE / name)
+    cases = problem.cases if args.full else problem.smoke_cases
+    mode = getattr(problem.module, "CPU_VALIDATION", "interpret")
+    if args.interpret and mode == "compile_only":
+        for case in cases:  # the reference must still run: the problem itself is sound
+            model, inputs = problem.make_model(case, seed=args.seed), problem.make_inputs(case, seed=args.seed + 1)
+            with torch.no_grad():
+                model(*inputs)
+        entry.update(ok=True, status="skipped",
+                     error="compile_only: the interpreter cannot run this kernel; validated on the GPU only")
+        return entry
+    new_cls = load_candidate(HERE / name / "initial.py")
+    for case in cases:
+        try:
+            entry["cases"].append(check_case(problem, new_cls, case, seed=args.seed, device=args.device))
+        except Exception as exc:  # one case failing must not hide the others
+            entry["cases"].append({"case": case, "ok": False, "message": _short(exc)})
+    entry["ok"] = bool(entry["cases"]) and all(c["ok"] for c in entry["cases"])
+    entry["status"] = "ok" if entry["ok"] else "failed"
+    return entry
+
+
+def _provenance(argv: list[str]) -> dict[str, Any]:
+    import platform
+
+    import torch
+    import triton
+
+    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+    return {"machine": platform.node(), "gpu": gpu, "python": platform.python_version(), "torch": torch.__version__,
+            "triton": triton.__version__, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "command": " ".join([sys.executable, __file__, *argv])}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("problems", nargs="*", help="problem folder names (default: all)")
+    parser.add_argument("--list", action="store_true", help="print problem names and exit")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-interpret", dest="interpret", action="store_false",
+                        help="leave TRITON_INTERPRET alone (for a GPU run)")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--full", action="store_true", help="run CASES instead of SMOKE_CASES (GPU only)")
+    parser.add_argument("--out", help="also write realistic_check.json with provenance into this directory")
+    args = parser.parse_args(argv)
+    if args.interpret:
+        os.environ["TRITON_INTERPRET"] = "1"  # before anything imports triton
+
+    names = args.problems or list_problems()
+    unknown = sorted(set(names) - set(list_problems()))
+    if unknown:
+        print(f"unknown problem(s): {', '.join(unknown)}; see --list", file=sys.stderr)
+        return 2
+    if args.list:
+        print("\n".join(names))
+        return 0
+    report: dict[str, dict] = {}
+    for name in names:
+        t0 = time.perf_counter()
+        try:
+            entry = check_problem(name, args)
+        except Exception as exc:
+            entry = {"ok": False, "status": "error", "error": _short(exc), "cases": []}
+        entry["seconds"] = round(time.perf_counter() - t0, 3)
+        report[name] = entry
+    result = {"problems": report, "ok": all(e["ok"] for e in report.values())}
+    if args.out:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        doc = {"provenance": _provenance(argv), **result}
+        (Path(args.out) / "realistic_check.json").write_text(json.dumps(doc, indent=1))
+    print(json.dumps(result))
+    return 0 if result["ok"] else 1
+
+
+def _short(exc: BaseException) -> str:
+    tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
+    return f"{type(exc).__name__}: {exc}\n{''.join(tb[-3:])}"[:4000]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
