@@ -3,6 +3,7 @@
     python benchmarks/realistic/_check.py                       # every problem, SMOKE_CASES, interpreter
     python benchmarks/realistic/_check.py liger_rmsnorm         # some problems
     python benchmarks/realistic/_check.py --list                # problem names with their CPU validation mode
+    python benchmarks/realistic/_check.py --compile             # compile_only problems: compile for sm_90 on CPU
     python benchmarks/realistic/_check.py --no-interpret --device cuda --full --out DIR   # on a GPU
 
 This is the suite's validation path (``benchmarks/suite/_harness``: the same problem loader, seeding and
@@ -14,6 +15,9 @@ element-by-element comparison) plus the problem-format extensions real kernels d
 - ``CPU_VALIDATION = "compile_only"``: the interpreter cannot run the kernel (libdevice calls, block pointers
   under Triton >= 3.7). In interpreter mode such a problem is reported as ``skipped`` with the reason, never
   as passed; only its reference is run, to show the problem itself loads and works. It is validated on a GPU.
+  ``--compile`` compiles such kernels for sm_90 instead (``benchmarks/suite/_compile_check.py``'s recorder,
+  SMOKE_CASES' launch configs, model and inputs on the ``meta`` device). Kernels built on ``tl.make_block_ptr``
+  cannot even be compiled by Triton >= 3.7 and are reported ``skipped`` there, with the reason.
 
 Autotuned kernels (``@triton.autotune``) cannot benchmark in the interpreter (no GPU driver); there every config
 runs once, untimed, the first is kept, and its result is compared. On a GPU the autotuner works as published.
@@ -119,7 +123,7 @@ def check_problem(name: str, args: argparse.Namespace) -> dict[str, Any]:
         entry.update(ok=True, status="skipped",
                      error="compile_only: the interpreter cannot run this kernel; validated on the GPU only")
         return entry
-    new_cls = load_candidate(HERE / name / "initial.py")
+    new_cls = load_candidate(args.candidate or HERE / name / "initial.py")
     for case in cases:
         try:
             entry["cases"].append(check_case(problem, new_cls, case, seed=args.seed, device=args.device))
@@ -127,6 +131,45 @@ def check_problem(name: str, args: argparse.Namespace) -> dict[str, Any]:
             entry["cases"].append({"case": case, "ok": False, "message": _short(exc)})
     entry["ok"] = bool(entry["cases"]) and all(c["ok"] for c in entry["cases"])
     entry["status"] = "ok" if entry["ok"] else "failed"
+    return entry
+
+
+def compile_problem(name: str) -> dict[str, Any]:
+    """Compile a compile_only problem's kernels for sm_90 at its SMOKE_CASES' launch configs; nothing runs."""
+    import torch
+    import triton
+    from _compile_check import Recorder
+    from _harness import build_case, load_candidate, load_problem
+    from triton.runtime.jit import JITFunction
+
+    problem = load_problem(HERE / name)
+    source = (HERE / name / "initial.py").read_text()
+    if getattr(problem.module, "CPU_VALIDATION", "interpret") != "compile_only":
+        return {"ok": True, "status": "skipped", "error": "not compile_only: validated in the interpreter", "cases": []}
+    major_minor = tuple(int(x) for x in triton.__version__.split(".")[:2])
+    if "make_block_ptr" in source and major_minor >= (3, 7):
+        return {"ok": True, "status": "skipped", "cases": [],
+                "error": f"uses tl.make_block_ptr, removed in Triton 3.7 (this is {triton.__version__}); "
+                         "compiled and validated on the GPU image (Triton 3.6)"}
+    recorder = Recorder(90)
+    saved = JITFunction.run
+    JITFunction.run = lambda self, *a, **kw: recorder(self, *a, **kw)  # no kernel launches in this process
+    try:
+        new_cls = load_candidate(HERE / name / "initial.py")
+        entry: dict[str, Any] = {"cases": [], "error": None}
+        for case in problem.smoke_cases:
+            recorder.current = []
+            _, new, inputs = build_case(problem, new_cls, case, seed=0, device="meta")
+            with torch.no_grad():
+                new(*inputs)
+            launches = list(recorder.current)
+            entry["cases"].append({"case": case, "ok": bool(launches) and all(r["ok"] for r in launches),
+                                   "launches": launches,
+                                   "message": "" if launches else "forward launched no Triton kernel"})
+    finally:
+        JITFunction.run = saved
+    entry["ok"] = all(c["ok"] for c in entry["cases"])
+    entry["status"] = "compiled" if entry["ok"] else "failed"
     return entry
 
 
@@ -152,8 +195,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="leave TRITON_INTERPRET alone (for a GPU run)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--full", action="store_true", help="run CASES instead of SMOKE_CASES (GPU only)")
+    parser.add_argument("--candidate", help="a file defining ModelNew to check instead of initial.py (one problem)")
+    parser.add_argument("--compile", action="store_true",
+                        help="compile the compile_only problems for sm_90 (no interpreter, no GPU)")
     parser.add_argument("--out", help="also write realistic_check.json with provenance into this directory")
     args = parser.parse_args(argv)
+    if args.compile:
+        args.interpret = False
     if args.interpret:
         os.environ["TRITON_INTERPRET"] = "1"  # before anything imports triton
         _untimed_autotuning()
@@ -166,11 +214,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         print("\n".join(names))
         return 0
+    if args.candidate and len(names) != 1:
+        print("--candidate needs exactly one problem", file=sys.stderr)
+        return 2
     report: dict[str, dict] = {}
     for name in names:
         t0 = time.perf_counter()
         try:
-            entry = check_problem(name, args)
+            entry = compile_problem(name) if args.compile else check_problem(name, args)
         except Exception as exc:
             entry = {"ok": False, "status": "error", "error": _short(exc), "cases": []}
         entry["seconds"] = round(time.perf_counter() - t0, 3)

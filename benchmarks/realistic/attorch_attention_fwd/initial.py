@@ -1,4 +1,4 @@
-"""attorch's flash-attention forward kernel (a copy of triton-lang/kernels' flash_attention.py), block pointers."""
+"""attorch's fused attention forward kernel (a copy of triton-lang/kernels' flash_attention.py), block pointers."""
 
 from __future__ import annotations
 

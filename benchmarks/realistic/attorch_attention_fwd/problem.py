@@ -1,4 +1,4 @@
-"""Causal flash-attention forward, fp16, (B, H, S, D) (attorch's copy of triton-lang/kernels' kernel).
+"""Causal fused attention forward (online softmax), fp16, (B, H, S, D): attorch's copy of triton-lang/kernels' kernel.
 
 Category: attention. Source: BobMcDear/attorch attorch/multi_head_attention_kernels.py (see SOURCE.md).
 o = softmax(q k^T / sqrt(D), causal) v with an online softmax over 64-key blocks, 128 queries per program;
