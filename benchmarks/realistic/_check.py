@@ -127,7 +127,7 @@ def check_problem(name: str, args: argparse.Namespace) -> dict[str, Any]:
     for case in cases:
         try:
             entry["cases"].append(check_case(problem, new_cls, case, seed=args.seed, device=args.device))
-        except Exception as exc:  # one case failing must not hide the others
+        except Exception as exc:  # noqa: BLE001 (one case failing must not hide the others)
             entry["cases"].append({"case": case, "ok": False, "message": _short(exc)})
     entry["ok"] = bool(entry["cases"]) and all(c["ok"] for c in entry["cases"])
     entry["status"] = "ok" if entry["ok"] else "failed"
@@ -222,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         try:
             entry = compile_problem(name) if args.compile else check_problem(name, args)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 (one problem failing must not hide the others)
             entry = {"ok": False, "status": "error", "error": _short(exc), "cases": []}
         entry["seconds"] = round(time.perf_counter() - t0, 3)
         report[name] = entry

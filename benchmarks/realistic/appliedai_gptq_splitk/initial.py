@@ -1,5 +1,7 @@
 """applied-ai's split-K GPTQ W4A16 dequant GEMM: int4 weights unpacked in the K loop, fp16 atomics across splits."""
 
+# ruff: noqa  (published code kept as written; see SOURCE.md)
+
 from __future__ import annotations
 
 import torch

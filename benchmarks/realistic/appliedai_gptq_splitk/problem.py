@@ -10,7 +10,7 @@ so M must be a multiple of 16, N of 32 and K of 512. Memory-bound at decode size
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
+from torch import nn
 
 CATEGORY = "gemv"
 GROUP = 128

@@ -1,5 +1,7 @@
 """attorch's fused attention forward kernel (a copy of triton-lang/kernels' flash_attention.py), block pointers."""
 
+# ruff: noqa  (published code kept as written; see SOURCE.md)
+
 from __future__ import annotations
 
 import math

@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
+from torch import nn
 
 CATEGORY = "attention"
 #: tl.make_block_ptr / tl.advance were removed in Triton 3.7; the GPU image's Triton 3.6 has them.

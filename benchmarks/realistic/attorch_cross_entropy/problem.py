@@ -8,8 +8,8 @@ Memory-bound: the logits are read once; each program writes one partial loss tha
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
+from torch import nn
 
 CATEGORY = "softmax"
 ALLOWED_TORCH_OPS = ["sum"]

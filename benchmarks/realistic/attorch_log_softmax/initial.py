@@ -1,5 +1,7 @@
 """attorch's softmax forward kernel with ``log=True`` (log-softmax), launched as ``SoftmaxAutoGrad.forward`` does."""
 
+# ruff: noqa  (published code kept as written; see SOURCE.md)
+
 from __future__ import annotations
 
 from typing import Dict, List, Optional

@@ -8,7 +8,7 @@ The gate cumsum of chunked linear-attention kernels: within each chunk of 64 tim
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
+from torch import nn
 
 CATEGORY = "scan"
 CASES = [

@@ -8,7 +8,7 @@ chunks, carrying the running total. Memory-bound: one read, one fp32 write; auto
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
+from torch import nn
 
 CATEGORY = "scan"
 CASES = [

@@ -7,7 +7,7 @@ Memory-bound: each selected row is read once and written once; int64 indices.
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
+from torch import nn
 
 CATEGORY = "gather"
 CASES = [

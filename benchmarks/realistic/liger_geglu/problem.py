@@ -8,8 +8,8 @@ input dtype before the multiply.
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
+from torch import nn
 
 CATEGORY = "elementwise"
 #: the kernel calls libdevice tanh, which Triton 3.9's interpreter does not implement.

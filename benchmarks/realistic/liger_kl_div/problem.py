@@ -9,8 +9,8 @@ Memory-bound: both inputs are read once.
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
+from torch import nn
 
 CATEGORY = "softmax"
 ALLOWED_TORCH_OPS = ["sum"]

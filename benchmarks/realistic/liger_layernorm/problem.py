@@ -7,8 +7,8 @@ Memory-bound: one read and one write per element; the kernel also stores per-row
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
+from torch import nn
 
 CATEGORY = "norm"
 #: the kernel calls libdevice rsqrt, which Triton 3.9's interpreter does not implement.

@@ -1,5 +1,7 @@
 """Liger-Kernel's rotary kernel and its ``rope_forward`` launcher as published; q and k are rotated in place."""
 
+# ruff: noqa  (published code kept as written; see SOURCE.md)
+
 from __future__ import annotations
 
 import torch

@@ -8,7 +8,7 @@ result is the mutated q and k (INPLACE_OUTPUTS), also returned. Memory-bound: q 
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
+from torch import nn
 
 CATEGORY = "rotary"
 INPLACE_OUTPUTS = [0, 1]

@@ -7,7 +7,7 @@ Memory-bound: one read and one write per element.
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
+from torch import nn
 
 CATEGORY = "softmax"
 CASES = [

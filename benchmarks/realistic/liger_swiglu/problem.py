@@ -8,8 +8,8 @@ input dtype before the multiply.
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
+from torch import nn
 
 CATEGORY = "elementwise"
 #: Triton 3.9's interpreter passes float scalars as Python floats, so `gate_multiplier.to(...)` fails there.

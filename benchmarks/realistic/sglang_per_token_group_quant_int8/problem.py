@@ -8,7 +8,7 @@ converted to int8 by truncation toward zero, as the kernel does. Memory-bound: o
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
+from torch import nn
 
 CATEGORY = "quantization"
 #: fp32 division lowers to the approximate div.full.f32 on sm_90: a quotient just below an integer can come out

@@ -7,7 +7,7 @@ Category: quantization. Source: sgl-project/sglang python/sglang/srt/layers/quan
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
+from torch import nn
 
 CATEGORY = "quantization"
 #: the kernel rounds with libdevice round, which Triton 3.9's interpreter does not implement.

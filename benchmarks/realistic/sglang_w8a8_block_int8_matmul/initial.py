@@ -1,5 +1,7 @@
 """SGLang's W8A8 block-wise int8 matmul: int8 dots per 128-wide K block, rescaled by per-token and per-block scales."""
 
+# ruff: noqa  (published code kept as written; see SOURCE.md)
+
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional

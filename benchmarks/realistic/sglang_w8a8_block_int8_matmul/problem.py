@@ -8,7 +8,7 @@ scales As (M, K/128); B (N, K) int8 with block scales Bs (N/128, K/128); output 
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
+from torch import nn
 
 CATEGORY = "matmul"
 BLOCK = 128

@@ -7,8 +7,8 @@ Memory-bound: one read and one write per element; the kernel reads each row thre
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
+from torch import nn
 
 CATEGORY = "norm"
 CASES = [

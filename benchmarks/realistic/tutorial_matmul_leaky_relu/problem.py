@@ -7,8 +7,8 @@ Compute-bound at these sizes: fp16 tensor-core dots with fp32 accumulation, fp16
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
+from torch import nn
 
 CATEGORY = "matmul"
 CASES = [

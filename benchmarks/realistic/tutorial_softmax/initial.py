@@ -1,5 +1,7 @@
 """The Triton tutorial's fused softmax (02-fused-softmax.py): persistent programs, one row per loop iteration."""
 
+# ruff: noqa  (published code kept as written; see SOURCE.md)
+
 from __future__ import annotations
 
 import torch

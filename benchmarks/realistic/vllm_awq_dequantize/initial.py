@@ -1,5 +1,7 @@
 """vLLM's Triton AWQ dequantizer (awq_triton.py): int4 weights in AWQ order to fp16, one 32x32 packed tile per program."""
 
+# ruff: noqa  (published code kept as written; see SOURCE.md)
+
 from __future__ import annotations
 
 import torch

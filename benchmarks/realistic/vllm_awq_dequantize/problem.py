@@ -9,7 +9,7 @@ bytes written than read).
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
+from torch import nn
 
 CATEGORY = "quantization"
 GROUP = 128

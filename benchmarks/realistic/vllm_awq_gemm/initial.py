@@ -1,5 +1,7 @@
 """vLLM's Triton AWQ GEMM (awq_triton.py): int4 dequant fused in the K loop, fp16 accumulator, split-K then sum."""
 
+# ruff: noqa  (published code kept as written; see SOURCE.md)
+
 from __future__ import annotations
 
 import torch

@@ -9,7 +9,7 @@ and the launcher ends with ``result.sum(0)`` (declared in ALLOWED_TORCH_OPS). 32
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
+from torch import nn
 
 CATEGORY = "matmul"
 ALLOWED_TORCH_OPS = ["sum"]

@@ -1,5 +1,7 @@
 """vLLM's Triton merge_attn_states: combine two partial attention outputs by their log-sum-exps, in place."""
 
+# ruff: noqa  (published code kept as written; see SOURCE.md)
+
 from __future__ import annotations
 
 from typing import Optional

@@ -8,7 +8,7 @@ lse. Both results are written into preallocated buffers, inputs 0 and 5 (INPLACE
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
+from torch import nn
 
 CATEGORY = "attention"
 INPLACE_OUTPUTS = [0, 5]

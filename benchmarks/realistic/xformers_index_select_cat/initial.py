@@ -1,5 +1,7 @@
 """xFormers' index_select_cat forward: gather rows of each source by an index, concatenated flat."""
 
+# ruff: noqa  (published code kept as written; see SOURCE.md)
+
 from __future__ import annotations
 
 from typing import Optional

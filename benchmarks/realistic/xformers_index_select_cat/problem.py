@@ -8,7 +8,7 @@ written once; one program per (index, 512 columns).
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
+from torch import nn
 
 CATEGORY = "gather"
 CASES = [

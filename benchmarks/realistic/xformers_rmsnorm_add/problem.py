@@ -8,7 +8,7 @@ Memory-bound: x and y read, x written, x re-read, out written (chunks of at most
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
+from torch import nn
 
 CATEGORY = "norm"
 INPLACE_OUTPUTS = [0]

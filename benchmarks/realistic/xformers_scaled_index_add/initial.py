@@ -1,5 +1,7 @@
 """xFormers' scaled_index_add forward: x[index] += alpha * scaling * source, in place."""
 
+# ruff: noqa  (published code kept as written; see SOURCE.md)
+
 from __future__ import annotations
 
 from typing import Optional

@@ -8,7 +8,7 @@ Memory-bound: the selected slices of x are read and written, source read once.
 from __future__ import annotations
 
 import torch
-import torch.nn as nn
+from torch import nn
 
 CATEGORY = "gather"
 INPLACE_OUTPUTS = [0]
