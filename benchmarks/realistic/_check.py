@@ -4,7 +4,7 @@
     python benchmarks/realistic/_check.py liger_rmsnorm         # some problems
     python benchmarks/realistic/_check.py --list                # problem names with their CPU validation mode
     python benchmarks/realistic/_check.py --compile             # compile_only problems: compile for sm_90 on CPU
-    python benchmarks/realistic/_check.py --no-interpret --device cuda --full --out DIR   # on a GPU
+    python benchmarks/realistic/_check.py --no-interpret --device cuda --full --time --out DIR   # on a GPU
 
 This is the suite's validation path (``benchmarks/suite/_harness``: the same problem loader, seeding and
 element-by-element comparison) plus the problem-format extensions real kernels declare:
@@ -78,10 +78,15 @@ def compare(problem: Any, ref: Any, out: Any) -> Any:
     return merged
 
 
-def check_case(problem: Any, new_cls: type, case: dict[str, Any], seed: int, device: str) -> dict[str, Any]:
-    """Run Model and ModelNew on one case, each on its own copy of the inputs, and compare results."""
+def check_case(problem: Any, new_cls: type, case: dict[str, Any], seed: int, device: str,
+               time_it: bool = False) -> dict[str, Any]:
+    """Run Model and ModelNew on one case, each on its own copy of the inputs, and compare results.
+
+    With ``time_it`` (GPU), also time both with ``triton.testing.do_bench`` after a correct result; in-place
+    problems then keep updating their inputs between repetitions (the values stay finite for this set).
+    """
     import torch
-    from _harness import build_case, case_label
+    from _harness import build_case, case_label, roofline_seconds
 
     inplace = list(getattr(problem.module, "INPLACE_OUTPUTS", []) or [])
     model, new, inputs = build_case(problem, new_cls, case, seed, device)
@@ -93,7 +98,16 @@ def check_case(problem: Any, new_cls: type, case: dict[str, Any], seed: int, dev
     if inplace:
         ref = (ref, *[ref_in[i] for i in inplace]) if ref is not None else tuple(ref_in[i] for i in inplace)
         out = (out, *[new_in[i] for i in inplace]) if out is not None else tuple(new_in[i] for i in inplace)
-    return {"case": case, "label": case_label(case), **compare(problem, ref, out).as_dict()}
+    record = {"case": case, "label": case_label(case), **compare(problem, ref, out).as_dict()}
+    if time_it and record["ok"]:
+        from triton.testing import do_bench
+
+        with torch.no_grad():
+            record["initial_ms"] = do_bench(lambda: new(*new_in), warmup=10, rep=40)
+            record["eager_ms"] = do_bench(lambda: model(*ref_in), warmup=10, rep=40)
+        roofline = roofline_seconds(problem, case)
+        record["roofline_ms"] = roofline * 1e3 if roofline is not None else None
+    return record
 
 
 def _untimed_autotuning() -> None:
@@ -126,7 +140,8 @@ def check_problem(name: str, args: argparse.Namespace) -> dict[str, Any]:
     new_cls = load_candidate(args.candidate or HERE / name / "initial.py")
     for case in cases:
         try:
-            entry["cases"].append(check_case(problem, new_cls, case, seed=args.seed, device=args.device))
+            entry["cases"].append(check_case(problem, new_cls, case, seed=args.seed, device=args.device,
+                                             time_it=args.time))
         except Exception as exc:  # noqa: BLE001 (one case failing must not hide the others)
             entry["cases"].append({"case": case, "ok": False, "message": _short(exc)})
     entry["ok"] = bool(entry["cases"]) and all(c["ok"] for c in entry["cases"])
@@ -195,11 +210,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="leave TRITON_INTERPRET alone (for a GPU run)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--full", action="store_true", help="run CASES instead of SMOKE_CASES (GPU only)")
+    parser.add_argument("--time", action="store_true",
+                        help="GPU: also time initial and eager torch per case (do_bench, ms) next to the roofline")
     parser.add_argument("--candidate", help="a file defining ModelNew to check instead of initial.py (one problem)")
     parser.add_argument("--compile", action="store_true",
                         help="compile the compile_only problems for sm_90 (no interpreter, no GPU)")
     parser.add_argument("--out", help="also write realistic_check.json with provenance into this directory")
     args = parser.parse_args(argv)
+    if args.time and args.device == "cpu":
+        parser.error("--time needs --device cuda (and --no-interpret)")
     if args.compile:
         args.interpret = False
     if args.interpret:
