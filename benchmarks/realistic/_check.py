@@ -1,0 +1,263 @@
+"""Validate the real-kernel problems of benchmarks/realistic against their references; print one JSON object.
+
+    python benchmarks/realistic/_check.py                       # every problem, SMOKE_CASES, interpreter
+    python benchmarks/realistic/_check.py liger_rmsnorm         # some problems
+    python benchmarks/realistic/_check.py --list                # problem names with their CPU validation mode
+    python benchmarks/realistic/_check.py --compile             # compile_only problems: compile for sm_90 on CPU
+    python benchmarks/realistic/_check.py --no-interpret --device cuda --full --time --out DIR   # on a GPU
+
+This is the suite's validation path (``benchmarks/suite/_harness``: the same problem loader, seeding and
+element-by-element comparison) plus the problem-format extensions real kernels declare:
+
+- ``INPLACE_OUTPUTS``: indices of inputs the reference mutates as its result. Reference and candidate each get
+  their own fresh copy of the inputs; the listed inputs are compared after the call like outputs.
+- ``INT_ATOL``: integer outputs may differ from the reference by at most this much (default 0, exact).
+- ``CPU_VALIDATION = "compile_only"``: the interpreter cannot run the kernel (libdevice calls, block pointers
+  under Triton >= 3.7). In interpreter mode such a problem is reported as ``skipped`` with the reason, never
+  as passed; only its reference is run, to show the problem itself loads and works. It is validated on a GPU.
+  ``--compile`` compiles such kernels for sm_90 instead (``benchmarks/suite/_compile_check.py``'s recorder,
+  SMOKE_CASES' launch configs, model and inputs on the ``meta`` device). Kernels built on ``tl.make_block_ptr``
+  cannot even be compiled by Triton >= 3.7 and are reported ``skipped`` there, with the reason.
+
+Autotuned kernels (``@triton.autotune``) cannot benchmark in the interpreter (no GPU driver); there every config
+runs once, untimed, the first is kept, and its result is compared. On a GPU the autotuner works as published.
+
+With ``--out DIR`` the report is also written to ``DIR/realistic_check.json`` with provenance (machine,
+versions, date, command). Exit status 0 only if nothing failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "suite"))
+
+
+def list_problems() -> list[str]:
+    """Every problem folder (one holding problem.py and initial.py), sorted by name."""
+    return sorted(p.name for p in HERE.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))
+                  and (p / "problem.py").is_file() and (p / "initial.py").is_file())
+
+
+def compare(problem: Any, ref: Any, out: Any) -> Any:
+    """``_harness.compare_outputs``, with integer outputs allowed to differ by the problem's ``INT_ATOL``."""
+    import torch
+    from _harness import Comparison, _flatten, compare_outputs
+
+    int_atol = int(getattr(problem.module, "INT_ATOL", 0) or 0)
+    refs, outs = _flatten(ref), _flatten(out)
+    if int_atol <= 0 or len(refs) != len(outs):
+        return compare_outputs(ref, out, problem.tolerance)
+    merged = Comparison(True)
+    for i, (r, o) in enumerate(zip(refs, outs, strict=True)):
+        integer = isinstance(r, torch.Tensor) and isinstance(o, torch.Tensor) and not r.is_floating_point() \
+            and r.shape == o.shape and r.dtype == o.dtype
+        if integer:
+            bad = int(((o.to(r.device).long() - r.long()).abs() > int_atol).sum())
+            c = Comparison(bad == 0, n_bad=bad, n_total=r.numel(),
+                           message=f"output {i}: {bad} of {r.numel()} integer elements differ by more than "
+                                   f"INT_ATOL={int_atol}" if bad else "")
+        else:
+            c = compare_outputs(r, o, problem.tolerance)
+        merged.n_bad += c.n_bad
+        merged.n_total += c.n_total
+        merged.max_abs_err = max(merged.max_abs_err, c.max_abs_err)
+        merged.max_rel_err = max(merged.max_rel_err, c.max_rel_err)
+        if c.message and not c.ok:
+            merged.details.append(c.message)
+    merged.ok = merged.n_bad == 0 and not merged.details
+    merged.message = "; ".join(merged.details) or "all elements within tolerance"
+    return merged
+
+
+def check_case(problem: Any, new_cls: type, case: dict[str, Any], seed: int, device: str,
+               time_it: bool = False) -> dict[str, Any]:
+    """Run Model and ModelNew on one case, each on its own copy of the inputs, and compare results.
+
+    With ``time_it`` (GPU), also time both with ``triton.testing.do_bench`` after a correct result; in-place
+    problems then keep updating their inputs between repetitions (the values stay finite for this set).
+    """
+    import torch
+    from _harness import build_case, case_label, roofline_seconds
+
+    inplace = list(getattr(problem.module, "INPLACE_OUTPUTS", []) or [])
+    model, new, inputs = build_case(problem, new_cls, case, seed, device)
+    ref_in = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+    new_in = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+    with torch.no_grad():
+        ref = model(*ref_in)
+        out = new(*new_in)
+    if inplace:
+        ref = (ref, *[ref_in[i] for i in inplace]) if ref is not None else tuple(ref_in[i] for i in inplace)
+        out = (out, *[new_in[i] for i in inplace]) if out is not None else tuple(new_in[i] for i in inplace)
+    record = {"case": case, "label": case_label(case), **compare(problem, ref, out).as_dict()}
+    if time_it and record["ok"]:
+        from triton.testing import do_bench
+
+        with torch.no_grad():
+            record["initial_ms"] = do_bench(lambda: new(*new_in), warmup=10, rep=40)
+            record["eager_ms"] = do_bench(lambda: model(*ref_in), warmup=10, rep=40)
+        roofline = roofline_seconds(problem, case)
+        record["roofline_ms"] = roofline * 1e3 if roofline is not None else None
+    return record
+
+
+def _untimed_autotuning() -> None:
+    """Let ``triton.autotune`` run in the interpreter: every config runs once and all tie, so the first is kept."""
+    from triton.runtime.autotuner import Autotuner
+
+    def run_once(fn: Any, quantiles: Any = None, **_: Any) -> list[float]:
+        fn()
+        return [1.0, 1.0, 1.0] if quantiles else 1.0
+
+    Autotuner.do_bench = property(lambda self: run_once)
+
+
+def check_problem(name: str, args: argparse.Namespace) -> dict[str, Any]:
+    import torch
+    from _harness import load_candidate, load_problem
+
+    entry: dict[str, Any] = {"ok": False, "status": "error", "error": None, "cases": []}
+    problem = load_problem(HERE / name)
+    cases = problem.cases if args.full else problem.smoke_cases
+    mode = getattr(problem.module, "CPU_VALIDATION", "interpret")
+    if args.interpret and mode == "compile_only":
+        for case in cases:  # the reference must still run: the problem itself is sound
+            model, inputs = problem.make_model(case, seed=args.seed), problem.make_inputs(case, seed=args.seed + 1)
+            with torch.no_grad():
+                model(*inputs)
+        entry.update(ok=True, status="skipped",
+                     error="compile_only: the interpreter cannot run this kernel; validated on the GPU only")
+        return entry
+    new_cls = load_candidate(args.candidate or HERE / name / "initial.py")
+    for case in cases:
+        try:
+            entry["cases"].append(check_case(problem, new_cls, case, seed=args.seed, device=args.device,
+                                             time_it=args.time))
+        except Exception as exc:  # noqa: BLE001 (one case failing must not hide the others)
+            entry["cases"].append({"case": case, "ok": False, "message": _short(exc)})
+    entry["ok"] = bool(entry["cases"]) and all(c["ok"] for c in entry["cases"])
+    entry["status"] = "ok" if entry["ok"] else "failed"
+    return entry
+
+
+def compile_problem(name: str) -> dict[str, Any]:
+    """Compile a compile_only problem's kernels for sm_90 at its SMOKE_CASES' launch configs; nothing runs."""
+    import torch
+    import triton
+    from _compile_check import Recorder
+    from _harness import build_case, load_candidate, load_problem
+    from triton.runtime.jit import JITFunction
+
+    problem = load_problem(HERE / name)
+    source = (HERE / name / "initial.py").read_text()
+    if getattr(problem.module, "CPU_VALIDATION", "interpret") != "compile_only":
+        return {"ok": True, "status": "skipped", "error": "not compile_only: validated in the interpreter", "cases": []}
+    major_minor = tuple(int(x) for x in triton.__version__.split(".")[:2])
+    if "make_block_ptr" in source and major_minor >= (3, 7):
+        return {"ok": True, "status": "skipped", "cases": [],
+                "error": f"uses tl.make_block_ptr, removed in Triton 3.7 (this is {triton.__version__}); "
+                         "compiled and validated on the GPU image (Triton 3.6)"}
+    recorder = Recorder(90)
+    saved = JITFunction.run
+    JITFunction.run = lambda self, *a, **kw: recorder(self, *a, **kw)  # no kernel launches in this process
+    try:
+        new_cls = load_candidate(HERE / name / "initial.py")
+        entry: dict[str, Any] = {"cases": [], "error": None}
+        for case in problem.smoke_cases:
+            recorder.current = []
+            _, new, inputs = build_case(problem, new_cls, case, seed=0, device="meta")
+            with torch.no_grad():
+                new(*inputs)
+            launches = list(recorder.current)
+            entry["cases"].append({"case": case, "ok": bool(launches) and all(r["ok"] for r in launches),
+                                   "launches": launches,
+                                   "message": "" if launches else "forward launched no Triton kernel"})
+    finally:
+        JITFunction.run = saved
+    entry["ok"] = all(c["ok"] for c in entry["cases"])
+    entry["status"] = "compiled" if entry["ok"] else "failed"
+    return entry
+
+
+def _provenance(argv: list[str]) -> dict[str, Any]:
+    import platform
+
+    import torch
+    import triton
+
+    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+    return {"machine": platform.node(), "gpu": gpu, "python": platform.python_version(), "torch": torch.__version__,
+            "triton": triton.__version__, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "command": " ".join([sys.executable, __file__, *argv])}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("problems", nargs="*", help="problem folder names (default: all)")
+    parser.add_argument("--list", action="store_true", help="print problem names and exit")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-interpret", dest="interpret", action="store_false",
+                        help="leave TRITON_INTERPRET alone (for a GPU run)")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--full", action="store_true", help="run CASES instead of SMOKE_CASES (GPU only)")
+    parser.add_argument("--time", action="store_true",
+                        help="GPU: also time initial and eager torch per case (do_bench, ms) next to the roofline")
+    parser.add_argument("--candidate", help="a file defining ModelNew to check instead of initial.py (one problem)")
+    parser.add_argument("--compile", action="store_true",
+                        help="compile the compile_only problems for sm_90 (no interpreter, no GPU)")
+    parser.add_argument("--out", help="also write realistic_check.json with provenance into this directory")
+    args = parser.parse_args(argv)
+    if args.time and args.device == "cpu":
+        parser.error("--time needs --device cuda (and --no-interpret)")
+    if args.compile:
+        args.interpret = False
+    if args.interpret:
+        os.environ["TRITON_INTERPRET"] = "1"  # before anything imports triton
+        _untimed_autotuning()
+
+    names = args.problems or list_problems()
+    unknown = sorted(set(names) - set(list_problems()))
+    if unknown:
+        print(f"unknown problem(s): {', '.join(unknown)}; see --list", file=sys.stderr)
+        return 2
+    if args.list:
+        print("\n".join(names))
+        return 0
+    if args.candidate and len(names) != 1:
+        print("--candidate needs exactly one problem", file=sys.stderr)
+        return 2
+    report: dict[str, dict] = {}
+    for name in names:
+        t0 = time.perf_counter()
+        try:
+            entry = compile_problem(name) if args.compile else check_problem(name, args)
+        except Exception as exc:  # noqa: BLE001 (one problem failing must not hide the others)
+            entry = {"ok": False, "status": "error", "error": _short(exc), "cases": []}
+        entry["seconds"] = round(time.perf_counter() - t0, 3)
+        report[name] = entry
+    result = {"problems": report, "ok": all(e["ok"] for e in report.values())}
+    if args.out:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        doc = {"provenance": _provenance(argv), **result}
+        (Path(args.out) / "realistic_check.json").write_text(json.dumps(doc, indent=1))
+    print(json.dumps(result))
+    return 0 if result["ok"] else 1
+
+
+def _short(exc: BaseException) -> str:
+    tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
+    return f"{type(exc).__name__}: {exc}\n{''.join(tb[-3:])}"[:4000]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
