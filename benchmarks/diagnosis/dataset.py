@@ -183,3 +183,17 @@ def load_items(split: str | None = None, root: str | Path = DIAGNOSIS_DIR) -> li
     folders = sorted(p for p in Path(root).iterdir() if p.is_dir() and (p / "problem.py").is_file())
     items = [load_item(p) for p in folders]
     return [i for i in items if split is None or i.split == split]
+
+
+def split_table(items: list[DiagItem] | None = None) -> str:
+    """The README's taxonomy-and-split table (markdown), one row per cause; ``*`` marks a secondary cause."""
+    from kb.vocab import CAUSE_CLASS
+
+    items = load_items() if items is None else items
+    rows = ["| cause | default class | rewrite families (canonical first) | tune | eval |", "|---|---|---|---|---|"]
+    for cause in sorted({i.cause for i in items}):
+        fams = ", ".join(f"`{f}`" for f in CAUSE_FAMILIES[cause]) or "none: stop"
+        halves = [", ".join(f"`{i.name}`" + ("*" if i.secondary else "") for i in items
+                            if i.cause == cause and i.split == s) for s in SPLITS]
+        rows.append(f"| `{cause}` | {CAUSE_CLASS[cause]} | {fams} | {halves[0]} | {halves[1]} |")
+    return "\n".join(rows)

@@ -184,3 +184,90 @@ def test_static_checks_hold_on_sm90():
     bad = {r["item"]: r["initial"]["failures"] + r["fix"]["failures"] for r in results if not r["ok"]}
     assert not bad and proc.returncode == 0, bad
     assert {r["item"] for r in results} >= {i.name for i in ITEMS if i.cause in STATIC_CAUSES}
+
+
+def test_readme_documents_the_split_as_it_is():
+    from benchmarks.diagnosis.dataset import split_table
+
+    readme = (DIAGNOSIS_DIR / "README.md").read_text()
+    assert split_table(ITEMS) in readme, "README's split table is stale: paste dataset.split_table() into it"
+    assert f"{len(ITEMS)} Triton kernels" in readme
+
+
+# ---------------------------------------------------------------------------------------- gpu_time ---
+sys.path.insert(0, str(DIAGNOSIS_DIR))
+import gpu_time
+
+
+def test_gpu_time_reads_labels_without_yaml():
+    import yaml
+
+    assert gpu_time.list_items() == NAMES
+    for item in ITEMS:
+        fields = gpu_time.label_fields(item.folder / "label.yaml")
+        raw = yaml.safe_load((item.folder / "label.yaml").read_text())
+        assert fields == {k: raw[k] for k in ("cause", "secondary", "class", "split")}
+
+
+def test_gpu_time_selects_items_and_rejects_unknown_ones():
+    assert gpu_time.select("sum_all, gelu_tanh", None, NAMES) == ["sum_all", "gelu_tanh"]
+    assert set(gpu_time.select(None, "eval", NAMES)) == {i.name for i in ITEMS if i.split == "eval"}
+    with pytest.raises(SystemExit, match="unknown item"):
+        gpu_time.select("sum_all,nope", None, NAMES)
+
+
+def test_gpu_time_summary_and_table():
+    ok = {"ok": True, "message": ""}
+    records = [
+        {"item": "a", "cause": "fma_dot", "split": "tune", "case": "N=1", "checks": {"initial": ok, "fix": ok},
+         "ms": {"initial": 4.0, "fix": 1.0, "torch": 2.0}},
+        {"item": "a", "cause": "fma_dot", "split": "tune", "case": "N=2", "checks": {"initial": ok, "fix": ok},
+         "ms": {"initial": 9.0, "fix": 1.0, "torch": 2.0}},
+        {"item": "b", "cause": "at_roofline", "split": "eval", "case": "N=1",
+         "checks": {"initial": {"ok": False, "message": "3 elements differ"}}, "ms": {}},
+    ]
+    s = gpu_time.summarize(records)
+    assert s["items"]["a"]["fix_speedup"] == 6.0 and s["items"]["a"]["fix_vs_torch"] == 2.0
+    assert s["items"]["b"]["fix_speedup"] is None and s["failures"] == ["b [N=1] initial: 3 elements differ"]
+    lines = gpu_time.render_table(records).splitlines()
+    assert len(lines) == 5 and lines[2].split()[-2:] == ["4.00", "ok"] and lines[4].endswith("FAIL")
+
+
+#: run gpu_time.py as on the GPU machine: no pydantic, no yaml; do_bench replaced by a fake that runs the
+#: function once and returns 2, 1, 4 ms in turn (initial, fix, torch), so the timing path runs on the CPU
+FAKE_GPU_RUN = """
+import runpy, sys, itertools
+class Blocker:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("pydantic", "pydantic_settings", "yaml", "chromadb", "grpc"):
+            raise ImportError(f"{name} is not installed here")
+sys.meta_path.insert(0, Blocker())
+import triton.testing
+times = itertools.cycle([2.0, 1.0, 4.0])
+def fake_do_bench(fn, warmup=None, rep=None, return_mode=None):
+    fn()
+    return next(times)
+triton.testing.do_bench = fake_do_bench
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def test_gpu_time_runs_standalone_and_writes_results(tmp_path: Path):
+    items = "sum_all,scale_copy,no_such_item"
+    env = {**os.environ, "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-c", FAKE_GPU_RUN, str(DIAGNOSIS_DIR / "gpu_time.py"), str(tmp_path), "--device", "cpu",
+           "--smoke"]
+    bad = subprocess.run([*cmd, "--items", items], check=False, capture_output=True, text=True, timeout=300, env=env, cwd=ROOT)
+    assert bad.returncode != 0 and "unknown item(s): no_such_item" in bad.stderr
+    proc = subprocess.run([*cmd, "--items", "sum_all,scale_copy"], check=False, capture_output=True, text=True, timeout=300,
+                          env=env, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads((tmp_path / "diagnosis_gpu_times.json").read_text())
+    assert {"hostname", "gpu", "torch", "triton", "date", "command"} <= set(report["provenance"])
+    recs = {r["item"]: r for r in report["records"]}
+    assert recs["sum_all"]["ms"] == {"initial": 2.0, "fix": 1.0, "torch": 4.0}
+    assert set(recs["sum_all"]["checks"]) == {"initial", "fix"} and all(c["ok"] for c in recs["sum_all"]["checks"].values())
+    assert set(recs["scale_copy"]["checks"]) == {"initial"}  # at_roofline: no fix.py
+    assert report["summary"]["items"]["sum_all"]["fix_speedup"] == 2.0 and not report["summary"]["failures"]
+    assert (tmp_path / "diagnosis_gpu_times.txt").read_text().startswith("item ")

@@ -1,7 +1,7 @@
 """A chain of elementwise steps on a small fp32 feature vector: clamp(tanh(x * s + b)^2 * c + x, -1, 1).
 
 Diagnosis benchmark item (benchmarks/diagnosis/README.md).
-Tiny: n floats read and written; well under ten microseconds of work.
+Small: n floats read and written; well under ten microseconds of work.
 """
 
 from __future__ import annotations

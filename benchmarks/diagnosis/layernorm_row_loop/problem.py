@@ -1,7 +1,7 @@
 """LayerNorm with a learned affine transform over a small batch of fp32 rows (a decode step).
 
 Diagnosis benchmark item (benchmarks/diagnosis/README.md).
-Tiny and memory-bound: M*N floats read and written; a few microseconds of work at best.
+Small and memory-bound: M*N floats read and written; a few microseconds of work at best.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Output projection onto a large vocabulary, C = A @ B in fp16 (A: tokens x hidden, B: hidden x vocab).
 
 Diagnosis benchmark item (benchmarks/diagnosis/README.md).
-Compute-heavy matmul with one operand far larger than L2 (50 MB on an H200); the second operand is scaled by
+Compute-heavy matmul with one operand of hundreds of MB; the second operand is scaled by
 1/sqrt(K) so outputs are O(1).
 """
 

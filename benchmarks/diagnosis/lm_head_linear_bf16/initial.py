@@ -13,7 +13,6 @@ import triton.language as tl
 def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_bk, stride_bn,
                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     pid = tl.program_id(0)
-    num_m = tl.cdiv(M, BLOCK_M)
     num_n = tl.cdiv(N, BLOCK_N)
     pid_m = pid // num_n  # row-major walk over the output tiles
     pid_n = pid % num_n

@@ -1,7 +1,7 @@
 """Output projection onto a large vocabulary as a linear layer, C = A @ W^T in bf16 (W: vocab x hidden).
 
 Diagnosis benchmark item (benchmarks/diagnosis/README.md).
-Compute-heavy matmul with one operand far larger than L2 (50 MB on an H200); the second operand is scaled by
+Compute-heavy matmul with one operand of hundreds of MB; the second operand is scaled by
 1/sqrt(K) so outputs are O(1).
 The CPU smoke case uses fp16 (the Triton interpreter's bf16 dot is not reliable).
 """

@@ -1,5 +1,5 @@
 """fp16 matmul in Triton for Hopper: 128 x 256 x 64 tiles on 8 warps (two warpgroups of wgmma), 3 pipeline
-stages, programs in grouped order (8 tile rows at a time) so operand panels are shared in L2."""
+stages, programs in grouped order (8 tile rows at a time) so running programs share operand panels."""
 
 from __future__ import annotations
 

@@ -14,7 +14,6 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_bk, stride_bn,
                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     pid = tl.program_id(0)
     num_m = tl.cdiv(M, BLOCK_M)
-    num_n = tl.cdiv(N, BLOCK_N)
     pid_m = pid % num_m  # column-major walk over the output tiles
     pid_n = pid // num_m
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
