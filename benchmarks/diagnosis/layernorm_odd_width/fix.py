@@ -1,0 +1,46 @@
+"""LayerNorm in Triton with true alignment hints: N is a multiple of ALIGN (computed at launch), so the row
+start and the column bound are declared and the row loads, parameter loads and stores vectorize."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+def _align(*sizes: int) -> int:
+    """The largest of 8, 4, 2, 1 that divides every size."""
+    return next(a for a in (8, 4, 2, 1) if all(s % a == 0 for s in sizes))
+
+
+@triton.jit
+def layernorm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, N, eps, BLOCK_N: tl.constexpr, ALIGN: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK_N)
+    mask = tl.max_constancy(cols < N, ALIGN)
+    start = tl.multiple_of(row * N, ALIGN)
+    x = tl.load(x_ptr + start + cols, mask=mask, other=0.0)
+    mean = tl.sum(x, axis=0) / N
+    xc = tl.where(mask, x - mean, 0.0)
+    rstd = 1.0 / tl.sqrt(tl.sum(xc * xc, axis=0) / N + eps)
+    w = tl.load(w_ptr + cols, mask=mask, other=0.0)
+    b = tl.load(b_ptr + cols, mask=mask, other=0.0)
+    tl.store(y_ptr + start + cols, xc * rstd * w + b, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, N: int, eps: float = 1e-5):
+        super().__init__()
+        self.norm = nn.LayerNorm(N, eps=eps)
+        with torch.no_grad():
+            self.norm.weight.uniform_(0.5, 1.5)
+            self.norm.bias.uniform_(-0.5, 0.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.contiguous()
+        M, N = x.shape
+        y = torch.empty_like(x)
+        layernorm_kernel[(M,)](x, self.norm.weight, self.norm.bias, y, N, self.norm.eps,
+                               BLOCK_N=triton.next_power_of_2(N), ALIGN=_align(N), num_warps=4)
+        return y

@@ -1,0 +1,40 @@
+"""LayerNorm in Triton: a kernel that normalizes one row, launched for each row of the batch."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def layernorm_row_kernel(x_ptr, w_ptr, b_ptr, y_ptr, N, eps, BLOCK_N: tl.constexpr):
+    cols = tl.arange(0, BLOCK_N)
+    mask = cols < N
+    x = tl.load(x_ptr + cols, mask=mask, other=0.0)
+    mean = tl.sum(x, axis=0) / N
+    xc = tl.where(mask, x - mean, 0.0)
+    rstd = 1.0 / tl.sqrt(tl.sum(xc * xc, axis=0) / N + eps)
+    w = tl.load(w_ptr + cols, mask=mask, other=0.0)
+    b = tl.load(b_ptr + cols, mask=mask, other=0.0)
+    tl.store(y_ptr + cols, xc * rstd * w + b, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, N: int, eps: float = 1e-5):
+        super().__init__()
+        self.norm = nn.LayerNorm(N, eps=eps)
+        with torch.no_grad():
+            self.norm.weight.uniform_(0.5, 1.5)
+            self.norm.bias.uniform_(-0.5, 0.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.contiguous()
+        M, N = x.shape
+        y = torch.empty_like(x)
+        BLOCK_N = triton.next_power_of_2(N)
+        for i in range(M):
+            layernorm_row_kernel[(1,)](x[i], self.norm.weight, self.norm.bias, y[i], N, self.norm.eps,
+                                       BLOCK_N=BLOCK_N, num_warps=4)
+        return y

@@ -1,0 +1,37 @@
+"""fp32 matrix multiplication C = A @ B (fp32 operands and result).
+
+Diagnosis benchmark item (benchmarks/diagnosis/README.md).
+Compute-bound; B is scaled by 1/sqrt(K) so outputs are O(1) and the default fp32 tolerance is meaningful.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+
+CASES = [{"M": 4096, "N": 4096, "K": 4096}, {"M": 8192, "N": 4096, "K": 2048}]
+SMOKE_CASES = [{"M": 40, "N": 48, "K": 80}]
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+        return A @ B
+
+
+def get_inputs(M: int = 64, N: int = 64, K: int = 64) -> list[torch.Tensor]:
+    return [torch.randn(M, K), torch.randn(K, N) / K**0.5]
+
+
+def get_init_inputs(**_) -> list:
+    return []
+
+
+def flops(M: int, N: int, K: int) -> float:
+    return 2.0 * M * N * K
+
+
+def bytes_moved(M: int, N: int, K: int) -> float:
+    return (M * K + K * N + M * N) * 4.0
