@@ -45,7 +45,7 @@ FEATURE_DOC: dict[str, str] = {
     "indirect_load": "a load whose offsets come from another load",
     "two_pass_row_reduction": "two consecutive loops load the same chunks (e.g. a max pass, then a sum-of-exp pass)",
     "no_block_range": "a kernel that loads without any tl.arange: one element per program",
-    "same_address_atomic": "a tl.atomic_* whose address depends on no program id, block range or loaded value",
+    "same_address_atomic": "a tl.atomic_* whose address depends on no program id or loaded value (every program hits it)",
     "multi_pass": "several loops (or repeated straight-line loads) read the same pointer argument",
     "small_dot_tile": "a tl.dot launched with BLOCK_M or BLOCK_N below 64, or BLOCK_K below 32",
     "pid_1d_matmul": "a tl.dot kernel indexed by one program id with no grouped (L2-friendly) order",

@@ -32,7 +32,7 @@ class KernelStructure:
     load_lines: list[int] = field(default_factory=list)
     store_lines: list[int] = field(default_factory=list)
     div_mod_lines: list[int] = field(default_factory=list)  # // or % on vector (per-element) values
-    same_address_atomics: list[int] = field(default_factory=list)  # atomic whose address is one per program set
+    same_address_atomics: list[int] = field(default_factory=list)  # atomics whose addresses are the same in every program
     atomic_lines: list[int] = field(default_factory=list)
     scatter_atomics: list[tuple[int, str]] = field(default_factory=list)  # (line, pointer param) of data-indexed atomics
     passes: dict[str, list[int]] = field(default_factory=dict)  # pointer param -> first line of each loop loading it
@@ -134,7 +134,7 @@ def analyze_kernel(k: Kernel) -> KernelStructure:
         if isinstance(n, ast.Call) and _call_name(n).startswith("tl.atomic_"):
             s.atomic_lines.append(n.lineno)
             ptr = n.args[0] if n.args else next((kw.value for kw in n.keywords if kw.arg == "pointer"), None)
-            if ptr is not None and not (_names(ptr) & (vector | program | loaded)) and not _calls(ptr, "tl.arange"):
+            if ptr is not None and not (_names(ptr) & (program | loaded)) and not _calls(ptr, "tl.program_id"):
                 s.same_address_atomics.append(n.lineno)
             elif ptr is not None and _names(ptr) & loaded and (bs := sorted(_bases(ptr, derived))):
                 s.scatter_atomics.append((n.lineno, bs[0]))

@@ -70,7 +70,7 @@ def code_findings(feats: CodeFeatures, launches: list[dict[str, Any]], *, hot_ke
     if st.same_address_atomics:
         out.append(Finding(cause="same_address_atomics", level="L1", confidence=0.8, structural=True,
                            supporting=[_ref("code_feature", "same_address_atomic",
-                                            "atomic address independent of program id, block range and loaded values",
+                                            "atomic addresses independent of program id and loaded values",
                                             st.same_address_atomics)],
                            summary=f"every program of {st.name} updates the same address atomically"))
     for line, base in st.scatter_atomics:  # data-indexed atomics into a small buffer: many programs per address
