@@ -66,15 +66,9 @@ class Evaluation:
 
 
 def fp32_reference(problem: Problem) -> bool:
-    """True when the problem's floating inputs are fp32 (then half-precision casts are a downgrade)."""
-    import torch
-
-    try:
-        inputs = problem.make_inputs(problem.smoke_cases[0], 0)
-    except Exception:
-        return True
-    floats = [x.dtype for x in inputs if isinstance(x, torch.Tensor) and x.is_floating_point()]
-    return not floats or all(d in (torch.float32, torch.float64) for d in floats)
+    """True when every floating tensor the reference touches, outputs included, is fp32/fp64 (over all smoke
+    cases): then half-precision casts are a downgrade. See ``Problem.fp32_reference``."""
+    return problem.fp32_reference()
 
 
 def _failed(candidate: Path, backend: str, status: str, reason: str, findings: list[HackFinding] | None = None,

@@ -66,12 +66,30 @@ def _time_cases(req: dict[str, Any], problem: Any, cand_cls: type, device: str, 
         inputs = problem.make_inputs(case, 0, device=device)
         cand = problem.instantiate(cand_cls, case, seed=0, device=device)
         ref = problem.make_model(case, seed=0, device=device)
+        restore = _inplace_restore(problem, inputs)  # in-place outputs start from the same values every rep
         with torch.no_grad():
-            s = bench(lambda m=cand, xs=inputs: m(*xs), warmup_ms=warmup_ms, rep_ms=rep_ms, flush_bytes=flush)
-            r = (bench(lambda m=ref, xs=inputs: m(*xs), warmup_ms=warmup_ms, rep_ms=rep_ms, flush_bytes=flush)
+            s = bench(lambda m=cand, xs=inputs: m(*xs), warmup_ms=warmup_ms, rep_ms=rep_ms, flush_bytes=flush, setup=restore)
+            r = (bench(lambda m=ref, xs=inputs: m(*xs), warmup_ms=warmup_ms, rep_ms=rep_ms, flush_bytes=flush, setup=restore)
                  if t.get("reference", True) else None)
         cases.append({"case": case_label(case), "stats": s.as_dict(), "reference_stats": r.as_dict() if r else None})
     return {"protocol": protocol.model_dump(), "cases": cases}
+
+
+def _inplace_restore(problem: Any, inputs: list[Any]) -> Any:
+    """For INPLACE_OUTPUTS: a callable copying pristine values back into those inputs (run outside the timed
+    region by ``timing.bench_*``), or None when the problem declares none."""
+    import torch
+
+    pairs = [(inputs[i], inputs[i].clone()) for i in problem.inplace_outputs
+             if i < len(inputs) and isinstance(inputs[i], torch.Tensor)]
+    if not pairs:
+        return None
+
+    def restore() -> None:
+        for dst, src in pairs:
+            dst.copy_(src)
+
+    return restore
 
 
 def _interpreter_shims() -> None:
