@@ -39,6 +39,7 @@ class Evaluation:
     duration_s: float = 0.0
     torch_compute_ops: list[str] = field(default_factory=list)
     timing_error: str = ""
+    static_only: bool = False  # compiled for the GPU, never executed (CPU_VALIDATION / interpreter limits)
 
     @property
     def passed(self) -> bool:
@@ -100,6 +101,12 @@ def evaluate(
     if rejected:
         return _failed(cand, backend, "rejected_static", "static hack check: " + "; ".join(f.render() for f in rejected), static)
     run_cases = cases if cases is not None else problem.cases_for(backend)
+    python = settings.triton_python or None  # another Triton (LADDER_TRITON_PYTHON / --triton 3.6)
+    if backend == "interpreter" and problem.cpu_validation == "compile_only":
+        from optimizer.compile_only import evaluate_compile_only
+
+        return evaluate_compile_only(problem, cand, static, settings=settings, cases=run_cases, python=python,
+                                     why='CPU_VALIDATION = "compile_only"')
     request = {
         "task": "evaluate",
         "problem": str(problem.path),
@@ -111,11 +118,18 @@ def evaluate(
                    "flush_bytes": settings.l2_flush_mb * 1024 * 1024, "reference": True} if timing else None,
     }
     limits = SandboxLimits(settings.sandbox_timeout_s, settings.sandbox_memory_mb, address_space_limit=backend == "interpreter")
-    res = run_worker(request, limits=limits, interpreter=backend == "interpreter",
+    res = run_worker(request, limits=limits, interpreter=backend == "interpreter", python=python,
                      use_zygote=settings.sandbox_fork_server and backend == "interpreter")
     if not res.ok:
         return _failed(cand, backend, res.status, res.reason, static, res)
     p = res.payload
+    if backend == "interpreter" and not p.get("validation", {}).get("passed", True):
+        from optimizer.compile_only import evaluate_compile_only, interpreter_limitation
+
+        what = interpreter_limitation(p["validation"].get("failure_reason", ""), source)
+        if what:  # the interpreter cannot run it: compile-only, said plainly
+            return evaluate_compile_only(problem, cand, static, settings=settings, cases=run_cases, python=python,
+                                         why=f"the interpreter cannot run {what}")
     findings = static + [HackFinding(**f) for f in p.get("findings", [])]
     validation = Validation.model_validate(p["validation"])
     validation.hack_flags = list(dict.fromkeys([f.code for f in static] + validation.hack_flags))

@@ -6,6 +6,8 @@ that token, so a candidate cannot forge a result file it was never told about. T
 - ``evaluate``: validate a candidate (``optimizer.validate``), then time it per case when the backend can.
 - ``profile``: torch.profiler kernel breakdown per case (CUDA; GPU only) and, on Ascend, the torch-npu path.
 - ``run``: just run the candidate forward a few times (the target process for ncu / msprof).
+- ``compile_check``: compile every launch for ``cuda:90`` without executing anything (``optimizer.compile_only``),
+  for kernels the CPU interpreter cannot run.
 
 Probes (launch recorder, global snapshot) are installed before the candidate is imported.
 """
@@ -194,7 +196,25 @@ def _run(req: dict[str, Any]) -> dict[str, Any]:
     return {"ran": True}
 
 
-_TASKS = {"evaluate": _evaluate, "profile": _profile, "run": _run}
+def _compile_check(req: dict[str, Any]) -> dict[str, Any]:
+    """Compile-only check (no TRITON_INTERPRET): every launch of the forward on meta compiles for sm_90."""
+    from optimizer.compile_only import CompileRecorder, compile_cases
+    from optimizer.problem import load_candidate, load_problem
+
+    recorder = CompileRecorder(int(req.get("arch", 90))).install()
+    problem = load_problem(req["problem"])
+    try:
+        cand_cls = load_candidate(req["candidate"])
+    except Exception as exc:
+        return {"error": {"kind": "import_error", "stage": "import", "message": f"{type(exc).__name__}: {exc}"[:4000],
+                          "traceback": traceback.format_exc()[-4000:]}}
+    import triton  # noqa: F401  (for _versions)
+
+    return {"compile": compile_cases(problem, cand_cls, req["cases"], recorder), "versions": _versions(),
+            "device": f"none (compiled for cuda:{recorder.arch})"}
+
+
+_TASKS = {"evaluate": _evaluate, "profile": _profile, "run": _run, "compile_check": _compile_check}
 
 
 def main(argv: list[str] | None = None) -> int:
