@@ -209,3 +209,31 @@ def test_inplace_restore_puts_back_the_pristine_values(tmp_path: Path) -> None:
     restore()
     assert torch.equal(x, torch.arange(4.0))
     assert _inplace_restore(_problem(tmp_path, name="q.py"), [x]) is None
+
+
+def test_compile_recorder_passes_none_arguments(tmp_path: Path) -> None:
+    """A launcher passing ``None`` (e.g. no bias) compiles: None specialises to constexpr None (suite checker too)."""
+    import importlib.util
+
+    (tmp_path / "kern.py").write_text(textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def add_bias(X, B, Y, n, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            x = tl.load(X + offs, mask=offs < n)
+            if B is not None:
+                x += tl.load(B + offs, mask=offs < n)
+            tl.store(Y + offs, x, mask=offs < n)
+    """))
+    spec = importlib.util.spec_from_file_location("kern_none", tmp_path / "kern.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    from optimizer.compile_only import CompileRecorder
+
+    rec = CompileRecorder()
+    x = torch.empty(64, device="meta")
+    rec(mod.add_bias, x, None, x, 64, BLOCK=64)
+    assert rec.current[0]["ok"], rec.current[0]["message"]
+    assert rec.current[0]["constexprs"]["B"] == "None" and "B" not in rec.current[0]["signature"]
