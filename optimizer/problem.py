@@ -278,21 +278,25 @@ class Problem:
         return _EXACT if name == "bool" else self.tolerances["float32"]
 
     def reference_dtypes(self, cases: list[dict[str, Any]] | None = None) -> set[str]:
-        """Floating dtypes the reference touches (inputs, parameters, outputs) over ``cases`` (all smoke cases).
+        """Floating dtypes the reference touches (inputs, parameters, outputs) over ``cases`` (default: every
+        smoke case and every case).
 
-        The forward runs on the ``meta`` device (shapes and dtypes, no memory, no compute); a case whose
-        reference cannot run on meta (data-dependent shapes) runs on the CPU. A case that fails both ways
-        contributes its inputs only.
+        The forward runs on the ``meta`` device (shapes and dtypes, no memory, no compute), so real-size cases
+        cost nothing; a smoke case whose reference cannot run on meta (data-dependent shapes) runs on the CPU.
+        A case that fails both ways contributes its inputs and parameters only.
         """
         import torch
 
+        if cases is None:
+            cases = list({case_label(c): c for c in [*self.smoke_cases, *self.cases]}.values())
+        smoke = {case_label(c) for c in self.smoke_cases}
         seen: set[str] = set()
-        for case in self.smoke_cases if cases is None else cases:
-            for device in ("meta", "cpu"):
+        for case in cases:
+            for device in ("meta", "cpu") if case_label(case) in smoke else ("meta",):
                 try:
                     model = self.make_model(case, seed=0, device=device)
                     inputs = self.make_inputs(case, 0, device=device)
-                except Exception:
+                except Exception:  # noqa: BLE001 - the problem's own fault shows up in validation
                     continue
                 tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
                 if isinstance(model, torch.nn.Module):
@@ -300,10 +304,9 @@ class Problem:
                 try:
                     with torch.no_grad():
                         out = model(*inputs)
-                except Exception:
+                except Exception:  # noqa: BLE001
                     out = None
                 tensors += [t for t in _flat(out) if isinstance(t, torch.Tensor)]
-                tensors += [inputs[i] for i in self.inplace_outputs if i < len(inputs) and isinstance(inputs[i], torch.Tensor)]
                 seen |= {_dtype_name(t) for t in tensors if t.is_floating_point()}
                 if out is not None:
                     break

@@ -127,6 +127,16 @@ def test_precision_looks_at_every_smoke_case(tmp_path: Path) -> None:
     """, base=base, name="cases.py")
     assert not p.fp32_reference()  # the second smoke case touches fp16 (only [0] was looked at before)
     assert p.fp32_reference([p.smoke_cases[0]])
+    big = _problem(tmp_path, """
+        OUT = torch.float32
+        SMOKE_CASES = [{"n": 8}]
+        CASES = [{"n": 1 << 20}, {"n": 1 << 30, "half": True}]  # real sizes run on meta: free
+        _get = get_inputs
+        def get_inputs(n=16, half=False):
+            q, s = _get(n)
+            return [q, torch.tensor(s, dtype=torch.float16 if half else torch.float32)]
+    """, base=base, name="big.py")
+    assert not big.fp32_reference()
 
 
 def _record(fn, *args):
