@@ -19,10 +19,8 @@ import json
 import sys
 from typing import Any
 
-from optimizer.compile_only import (  # None arguments compile as constexpr None
-    SM90_MAX_SHARED,
-    CompileRecorder,
-)
+import _harness  # noqa: F401  (puts the repository root on sys.path for a bare checkout)
+from optimizer.compile_only import SM90_MAX_SHARED, CompileRecorder  # None arguments compile as constexpr None
 
 Recorder = CompileRecorder  # the recorder lives in optimizer.compile_only (the CPU compile-only check uses it too)
 
