@@ -19,7 +19,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
-from _provenance import write_result  # noqa: E402
+from _provenance import write_result
 
 DEFAULT = [ROOT / "benchmarks/realistic/onboard_liger_geglu", *(ROOT / "tests/optimizer/data/onboard" / n for n in
                                                                 ("inplace_scale", "tanh_libdevice", "blockptr_copy"))]

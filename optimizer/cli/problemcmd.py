@@ -29,16 +29,16 @@ problem_app = typer.Typer(help="Onboard a kernel: build a problem folder from a 
 RULE_HINTS: dict[str, tuple[str, str]] = {
     "input_mutation": ("inputs must not change", "the reference mutates that input too: INPLACE_OUTPUTS = [i]"),
     "wrong_dtype": ("outputs have the reference's dtype", 'the kernel returns another dtype by design: OUTPUT_DTYPES = {i: "float32"}'),
-    "mismatch": ("every element within tolerance", "integer results that may differ by rounding: INT_ATOL = n; "
-                 'floating: TOLERANCES = {"float32": {"atol": .., "rtol": ..}}'),
+    "mismatch": ("every element within tolerance", ("integer results that may differ by rounding: INT_ATOL = n; "
+                                                     'floating: TOLERANCES = {"float32": {"atol": .., "rtol": ..}}')),
     "reference_op_call": ("the kernel, not torch, does the reference's work",
                           'a cheap torch epilogue after the kernel: ALLOWED_TORCH_OPS = ["sum", ...]'),
     "precision_downgrade": ("no half-precision casts in an fp32 problem",
                             "judged from every dtype the reference touches; if the reference really is fp32, keep fp32"),
     "precision_flags": ("no half-precision casts in an fp32 problem",
                         "judged from every dtype the reference touches; if the reference really is fp32, keep fp32"),
-    "compile_error": ("the kernel compiles for sm_90", "fix the kernel; block pointers need Triton 3.6: make triton36-env "
-                      "and --triton 3.6"),
+    "compile_error": ("the kernel compiles for sm_90", ("fix the kernel; block pointers need Triton 3.6: make "
+                                                        "triton36-env and --triton 3.6")),
     "no_kernel_launch": ("the forward launches a Triton kernel", "call the launcher from ModelNew.forward"),
 }
 

@@ -75,9 +75,7 @@ def ir_command(
         options = _parse_options(option) | {k: v for k, v in (("num_warps", num_warps), ("num_stages", num_stages))
                                             if v is not None}
         grid_t = tuple(int(x) for x in grid.split(",")) if grid else None
-        from optimizer.triton_env import triton_python as resolve_triton
-
-        python = triton_python.absolute() if triton_python else (resolve_triton() if not target.lower().startswith(("ascend", "npu")) else None)
+        python = triton_python.absolute() if triton_python else None  # None: $LADDER_TRITON_PYTHON or this one
         if python is not None and not Path(python).exists():
             raise InvalidArgument(f"--triton-python {python} does not exist (make triton36-env creates "
                                   ".venv-triton36/bin/python)", field="triton_python")

@@ -11,9 +11,13 @@ import torch
 from kb.errors import InvalidArgument
 from optimizer.compile_only import interpreter_limitation
 from optimizer.hacks import static_scan
-from optimizer.problem import load_problem
 from optimizer.probes import OpRecorder
-from optimizer.validate import EPILOGUE_MAX_FRACTION, _reference_op_findings, compare_outputs
+from optimizer.problem import load_problem
+from optimizer.validate import (
+    EPILOGUE_MAX_FRACTION,
+    _reference_op_findings,
+    compare_outputs,
+)
 
 _BASE = """
 import torch
