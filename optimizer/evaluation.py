@@ -127,6 +127,12 @@ def evaluate(
         from optimizer.compile_only import evaluate_compile_only, interpreter_limitation
 
         what = interpreter_limitation(p["validation"].get("failure_reason", ""), source)
+        rerun = _block_pointers_on_36(what, python, settings)
+        if rerun is not None:  # Triton 3.9 removed block pointers; the GPU image's 3.6 interpreter runs them
+            ev = evaluate(problem, cand, backend=backend, settings=rerun, cases=cases, timing=timing)
+            if ev.passed:
+                ev.reason = f"validated with Triton {ev.versions.get('triton', '3.6')} ({rerun.triton_python}): {what}"
+            return ev
         if what:  # the interpreter cannot run it: compile-only, said plainly
             return evaluate_compile_only(problem, cand, static, settings=settings, cases=run_cases, python=python,
                                          why=f"the interpreter cannot run {what}")
@@ -151,6 +157,16 @@ def evaluate(
             ev.validation.failure_reason = "timing sanity check: " + "; ".join(f.render() for f in bad)
             ev.reason = ev.validation.failure_reason
     return ev
+
+
+def _block_pointers_on_36(what: str | None, python: str | None, settings: LadderSettings) -> LadderSettings | None:
+    """Settings that run the Triton 3.6 env, when block pointers stopped the 3.9 interpreter and that env exists."""
+    if not what or "block pointers" not in what or python is not None:
+        return None
+    from optimizer.triton_env import find_triton_python
+
+    py = find_triton_python("3.6")
+    return settings.model_copy(update={"triton_python": str(py)}) if py is not None else None
 
 
 def sanity_findings(problem: Problem, ev: Evaluation, cases: list[dict[str, Any]]) -> list[HackFinding]:

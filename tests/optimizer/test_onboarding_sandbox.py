@@ -35,6 +35,7 @@ def test_undeclared_inplace_mutation_is_rejected_with_the_declaration_to_use() -
     assert "INPLACE_OUTPUTS = [0]" in ev.validation.failure_reason
 
 
+@pytest.mark.slow  # a fresh worker process (no zygote) per compile-only or Triton 3.6 run
 def test_libdevice_kernel_is_compiled_only_on_cpu_and_says_so() -> None:
     ev = _eval("tanh_libdevice", "initial.py")
     assert ev.passed and ev.static_only, ev.reason
@@ -43,16 +44,34 @@ def test_libdevice_kernel_is_compiled_only_on_cpu_and_says_so() -> None:
     assert ev.versions.get("triton")  # the Triton version is part of the result
 
 
-def test_block_pointers_under_triton_39_fail_with_the_env_to_create() -> None:
+@pytest.mark.slow  # a fresh worker process (no zygote) per compile-only or Triton 3.6 run
+def test_block_pointers_under_triton_39_use_the_36_env_or_say_how_to_create_it(monkeypatch) -> None:
     import triton
+
+    import optimizer.triton_env as env
 
     if triton.__version__.startswith("3.6"):
         pytest.skip("the main environment has Triton 3.6: block pointers run there")
+    py = find_triton_python("3.6")
+    if py is not None:  # detected on 3.9, then validated (executed) by the 3.6 interpreter
+        ev = _eval("blockptr_copy", "initial.py")
+        assert ev.passed and not ev.static_only and ev.versions["triton"].startswith("3.6")
+        assert "block pointers" in ev.reason and "Triton 3.6" in ev.reason
+    monkeypatch.setattr(env, "find_triton_python", lambda version=None: None)  # as on a machine without the env
     ev = _eval("blockptr_copy", "initial.py")
     assert not ev.passed and ev.static_only
     assert "triton36-env" in ev.reason
 
 
+@pytest.mark.slow  # a fresh worker process (no zygote) per compile-only or Triton 3.6 run
+def test_worked_example_is_compiled_only_on_cpu_as_declared() -> None:
+    folder = Path(__file__).parents[2] / "benchmarks" / "realistic" / "onboard_liger_geglu"
+    ev = _eval(folder, "initial.py")
+    assert ev.passed and ev.static_only, ev.reason
+    assert 'CPU_VALIDATION = "compile_only"' in ev.reason
+
+
+@pytest.mark.slow  # a fresh worker process (no zygote) per compile-only or Triton 3.6 run
 def test_block_pointers_validate_with_the_triton36_env() -> None:
     py = find_triton_python("3.6")
     if py is None:
