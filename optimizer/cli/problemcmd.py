@@ -40,6 +40,10 @@ RULE_HINTS: dict[str, tuple[str, str]] = {
     "compile_error": ("the kernel compiles for sm_90", ("fix the kernel; block pointers need Triton 3.6: make "
                                                         "triton36-env and --triton 3.6")),
     "no_kernel_launch": ("the forward launches a Triton kernel", "call the launcher from ModelNew.forward"),
+    "import_error": ("initial.py imports on its own", ("inline helpers from the kernel's package into initial.py "
+                                                       "and list that change in SOURCE.md")),
+    "kernel_error": ("the kernel runs on the interpreter", ('a libdevice call or block pointer the interpreter cannot '
+                                                            'run: CPU_VALIDATION = "compile_only" (checked on the GPU)')),
 }
 
 _SOURCE_MD = """# {name}
