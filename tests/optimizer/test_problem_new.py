@@ -90,3 +90,61 @@ def test_every_relaxable_rule_names_its_declaration() -> None:
     for kind, decl in (("input_mutation", "INPLACE_OUTPUTS"), ("wrong_dtype", "OUTPUT_DTYPES"), ("mismatch", "INT_ATOL"),
                        ("reference_op_call", "ALLOWED_TORCH_OPS")):
         assert decl in RULE_HINTS[kind][1]
+
+
+INPLACE_KERNEL = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _scale_(X, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(X + offs, tl.load(X + offs, mask=offs < n) * 3, mask=offs < n)
+
+
+def scale_(x):
+    _scale_[(triton.cdiv(x.numel(), 128),)](x, x.numel(), BLOCK=128)
+    return x
+"""
+INPLACE_REFERENCE = """
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x.mul_(3)
+
+
+def get_inputs():
+    return [torch.randn(300)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_problem_new_reports_the_failed_rule_and_the_declaration_then_check_passes(tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from optimizer.cli.app import app
+
+    (tmp_path / "k.py").write_text(textwrap.dedent(INPLACE_KERNEL))
+    (tmp_path / "r.py").write_text(textwrap.dedent(INPLACE_REFERENCE))
+    out = tmp_path / "scale"
+    runner = CliRunner()
+    res = runner.invoke(app, ["problem", "new", f"{tmp_path / 'k.py'}::scale_", "--reference", str(tmp_path / "r.py"),
+                              "--out", str(out), "--json"])
+    assert res.exit_code == 1, res.output
+    report = json.loads(res.stdout)
+    assert [r["kind"] for r in report["failed_rules"]] == ["input_mutation"]
+    assert "INPLACE_OUTPUTS" in report["failed_rules"][0]["declare"] and report["triton"]
+    with (out / "problem.py").open("a") as f:
+        f.write("\nINPLACE_OUTPUTS = [0]\n")
+    res = runner.invoke(app, ["problem", "check", str(out), "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["declared"]["INPLACE_OUTPUTS"] == [0]
