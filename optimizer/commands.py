@@ -179,6 +179,7 @@ def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str 
     ev = evaluate(prob, cand, backend=be, settings=settings)
     timing = to_timing(ev, ev.case_ms(), backend=be, problem=prob)
     out: dict[str, Any] = {"problem": prob.name, "candidate": str(cand), "backend": be, "device": ev.device,
+                           "versions": ev.versions, "static_only": ev.static_only,
                            "validation": ev.validation.model_dump(mode="json"), "timing": timing.model_dump(mode="json"),
                            "levels": [], "stop": None, "chosen": None}
     if not ev.passed:

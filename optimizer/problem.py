@@ -223,6 +223,7 @@ class Problem:
     allowed_torch_ops: frozenset[str] = frozenset()
     output_dtypes: dict[int, str] = field(default_factory=dict)
     cpu_validation: str = "execute"
+    _dtypes: set[str] | None = field(default=None, repr=False, compare=False)  # reference_dtypes() over all cases
 
     # -- construction -------------------------------------------------------------------------------------
     def init_inputs(self, case: dict[str, Any]) -> list[Any]:
@@ -288,7 +289,9 @@ class Problem:
         import torch
 
         if cases is None:
-            cases = list({case_label(c): c for c in [*self.smoke_cases, *self.cases]}.values())
+            if self._dtypes is None:
+                self._dtypes = self.reference_dtypes(list({case_label(c): c for c in [*self.smoke_cases, *self.cases]}.values()))
+            return set(self._dtypes)
         smoke = {case_label(c) for c in self.smoke_cases}
         seen: set[str] = set()
         for case in cases:
