@@ -4,12 +4,19 @@
 #                     named `triton`, so it must never share an environment with upstream Triton). The IR
 #                     engine (`ladder ir --target ascend`) runs its Ascend worker with that interpreter;
 #                     point LADDER_ASCEND_PYTHON elsewhere to use another one.
+#   make triton36-env create .venv-triton36: triton==3.6.0 (the lent GPU image's version) in its own virtualenv;
+#                     a .pth file appends .venv's site-packages after its own, so torch and the project come
+#                     from .venv while `import triton` finds 3.6. Used by `--triton 3.6` / LADDER_TRITON_PYTHON
+#                     (validation, compile-only checks) and `ladder ir --triton-python .venv-triton36/bin/python`.
 
 PYTHON ?= python3
 ASCEND_VENV ?= .venv-ascend
 TRITON_ASCEND_VERSION ?= 3.2.0
 
-.PHONY: ascend-env ascend-env-clean
+TRITON36_VENV ?= .venv-triton36
+MAIN_VENV ?= .venv
+
+.PHONY: ascend-env ascend-env-clean triton36-env triton36-env-clean
 
 ascend-env: $(ASCEND_VENV)/.installed
 
@@ -24,3 +31,18 @@ $(ASCEND_VENV)/.installed:
 
 ascend-env-clean:
 	rm -rf $(ASCEND_VENV)
+
+triton36-env: $(TRITON36_VENV)/.installed
+
+$(TRITON36_VENV)/.installed:
+	$(PYTHON) -m venv $(TRITON36_VENV)
+	$(TRITON36_VENV)/bin/python -m pip install --quiet "triton==3.6.0"
+	main_site=$$($(MAIN_VENV)/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])") && \
+	own_site=$$($(TRITON36_VENV)/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])") && \
+	echo "import site; site.addsitedir('$$main_site')" > "$$own_site/zz_ladder_main_venv.pth"
+	$(TRITON36_VENV)/bin/python -c "import triton, torch; assert triton.__version__.startswith('3.6'), triton.__file__; \
+	print('triton', triton.__version__, '+ torch', torch.__version__, 'ready in $(TRITON36_VENV)')"
+	touch $@
+
+triton36-env-clean:
+	rm -rf $(TRITON36_VENV)

@@ -44,6 +44,8 @@ def optimize_command(
     server: Annotated[str | None, typer.Option("--server", help="KB service HOST:PORT (default: embedded KB)")] = None,
     home: Annotated[str | None, typer.Option("--home", help="embedded KB directory (default $LADDER_HOME)")] = None,
     submit: Annotated[bool | None, typer.Option("--submit/--no-submit", help="submit the trajectory (default: when --server is given)")] = None,
+    triton: Annotated[str | None, typer.Option("--triton", help="validate with another Triton env, e.g. 3.6 "
+                                               "(make triton36-env; same as LADDER_TRITON_PYTHON)")] = None,
 ) -> None:
     """Run an optimization session: baseline, then rounds of diagnosis, rewrite and validation."""
     from optimizer.session import Session, check_backend, make_proposer
@@ -51,6 +53,7 @@ def optimize_command(
 
     console = Console(stderr=json_out)
     try:
+        select_triton(triton)
         settings = LadderSettings()
         be = check_backend(backend)
         name = Path(problem).stem if Path(problem).suffix else Path(problem).name
@@ -114,6 +117,19 @@ def _print_rounds(console: Console, traj: Any) -> None:
         console.print(f"timing protocol: {traj.rounds[0].timing.protocol.method} - {traj.rounds[0].timing.protocol.note}")
 
 
+def select_triton(version: str | None) -> None:
+    """``--triton 3.6``: run validation workers with that Triton env (sets LADDER_TRITON_PYTHON for this process)."""
+    if version is None:
+        return
+    import os
+
+    from optimizer.triton_env import ENV_VAR, triton_python
+
+    os.environ.pop(ENV_VAR, None)  # --triton names the version; the env for it is found, not overridden
+    py = triton_python(version)
+    os.environ[ENV_VAR] = str(py)
+
+
 def diagnose_command(
     problem: Annotated[str, typer.Argument(help="problem file (KernelBench format) or a folder holding problem.py")],
     candidate: Annotated[str | None, typer.Option("--candidate", help="candidate to diagnose (default: initial.py next to the problem)")] = None,
@@ -122,15 +138,21 @@ def diagnose_command(
     json_out: Annotated[bool, typer.Option("--json", help="print levels as JSON")] = False,
     server: Annotated[str | None, typer.Option("--server", help="KB service HOST:PORT (default: embedded KB)")] = None,
     home: Annotated[str | None, typer.Option("--home", help="embedded KB directory (default $LADDER_HOME)")] = None,
+    triton: Annotated[str | None, typer.Option("--triton", help="validate with another Triton env, e.g. 3.6 "
+                                               "(make triton36-env; same as LADDER_TRITON_PYTHON)")] = None,
 ) -> None:
     """Run the evidence levels without rewriting: per level the evidence, class, matched cards and tests."""
     console = Console(stderr=json_out)
     if max_level not in ("L1", "L2", "L3", "L4"):
         raise typer.BadParameter("--max-level must be one of L1, L2, L3, L4")
     try:
+<<<<<<< HEAD
         from optimizer.session import check_backend
 
         backend = check_backend(backend)
+=======
+        select_triton(triton)
+>>>>>>> onboard
         result = diagnose(problem, candidate, backend=backend, max_level=max_level, kb=_connect(server, home))
     except LadderError as exc:
         raise _fail(console, exc) from None
@@ -171,6 +193,7 @@ def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str 
         ev = Evaluation(candidate=cand, backend=be, status="ok", reason="", validation=Validation(passed=True))
     timing = to_timing(ev, ev.case_ms(), backend=be, problem=prob)
     out: dict[str, Any] = {"problem": prob.name, "candidate": str(cand), "backend": be, "device": ev.device,
+                           "versions": ev.versions, "static_only": ev.static_only,
                            "validation": ev.validation.model_dump(mode="json"), "timing": timing.model_dump(mode="json"),
                            "levels": [], "stop": None, "chosen": None, "static_only": be == "interpreter", "notes": []}
     if not ev.passed:

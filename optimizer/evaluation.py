@@ -39,6 +39,7 @@ class Evaluation:
     duration_s: float = 0.0
     torch_compute_ops: list[str] = field(default_factory=list)
     timing_error: str = ""
+    static_only: bool = False  # compiled for the GPU, never executed (CPU_VALIDATION / interpreter limits)
 
     @property
     def passed(self) -> bool:
@@ -66,15 +67,9 @@ class Evaluation:
 
 
 def fp32_reference(problem: Problem) -> bool:
-    """True when the problem's floating inputs are fp32 (then half-precision casts are a downgrade)."""
-    import torch
-
-    try:
-        inputs = problem.make_inputs(problem.smoke_cases[0], 0)
-    except Exception:
-        return True
-    floats = [x.dtype for x in inputs if isinstance(x, torch.Tensor) and x.is_floating_point()]
-    return not floats or all(d in (torch.float32, torch.float64) for d in floats)
+    """True when every floating tensor the reference touches, outputs included, is fp32/fp64 (over all smoke
+    cases): then half-precision casts are a downgrade. See ``Problem.fp32_reference``."""
+    return problem.fp32_reference()
 
 
 def _failed(candidate: Path, backend: str, status: str, reason: str, findings: list[HackFinding] | None = None,
@@ -106,6 +101,12 @@ def evaluate(
     if rejected:
         return _failed(cand, backend, "rejected_static", "static hack check: " + "; ".join(f.render() for f in rejected), static)
     run_cases = cases if cases is not None else problem.cases_for(backend)
+    python = settings.triton_python or None  # another Triton (LADDER_TRITON_PYTHON / --triton 3.6)
+    if backend == "interpreter" and problem.cpu_validation == "compile_only":
+        from optimizer.compile_only import evaluate_compile_only
+
+        return evaluate_compile_only(problem, cand, static, settings=settings, cases=run_cases, python=python,
+                                     why='CPU_VALIDATION = "compile_only"')
     request = {
         "task": "evaluate",
         "problem": str(problem.path),
@@ -117,11 +118,24 @@ def evaluate(
                    "flush_bytes": settings.l2_flush_mb * 1024 * 1024, "reference": True} if timing else None,
     }
     limits = SandboxLimits(settings.sandbox_timeout_s, settings.sandbox_memory_mb, address_space_limit=backend == "interpreter")
-    res = run_worker(request, limits=limits, interpreter=backend == "interpreter",
+    res = run_worker(request, limits=limits, interpreter=backend == "interpreter", python=python,
                      use_zygote=settings.sandbox_fork_server and backend == "interpreter")
     if not res.ok:
         return _failed(cand, backend, res.status, res.reason, static, res)
     p = res.payload
+    if backend == "interpreter" and not p.get("validation", {}).get("passed", True):
+        from optimizer.compile_only import evaluate_compile_only, interpreter_limitation
+
+        what = interpreter_limitation(p["validation"].get("failure_reason", ""), source)
+        rerun = _block_pointers_on_36(what, python, settings)
+        if rerun is not None:  # Triton 3.9 removed block pointers; the GPU image's 3.6 interpreter runs them
+            ev = evaluate(problem, cand, backend=backend, settings=rerun, cases=cases, timing=timing)
+            if ev.passed:
+                ev.reason = f"validated with Triton {ev.versions.get('triton', '3.6')} ({rerun.triton_python}): {what}"
+            return ev
+        if what:  # the interpreter cannot run it: compile-only, said plainly
+            return evaluate_compile_only(problem, cand, static, settings=settings, cases=run_cases, python=python,
+                                         why=f"the interpreter cannot run {what}")
     findings = static + [HackFinding(**f) for f in p.get("findings", [])]
     validation = Validation.model_validate(p["validation"])
     validation.hack_flags = list(dict.fromkeys([f.code for f in static] + validation.hack_flags))
@@ -145,6 +159,7 @@ def evaluate(
     return ev
 
 
+<<<<<<< HEAD
 #: The dry launch record allocates the case's inputs on the CPU: above this, the smallest case is used instead.
 DRY_RECORD_MAX_BYTES = 4 * 1024**3
 
@@ -166,6 +181,16 @@ def record_launches(problem: Problem, candidate: str | Path, settings: LadderSet
     if not res.ok:
         return [], f"dry launch record failed: {res.reason}"[:600]
     return list(res.payload.get("launches") or []), str(res.payload.get("note") or "")
+=======
+def _block_pointers_on_36(what: str | None, python: str | None, settings: LadderSettings) -> LadderSettings | None:
+    """Settings that run the Triton 3.6 env, when block pointers stopped the 3.9 interpreter and that env exists."""
+    if not what or "block pointers" not in what or python is not None:
+        return None
+    from optimizer.triton_env import find_triton_python
+
+    py = find_triton_python("3.6")
+    return settings.model_copy(update={"triton_python": str(py)}) if py is not None else None
+>>>>>>> onboard
 
 
 def sanity_findings(problem: Problem, ev: Evaluation, cases: list[dict[str, Any]]) -> list[HackFinding]:

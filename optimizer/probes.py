@@ -43,6 +43,7 @@ class OpRecorder:
 
     def __init__(self) -> None:
         self.ops: Counter[str] = Counter()
+        self.max_numel: dict[str, int] = {}  # per op: the largest tensor it read or wrote (epilogue-size rule)
         self._downcasts: set[str] = set()
         self._mode: Any = None
 
@@ -55,6 +56,10 @@ class OpRecorder:
                 kwargs = kwargs or {}
                 name = str(func.overloadpacket)
                 recorder.ops[name] += 1
+                if name not in NON_COMPUTE_OPS:
+                    flat = [b for a in (*args, *kwargs.values()) for b in (a if isinstance(a, (list, tuple)) else (a,))]
+                    sizes = [b.numel() for b in flat if hasattr(b, "numel") and hasattr(b, "dtype")]
+                    recorder.max_numel[name] = max([recorder.max_numel.get(name, 0), *sizes])
                 if name in ("aten._to_copy", "aten.to") and str(kwargs.get("dtype")) in _HALF_DTYPES:
                     recorder._downcasts.add(str(kwargs.get("dtype")))
                 return func(*args, **kwargs)

@@ -9,6 +9,19 @@ unmodified. Optional extensions, all module-level names in the problem file:
 - ``TOLERANCES``: per-dtype tolerances, ``{"float32": 1e-4}`` or ``{"bfloat16": {"atol": .., "rtol": ..}}``.
 - ``flops(**case)`` and ``bytes_moved(**case)``: work and traffic of one forward, for roofline figures.
 
+Onboarding extensions (real kernels as they are; README "Onboarding a kernel"):
+
+- ``INPLACE_OUTPUTS = [i, ...]``: indices into ``get_inputs()`` of tensors the reference forward mutates in
+  place (its result). The candidate must mutate them the same way; they are compared like outputs, and every
+  run and timing repetition starts from fresh copies.
+- ``INT_ATOL = n``: absolute tolerance for integer outputs (default 0: exact).
+- ``ALLOWED_TORCH_OPS = ["sum", ...]``: torch ops a launcher may call after its kernel although the reference
+  uses them too, beyond the validator's default epilogue allow-list (``optimizer.validate.EPILOGUE_OPS``).
+- ``OUTPUT_DTYPES = {i: "float32"}``: output ``i`` may have this dtype instead of the reference's; it is
+  compared in float64 under the looser of the two dtypes' tolerances.
+- ``CPU_VALIDATION = "compile_only"``: the interpreter cannot run this kernel (libdevice calls, block
+  pointers under Triton 3.9); on the CPU it is compiled for sm_90 only, and the result says so.
+
 A candidate is a file defining ``class ModelNew(nn.Module)`` with the same constructor and forward signature.
 Seeding follows KernelBench: the same seed is set before constructing ``Model`` and ``ModelNew`` so that
 parameters drawn at construction agree, and before drawing inputs.
@@ -31,6 +44,7 @@ __all__ = [
     "DEFAULT_TOLERANCES",
     "Problem",
     "Tolerance",
+    "aten_name",
     "case_label",
     "load_candidate",
     "load_module",
@@ -53,7 +67,9 @@ DEFAULT_TOLERANCES: dict[str, Tolerance] = {
     "float8_e4m3fn": Tolerance(1e-1, 1e-1),
     "float8_e5m2": Tolerance(1e-1, 1e-1),
 }
-_EXACT = Tolerance(0.0, 0.0)  # integer and bool outputs compare exactly
+_EXACT = Tolerance(0.0, 0.0)  # integer and bool outputs compare exactly (unless INT_ATOL says otherwise)
+_HALF = ("float16", "bfloat16", "float8")
+CPU_VALIDATION_MODES = ("execute", "compile_only")
 
 
 def case_label(case: dict[str, Any]) -> str:
@@ -126,6 +142,72 @@ def _parse_tolerances(raw: Any) -> dict[str, Tolerance]:
     return out
 
 
+def _dtype_name(x: Any) -> str:
+    return str(getattr(x, "dtype", x)).removeprefix("torch.")
+
+
+def _parse_inplace(raw: Any, p: Path) -> tuple[int, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, (list, tuple)) or not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in raw):
+        raise InvalidArgument(f"{p}: INPLACE_OUTPUTS must be a list of input indices, e.g. [0] for the first tensor "
+                              "get_inputs() returns", field="INPLACE_OUTPUTS")
+    return tuple(dict.fromkeys(raw))
+
+
+def _parse_int_atol(raw: Any, p: Path) -> int:
+    if raw is None:
+        return 0
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
+        raise InvalidArgument(f"{p}: INT_ATOL must be a non-negative integer (the allowed |candidate - reference| "
+                              f"for integer outputs), got {raw!r}", field="INT_ATOL")
+    return raw
+
+
+def _parse_allowed_ops(raw: Any, p: Path) -> frozenset[str]:
+    if raw is None:
+        return frozenset()
+    if not isinstance(raw, (list, tuple, set, frozenset)) or not all(isinstance(o, str) and o for o in raw):
+        raise InvalidArgument(f"{p}: ALLOWED_TORCH_OPS must be a list of op names, e.g. [\"sum\", \"logsumexp\"]",
+                              field="ALLOWED_TORCH_OPS")
+    return frozenset(aten_name(o) for o in raw)
+
+
+def aten_name(op: str) -> str:
+    """``sum`` / ``torch.sum`` / ``aten.sum`` / ``aten.sum.dim_IntList`` -> ``aten.sum`` (the recorded name)."""
+    name = op.strip().removeprefix("torch.").removeprefix("aten.").removeprefix("Tensor.")
+    return "aten." + name.split(".", 1)[0]
+
+
+def _parse_output_dtypes(raw: Any, p: Path) -> dict[int, str]:
+    import torch
+
+    if raw is None:
+        return {}
+    items = raw.items() if isinstance(raw, dict) else enumerate(raw) if isinstance(raw, (list, tuple)) else None
+    if items is None:
+        raise InvalidArgument(f"{p}: OUTPUT_DTYPES must map output indices to dtype names, e.g. {{0: \"float32\"}}",
+                              field="OUTPUT_DTYPES")
+    out: dict[int, str] = {}
+    for i, d in items:
+        if d is None:
+            continue
+        name = _dtype_name(d)
+        if not isinstance(i, int) or not isinstance(getattr(torch, name, None), torch.dtype):
+            raise InvalidArgument(f"{p}: OUTPUT_DTYPES entry {i!r}: {d!r} is not a torch dtype name (e.g. \"float32\")",
+                                  field="OUTPUT_DTYPES")
+        out[i] = name
+    return out
+
+
+def _parse_cpu_validation(raw: Any, p: Path) -> str:
+    mode = raw or "execute"
+    if mode not in CPU_VALIDATION_MODES:
+        raise InvalidArgument(f"{p}: CPU_VALIDATION must be one of {', '.join(CPU_VALIDATION_MODES)}, got {raw!r}",
+                              field="CPU_VALIDATION")
+    return str(mode)
+
+
 @dataclass
 class Problem:
     """A loaded problem. ``cases`` is ``CASES`` or ``[{}]`` for a plain KernelBench file."""
@@ -136,6 +218,12 @@ class Problem:
     cases: list[dict[str, Any]]
     smoke_cases: list[dict[str, Any]]
     tolerances: dict[str, Tolerance]
+    inplace_outputs: tuple[int, ...] = ()
+    int_atol: int = 0
+    allowed_torch_ops: frozenset[str] = frozenset()
+    output_dtypes: dict[int, str] = field(default_factory=dict)
+    cpu_validation: str = "execute"
+    _dtypes: set[str] | None = field(default=None, repr=False, compare=False)  # reference_dtypes() over all cases
 
     # -- construction -------------------------------------------------------------------------------------
     def init_inputs(self, case: dict[str, Any]) -> list[Any]:
@@ -151,7 +239,8 @@ class Problem:
         import torch
 
         torch.manual_seed(seed)
-        model = cls(*self.init_inputs(case))
+        with torch.device(device):  # parameters are built where they run (a GB-sized weight never visits the host)
+            model = cls(*self.init_inputs(case))
         if hasattr(model, "to"):
             model = model.to(device)
         if hasattr(model, "eval"):
@@ -181,11 +270,58 @@ class Problem:
 
     # -- helpers ------------------------------------------------------------------------------------------
     def tolerance(self, dtype: Any) -> Tolerance:
-        """Tolerance for an output dtype (a torch.dtype or its name); integers and bools compare exactly."""
-        name = str(dtype).removeprefix("torch.")
+        """Tolerance for an output dtype (a torch.dtype or its name); integers within ``INT_ATOL``, bools exactly."""
+        name = _dtype_name(dtype)
         if name in self.tolerances:
             return self.tolerances[name]
-        return _EXACT if name.startswith(("int", "uint", "bool")) else self.tolerances["float32"]
+        if name.startswith(("int", "uint")):
+            return Tolerance(float(self.int_atol), 0.0)
+        return _EXACT if name == "bool" else self.tolerances["float32"]
+
+    def reference_dtypes(self, cases: list[dict[str, Any]] | None = None) -> set[str]:
+        """Floating dtypes the reference touches (inputs, parameters, outputs) over ``cases`` (default: every
+        smoke case and every case).
+
+        The forward runs on the ``meta`` device (shapes and dtypes, no memory, no compute), so real-size cases
+        cost nothing; a smoke case whose reference cannot run on meta (data-dependent shapes) runs on the CPU.
+        A case that fails both ways contributes its inputs and parameters only.
+        """
+        import torch
+
+        if cases is None:
+            if self._dtypes is None:
+                self._dtypes = self.reference_dtypes(list({case_label(c): c for c in [*self.smoke_cases, *self.cases]}.values()))
+            return set(self._dtypes)
+        smoke = {case_label(c) for c in self.smoke_cases}
+        seen: set[str] = set()
+        for case in cases:
+            for device in ("meta", "cpu") if case_label(case) in smoke else ("meta",):
+                try:
+                    model = self.make_model(case, seed=0, device=device)
+                    inputs = self.make_inputs(case, 0, device=device)
+                except Exception:  # noqa: BLE001 - the problem's own fault shows up in validation
+                    continue
+                tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
+                if isinstance(model, torch.nn.Module):
+                    tensors += list(model.parameters()) + list(model.buffers())
+                try:
+                    with torch.no_grad():
+                        out = model(*inputs)
+                except Exception:  # noqa: BLE001
+                    out = None
+                tensors += [t for t in _flat(out) if isinstance(t, torch.Tensor)]
+                seen |= {_dtype_name(t) for t in tensors if t.is_floating_point()}
+                if out is not None:
+                    break
+        return seen
+
+    def fp32_reference(self, cases: list[dict[str, Any]] | None = None) -> bool:
+        """True when every floating tensor the reference touches is fp32/fp64 (then a half cast is a downgrade).
+
+        Judged from outputs as well as inputs: a dequantizer with integer inputs and an fp16 output is a
+        half-precision problem, not an fp32 one.
+        """
+        return not any(d.startswith(_HALF) for d in self.reference_dtypes(cases))
 
     def cases_for(self, backend: str) -> list[dict[str, Any]]:
         """The cases a backend runs: the small smoke cases on the CPU interpreter, the real ones elsewhere."""
@@ -224,7 +360,18 @@ def load_problem(path: str | Path) -> Problem:
         cases=[dict(c) for c in cases],
         smoke_cases=[dict(c) for c in smoke],
         tolerances=_parse_tolerances(getattr(module, "TOLERANCES", None)),
+        inplace_outputs=_parse_inplace(getattr(module, "INPLACE_OUTPUTS", None), p),
+        int_atol=_parse_int_atol(getattr(module, "INT_ATOL", None), p),
+        allowed_torch_ops=_parse_allowed_ops(getattr(module, "ALLOWED_TORCH_OPS", None), p),
+        output_dtypes=_parse_output_dtypes(getattr(module, "OUTPUT_DTYPES", None), p),
+        cpu_validation=_parse_cpu_validation(getattr(module, "CPU_VALIDATION", None), p),
     )
+
+
+def _flat(x: Any) -> list[Any]:
+    if isinstance(x, (tuple, list)):
+        return [y for item in x for y in _flat(item)]
+    return [x]
 
 
 def load_candidate(path: str | Path) -> type:

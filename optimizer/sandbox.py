@@ -138,11 +138,13 @@ def run_worker(
     prefix_cmd: list[str] | None = None,
     workdir: str | Path | None = None,
     use_zygote: bool = False,
+    python: str | Path | None = None,
 ) -> SandboxResult:
     """Run ``optimizer.worker`` on ``request`` in a fresh process group; classify how it ended.
 
     ``use_zygote`` forks the worker from a pre-imported server (fast; used for the CPU interpreter), else a
-    fresh interpreter is spawned; ``prefix_cmd`` (e.g. ``ncu ...``) always spawns.
+    fresh interpreter is spawned; ``prefix_cmd`` (e.g. ``ncu ...``) always spawns. ``python`` runs the worker
+    with another interpreter (e.g. ``.venv-triton36/bin/python`` for Triton 3.6); it always spawns.
     """
     tmp = Path(tempfile.mkdtemp(prefix="ladder_sbx_", dir=workdir))
     req_path, res_path = tmp / "request.json", tmp / "result.json"
@@ -156,11 +158,11 @@ def run_worker(
     else:
         child_env.pop("TRITON_INTERPRET", None)
     t0 = time.monotonic()
-    zygote = _zygote(child_env, interpreter) if use_zygote and not prefix_cmd else None
+    zygote = _zygote(child_env, interpreter) if use_zygote and not prefix_cmd and python is None else None
     if zygote is not None:
         rc, status, reason = _run_forked(zygote, limits, token, req_path, res_path, out_path, err_path, tmp, t0)
     else:
-        cmd = [*(prefix_cmd or []), sys.executable, "-m", "optimizer.worker", str(req_path), str(res_path)]
+        cmd = [*(prefix_cmd or []), str(python or sys.executable), "-m", "optimizer.worker", str(req_path), str(res_path)]
         rc, status, reason = _run_spawned(cmd, limits, child_env, token, out_path, err_path, tmp, t0, bool(prefix_cmd))
     duration = time.monotonic() - t0
     stdout_tail, stderr_tail = _tail(out_path), _tail(err_path)

@@ -43,6 +43,10 @@ class LadderSettings(BaseSettings):
 
     max_level: str = Field(default="L4", pattern=r"^L[1-4]$", description="highest ladder level a session round may reach")
 
+    # Triton environment: a python whose Triton matches the GPU image (make triton36-env), for validation
+    triton_python: str | None = Field(default=None, description="python of another Triton env (e.g. .venv-triton36/bin/python) "
+                                      "for validation and IR capture; empty = the current interpreter")
+
     # IR / compiler (L3/L4)
     ir_target: str = Field(default="", description="IR capture target, e.g. cuda:90 or ascend; default from the backend")
     compiler_source: str | None = Field(default=None, description="a compiler checkout L4 may grep when invariants do not resolve")

@@ -96,6 +96,10 @@ def make_timing(protocol: TimingProtocol, cases: list[CaseTiming]) -> Timing:
     return Timing(protocol=protocol, cases=cases, geomean_speedup=geomean_speedup(cases))
 
 
+def _nothing() -> None:
+    return None
+
+
 def bench_cuda(
     fn: Callable[[], Any],
     *,
@@ -103,19 +107,25 @@ def bench_cuda(
     rep_ms: float = 100.0,
     flush_bytes: int = 256 * 1024 * 1024,
     max_reps: int = 2000,
+    setup: Callable[[], Any] | None = None,
 ) -> BenchStats:
     """do_bench-style timing on CUDA: estimate, warm up, then time each rep with an L2 flush before it.
 
     The flush zeroes a ``flush_bytes`` buffer (256 MB by default, larger than any current L2) before every
-    timed run, as triton.testing.do_bench does; the flush itself is outside the event pair. GPU only.
+    timed run, as triton.testing.do_bench does; the flush itself is outside the event pair. ``setup`` (e.g.
+    restoring in-place outputs from a pristine copy) runs before every call, warm-up included, and before the
+    flush, so neither its time nor the cache lines it touched are in the measurement. GPU only.
     """
     assert _torch is not None
     cache = _torch.empty(flush_bytes // 4, dtype=_torch.int32, device="cuda")
+    setup = setup or _nothing
+    setup()
     fn()
     _cuda_sync()
     start, end = _CudaEvent(enable_timing=True), _CudaEvent(enable_timing=True)
     start.record()
-    for _ in range(5):
+    for _ in range(5):  # the estimate includes setup when there is one: it only sizes the rep count
+        setup()
         cache.zero_()
         fn()
     end.record()
@@ -126,8 +136,10 @@ def bench_cuda(
     starts = [_CudaEvent(enable_timing=True) for _ in range(n_rep)]
     ends = [_CudaEvent(enable_timing=True) for _ in range(n_rep)]
     for _ in range(n_warmup):
+        setup()
         fn()
     for i in range(n_rep):
+        setup()
         cache.zero_()
         starts[i].record()
         fn()
@@ -143,6 +155,7 @@ def bench_npu(
     rep_ms: float = 100.0,
     flush_bytes: int = 256 * 1024 * 1024,
     max_reps: int = 2000,
+    setup: Callable[[], Any] | None = None,
 ) -> BenchStats:
     """The same protocol through torch-npu Events. UNTESTED: no Ascend NPU was available.
 
@@ -154,11 +167,14 @@ def bench_npu(
     assert _torch is not None
     npu = _torch.npu  # type: ignore[attr-defined]
     cache = _torch.empty(flush_bytes // 4, dtype=_torch.int32, device="npu")
+    setup = setup or _nothing
+    setup()
     fn()
     npu.synchronize()
     start, end = npu.Event(enable_timing=True), npu.Event(enable_timing=True)
     start.record()
     for _ in range(5):
+        setup()
         cache.zero_()
         fn()
     end.record()
@@ -169,8 +185,10 @@ def bench_npu(
     starts = [npu.Event(enable_timing=True) for _ in range(n_rep)]
     ends = [npu.Event(enable_timing=True) for _ in range(n_rep)]
     for _ in range(n_warmup):
+        setup()
         fn()
     for i in range(n_rep):
+        setup()
         cache.zero_()
         starts[i].record()
         fn()

@@ -6,6 +6,8 @@ that token, so a candidate cannot forge a result file it was never told about. T
 - ``evaluate``: validate a candidate (``optimizer.validate``), then time it per case when the backend can.
 - ``profile``: torch.profiler kernel breakdown per case (CUDA; GPU only) and, on Ascend, the torch-npu path.
 - ``run``: just run the candidate forward a few times (the target process for ncu / msprof).
+- ``compile_check``: compile every launch for ``cuda:90`` without executing anything (``optimizer.compile_only``),
+  for kernels the CPU interpreter cannot run.
 
 Probes (launch recorder, global snapshot) are installed before the candidate is imported.
 """
@@ -66,12 +68,30 @@ def _time_cases(req: dict[str, Any], problem: Any, cand_cls: type, device: str, 
         inputs = problem.make_inputs(case, 0, device=device)
         cand = problem.instantiate(cand_cls, case, seed=0, device=device)
         ref = problem.make_model(case, seed=0, device=device)
+        restore = _inplace_restore(problem, inputs)  # in-place outputs start from the same values every rep
         with torch.no_grad():
-            s = bench(lambda m=cand, xs=inputs: m(*xs), warmup_ms=warmup_ms, rep_ms=rep_ms, flush_bytes=flush)
-            r = (bench(lambda m=ref, xs=inputs: m(*xs), warmup_ms=warmup_ms, rep_ms=rep_ms, flush_bytes=flush)
+            s = bench(lambda m=cand, xs=inputs: m(*xs), warmup_ms=warmup_ms, rep_ms=rep_ms, flush_bytes=flush, setup=restore)
+            r = (bench(lambda m=ref, xs=inputs: m(*xs), warmup_ms=warmup_ms, rep_ms=rep_ms, flush_bytes=flush, setup=restore)
                  if t.get("reference", True) else None)
         cases.append({"case": case_label(case), "stats": s.as_dict(), "reference_stats": r.as_dict() if r else None})
     return {"protocol": protocol.model_dump(), "cases": cases}
+
+
+def _inplace_restore(problem: Any, inputs: list[Any]) -> Any:
+    """For INPLACE_OUTPUTS: a callable copying pristine values back into those inputs (run outside the timed
+    region by ``timing.bench_*``), or None when the problem declares none."""
+    import torch
+
+    pairs = [(inputs[i], inputs[i].clone()) for i in problem.inplace_outputs
+             if i < len(inputs) and isinstance(inputs[i], torch.Tensor)]
+    if not pairs:
+        return None
+
+    def restore() -> None:
+        for dst, src in pairs:
+            dst.copy_(src)
+
+    return restore
 
 
 def _interpreter_shims() -> None:
@@ -206,7 +226,26 @@ def _launches(req: dict[str, Any]) -> dict[str, Any]:
     return {"launches": rec.summary(), "note": note, "case": case}
 
 
-_TASKS = {"evaluate": _evaluate, "profile": _profile, "run": _run, "launches": _launches}
+
+def _compile_check(req: dict[str, Any]) -> dict[str, Any]:
+    """Compile-only check (no TRITON_INTERPRET): every launch of the forward on meta compiles for sm_90."""
+    from optimizer.compile_only import CompileRecorder, compile_cases
+    from optimizer.problem import load_candidate, load_problem
+
+    recorder = CompileRecorder(int(req.get("arch", 90))).install()
+    problem = load_problem(req["problem"])
+    try:
+        cand_cls = load_candidate(req["candidate"])
+    except Exception as exc:
+        return {"error": {"kind": "import_error", "stage": "import", "message": f"{type(exc).__name__}: {exc}"[:4000],
+                          "traceback": traceback.format_exc()[-4000:]}}
+    import triton  # noqa: F401  (for _versions)
+
+    return {"compile": compile_cases(problem, cand_cls, req["cases"], recorder), "versions": _versions(),
+            "device": f"none (compiled for cuda:{recorder.arch})"}
+
+
+_TASKS = {"evaluate": _evaluate, "profile": _profile, "run": _run, "launches": _launches, "compile_check": _compile_check}
 
 
 def main(argv: list[str] | None = None) -> int:

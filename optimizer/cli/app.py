@@ -35,6 +35,10 @@ from optimizer.cluster.command import cluster_command  # noqa: E402
 
 app.command("optimize-cluster")(cluster_command)
 
+from optimizer.cli.problemcmd import problem_app  # noqa: E402
+
+app.add_typer(problem_app, name="problem")
+
 
 def main() -> None:
     app()

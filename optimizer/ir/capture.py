@@ -108,7 +108,8 @@ def capture_kernel(
     JIT's ``warmup`` compiles without running); it is not exercised in CI. ``mode="plain"`` is the benchmark's
     baseline: the same compile with no dumps, remarks or logs, returning only timings. ``per_pass=False``
     skips the per-pass snapshots. The work directory (stage files, pass dump, logs) is kept and recorded in
-    ``Capture.workdir``; :func:`load_capture` reads it back.
+    ``Capture.workdir``; :func:`load_capture` reads it back. ``python`` runs the worker with another
+    interpreter (default ``$LADDER_TRITON_PYTHON``, else this one; ``.venv-ascend`` for Ascend).
     """
     file, name = parse_spec(spec)
     tgt = parse_target(target)
@@ -118,7 +119,9 @@ def capture_kernel(
     if tgt.backend == "ascend" and mode == "launch":
         raise ToolchainError("launch mode on Ascend needs an NPU and CANN, which this machine does not have")
     if python is None:
-        python = sys.executable
+        from optimizer.triton_env import find_triton_python
+
+        python = find_triton_python() or sys.executable  # $LADDER_TRITON_PYTHON (e.g. Triton 3.6), else this one
         if tgt.backend == "ascend":
             from optimizer.ir.ascend import ascend_python
 

@@ -65,6 +65,8 @@ def ir_command(
     server: Annotated[str | None, typer.Option("--server", help="KB server HOST:PORT for --explain")] = None,
     compiler_source: Annotated[Path | None, typer.Option("--compiler-source", help="a compiler checkout "
                                                          "L4 may grep when cards do not settle a question")] = None,
+    triton_python: Annotated[Path | None, typer.Option("--triton-python", help="capture with this python's Triton "
+                             "(e.g. .venv-triton36/bin/python from `make triton36-env`; default $LADDER_TRITON_PYTHON)")] = None,
 ) -> None:
     """Capture per-stage and per-pass IR of a Triton kernel and attribute its structural signatures."""
     from optimizer.ir import analyze, capture_kernel, explain
@@ -74,8 +76,12 @@ def ir_command(
         options = _parse_options(option) | {k: v for k, v in (("num_warps", num_warps), ("num_stages", num_stages))
                                             if v is not None}
         grid_t = tuple(int(x) for x in grid.split(",")) if grid else None
+        python = triton_python.absolute() if triton_python else None  # None: $LADDER_TRITON_PYTHON or this one
+        if python is not None and not Path(python).exists():
+            raise InvalidArgument(f"--triton-python {python} does not exist (make triton36-env creates "
+                                  ".venv-triton36/bin/python)", field="triton_python")
         capture = capture_kernel(spec, target, arg, options=options, mode="launch" if launch else "compile",
-                                 grid=grid_t, workdir=out)
+                                 grid=grid_t, workdir=out, python=python)
         report = analyze(capture)
         account = None
         if explain_:

@@ -1,0 +1,30 @@
+"""GEGLU forward (tanh-approximated GELU of the gate times the up projection), as Liger-Kernel's
+LigerGELUMulFunction computes it; the reference is the torch expression its tests compare against."""
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class GEGLU(nn.Module):
+    def forward(self, a, b):
+        return F.gelu(a, approximate="tanh") * b
+
+
+def get_inputs(rows=4096, cols=4096):
+    return [torch.randn(rows, cols), torch.randn(rows, cols)]
+
+
+def get_init_inputs(**_):
+    return []
+
+
+CASES = [{"rows": 4096, "cols": 4096}, {"rows": 8192, "cols": 11008}, {"rows": 2048, "cols": 14336}]
+SMOKE_CASES = [{"rows": 4, "cols": 96}, {"rows": 3, "cols": 200}]
+
+
+def bytes_moved(rows=4096, cols=4096):
+    return 3 * rows * cols * 4  # read a and b, write c (fp32)
+
+
+def flops(rows=4096, cols=4096):
+    return 10 * rows * cols
