@@ -146,13 +146,10 @@ def diagnose_command(
     if max_level not in ("L1", "L2", "L3", "L4"):
         raise typer.BadParameter("--max-level must be one of L1, L2, L3, L4")
     try:
-<<<<<<< HEAD
         from optimizer.session import check_backend
 
         backend = check_backend(backend)
-=======
         select_triton(triton)
->>>>>>> onboard
         result = diagnose(problem, candidate, backend=backend, max_level=max_level, kb=_connect(server, home))
     except LadderError as exc:
         raise _fail(console, exc) from None
@@ -193,9 +190,10 @@ def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str 
         ev = Evaluation(candidate=cand, backend=be, status="ok", reason="", validation=Validation(passed=True))
     timing = to_timing(ev, ev.case_ms(), backend=be, problem=prob)
     out: dict[str, Any] = {"problem": prob.name, "candidate": str(cand), "backend": be, "device": ev.device,
-                           "versions": ev.versions, "static_only": ev.static_only,
+                           "versions": ev.versions,
                            "validation": ev.validation.model_dump(mode="json"), "timing": timing.model_dump(mode="json"),
-                           "levels": [], "stop": None, "chosen": None, "static_only": be == "interpreter", "notes": []}
+                           "levels": [], "stop": None, "chosen": None, "static_only": ev.static_only or be == "interpreter",
+                           "notes": []}
     if not ev.passed:
         if be != "interpreter" or ev.failure_kind not in _CANNOT_EXECUTE:
             out["error"] = f"the candidate does not validate ({ev.failure_kind}); fix it before diagnosing"
@@ -205,17 +203,20 @@ def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str 
                             f"{ev.reason[:200]}); L1 and L3 still report, L2 has no measurement")
     if not validate and be == "interpreter":
         out["notes"].append("not validated (validate=False): static diagnosis only")
+    launch_case: dict[str, Any] | None = None
     if be == "interpreter":
-        launches, note = record_launches(prob, cand, settings)
+        launches, note, launch_case = record_launches(prob, cand, settings)
         if launches:
             ev.launches = launches  # full-size launch records: L1/L3 see the grid and divisibility of a real case
             out["notes"].append("static only: L1 and L3 read the launches of the first full-size case, recorded "
                                 "without executing any kernel" + (f" ({note})" if note else ""))
-        elif note:
-            out["notes"].append(note)
+        else:
+            launch_case = None
+            if note:
+                out["notes"].append(note)
     ctx = LadderContext(problem=prob, candidate=cand, backend=be, kb=kb, settings=settings, evaluation=ev,
                         workdir=Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="ladder-diagnose-")),
-                        cache={"input_dtypes": _input_dtypes(prob)})
+                        cache={"input_dtypes": _input_dtypes(prob)} | ({"launch_case": launch_case} if launch_case else {}))
     outcome = run_ladder(ctx, max_level=max_level, stop_early=False)  # type: ignore[arg-type]
     out["levels"] = [r.model_dump(mode="json") for r in outcome.results]
     out["stop"] = outcome.stop.model_dump(mode="json") if outcome.stop else None

@@ -159,14 +159,13 @@ def evaluate(
     return ev
 
 
-<<<<<<< HEAD
 #: The dry launch record allocates the case's inputs on the CPU: above this, the smallest case is used instead.
 DRY_RECORD_MAX_BYTES = 4 * 1024**3
 
 
 def record_launches(problem: Problem, candidate: str | Path, settings: LadderSettings,
-                    case: dict[str, Any] | None = None) -> tuple[list[dict[str, Any]], str]:
-    """(launch records, note) of one full-size case recorded without executing a kernel (see worker ``launches``).
+                    case: dict[str, Any] | None = None) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
+    """(launch records, note, case) of one full-size case recorded without executing a kernel (see worker ``launches``).
 
     The default case is the problem's first real case (what L2 would measure first), or the smallest one when the
     first would allocate more than ``DRY_RECORD_MAX_BYTES``."""
@@ -179,9 +178,10 @@ def record_launches(problem: Problem, candidate: str | Path, settings: LadderSet
     limits = SandboxLimits(settings.sandbox_timeout_s, max(settings.sandbox_memory_mb, 8192), address_space_limit=False)
     res = run_worker(request, limits=limits, interpreter=True)
     if not res.ok:
-        return [], f"dry launch record failed: {res.reason}"[:600]
-    return list(res.payload.get("launches") or []), str(res.payload.get("note") or "")
-=======
+        return [], f"dry launch record failed: {res.reason}"[:600], case
+    return list(res.payload.get("launches") or []), str(res.payload.get("note") or ""), case
+
+
 def _block_pointers_on_36(what: str | None, python: str | None, settings: LadderSettings) -> LadderSettings | None:
     """Settings that run the Triton 3.6 env, when block pointers stopped the 3.9 interpreter and that env exists."""
     if not what or "block pointers" not in what or python is not None:
@@ -190,7 +190,6 @@ def _block_pointers_on_36(what: str | None, python: str | None, settings: Ladder
 
     py = find_triton_python("3.6")
     return settings.model_copy(update={"triton_python": str(py)}) if py is not None else None
->>>>>>> onboard
 
 
 def sanity_findings(problem: Problem, ev: Evaluation, cases: list[dict[str, Any]]) -> list[HackFinding]:

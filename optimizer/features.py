@@ -52,6 +52,7 @@ FEATURE_DOC: dict[str, str] = {
     "pid_2d_matmul": "a tl.dot kernel indexed by two program ids with no grouped order",
     "pointer_advance_in_loop": "a pointer argument advanced with += inside a loop",
     "multi_kernel_same_input": "the launcher passes the same tensor to two kernels (each reads it)",
+    "launch_in_loop": "a kernel launched inside a Python loop of the launcher (one launch per iteration)",
     "unaligned_launch_arg": "a recorded launch passes an integer (size/stride) or pointer not divisible by 16",
 }
 
@@ -206,6 +207,10 @@ def extract_features(
         if k.autotuned:
             toks.add("autotune")
     sites = find_launches(tree, kernels)
+    details_extra: dict[str, Any] = {"launch_lines": [s.call.lineno for s in sites]}
+    if loop_lines := _launch_in_loop(sites):
+        toks.add("launch_in_loop")
+        details_extra["launch_in_loop"] = loop_lines
     for site in sites:
         k = kernels[site.kernel]
         if site.keyword("num_warps"):
@@ -226,8 +231,9 @@ def extract_features(
                     toks.add("hard_coded_block_size")
     if len({s.kernel for s in sites}) > 1 or len(sites) > 1:
         toks.add("multiple_kernels")
-        if _shared_tensor_args(sites):
+        if (shared := _shared_tensor_args(sites)) >= 2:
             toks.add("multi_kernel_same_input")
+            details_extra["kernels_sharing_input"] = shared
     for rec in launches or []:
         grid = rec.get("grid")
         if isinstance(grid, (list, tuple)) and grid and all(isinstance(g, int) for g in grid):
@@ -257,7 +263,8 @@ def extract_features(
         if isinstance(n, int) and n < 256:
             toks.add("short_rows")
     toks.discard("")
-    return CodeFeatures(tokens=sorted(toks), kernels=list(kernels), details={"per_kernel": per_kernel, "launch_sites": len(sites)},
+    return CodeFeatures(tokens=sorted(toks), kernels=list(kernels),
+                        details={"per_kernel": per_kernel, "launch_sites": len(sites)} | details_extra,
                         structures=structures)
 
 
@@ -306,14 +313,26 @@ def _unaligned(rec: dict[str, Any]) -> bool:
     return any(name not in div for name, t in sig.items() if t.startswith("*") or t in ("i32", "i64"))
 
 
-def _shared_tensor_args(sites: list[Any]) -> bool:
-    """Two launch sites of different kernels pass the same plain name (a tensor read by both)."""
-    seen: dict[str, str] = {}
+def _shared_tensor_args(sites: list[Any]) -> int:
+    """The most distinct kernels that one forward input (a plain name) is passed to (each reads it)."""
+    seen: dict[str, set[str]] = {}
     for site in sites:
         inputs = {a.arg for a in site.function.args.args} if site.function is not None else set()
         for a in site.call.args:
             if isinstance(a, ast.Name) and a.id in inputs:
-                if a.id in seen and seen[a.id] != site.kernel:
-                    return True
-                seen.setdefault(a.id, site.kernel)
-    return False
+                seen.setdefault(a.id, set()).add(site.kernel)
+    return max((len(v) for v in seen.values()), default=0)
+
+
+def _launch_in_loop(sites: list[Any]) -> list[int]:
+    """Lines of launch sites inside a Python loop of the launcher (one launch per iteration)."""
+    out = []
+    for site in sites:
+        fn = site.function
+        if fn is None:
+            continue
+        for n in ast.walk(fn):
+            if isinstance(n, (ast.For, ast.While)) and any(c is site.call for c in ast.walk(n)):
+                out.append(site.call.lineno)
+                break
+    return out

@@ -99,7 +99,9 @@ class TriageLevel:
                                 notes=f"(1) {why_loc}; (2) {note}; (3) {why_just}")
         evidence.append(EvidenceItem(level="L1", kind="bottleneck", reference=known, summary=why_loc,
                                      data={"class": known, "localized": localized, "source": "history"}))
-        findings = code_findings(feats, ev.launches if ev else [], hot_kernel=ctx.cache.get("hot_kernel"), row_bytes=_row_bytes(ev))
+        case = ctx.cache.get("launch_case") or (cases[0] if cases else {})
+        findings = code_findings(feats, ev.launches if ev else [], hot_kernel=ctx.cache.get("hot_kernel"), row_bytes=_row_bytes(ev),
+                                 case_bytes=ctx.problem.bytes_moved(case) if case else None)
         # L1 may stop on a cause only when an earlier round measured this kernel (code alone never localizes)
         step = causal_step(ctx, "L1", findings, may_stop=localized and known_from.startswith("round"))
         evidence.append(step.evidence("L1"))

@@ -21,6 +21,12 @@ __all__ = ["code_findings"]
 MANY_TILES = 264
 #: Data-indexed atomics contend when each target address is shared by at least this many programs.
 CONTENDED_PROGRAMS_PER_ADDRESS = 4
+#: An ungrouped dot grid this large re-reads operand tiles from DRAM on every wave.
+LARGE_GRID_TILES = 1024
+#: Per-program work is only a cause when the grid is many waves deep (8 x 132 SMs x 4 programs).
+TINY_GRID_PROGRAMS = 4096
+#: A launcher with this many launch sites (or a launch inside a loop) on a case this small is launch-bound.
+MANY_LAUNCHES, SMALL_CASE_BYTES = 4, 64 * 1024 * 1024
 #: A row per program is "tiny" when the row holds fewer bytes than this (one 128-byte line per warp, 4 warps).
 TINY_ROW_BYTES = 2048
 
@@ -49,15 +55,31 @@ def _hot(feats: CodeFeatures, launches: list[dict[str, Any]], hot_kernel: str | 
     return None, None
 
 
+def _launch_findings(feats: CodeFeatures, launches: list[dict[str, Any]], case_bytes: float | None) -> list[Finding]:
+    sites = list(feats.details.get("launch_lines") or [])
+    loop = list(feats.details.get("launch_in_loop") or [])
+    total = sum(int(r.get("launches", 1)) for r in launches) if launches else len(sites)
+    if case_bytes is None or case_bytes >= SMALL_CASE_BYTES or not (loop or len(sites) >= MANY_LAUNCHES):
+        return []
+    what = f"a launch inside a loop (lines {loop})" if loop else f"{len(sites)} launch sites"
+    return [Finding(cause="launch_overhead", level="L1", confidence=0.6 if loop else 0.55, structural=True,
+                    supporting=[_ref("launch", "launch_in_loop" if loop else "multiple_kernels",
+                                     f"{what}, {total} launches recorded, {case_bytes / 1e6:.1f} MB per forward", loop or sites)],
+                    summary=f"{what} for {case_bytes / 1e6:.1f} MB of traffic: launch overhead dominates")]
+
+
 def code_findings(feats: CodeFeatures, launches: list[dict[str, Any]], *, hot_kernel: str | None = None,
-                  row_bytes: float | None = None) -> list[Finding]:
-    """Findings for the hot kernel (the most-launched recorded one) plus launcher-level causes."""
+                  row_bytes: float | None = None, case_bytes: float | None = None) -> list[Finding]:
+    """Findings for the hot kernel (the most-launched recorded one) plus launcher-level causes.
+
+    ``case_bytes``: the problem's ``bytes_moved`` for the case the launches were recorded on (per-program work)."""
     st, rec = _hot(feats, launches, hot_kernel)
     toks = set(feats.tokens)
     out: list[Finding] = []
     if st is None:
         return out
     programs = _programs(rec)
+    out += _launch_findings(feats, launches, case_bytes)
     grid_note = f"grid of {programs} programs" if programs else "grid not recorded"
     if not st.block_range and st.load_lines:
         supp = [_ref("code_feature", "no_block_range", f"{st.name} loads without tl.arange: one element per program", st.load_lines)]
@@ -85,7 +107,8 @@ def code_findings(feats: CodeFeatures, launches: list[dict[str, Any]], *, hot_ke
         supp = [_ref("code_feature", "multi_pass", f"{p} read by {len(ls)} passes", ls) for p, ls in st.multi_pass.items()]
         if "multi_kernel_same_input" in toks:
             supp.append(_ref("code_feature", "multi_kernel_same_input", "the launcher passes one input to several kernels"))
-        conf = 0.7 if st.multi_pass else 0.45
+        shared = int(feats.details.get("kernels_sharing_input", 0))
+        conf = 0.7 if st.multi_pass else 0.65 if shared >= 3 else 0.5
         out.append(Finding(cause="redundant_passes", level="L1", confidence=conf, structural=bool(st.multi_pass), supporting=supp,
                            summary="the same data is read in several passes: " + ", ".join(
                                f"{p} x{len(ls)}" for p, ls in st.multi_pass.items()) if st.multi_pass else "one input feeds several kernels"))
@@ -106,11 +129,20 @@ def code_findings(feats: CodeFeatures, launches: list[dict[str, Any]], *, hot_ke
                                supporting=[_ref("launch", "small_dot_tile", f"tile {m}x{n}x{k}", [d.line for d in st.dots])],
                                summary=f"tl.dot on a {m}x{n}x{k} tile: too small to feed Hopper tensor cores"))
     if st.dots and not st.grouped_order and programs and programs >= MANY_TILES:
-        out.append(Finding(cause="l2_unfriendly_order", level="L1", confidence=0.35, structural=True,
+        conf = 0.55 if programs >= LARGE_GRID_TILES else 0.35
+        out.append(Finding(cause="l2_unfriendly_order", level="L1", confidence=conf, structural=True,
                            supporting=[_ref("code_feature", "pid_2d_matmul" if len(st.program_axes) >= 2 else "pid_1d_matmul",
                                             f"{programs} output tiles in launch order, no grouped remap", [d.line for d in st.dots])],
                            summary=f"{programs} tiles walked in row order: operand tiles are re-read from DRAM"))
-    if "row_per_program" in toks and st.block_range and row_bytes is not None and row_bytes < TINY_ROW_BYTES:
+    per_program = case_bytes / programs if case_bytes and programs else None
+    if (st.block_range and per_program is not None and per_program < TINY_ROW_BYTES and programs
+            and programs >= TINY_GRID_PROGRAMS and not st.loops and not st.dots and "no_block_range" not in toks):
+        out.append(Finding(cause="tiny_programs", level="L1", confidence=0.7 if "row_per_program" in toks else 0.55,
+                           structural=True,
+                           supporting=[_ref("launch", "bytes_per_program", f"{per_program:.0f} B of the case's traffic per "
+                                            f"program over {programs} programs", st.load_lines)],
+                           summary=f"{per_program:.0f} B per program: too little work per program to hide latency"))
+    elif "row_per_program" in toks and st.block_range and row_bytes is not None and row_bytes < TINY_ROW_BYTES:
         out.append(Finding(cause="tiny_programs", level="L1", confidence=0.55 if "group_per_program" not in toks else 0.7,
                            structural=True,
                            supporting=[_ref("code_feature", "row_per_program", f"one row of {row_bytes:.0f} B per program", st.load_lines)],
