@@ -19,6 +19,7 @@ from kb.models import EscalationTests, EvidenceItem, Round
 from kb.models.search import SearchHit
 from kb.vocab import BottleneckClass, Level
 from optimizer.evaluation import Evaluation
+from optimizer.phases import PhaseClock
 from optimizer.problem import Problem
 from optimizer.settings import LadderSettings
 
@@ -99,6 +100,7 @@ class LadderContext:
     workdir: Path | None = None
     cache: dict[str, Any] = field(default_factory=dict)
     baseline_ms: dict[str, float] = field(default_factory=dict)
+    phases: PhaseClock = field(default_factory=PhaseClock)
 
     @property
     def source(self) -> str:
