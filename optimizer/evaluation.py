@@ -23,7 +23,7 @@ from optimizer.problem import Problem, case_label
 from optimizer.sandbox import SandboxLimits, SandboxResult, run_worker
 from optimizer.settings import LadderSettings
 
-__all__ = ["Evaluation", "evaluate", "fp32_reference", "retime", "sanity_findings", "to_timing"]
+__all__ = ["Evaluation", "evaluate", "fp32_reference", "retime", "sanity_findings", "timing_request", "to_timing"]
 
 
 @dataclass
@@ -130,7 +130,7 @@ def evaluate(
         "backend": backend,
         "cases": run_cases,
         "seeds": list(settings.validation_seeds),
-        "timing": _timing_request(settings, against, aa) if timing else None,
+        "timing": timing_request(settings, against, aa) if timing else None,
     }
     res = _run(request, backend, settings)
     if not res.ok:
@@ -160,7 +160,7 @@ def evaluate(
     return ev
 
 
-def _timing_request(settings: LadderSettings, against: dict[str, Path] | None, aa: bool) -> dict[str, Any]:
+def timing_request(settings: LadderSettings, against: dict[str, Path] | None, aa: bool) -> dict[str, Any]:
     return {"warmup_ms": settings.timing_warmup_ms, "rep_ms": settings.timing_rep_ms, "blocks": settings.timing_blocks,
             "graph_below_us": settings.timing_graph_below_us, "flush_bytes": settings.l2_flush_mb * 1024 * 1024,
             "reference": True, "against": {k: str(v) for k, v in (against or {}).items()}, "aa": aa}
@@ -184,7 +184,7 @@ def retime(problem: Problem, candidate: Path, against: dict[str, Path], *, backe
            cases: list[dict[str, Any]] | None = None, blocks: int | None = None) -> Evaluation:
     """Time an already validated candidate against ``against`` (no validation: the winner's confirmation)."""
     run_cases = cases if cases is not None else problem.cases_for(backend)
-    t = _timing_request(settings, against, False) | {"reference": False, "blocks": blocks or settings.timing_blocks}
+    t = timing_request(settings, against, False) | {"reference": False, "blocks": blocks or settings.timing_blocks}
     res = _run({"task": "time", "problem": str(problem.path), "candidate": str(candidate), "backend": backend,
                 "cases": run_cases, "timing": t}, backend, settings)
     if not res.ok:

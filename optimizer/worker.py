@@ -66,7 +66,7 @@ def _time_cases(req: dict[str, Any], problem: Any, cand_cls: type, device: str, 
     warmup_ms, rep_ms = float(t.get("warmup_ms", 25)), float(t.get("rep_ms", 20))
     blocks, graph_us = int(t.get("blocks", 8)), t.get("graph_below_us", 50.0)
     flush = int(t.get("flush_bytes", 256 * 1024 * 1024))
-    others = {role: load_candidate(path) for role, path in (t.get("against") or {}).items()}
+    others = {role: _load_once(load_candidate, path) for role, path in (t.get("against") or {}).items()}
     protocol = timing.interleaved_protocol(_device_name(backend), blocks=blocks, warmup_ms=warmup_ms, rep_ms=rep_ms,
                                            graph_below_us=graph_us if backend == "cuda" else None)
     cases: list[dict[str, Any]] = []
@@ -89,6 +89,17 @@ def _time_cases(req: dict[str, Any], problem: Any, cand_cls: type, device: str, 
                       "method": res["method"], "method_note": res["method_note"], "blocks": res["blocks"],
                       "role_stats": res["stats"]})
     return {"protocol": protocol.model_dump(), "cases": cases}
+
+
+_LOADED: dict[tuple[str, int], type] = {}
+
+
+def _load_once(load: Any, path: str) -> type:
+    """A comparison kernel imported once per process (and file version), so repeated timing never recompiles it."""
+    key = (str(Path(path).resolve()), Path(path).stat().st_mtime_ns)
+    if key not in _LOADED:
+        _LOADED[key] = load(path)
+    return _LOADED[key]
 
 
 class _CompileClock:

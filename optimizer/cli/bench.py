@@ -25,6 +25,8 @@ RUNNERS: dict[str, tuple[str, str]] = {
     "report": ("suite/report.py", "Tables and figures from suite results."),
     "load": ("load.py", "32 concurrent clients mixing RPCs against a real server."),
     "writes": ("kb_writes.py", "Consecutive single-card writes on an embedded KB, then the first search."),
+    "rounds": ("rounds.py", "Per-phase median/p90 and round wall time over trajectories (default: the suite's)."),
+    "aa": ("aa.py", "A/A: identical-kernel comparisons through the session's verdict (GPU), fraction called improved."),
 }
 
 
