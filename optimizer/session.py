@@ -363,7 +363,7 @@ class Session:
         against = {"initial": self.initial} if self.initial is not None and traj.best_round != 0 else {}
         ev = evaluate(self.problem, Path(best.candidate_path), backend=self.backend, settings=self.settings, cases=cases,
                       against=against)  # type: ignore[arg-type]
-        rep = UnseenReport(cases=cases, passed=ev.passed, failure_reason="" if ev.passed else ev.reason[:2000])
+        rep = UnseenReport(cases=cases, passed=ev.passed, failure_reason="" if ev.passed else ev.reason[:2000], validation=ev.validation)
         sel = traj.selection.confirmed.get(traj.best_round) if traj.selection else None
         rep.seen_speedup = sel.point if sel else (best.timing.geomean_speedup if best.timing else None)
         if not ev.passed:

@@ -148,6 +148,7 @@ class UnseenReport(_Model):
     unseen_ci: RatioCI | None = None
     kept_fraction: float | None = Field(default=None, description="unseen speedup / seen speedup (target >= 0.9)")
     flags: list[str] = Field(default_factory=list, description="fails_unseen, regresses_unseen, loses_gain_unseen")
+    validation: Validation | None = None
     timing: Timing | None = None
 
 
