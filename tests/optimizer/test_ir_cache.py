@@ -31,11 +31,11 @@ def _ctx(cand: Path, settings: LadderSettings, options: dict) -> LadderContext:
 def test_unchanged_kernel_hits_the_disk_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     compiled: list[tuple[str, dict]] = []
 
-    def fake_capture(spec, target, args, *, options, workdir, timeout_s):  # noqa: ANN001
+    def fake_capture(spec, target, args, *, options, workdir, timeout_s):
         compiled.append((spec, dict(options)))
         return spec
 
-    def fake_analyze(spec):  # noqa: ANN001
+    def fake_analyze(spec):
         return IRReport(kernel="softmax_kernel", source_file=spec, target="cuda:90", backend="cuda", compiler="triton",
                         compiler_version="x", mode="compile", source_excerpt={12: "x = x - tl.max(x, axis=0)"},
                         signatures=[Signature(name="cross_warp_reduction", stage="ttgir", count=1, source_lines=[12])])

@@ -94,7 +94,7 @@ def test_winner_is_retimed_and_selection_uses_the_retime(tmp_path: Path, monkeyp
     confirmed = {"round_01.py": 1.0, "round_02.py": 1.1, "round_03.py": 1.5}
     calls: list[str] = []
 
-    def fake_retime(problem, candidate, against, **kw):  # noqa: ANN001, ANN003
+    def fake_retime(problem, candidate, against, **kw):
         calls.append(candidate.name)
         assert set(against) == {"initial"} and kw["blocks"] == 16
         r = {"case": "c", "stats": {}, "blocks": {"initial": blocks(1.0, 0.002, seed=1),
