@@ -232,7 +232,8 @@ def time_interleaved(
                         _cuda_block(fns[r], True, warmup_ms, rep_ms)
                     graph = True
                 except Exception as exc:  # noqa: BLE001  capture is not possible for this launcher: say so and time without graphs
-                    _torch.cuda.synchronize()
+                    if _torch is not None and _torch.cuda.is_available():
+                        _torch.cuda.synchronize()
                     note = f"cudagraph capture failed ({type(exc).__name__}: {str(exc)[:200]}); fell back to do_bench"
 
         def block(r: str) -> list[float]:  # warm already: a short warm-up per block
