@@ -114,3 +114,12 @@ def test_winner_is_retimed_and_selection_uses_the_retime(tmp_path: Path, monkeyp
     traj.rounds = traj.rounds[:2]
     s._select(traj)
     assert traj.best_round == 0 and "initial candidate stays best" in traj.selection.note
+
+
+def test_committed_trajectories_still_load() -> None:
+    root = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "suite"
+    files = sorted(root.glob("*/session/trajectory.json"))
+    assert files, "no committed suite trajectories"
+    for f in files[:10]:
+        t = Trajectory.model_validate_json(f.read_text())
+        assert t.noise_floor is None and t.selection is None and all(r.phase_s == {} for r in t.rounds)
