@@ -16,7 +16,7 @@ GPU paths (``bench_cuda``) are written for Triton 3.6 / torch 2.11 on an H200 an
 Ascend path (``bench_npu``) follows the torch-npu Event API and has never run on NPU hardware. On the CPU the
 Triton interpreter gives correctness only: ``interpreter_protocol()`` says timing is unavailable.
 
-The event and synchronize functions are bound when this module is imported (in the worker, before any
+The event and synchronize functions and triton's do_bench functions are bound when this module is imported (in the worker, before any
 candidate is imported), so a candidate that patches ``torch.cuda.Event`` cannot reach the timer.
 """
 
@@ -50,6 +50,11 @@ try:  # bound at import time on purpose (see module docstring)
     _cuda_sync = _torch.cuda.synchronize
 except Exception:  # pragma: no cover - torch is always present where timing runs
     _torch = None  # type: ignore[assignment]
+try:  # the do_bench functions, bound before any candidate runs (a candidate replacing them times nothing of ours)
+    from triton.testing import do_bench as _do_bench
+    from triton.testing import do_bench_cudagraph as _do_bench_cudagraph
+except ImportError:  # pragma: no cover
+    _do_bench = _do_bench_cudagraph = None  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)
@@ -196,12 +201,10 @@ def _check_timer() -> None:
 
 
 def _cuda_block(fn: Callable[[], Any], graph: bool, warmup_ms: float, rep_ms: float) -> list[float]:
-    import triton.testing as tt
-
     _check_timer()
     if graph:
-        return [float(x) for x in tt.do_bench_cudagraph(fn, rep=rep_ms, return_mode="all")]
-    return [float(x) for x in tt.do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="all")]
+        return [float(x) for x in _do_bench_cudagraph(fn, rep=rep_ms, return_mode="all")]
+    return [float(x) for x in _do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="all")]
 
 
 def time_interleaved(
