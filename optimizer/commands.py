@@ -125,7 +125,8 @@ def _print_rounds(console: Console, traj: Any) -> None:
     if traj.unseen is not None:
         u = traj.unseen
         sp = f", speedup seen {u.seen_speedup:.3f}x / unseen {u.unseen_speedup:.3f}x" if u.seen_speedup and u.unseen_speedup else ""
-        console.print(f"unseen cases ({len(u.cases)}): {'passed' if u.passed else 'FAILED'}{sp}"
+        state = "not run" if u.passed is None else "passed" if u.passed else "FAILED"
+        console.print(f"unseen cases ({len(u.cases)} run, {len(u.skipped)} skipped): {state}{sp}"
                       + (f"; flags {', '.join(u.flags)}" if u.flags else ""))
     if traj.rounds and traj.rounds[0].timing is not None:
         console.print(f"timing protocol: {traj.rounds[0].timing.protocol.method} - {traj.rounds[0].timing.protocol.note}")

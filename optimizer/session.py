@@ -287,6 +287,21 @@ class Session:
             return result, f"{span} is below the noise margin: keep the base, try another point or family"
         return result, f"{span} does not clear the margin {max(self.floor, thr):.2%}: not distinguishable from the base"
 
+    def _runnable(self, cases: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """On the interpreter, the unseen cases at most 64x the largest smoke case (by bytes_moved, else flops)."""
+        if self.backend != "interpreter":
+            return cases, []
+
+        def size(c: dict[str, Any]) -> float | None:
+            return self.problem.bytes_moved(c) or self.problem.flops(c)
+
+        smoke = [size(c) for c in self.problem.smoke_cases]
+        if any(x is None for x in smoke):
+            return cases, []
+        limit = 64 * max(smoke)  # type: ignore[type-var]
+        ok = [c for c in cases if (size(c) or 0) <= limit]
+        return ok, [c for c in cases if c not in ok]
+
     @staticmethod
     def _applied_count(traj: Trajectory, family: str, base_sha: str) -> int:
         return sum(1 for r in traj.rounds if r.rewrite and r.rewrite.family == family and r.rewrite.recipe.get("base") == base_sha)
@@ -356,14 +371,19 @@ class Session:
 
     def _unseen(self, traj: Trajectory) -> UnseenReport | None:
         """Validate (and time vs the initial candidate) the selected best on UNSEEN_CASES; flag failures and lost gains."""
-        cases = unseen_cases(self.problem)
-        if not cases or traj.best_round is None:
+        declared = unseen_cases(self.problem)
+        if not declared or traj.best_round is None:
             return None
+        cases, skipped = self._runnable(declared)
+        if not cases:
+            return UnseenReport(skipped=skipped, note=f"all {len(skipped)} unseen cases are too large for the {self.backend} backend "
+                                "(more than 64x its largest smoke case); run on a GPU to check them")
         best = traj.rounds[traj.best_round]
         against = {"initial": self.initial} if self.initial is not None and traj.best_round != 0 else {}
         ev = evaluate(self.problem, Path(best.candidate_path), backend=self.backend, settings=self.settings, cases=cases,
                       against=against)  # type: ignore[arg-type]
-        rep = UnseenReport(cases=cases, passed=ev.passed, failure_reason="" if ev.passed else ev.reason[:2000], validation=ev.validation)
+        rep = UnseenReport(cases=cases, skipped=skipped, passed=ev.passed, failure_reason="" if ev.passed else ev.reason[:2000],
+                           validation=ev.validation, note=f"{len(skipped)} case(s) too large for the interpreter skipped" if skipped else "")
         sel = traj.selection.confirmed.get(traj.best_round) if traj.selection else None
         rep.seen_speedup = sel.point if sel else (best.timing.geomean_speedup if best.timing else None)
         if not ev.passed:

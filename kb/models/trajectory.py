@@ -140,9 +140,11 @@ class Selection(_Model):
 class UnseenReport(_Model):
     """The selected best validated and timed on UNSEEN_CASES (cases the session never saw)."""
 
-    cases: list[dict[str, Any]] = Field(default_factory=list)
-    passed: bool = False
+    cases: list[dict[str, Any]] = Field(default_factory=list, description="the unseen cases that were run")
+    skipped: list[dict[str, Any]] = Field(default_factory=list, description="cases too large for this backend (interpreter)")
+    passed: bool | None = Field(default=None, description="None when no unseen case could run on this backend")
     failure_reason: str = ""
+    note: str = ""
     seen_speedup: float | None = None
     unseen_speedup: float | None = None
     unseen_ci: RatioCI | None = None

@@ -50,6 +50,14 @@ def test_a_general_best_passes_unseen_cases(tmp_path: Path) -> None:
     assert u.timing.protocol.method == "unavailable-interpreter"  # validated only: the interpreter does not time
 
 
+def test_unseen_cases_too_large_for_the_interpreter_are_skipped(tmp_path: Path) -> None:
+    big = 'UNSEEN_CASES = [{"M": 4096, "N": 4096}]\n'
+    traj = _run(_problem(tmp_path, (DATA / "softmax" / "initial.py").read_text(), unseen=big), tmp_path)
+    u = traj.unseen
+    assert u.passed is None and u.cases == [] and u.skipped == [{"M": 4096, "N": 4096}] and "too large" in u.note
+    assert u.flags == []
+
+
 def test_unseen_cases_must_be_a_list_of_dicts(tmp_path: Path) -> None:
     folder = _problem(tmp_path, "", unseen='UNSEEN_CASES = {"M": 3}\n')
     with pytest.raises(Exception, match="UNSEEN_CASES must be a list of dicts"):
