@@ -123,3 +123,18 @@ def test_committed_trajectories_still_load() -> None:
     for f in files[:10]:
         t = Trajectory.model_validate_json(f.read_text())
         assert t.noise_floor is None and t.selection is None and all(r.phase_s == {} for r in t.rounds)
+
+
+def test_synthesis_follows_the_interval_verdict_not_the_raw_ratio() -> None:
+    from kb.models import RatioCI, RoundRewrite
+    from synthesis.rounds import categorize
+
+    def rnd(outcome: str, ci: RatioCI | None) -> Round:
+        t = Timing(protocol=TimingProtocol(method="interleaved-blocks"), geomean_speedup=1.2, vs_base=ci)
+        return Round(index=1, outcome=outcome, rewrite=RoundRewrite(family="f"), validation=Validation(passed=True), timing=t)
+
+    noisy = RatioCI(point=1.2, lo=0.9, hi=1.5)
+    assert categorize(rnd("neutral", noisy), 1.2) == "neutral"  # a 1.2x point inside the noise is no pattern evidence
+    assert categorize(rnd("improved", RatioCI(point=1.2, lo=1.15, hi=1.25)), 1.2) == "improved"
+    assert categorize(rnd("regressed", RatioCI(point=0.8, lo=0.75, hi=0.85)), 0.8) == "slower"
+    assert categorize(rnd("neutral", None), 1.2) == "improved"  # old trajectories keep the 3% tolerance
