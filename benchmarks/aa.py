@@ -1,6 +1,7 @@
 """A/A: how often the session's verdict calls an identical kernel "improved" or "regressed" (GPU; issue 19).
 
-For each operator (``benchmarks/suite/<op>/initial.py``), exactly as a session does: the A/A noise floor is
+For each operator (``benchmarks/suite/<op>/initial.py``; its smallest CASES, or with ``--smoke`` its tiny
+SMOKE_CASES, microsecond kernels that take the CUDA-graph path), exactly as a session does: the A/A noise floor is
 measured on the baseline (the initial kernel timed against a second instance of itself, interleaved); then
 ``--n`` rounds each time the SAME kernel as the candidate against the initial candidate through the session's
 timing function (``optimizer.worker._time_cases``, the code the sandboxed worker runs), turn it into a Timing
@@ -11,10 +12,10 @@ only difference from a session round (a worker start per comparison would cost ~
 ``--old-rule`` also applies the previous protocol to the same candidates: one do_bench median per case against
 a baseline measured once at the start, ``improved`` iff the geomean ratio exceeds 1 + threshold.
 
-Time: about ``cases x blocks x 2 x (rep + 5 ms)`` per comparison, e.g. 2 cases, 8 blocks, 20 ms -> ~0.9 s,
-so 200 comparisons ~3 min per operator (plus ~25% with ``--old-rule``). Target: <= 1% false calls.
+Time: about ``cases x blocks x 2 x (rep + ~15 ms)`` per comparison, e.g. 2 cases, 8 blocks, 20 ms -> ~1.2 s
+(+0.3 s with ``--old-rule``), so the default 4 operators x 50 comparisons take ~6 min. Target: <= 1% false calls.
 
-Run (GPU): ``python benchmarks/aa.py OUTDIR [--ops softmax rmsnorm] [--n 200] [--max-cases 2]``
+Run (GPU): ``python benchmarks/aa.py OUTDIR [--ops softmax rmsnorm] [--n 50] [--max-cases 2] [--smoke]``
 Writes ``OUTDIR/aa.json`` with provenance.
 """
 
@@ -44,7 +45,7 @@ def _evaluation(payload: dict[str, Any], candidate: Path, device: str) -> Any:
                       timing_cases=payload["cases"], protocol=TimingProtocol.model_validate(payload["protocol"]), device=device)
 
 
-def run_operator(op: str, n: int, max_cases: int, old_rule: bool) -> dict[str, Any]:
+def run_operator(op: str, n: int, max_cases: int, old_rule: bool, smoke: bool = False) -> dict[str, Any]:
     import torch
 
     from optimizer import timing, verdict
@@ -58,7 +59,7 @@ def run_operator(op: str, n: int, max_cases: int, old_rule: bool) -> dict[str, A
     problem = load_problem(folder / "problem.py")
     initial = folder / "initial.py"
     cls = load_candidate(initial)
-    cases = _smallest_first(problem, problem.cases)[:max_cases]
+    cases = _smallest_first(problem, problem.smoke_cases if smoke else problem.cases)[:max_cases]
     device = torch.cuda.get_device_name()
     base_req = {"cases": cases, "timing": timing_request(settings, None, True) | {"reference": False}}
     t0 = time.perf_counter()
@@ -91,7 +92,7 @@ def run_operator(op: str, n: int, max_cases: int, old_rule: bool) -> dict[str, A
             g = timing.geomean(ratios) or 1.0
             thr = settings.improvement_threshold
             old_calls["improved" if g > 1 + thr else "regressed" if g < 1 - thr else "neutral"] += 1
-    out = {"cases": [case_label(c) for c in cases], "n": n, "noise_floor": floor.model_dump(), "calls": dict(calls),
+    out = {"cases": [case_label(c) for c in cases], "smoke": smoke, "n": n, "noise_floor": floor.model_dump(), "calls": dict(calls),
            "false_call_fraction": (calls["improved"] + calls["regressed"]) / n, "methods": dict(methods),
            "vs_base_point_range": [min(points), max(points)] if points else None,
            "median_interval_width": sorted(widths)[len(widths) // 2] if widths else None,
@@ -105,8 +106,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="ladder bench aa", description=__doc__.split("\n")[0])
     ap.add_argument("out", type=Path, help="output folder (aa.json goes there)")
     ap.add_argument("--ops", nargs="+", default=DEFAULT_OPS, help=f"suite operators (default {' '.join(DEFAULT_OPS)})")
-    ap.add_argument("--n", type=int, default=200, help="identical-kernel comparisons per operator")
+    ap.add_argument("--n", type=int, default=50, help="identical-kernel comparisons per operator (4 x 50 = 200 by default)")
     ap.add_argument("--max-cases", type=int, default=2, help="the smallest N cases of each operator (keeps it affordable)")
+    ap.add_argument("--smoke", action="store_true", help="time the tiny SMOKE_CASES (microsecond kernels: the CUDA-graph path)")
     ap.add_argument("--old-rule", action=argparse.BooleanOptionalAction, default=True, help="also judge by the previous protocol")
     args = ap.parse_args(argv)
     import torch
@@ -122,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
                               "operators": {}}
     args.out.mkdir(parents=True, exist_ok=True)
     for op in args.ops:
-        r = run_operator(op, args.n, args.max_cases, args.old_rule)
+        r = run_operator(op, args.n, args.max_cases, args.old_rule, args.smoke)
         result["operators"][op] = r
         print(f"{op}: floor {r['noise_floor']['floor']:.2%}, calls {r['calls']}, false {r['false_call_fraction']:.1%}"
               + (f"; old rule {r['old_rule']['calls']}" if "old_rule" in r else "") + f" ({r['seconds']} s)", flush=True)
