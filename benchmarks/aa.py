@@ -12,8 +12,8 @@ only difference from a session round (a worker start per comparison would cost ~
 ``--old-rule`` also applies the previous protocol to the same candidates: one do_bench median per case against
 a baseline measured once at the start, ``improved`` iff the geomean ratio exceeds 1 + threshold.
 
-Time: about ``cases x blocks x 2 x (rep + ~15 ms)`` per comparison, e.g. 2 cases, 8 blocks, 20 ms -> ~1.2 s
-(+0.3 s with ``--old-rule``), so the default 4 operators x 50 comparisons take ~6 min. Target: <= 1% false calls.
+Time: about ``cases x blocks x 2 x (rep + ~15 ms)`` per comparison, e.g. 2 cases, 8 blocks, 10 ms -> ~0.8 s
+(+0.3 s with ``--old-rule``), so the default 4 operators x 50 comparisons take ~4-5 min. Target: <= 1% false calls.
 
 Run (GPU): ``python benchmarks/aa.py OUTDIR [--ops softmax rmsnorm] [--n 50] [--max-cases 2] [--smoke]``
 Writes ``OUTDIR/aa.json`` with provenance.

@@ -42,7 +42,7 @@ class LadderSettings(BaseSettings):
 
     # timing (GPU/NPU)
     timing_warmup_ms: float = 25.0
-    timing_rep_ms: float = Field(default=20.0, gt=0, description="do_bench rep budget of ONE interleaved block")
+    timing_rep_ms: float = Field(default=10.0, gt=0, description="do_bench rep budget of ONE interleaved block")
     timing_blocks: int = Field(default=8, ge=2, description="interleaved blocks per kernel per case (the interval's samples)")
     timing_confirm_blocks: int = Field(default=16, ge=2, description="blocks when the winner is re-timed before selection")
     timing_graph_below_us: float | None = Field(default=50.0, description="CUDA-graph timing below this kernel time (None: never)")
