@@ -29,6 +29,7 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from kb.models import Recipe
@@ -54,9 +55,11 @@ from optimizer.proposers.recipe_base import (
 )
 from optimizer.proposers.reductions import apply_value_only_reduction
 from optimizer.proposers.row_tile import plan_row_tile
+from optimizer.rewrite import TRANSFORMS, applier
 from optimizer.source import Kernel, LaunchSite, SourceText
 
-__all__ = ["APPLIERS", "NotApplicable", "RecipeContext", "RewriteResult", "apply_recipe", "can_apply", "unified_diff"]
+__all__ = ["APPLIERS", "NotApplicable", "RecipeContext", "RewriteResult", "apply_recipe", "apply_recipe_variants", "can_apply",
+           "unified_diff"]
 
 # ---------------------------------------------------------------------------------------------------- appliers
 def apply_launch_params(params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:
@@ -433,6 +436,8 @@ APPLIERS: dict[str, Callable[[dict[str, Any], RecipeContext], RewriteResult]] = 
     "alignment_hints": apply_alignment_hints,
     "grouped_program_order": apply_grouped_program_order,
 }
+# the structural transforms of the rewrite engine (optimizer.rewrite): block_per_program, dot_precision, ...
+APPLIERS.update({kind: applier(tr) for kind, tr in TRANSFORMS.items()})
 
 
 def apply_recipe(recipe: Recipe | dict[str, Any], ctx: RecipeContext) -> RewriteResult:
@@ -441,6 +446,37 @@ def apply_recipe(recipe: Recipe | dict[str, Any], ctx: RecipeContext) -> Rewrite
     if fn is None:
         raise NotApplicable(f"no offline applier for recipe kind {r.kind!r} (available: {sorted(APPLIERS)})")
     return fn(r.params, ctx)
+
+
+def apply_recipe_variants(recipe: Recipe | dict[str, Any], ctx: RecipeContext, limit: int = 8) -> list[RewriteResult]:
+    """Up to ``limit`` distinct rewrites of one recipe on one base, best first, to time together in one round.
+
+    A structural transform enumerates its own evidence-bounded points (e.g. block sizes next to the recorded row
+    length); any other applier is asked again with the points it already produced marked as tried. Raises
+    ``NotApplicable`` (the applier's reason) when not even one rewrite exists.
+    """
+    r = recipe if isinstance(recipe, Recipe) else Recipe.model_validate(recipe)
+    fn = APPLIERS.get(r.kind)
+    if fn is None:
+        raise NotApplicable(f"no offline applier for recipe kind {r.kind!r} (available: {sorted(APPLIERS)})")
+    if hasattr(fn, "variants"):
+        out = fn.variants(r.params, ctx, limit)
+    else:
+        out, tried = [], list(ctx.tried)
+        while len(out) < limit:
+            try:
+                res = fn(r.params, replace(ctx, tried=tried))
+            except NotApplicable:
+                if not out:
+                    raise
+                break
+            if res.applied in tried:
+                break
+            out.append(res)
+            tried.append(res.applied)
+    if not out:
+        raise NotApplicable(f"{r.kind}: every point was already tried on this base")
+    return out
 
 
 def can_apply(recipe: Recipe | dict[str, Any], ctx: RecipeContext) -> tuple[bool, str]:
