@@ -44,6 +44,10 @@ class RecipeContext:
     num_sms: int = 132
     hot_kernel: str | None = None
     new_filename: str = "candidate_new.py"
+    #: the problem's fp32 tolerance ``{"atol": .., "rtol": ..}`` (None: unknown; precision recipes then stay exact)
+    tolerance: dict[str, float] | None = None
+    #: evidence tokens of earlier levels: L3 IR signatures (``register_spill``, ``fma_dot``, ...) and L1 features
+    evidence: list[str] = field(default_factory=list)
 
 
 @dataclass

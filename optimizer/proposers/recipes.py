@@ -55,7 +55,8 @@ from optimizer.proposers.recipe_base import (
 )
 from optimizer.proposers.reductions import apply_value_only_reduction
 from optimizer.proposers.row_tile import plan_row_tile
-from optimizer.rewrite import TRANSFORMS, applier
+from optimizer.rewrite import TRANSFORMS, applier, parse_tree, targets
+from optimizer.rewrite.dot_precision import set_precision
 from optimizer.source import Kernel, LaunchSite, SourceText
 
 __all__ = ["APPLIERS", "NotApplicable", "RecipeContext", "RewriteResult", "apply_recipe", "apply_recipe_variants", "can_apply",
@@ -392,20 +393,17 @@ def _define_before(st: SourceText, site: LaunchSite, grid: ast.expr, param: str,
 
 
 def apply_input_precision(params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:
+    """``input_precision=value`` on every tl.dot of the target kernel (on the syntax tree; see ``dot_precision``
+    for the evidence-gated fp32 form)."""
     value = str(params.get("value", "ieee"))
-    p = _parse(ctx)
-    k, _ = _target(p, ctx, lambda k: "tl.dot" in ast.unparse(k.node))
-    n = 0
-    for call in k.calls():
-        if ast.unparse(call.func) != "tl.dot":
-            continue
-        kw = next((x for x in call.keywords if x.arg in ("input_precision", "allow_tf32")), None)
-        if kw is not None:
-            p.st.replace_range(p.st.offset(kw.lineno, kw.col_offset), p.st.span(kw.value)[1], f"input_precision={value!r}")
-        else:
-            _insert_keyword(p.st, call, f"input_precision={value!r}")
-        n += 1
-    return _finish("input_precision", ctx, p.st.apply(), f"{k.name}: input_precision={value!r} on {n} tl.dot", {"value": value})
+    tree = parse_tree(ctx)
+    t = next((t for t in targets(tree, ctx) if t.facts.dots), None)
+    if t is None:
+        raise NotApplicable("no launched kernel calls tl.dot")
+    for d in t.facts.dots:
+        set_precision(tree, d.node, value)
+    return _finish("input_precision", ctx, tree.render(), f"{t.kernel.name}: input_precision={value!r} on {len(t.facts.dots)} tl.dot",
+                   {"value": value})
 
 
 def apply_care_padding_false(params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:

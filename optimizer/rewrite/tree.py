@@ -99,7 +99,7 @@ class _Collector(cst.CSTVisitor):
         if any(n.endswith("jit") for n in names):
             params = [p.name.value for p in node.params.params]
             constexprs = [p.name.value for p in node.params.params
-                          if p.annotation is not None and "constexpr" in cst.Module([]).code_for_node(p.annotation)]
+                          if p.annotation is not None and "constexpr" in cst.Module([]).code_for_node(p.annotation.annotation)]
             self.kernels[node.name.value] = CstKernel(
                 node.name.value, node, params, constexprs, autotuned=any(n.endswith("autotune") for n in names),
                 heuristics=any(n.endswith("heuristics") for n in names))

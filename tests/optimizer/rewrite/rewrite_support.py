@@ -13,8 +13,9 @@ from optimizer.proposers.recipes import RecipeContext, RewriteResult, apply_reci
 KERNELS = Path(__file__).parent / "kernels"
 
 
-def load(path: Path) -> Any:
-    os.environ["TRITON_INTERPRET"] = "1"  # read by triton.jit at decoration time
+def load(path: Path, *, interpret: bool = True) -> Any:
+    """Import ``path`` as a fresh module; its kernels run in the interpreter unless ``interpret`` is False."""
+    os.environ["TRITON_INTERPRET"] = "1" if interpret else "0"  # read by triton.jit at decoration time
     name = f"_rw_{path.stem}_{abs(hash(path.read_text()))}"
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
