@@ -319,3 +319,51 @@ def launch_facts(t: Tree, site: CstLaunch) -> LaunchFacts:
 def module_facts(t: Tree) -> ModuleFacts:
     return ModuleFacts({name: kernel_facts(t, k) for name, k in t.kernels.items()},
                        [launch_facts(t, s) for s in t.launches])
+
+
+def rank_of(k: cst.FunctionDef, e: cst.CSTNode, _defs: dict[str, cst.CSTNode] | None = None, _depth: int = 0) -> int:
+    """The number of block dimensions of ``e`` (0: a scalar), following names to their last assignment.
+
+    A small shape inference: ``tl.arange`` is 1-D, ``x[:, None]`` adds a dimension per ``None``, a reduction over
+    an axis removes one (over everything: a scalar), ``tl.zeros``/``tl.full`` take their shape's length, and any
+    other expression has the largest rank of its operands.
+    """
+    if _defs is None:
+        _defs = {}
+        for n in walk(k.body):
+            if isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name):
+                _defs[n.targets[0].target.value] = n.value
+    if _depth > 40:
+        return 0
+
+    def r(x: cst.CSTNode) -> int:
+        return rank_of(k, x, _defs, _depth + 1)
+
+    if isinstance(e, cst.Name):
+        d = _defs.get(e.value)
+        return r(d) if d is not None and d is not e else 0
+    if isinstance(e, cst.Call):
+        name = call_name(e)
+        if name == "tl.arange":
+            return 1
+        if name in ("tl.zeros", "tl.full", "tl.empty"):
+            shape = arg_value(e, "shape", 0)
+            return len(shape.elements) if isinstance(shape, (cst.List, cst.Tuple)) else 1
+        if name in REDUCTIONS - {"tl.cumsum", "tl.cumprod", "tl.associative_scan", "tl.sort"}:
+            src = arg_value(e, "input", 0)
+            axis = arg_value(e, "axis", 1)
+            keep = arg_value(e, "keep_dims")
+            if axis is None or (isinstance(axis, cst.Name) and axis.value == "None"):
+                return 0
+            base = r(src) if src is not None else 0
+            return base if isinstance(keep, cst.Name) and keep.value == "True" else max(base - 1, 0)
+        return max([r(a.value) for a in e.args] + [r(e.func.value)] if isinstance(e.func, cst.Attribute) else
+                   [r(a.value) for a in e.args] or [0])
+    if isinstance(e, cst.Subscript):
+        nones = sum(1 for el in e.slice if isinstance(el.slice, cst.Index) and isinstance(el.slice.value, cst.Name)
+                    and el.slice.value.value == "None")
+        return r(e.value) + nones if nones else r(e.value)
+    if isinstance(e, cst.Attribute):
+        return r(e.value)
+    kids = [c for c in e.children if isinstance(c, cst.BaseExpression)]
+    return max((r(c) for c in kids), default=0)
