@@ -57,6 +57,7 @@ from optimizer.proposers.reductions import apply_value_only_reduction
 from optimizer.proposers.row_tile import plan_row_tile
 from optimizer.rewrite import TRANSFORMS, applier, parse_tree, targets
 from optimizer.rewrite.dot_precision import set_precision
+from optimizer.rewrite.row_loop import rows_as_loop
 from optimizer.source import Kernel, LaunchSite, SourceText
 
 __all__ = ["APPLIERS", "NotApplicable", "RecipeContext", "RewriteResult", "apply_recipe", "apply_recipe_variants", "can_apply",
@@ -323,33 +324,7 @@ def apply_rows_per_program(params: dict[str, Any], ctx: RecipeContext) -> Rewrit
     else:
         tile_reason = "the recipe asks for the loop form"
     r = max(fit) if fit else min(options)
-    st = p.st
-    var = pid.targets[0].id  # type: ignore[attr-defined]
-    ind = st.indent_of(pid.lineno)
-    last = k.node.body[-1]
-    rest = "".join(st.lines[pid.end_lineno: last.end_lineno])
-    rest = "".join(("        " + ln if ln.strip() else ln) for ln in rest.splitlines(keepends=True))
-    block = (
-        f"{ind}{var}_first = {st.segment(pid.value)} * {param}\n"
-        f"{ind}for _rpp in tl.static_range({param}):\n"
-        f"{ind}    {var} = {var}_first + _rpp\n"
-        f"{ind}    if {var} < {bound}:\n{rest}"
-    )
-    st.replace_range(st.line_start(pid.lineno), st.line_start(last.end_lineno + 1), block)
-    args = k.node.args.args
-    extra = ("" if n_rows else ", n_rows_rpp") + f", {param}: tl.constexpr"
-    st.insert(st.span(args[-1])[1], extra)
-    if isinstance(grid, ast.Lambda):
-        meta = grid.args.args[0].arg if grid.args.args else "META"
-        st.replace(g0, f"triton.cdiv({g0_text}, {meta}[{param!r}])")
-        _insert_keyword(st, site.call, ("" if n_rows else f"n_rows_rpp={g0_text}, ") + f"{param}={r}")
-    else:
-        st.replace(g0, f"triton.cdiv({g0_text}, {param})")
-        _insert_keyword(st, site.call, ("" if n_rows else f"n_rows_rpp={g0_text}, ") + f"{param}={param}")
-        _define_before(st, site, grid, param, r)
-    desc = (f"{k.name}: {r} rows per program ({param}) as a loop, grid {g0_text} -> cdiv({g0_text}, {r}); "
-            f"bound {bound} (not tiled: {tile_reason})")
-    return _finish("rows_per_program", ctx, st.apply(), desc, {param: r})
+    return rows_as_loop(ctx, k.name, pid.targets[0].id, param, bound, n_rows, r, tile_reason)  # type: ignore[attr-defined]
 
 
 #: elements of a row tile (ROWS x BLOCK) the first tiled point aims at; later rounds tune ROWS like any constexpr

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from optimizer.rewrite.block_per_program import BlockPerProgram
 from optimizer.rewrite.dot_precision import DotPrecision
-from optimizer.rewrite.two_stage import TwoStageReduction
 from optimizer.rewrite.engine import Target, Transform, applier, parse_tree, targets
 from optimizer.rewrite.facts import KernelFacts, ModuleFacts, module_facts
+from optimizer.rewrite.two_stage import TwoStageReduction
 
 __all__ = ["TRANSFORMS", "KernelFacts", "ModuleFacts", "Target", "Transform", "applier", "module_facts", "parse_tree",
            "targets"]

@@ -65,7 +65,7 @@ class TwoStageReduction:
     kind = "two_stage_reduction"
     card = "two-stage-reduction"
 
-    def _atomic(self, t: Target):  # noqa: ANN202
+    def _atomic(self, t: Target):
         same = t.facts.same_address_atomics
         return same[0] if len(same) == 1 else None
 

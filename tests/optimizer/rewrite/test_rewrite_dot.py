@@ -7,7 +7,12 @@ from pathlib import Path
 import pytest
 from rewrite_support import KERNELS, rewrite, same_outputs
 
-from optimizer.proposers.recipes import NotApplicable, RecipeContext, apply_recipe, apply_recipe_variants
+from optimizer.proposers.recipes import (
+    NotApplicable,
+    RecipeContext,
+    apply_recipe,
+    apply_recipe_variants,
+)
 
 RECIPE = {"kind": "dot_precision", "params": {}}
 TIGHT = {"atol": 1e-4, "rtol": 1e-4}
@@ -34,9 +39,9 @@ def test_tf32_only_under_a_loose_tolerance() -> None:
 def test_tf32x3_compiles_for_sm90(tmp_path: Path) -> None:
     """The installed Triton lowers the rewritten dot for Hopper (no GPU needed)."""
     import triton
+    from rewrite_support import load
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
-    from rewrite_support import load
 
     res = rewrite("dot_tile", RECIPE, tolerance=TIGHT)
     path = tmp_path / "tf32x3_tile.py"
