@@ -67,3 +67,24 @@ def test_variants_cover_several_block_sizes() -> None:
     out = apply_recipe_variants(RECIPE, RecipeContext(source=(KERNELS / "elem_scale.py").read_text()))
     assert [r.applied["BLOCK_SIZE"] for r in out] == [1024, 256, 512, 2048]
     assert len({r.source for r in out}) == 4
+
+
+def test_llm_prompt_carries_facts_failed_preconditions_and_target_structure() -> None:
+    import yaml
+    from rewrite_support import KERNELS
+
+    from kb.models import parse_card
+    from optimizer.proposers.llm import structural_section
+    from optimizer.proposers.recipes import RecipeContext
+
+    root = Path(__file__).resolve().parents[3] / "kb" / "cards" / "patterns"
+    cards = [parse_card(yaml.safe_load((root / f"{c}.yaml").read_text())) for c in ("block-per-program", "two-stage-reduction")]
+    src = (KERNELS / "elem_gather_2d.py").read_text()
+    text = "\n".join(structural_section(src, cards, RecipeContext(source=src)))
+    assert "block ranges: none (one element per program)" in text
+    assert "div/mod on program-id values: pid // n_cols, pid % n_cols" in text
+    assert "launch gather_rows_kernel[(n_rows * n_cols,)]" in text
+    assert "Recipe `block_per_program` of `block-per-program`: applies" in text
+    assert "Recipe `two_stage_reduction` of `two-stage-reduction`: does not apply: " in text
+    assert "no atomic hits the same address" in text
+    assert "### Target structure of `block-per-program`" in text and "col_bpp = tl.program_id(1)" in text
