@@ -22,7 +22,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))  # the repository root, for benchmarks._provenance
 
-from benchmarks._provenance import provenance  # noqa: E402
+from benchmarks._provenance import provenance
 
 
 def load(path: Path, tag: str) -> Any:

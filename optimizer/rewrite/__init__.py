@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from optimizer.rewrite.block_per_program import BlockPerProgram
 from optimizer.rewrite.dot_precision import DotPrecision
+from optimizer.rewrite.dot_tiles import DotTileSearch
 from optimizer.rewrite.engine import Target, Transform, applier, parse_tree, targets
 from optimizer.rewrite.facts import KernelFacts, ModuleFacts, module_facts
 from optimizer.rewrite.two_stage import TwoStageReduction
@@ -15,4 +16,4 @@ from optimizer.rewrite.two_stage import TwoStageReduction
 __all__ = ["TRANSFORMS", "KernelFacts", "ModuleFacts", "Target", "Transform", "applier", "module_facts", "parse_tree",
            "targets"]
 
-TRANSFORMS: dict[str, Transform] = {tr.kind: tr for tr in (BlockPerProgram(), DotPrecision(), TwoStageReduction())}
+TRANSFORMS: dict[str, Transform] = {tr.kind: tr for tr in (BlockPerProgram(), DotPrecision(), TwoStageReduction(), DotTileSearch())}

@@ -96,8 +96,9 @@ def _select(tr: Transform, ctx: RecipeContext, params: dict[str, Any]) -> tuple[
     raise NotApplicable(f"{tr.kind} does not apply ({' | '.join(refusals)})")
 
 
-def _one(tr: Transform, ctx: RecipeContext, point: dict[str, Any], params: dict[str, Any]) -> RewriteResult:
-    t, _ = _select(tr, ctx, params)  # a fresh tree: edits of one point never leak into another
+def _one(tr: Transform, ctx: RecipeContext, point: dict[str, Any], params: dict[str, Any], t: Target | None = None) -> RewriteResult:
+    if t is None:
+        t, _ = _select(tr, ctx, params)  # a fresh tree: edits of one point never leak into another
     desc = tr.rewrite(t, ctx, point)
     return _finish(tr.kind, ctx, t.tree.render(), desc, point)
 
@@ -106,11 +107,11 @@ def applier(tr: Transform) -> Callable[[dict[str, Any], RecipeContext], RewriteR
     """The ``APPLIERS`` entry for ``tr``: the first point not yet tried on this base."""
 
     def apply(params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:
-        _t, pts = _select(tr, ctx, params)
+        t, pts = _select(tr, ctx, params)
         fresh = [p for p in pts if p not in ctx.tried]
         if not fresh:
             raise NotApplicable(f"every {tr.kind} point ({len(pts)}) was already tried on this base")
-        return _one(tr, ctx, fresh[0], params)
+        return _one(tr, ctx, fresh[0], params, t)
 
     def variants(params: dict[str, Any], ctx: RecipeContext, limit: int) -> list[RewriteResult]:
         _t, pts = _select(tr, ctx, params)

@@ -23,6 +23,7 @@ from optimizer.rewrite.tree import (
     Tree,
     arg_value,
     call_name,
+    kids,
     walk,
 )
 
@@ -158,7 +159,7 @@ def _names(node: cst.CSTNode, skip: frozenset[int] = frozenset()) -> set[str]:
             continue
         if isinstance(n, cst.Name):
             out.add(n.value)
-        stack.extend(n.children)
+        stack.extend(kids(n))
     return out
 
 
@@ -365,5 +366,4 @@ def rank_of(k: cst.FunctionDef, e: cst.CSTNode, _defs: dict[str, cst.CSTNode] | 
         return r(e.value) + nones if nones else r(e.value)
     if isinstance(e, cst.Attribute):
         return r(e.value)
-    kids = [c for c in e.children if isinstance(c, cst.BaseExpression)]
-    return max((r(c) for c in kids), default=0)
+    return max((r(c) for c in kids(e) if isinstance(c, cst.BaseExpression)), default=0)
