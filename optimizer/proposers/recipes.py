@@ -59,6 +59,7 @@ from optimizer.rewrite import TRANSFORMS, applier, parse_tree, targets
 from optimizer.rewrite.dot_precision import set_precision
 from optimizer.rewrite.row_loop import rows_as_loop
 from optimizer.rewrite.single_pass import apply_single_pass_fusion
+from optimizer.rewrite.spill_relief import apply_register_spill_relief
 from optimizer.source import Kernel, LaunchSite, SourceText
 
 __all__ = ["APPLIERS", "NotApplicable", "RecipeContext", "RewriteResult", "apply_recipe", "apply_recipe_variants", "can_apply",
@@ -413,6 +414,7 @@ APPLIERS: dict[str, Callable[[dict[str, Any], RecipeContext], RewriteResult]] = 
 # the structural transforms of the rewrite engine (optimizer.rewrite): block_per_program, dot_precision, ...
 APPLIERS.update({kind: applier(tr) for kind, tr in TRANSFORMS.items()})
 APPLIERS["single_pass_fusion"] = apply_single_pass_fusion
+APPLIERS["register_spill_relief"] = apply_register_spill_relief
 
 
 def apply_recipe(recipe: Recipe | dict[str, Any], ctx: RecipeContext) -> RewriteResult:

@@ -11,9 +11,11 @@ from optimizer.rewrite.dot_precision import DotPrecision
 from optimizer.rewrite.dot_tiles import DotTileSearch
 from optimizer.rewrite.engine import Target, Transform, applier, parse_tree, targets
 from optimizer.rewrite.facts import KernelFacts, ModuleFacts, module_facts
+from optimizer.rewrite.spill_relief import ChunkedRowReduction
 from optimizer.rewrite.two_stage import TwoStageReduction
 
 __all__ = ["TRANSFORMS", "KernelFacts", "ModuleFacts", "Target", "Transform", "applier", "module_facts", "parse_tree",
            "targets"]
 
-TRANSFORMS: dict[str, Transform] = {tr.kind: tr for tr in (BlockPerProgram(), DotPrecision(), TwoStageReduction(), DotTileSearch())}
+TRANSFORMS: dict[str, Transform] = {tr.kind: tr for tr in (BlockPerProgram(), DotPrecision(), TwoStageReduction(), DotTileSearch(),
+                                                    ChunkedRowReduction())}
