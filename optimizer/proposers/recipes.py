@@ -11,8 +11,8 @@ Kinds (``kb.models.Recipe.kind``) and their params:
   on block offsets, and on stride arguments that every recorded launch shows divisible.
 - ``rows_per_program`` ``{"param": "ROWS_PER_PROGRAM", "values": [...], "form": "tile"|"loop"}``: a
   one-row-per-program kernel becomes a [ROWS, BLOCK] tile reduced along axis=1 (``optimizer.proposers.row_tile``)
-  where the kernel is straight-line code, else a loop over several rows per program; new constexpr, grid divided
-  with ``triton.cdiv``.
+  where the kernel is straight-line code, else a loop over several rows per program (``optimizer.rewrite.row_loop``:
+  parameters the row body advances are restored per row); new constexpr, grid divided with ``triton.cdiv``.
 - ``input_precision`` ``{"value": ...}`` on every tl.dot; ``care_padding_false`` (Ascend only) on masked loads.
 - ``alignment_hints`` ``{}``: ``tl.multiple_of`` / ``tl.max_constancy`` on stride products and bound checks,
   guarded by an ``ALIGN`` constexpr computed at each launch (``optimizer.proposers.alignment``).
@@ -21,6 +21,19 @@ Kinds (``kb.models.Recipe.kind``) and their params:
 - ``value_only_reduction`` ``{}``: an argmax whose index only masks the maximum becomes value masks plus a
   duplicate count (``optimizer.proposers.reductions``).
 
+Structural transforms of the rewrite engine (``optimizer.rewrite``: libcst tree, kernel facts, preconditions
+-> rewrite; each module's docstring states its domain):
+
+- ``block_per_program`` ``{"param", "values", "values_2d"}``: one program per element -> a masked BLOCK tile
+  (or a row x column-block 2-D grid that removes per-element // and %), grid via ``triton.cdiv``.
+- ``dot_precision`` ``{"tf32_min_tolerance"}``: fp32 ieee dots -> ``tf32x3``; ``tf32`` only under a loose tolerance.
+- ``two_stage_reduction`` ``{"block"}``: same-address ``tl.atomic_add`` -> partials + a fixed-order second pass.
+- ``single_pass_fusion`` ``{}``: mean + deviation passes -> Welford; else max + sum-of-exp -> online.
+- ``dot_tile_search`` ``{"configs", "fixed_variants"}``: Hopper tile configs (autotune + fixed variants).
+- ``chunked_row_reduction`` / ``register_spill_relief``: a spilling whole-row block -> a CHUNK loop (needs
+  ``register_spill`` evidence), else a launch search that never lowers num_warps.
+
+``apply_recipe_variants`` returns several points of one recipe (3-8 where it has parameters) to time in one round.
 Every applier raises ``NotApplicable`` with the reason when its preconditions do not hold in the source.
 """
 

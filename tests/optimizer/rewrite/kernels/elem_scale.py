@@ -23,8 +23,8 @@ class ModelNew(nn.Module):
         return y
 
 
-CASES = [{"n": 1000}, {"n": 37}]
+CASES = [{"n": 300}, {"n": 37}]
 
 
-def get_inputs(n=1000):
+def get_inputs(n=300):
     return [torch.randn(n)]
