@@ -35,7 +35,7 @@ _RULES = """Rules for the new candidate (violations are rejected by the validato
 - Do not call the PyTorch op being replaced, and do not fall back to PyTorch compute.
 - Do not cache results across calls, keep outputs in buffers reused across calls, or modify inputs.
 - No side streams, threads, processes, timer or harness patching, introspection, or environment changes.
-- Keep the reference precision: fp32 problems compute in fp32 (no fp16/bf16 casts, no TF32).
+- Keep the reference precision: fp32 problems compute in fp32 (no fp16/bf16 casts, no TF32; tl.dot input_precision="tf32x3" keeps fp32 accuracy and is allowed).
 - Change ONE thing: the rewrite family named below. Return the complete file in a single ```python code block."""
 
 
