@@ -27,6 +27,17 @@ def module_literal(source: str, name: str) -> Any:
     raise SystemExit(f"example lacks a literal {name} = ... at module level")
 
 
+def variants(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    """Every point of the example's recipe (``VARIANTS = True``): autotune, fixed configs, persistent, ..."""
+    from optimizer.proposers.recipes import RecipeContext, apply_recipe_variants
+
+    src = path.read_text()
+    recipe, context = module_literal(src, "RECIPE"), module_literal(src, "CONTEXT")
+    out = apply_recipe_variants(recipe, RecipeContext(source=src, filename=path.name, new_filename=path.name, **context))
+    return [(r.source, {"recipe": recipe, "context": context, "applied": r.applied, "description": r.description,
+                        "diff": r.diff}) for r in out]
+
+
 def transform(path: Path) -> tuple[str, dict[str, Any]]:
     from optimizer.proposers.recipes import RecipeContext, apply_recipe
 
@@ -44,6 +55,11 @@ def main() -> int:
         (OUT / path.name).write_text(source)
         (OUT / f"{path.stem}.json").write_text(json.dumps(meta, indent=2) + "\n")
         print(f"{path.stem}: {meta['description']}")
+        if "VARIANTS = True" in path.read_text():
+            for i, (src, m) in enumerate(variants(path)[1:], start=1):
+                (OUT / f"{path.stem}__v{i}.py").write_text(src)
+                (OUT / f"{path.stem}__v{i}.json").write_text(json.dumps(m, indent=2) + "\n")
+                print(f"{path.stem}__v{i}: {m['description']}")
     return 0
 
 

@@ -42,10 +42,12 @@ def check(out: Any, ref: Any, tol: dict[str, float]) -> dict[str, Any]:
 
 
 def measure(name: str) -> dict[str, Any]:
+    """``name`` is an example, or ``<example>__v<i>`` for its i-th further variant."""
     import torch
     from triton.testing import do_bench
 
-    initial, transformed = load(HERE / "examples" / f"{name}.py", "initial"), load(HERE / "transformed" / f"{name}.py", "new")
+    base = name.split("__v")[0]
+    initial, transformed = load(HERE / "examples" / f"{base}.py", "initial"), load(HERE / "transformed" / f"{name}.py", "new")
     meta = json.loads((HERE / "transformed" / f"{name}.json").read_text())
     torch.manual_seed(0)
     inputs = initial.get_inputs("cuda")
@@ -69,7 +71,8 @@ def measure(name: str) -> dict[str, Any]:
         sys.path.insert(0, str(HERE))
         from prepare import transform
 
-        row["fresh_rewrite_matches"] = transform(HERE / "examples" / f"{name}.py")[0] == (HERE / "transformed" / f"{name}.py").read_text()
+        if "__v" not in name:
+            row["fresh_rewrite_matches"] = transform(HERE / "examples" / f"{name}.py")[0] == (HERE / "transformed" / f"{name}.py").read_text()
     except ImportError as exc:
         row["fresh_rewrite_matches"] = f"not checked ({exc})"
     return row
@@ -85,9 +88,10 @@ def main() -> int:
 
     if not torch.cuda.is_available():
         raise SystemExit("needs a CUDA GPU (torch.cuda.is_available() is False)")
-    names = sorted(p.stem for p in (HERE / "examples").glob("*.py") if (HERE / "transformed" / p.name).exists())
+    bases = {p.stem for p in (HERE / "examples").glob("*.py")}
+    names = sorted(p.stem for p in (HERE / "transformed").glob("*.py") if p.stem.split("__v")[0] in bases)
     if args.only:
-        names = [n for n in names if n in args.only]
+        names = [n for n in names if n.split("__v")[0] in args.only]
     results = {}
     for n in names:
         print(f"== {n}", flush=True)

@@ -7,8 +7,11 @@ element that divides by a tile is rewritten with the tile of the program axis it
 axis 0 to BLOCK_M), so two tiles with the same starting value never get confused.
 
 Points, timed together in one round: ``@triton.autotune`` over the whole config list (grid ``lambda META``,
-launch keywords removed), then the first configs as fixed launch settings. Evidence bounds the list: with a
-``register_spill`` signature (L3) no config has fewer warps or a larger M x N tile than the current one.
+launch keywords removed), then the first configs as fixed launch settings, then a persistent variant of the first
+config (``for tile_id in range(pid, num_tiles, num_programs)`` over row-major output tiles, grid
+``min(num_sms, tiles)``) where the grid is 2-D ``triton.cdiv`` over kernel arguments and the body neither returns
+nor rebinds parameters. Evidence bounds the list: with a ``register_spill`` signature (L3) no config has fewer
+warps or a larger M x N tile than the current one. Tensor descriptors are not generated.
 """
 
 from __future__ import annotations
@@ -141,7 +144,10 @@ class DotTileSearch:
     def points(self, t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[dict[str, Any]]:
         cfgs = self._configs(t, ctx, params, roles(t))  # type: ignore[arg-type]
         pts: list[dict[str, Any]] = [{"mode": "autotune", "configs": cfgs}] if len(cfgs) >= 2 else []
-        return pts + [{"mode": "fixed", **c} for c in cfgs[: int(params.get("fixed_variants", 4))]]
+        pts += [{"mode": "fixed", **c} for c in cfgs[: int(params.get("fixed_variants", 4))]]
+        if cfgs and params.get("persistent", True) and not _persistent_reasons(t):
+            pts.append({"mode": "persistent", **cfgs[0], "programs": ctx.num_sms})
+        return pts
 
     def rewrite(self, t: Target, ctx: RecipeContext, point: dict[str, Any]) -> str:
         tree, site, k = t.tree, t.sites[0], t.kernel
@@ -174,7 +180,10 @@ class DotTileSearch:
             tree.replace(lit, str(point[role]))  # type: ignore[arg-type]
         new = [_grid_elem(tree, e, cur[by_name[ax[i]]], host.get(ax[i]), str(point[by_name[ax[i]]])) if i in ax else tree.code(e)
                for i, e in enumerate(_elements(t))]
-        if any(_literal(t, site.arg_for(k, n)) is site.arg_for(k, n) for n in names.values()) and elems:
+        if point["mode"] == "persistent":
+            tree.replace(grid, f"(min({point['programs']}, " + " * ".join(f"({g})" for g in new) + "),)")
+            _persist(t, names, ax)
+        elif any(_literal(t, site.arg_for(k, n)) is site.arg_for(k, n) for n in names.values()) and elems:
             tree.replace(grid, "(" + ", ".join(new) + ("," if len(new) == 1 else "") + ")")
         for opt in ("num_warps", "num_stages"):
             kw = site.keyword(opt)
@@ -184,7 +193,8 @@ class DotTileSearch:
             else:
                 tree.add_keyword(site.call, opt, str(point[opt]))
         return (f"{k.name}: tile {cur['BLOCK_M']}x{cur['BLOCK_N']}x{cur['BLOCK_K']} w{cur['num_warps']} s{cur['num_stages']} -> "
-                f"{point['BLOCK_M']}x{point['BLOCK_N']}x{point['BLOCK_K']} w{point['num_warps']} s{point['num_stages']}")
+                f"{point['BLOCK_M']}x{point['BLOCK_N']}x{point['BLOCK_K']} w{point['num_warps']} s{point['num_stages']}"
+                + (f", persistent: {point['programs']} programs loop over the output tiles" if point["mode"] == "persistent" else ""))
 
 
 def _elements(t: Target) -> list[cst.BaseExpression]:
@@ -209,3 +219,61 @@ def _without(args: Any, drop: set[str]) -> list[cst.Arg]:
     if kept and kept[-1].comma is not cst.MaybeSentinel.DEFAULT:
         kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
     return kept
+
+
+def _pid_lines(t: Target) -> list[cst.SimpleStatementLine]:
+    top = list(t.kernel.node.body.body)  # type: ignore[attr-defined]
+    return [s for s in top if isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Assign)
+            and call_name(s.body[0].value) == "tl.program_id"]
+
+
+def _extent(t: Target, e: cst.BaseExpression, tile: str) -> str | None:
+    """Kernel-side ``tl.cdiv(n, TILE)`` for a host grid element ``triton.cdiv(<host n>, <tile>)``."""
+    if not (isinstance(e, cst.Call) and call_name(e) in ("triton.cdiv", "cdiv") and len(e.args) == 2):
+        return None
+    host = t.tree.code(e.args[0].value)
+    param = next((p for p in t.kernel.params if p not in t.kernel.constexprs
+                  and (a := t.sites[0].arg_for(t.kernel, p)) is not None and t.tree.code(a) == host), None)
+    return f"tl.cdiv({param}, {tile})" if param else None
+
+
+def _persistent_reasons(t: Target) -> list[str]:
+    names = roles(t)
+    ax = _axis_roles(t, names) if names else {}
+    top = list(t.kernel.node.body.body)  # type: ignore[attr-defined]
+    lines = _pid_lines(t)
+    out = []
+    if t.facts.pid_calls != 2 or len(lines) != 2 or set(t.facts.pid) != {0, 1} or len(_elements(t)) != 2:
+        out.append("persistent form needs exactly pid_m / pid_n from a 2-D grid")
+    elif top.index(lines[1]) != top.index(lines[0]) + 1:
+        out.append("the two program ids are not read by consecutive statements")
+    elif any(_extent(t, e, ax.get(i, "?")) is None for i, e in enumerate(_elements(t))):
+        out.append("a grid element is not triton.cdiv(<a kernel argument>, <tile>)")
+    if t.facts.rebound_params:
+        out.append(f"the body rebinds parameters {t.facts.rebound_params}")
+    if t.facts.early_returns:
+        out.append("the body returns early (a tile loop cannot contain return)")
+    return out
+
+
+def _persist(t: Target, names: dict[str, str], ax: dict[int, str]) -> None:
+    """Wrap the body after the program ids in a loop over output tiles strided by the number of programs."""
+    import textwrap
+
+    from optimizer.rewrite.common import fresh
+
+    tree = t.tree
+    top = list(t.kernel.node.body.body)  # type: ignore[attr-defined]
+    lines = _pid_lines(t)
+    rest = top[top.index(lines[1]) + 1:]
+    var = {ax_: tree.code(ln.body[0].targets[0].target) for ax_, ln in zip(sorted(t.facts.pid), lines, strict=True)}  # type: ignore[attr-defined]
+    ext = [_extent(t, e, ax[i]) for i, e in enumerate(_elements(t))]
+    n0, n1, tile = fresh(t, "num_tiles_0"), fresh(t, "num_tiles_1"), fresh(t, "tile_id")
+    body = "".join(textwrap.indent(tree.module.code_for_node(s), "    ") for s in rest)
+    tree.remove(lines[0])
+    tree.remove(lines[1])
+    tree.insert_before(lines[0], f"{n0} = {ext[0]}\n{n1} = {ext[1]}\n"
+                       f"for {tile} in range(tl.program_id(0), {n0} * {n1}, tl.num_programs(0)):\n"
+                       f"    {var[0]} = {tile} // {n1}\n    {var[1]} = {tile} % {n1}\n{body}")
+    for s in rest:
+        tree.remove(s)

@@ -6,7 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.proposers.recipes import NotApplicable, RecipeContext, apply_recipe_variants
+from optimizer.proposers.recipes import (
+    NotApplicable,
+    RecipeContext,
+    apply_recipe_variants,
+)
 
 SOFTMAX = (Path(__file__).resolve().parents[1] / "data" / "softmax" / "initial.py").read_text()
 
