@@ -239,7 +239,7 @@ class BlockPerProgram:
                 and_mask(t, a.node, ok, a.op == "tl.load")
                 masked += 1
         tree.add_params(k.node, [*new_params, f"{block}: tl.constexpr"])
-        tree.replace(grid_node(site), grid)
+        tree.replace(grid_node(site, tree), grid)
         for p in new_params:
             tree.add_keyword(site.call, p, g0)
         tree.add_keyword(site.call, block, str(value))

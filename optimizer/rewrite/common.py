@@ -6,7 +6,7 @@ import libcst as cst
 
 from optimizer.proposers.recipe_base import RecipeContext
 from optimizer.rewrite.engine import Target
-from optimizer.rewrite.tree import CstLaunch, arg_value, call_name, walk
+from optimizer.rewrite.tree import CstLaunch, Tree, arg_value, call_name, walk
 
 __all__ = ["and_mask", "fresh", "grid_node", "host_arg_text", "launch_record", "single_site_reasons"]
 
@@ -38,9 +38,16 @@ def fresh(t: Target, base: str) -> str:
     return name
 
 
-def grid_node(site: CstLaunch) -> cst.BaseExpression:
-    """The launch's own grid node (``kernel[<this>](...)``): rewriting it here never disturbs a shared variable."""
-    return site.call.func.slice[0].slice.value  # type: ignore[attr-defined]
+def grid_node(site: CstLaunch, tree: Tree | None = None) -> cst.BaseExpression:
+    """The node to rewrite for the launch's grid: the value of ``grid = ...`` when the launch names a variable
+    assigned once in the launching function (and used by this launch only), else the subscript ``kernel[<this>]``."""
+    own = site.call.func.slice[0].slice.value  # type: ignore[attr-defined]
+    if tree is not None and isinstance(own, cst.Name) and site.function is not None:
+        assigns = tree.assignments(site.function, own.value)
+        uses = [n for n in walk(site.function) if isinstance(n, cst.Name) and n.value == own.value]
+        if len(assigns) == 1 and len(uses) == 2:  # the assignment target and this launch
+            return assigns[0].value
+    return own
 
 
 def host_arg_text(t: Target, param: str) -> str | None:

@@ -157,7 +157,7 @@ class DotTileSearch:
         ax = _axis_roles(t, names)
         by_name = {v: r for r, v in names.items()}
         host = {n: tree.code(a) for n in names.values() if (a := site.arg_for(k, n)) is not None and not isinstance(a, cst.Integer)}
-        grid = grid_node(site)
+        grid = grid_node(site, tree)
         elems = t.launches[0].grid_elements or []
         if point["mode"] == "autotune":
             cfgs = point["configs"]

@@ -27,8 +27,8 @@ class ModelNew(nn.Module):
     def forward(self, x, idx):
         n_rows, n_cols = idx.shape[0], x.shape[1]
         out = torch.empty((n_rows, n_cols), dtype=x.dtype, device=x.device)
-        grid = (n_rows * n_cols,)
-        gather_rows_kernel[(triton.cdiv(n_rows * n_cols, n_cols), triton.cdiv(n_cols, 1024))](x, idx, out, n_cols, x.stride(0), n_elems_bpp=n_rows * n_cols, BLOCK_SIZE=1024)
+        grid = (triton.cdiv(n_rows * n_cols, n_cols), triton.cdiv(n_cols, 1024))
+        gather_rows_kernel[grid](x, idx, out, n_cols, x.stride(0), n_elems_bpp=n_rows * n_cols, BLOCK_SIZE=1024)
         return out
 
 

@@ -31,8 +31,8 @@ class ModelNew(nn.Module):
         M, K = a.shape
         N = b.shape[1]
         c = torch.empty((M, N), dtype=torch.float16, device=a.device)
-        grid = (triton.cdiv(M, 64), triton.cdiv(N, 64))
-        mm_kernel[(triton.cdiv(M, 128), triton.cdiv(N, 128))](a, b, c, M, N, K, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, num_warps=8, num_stages=3)
+        grid = (triton.cdiv(M, 128), triton.cdiv(N, 128))
+        mm_kernel[grid](a, b, c, M, N, K, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, num_warps=8, num_stages=3)
         return c
 
 

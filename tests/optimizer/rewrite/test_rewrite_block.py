@@ -28,7 +28,7 @@ def test_div_mod_index_becomes_a_row_by_column_tile(tmp_path: Path) -> None:
     kernel = res.source.split("@triton.jit")[1].split("class ModelNew")[0]
     assert "//" not in kernel and "%" not in kernel  # no per-element division left
     assert "tl.program_id(1) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)" in kernel
-    assert "[(triton.cdiv(n_rows * n_cols, n_cols), triton.cdiv(n_cols, 128))]" in res.source
+    assert "grid = (triton.cdiv(n_rows * n_cols, n_cols), triton.cdiv(n_cols, 128))" in res.source
     same_outputs("elem_gather_2d", res.source, tmp_path)
 
 

@@ -69,7 +69,7 @@ def test_persistent_variant_loops_over_tiles_and_matches(kernel: str, tmp_path: 
     pers = out[-1]
     assert pers.applied["mode"] == "persistent" and len(out) <= 8
     assert "for tile_id in range(tl.program_id(0), num_tiles_0 * num_tiles_1, tl.num_programs(0)):" in pers.source
-    assert "[(min(3, " in pers.source
+    assert "(min(3, (triton.cdiv(" in pers.source
     same_outputs(kernel, pers.source, tmp_path, atol=1e-3, rtol=1e-3)
 
 
