@@ -82,7 +82,7 @@ def _family(ctx: LadderContext, d: Decision, tokens: list[str]) -> tuple[CardRef
                       related=list(card.related))
         if recipe is not None:
             rctx = recipe_context(ctx, fid, bottleneck)
-            rctx.evidence = {"tokens": tokens}
+            rctx.evidence = sorted(set(rctx.evidence) | set(tokens))
             ok, note = can_apply(recipe, rctx)
             ref.applicable, ref.applicability_note = ok, note
         else:
