@@ -229,6 +229,9 @@ def test_gpu_time_summary_and_table():
     s = gpu_time.summarize(records)
     assert s["items"]["a"]["fix_speedup"] == 6.0 and s["items"]["a"]["fix_vs_torch"] == 2.0
     assert s["items"]["b"]["fix_speedup"] is None and s["failures"] == ["b [N=1] initial: 3 elements differ"]
+    assert s["weak_items"] == []
+    records[1]["ms"]["initial"] = 1.0 / 4.0  # geomean speedup (4 * 1/4) ** 0.5 = 1: the cause costs nothing here
+    assert gpu_time.summarize(records)["weak_items"] == ["a"]
     lines = gpu_time.render_table(records).splitlines()
     assert len(lines) == 5 and lines[2].split()[-2:] == ["4.00", "ok"] and lines[4].endswith("FAIL")
 
