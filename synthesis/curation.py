@@ -85,12 +85,13 @@ class Curator:
 
     # ------------------------------------------------------------------ synthesis runs
     def run(self, *, only_new: bool = True, job_id: str | None = None) -> SynthesisResult:
-        """One synthesis batch. Stats are recomputed from the whole history; proposals come from the rounds."""
+        """One synthesis batch. Proposals come from the batch's rounds; card statistics are recomputed from all
+        stored evidence, deduplicated (one trajectory per content hash), on every run, so a run with nothing new
+        leaves them as they were and a copy never adds to them."""
         with self._run_lock:
             store = self.kb.store
-            new = store.trajectories(only_new=True)
-            history = store.trajectories()
-            batch = new if only_new else history
+            history = store.trajectories(unique=True)
+            batch = store.trajectories(only_new=True, unique=True) if only_new else history
             cards = store.served_cards()
             job = self._job_update(job_id, state="running", done=0, total=len(batch)) if job_id else None
 
@@ -100,14 +101,15 @@ class Curator:
 
             # stats need every trajectory; proposals come only from the batch (ids are stable, so re-mining a
             # reviewed round never reopens its proposal).
-            result = synthesize(history if batch else [], cards, self._embed, config=self.config,
-                                progress=progress, index=self._family_index(cards))
+            result = synthesize(history, cards, self._embed, config=self.config, progress=progress,
+                                index=self._family_index(cards))
             batch_refs = {t.id for t in batch}
-            fresh = [p for p in result.proposals
-                     if not p.evidence or any(e.round_ref.split("#")[0] in batch_refs for e in p.evidence)]
+            fresh = [p for p in result.proposals if batch_refs and
+                     (not p.evidence or any(e.round_ref.split("#")[0] in batch_refs for e in p.evidence))]
+            unsynthesized = [t.id for t in store.trajectories(only_new=True)]  # copies included
             store.commit_synthesis([(p.id, p.status, p.model_dump(mode="json")) for p in fresh],
                                    {cid: st.model_dump(mode="json") for cid, st in result.stats.items()},
-                                   [t.id for t in batch])
+                                   sorted(batch_refs | set(unsynthesized)))
             self.kb.invalidate()  # card stats changed: the next read rebuilds the engine once
             result = result.model_copy(update={"proposals": fresh})
             if job_id:
