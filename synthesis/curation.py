@@ -24,7 +24,7 @@ from kb.errors import Conflict, InvalidArgument, NotFound
 from kb.models import AnyCard, PatternCard, parse_card
 from kb.service import KnowledgeBase, check_storable
 from synthesis.models import Proposal, SynthesisResult, card_on_approval
-from synthesis.mining import CachedEmbed, FamilyIndex
+from synthesis.mining import CachedEmbed, Embed, FamilyIndex
 from synthesis.pipeline import SynthesisConfig, synthesize
 
 __all__ = ["Curator", "Job", "ProposalPage", "ReviewAction"]
@@ -63,13 +63,14 @@ def _decode_cursor(cursor: str) -> tuple[str, str] | None:
 
 
 class Curator:
-    def __init__(self, kb: KnowledgeBase, config: SynthesisConfig | None = None) -> None:
+    def __init__(self, kb: KnowledgeBase, config: SynthesisConfig | None = None, *, embed: Embed | None = None) -> None:
         self.kb = kb
         self.config = config or SynthesisConfig()
         self._run_lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self._closing = threading.Event()
-        self._embed = CachedEmbed(kb.embedder.encode)  # re-runs embed only rounds they have not seen
+        # re-runs embed only rounds they have not seen; ``embed`` replaces the KB's model (tests, benchmarks)
+        self._embed = CachedEmbed(embed or kb.embedder.encode)
         self._index: FamilyIndex | None = None
         self._index_key: tuple[tuple[str, int], ...] = ()
         kb.store.fail_interrupted_jobs()

@@ -4,7 +4,7 @@ to card statistics or proposals, and a routine synthesis run never lowers the st
 from __future__ import annotations
 
 import pytest
-from synth_builders import rnd, traj
+from synth_builders import fake_embed, rnd, traj
 
 from kb.models import Trajectory
 from synthesis import synthesize
@@ -26,7 +26,7 @@ def _copy(t: Trajectory, tid: str) -> Trajectory:
 
 @pytest.fixture
 def curator(kb):
-    c = Curator(kb)
+    c = Curator(kb, embed=fake_embed)  # the family names the card: mapping quality does not matter here
     yield c
     c.close()
 
@@ -81,8 +81,6 @@ def test_two_routine_runs_back_to_back_lose_nothing(kb, curator):
 
 
 def test_synthesize_itself_ignores_copies(families):
-    from synth_builders import fake_embed
-
     t = traj("orig-001", [rnd(0, "rows per program", "loop over rows", family="rows-per-program")])
     once = synthesize([t], families, fake_embed)
     many = synthesize([t] + [_copy(t, f"copy-{i:03d}") for i in range(20)], families, fake_embed)
