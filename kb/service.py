@@ -8,28 +8,39 @@ in-process client are thin adapters over this class.
 from __future__ import annotations
 
 import base64
+import bisect
 import json
 import logging
 import math
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from kb.cardfiles import dump_card, load_dir
 from kb.errors import InvalidArgument, NotFound, StorageError, Unavailable
+from kb.limits import Limits, check_value
 from kb.models import AnyCard, Trajectory
-from kb.models.search import CardFilter, CardPage, InvariantQuery, QuickMatchQuery, SearchHit, SearchQuery
+from kb.models.search import (
+    CardFilter,
+    CardPage,
+    InvariantQuery,
+    QuickMatchQuery,
+    SearchHit,
+    SearchQuery,
+)
 from kb.search.bm25 import BM25Index
 from kb.search.embedding import Embedder
 from kb.search.engine import Engine
 from kb.settings import Settings
 from kb.store import StructuredStore, VectorIndex
-from kb.vocab import CardStatus
+from kb.vocab import CARD_STATUSES, CardStatus
 
-__all__ = ["KnowledgeBase", "check_storable", "encode_cursor"]
+__all__ = ["UPSERT_STATUSES", "KnowledgeBase", "check_storable", "encode_cursor", "page_cards"]
+
+#: the statuses a card write may store; anything else (``active`` above all) is stored as ``proposed``
+UPSERT_STATUSES = frozenset({"draft", "proposed"})
 
 log = logging.getLogger(__name__)
 Progress = Callable[[str, int, int], None]
@@ -212,20 +223,7 @@ class KnowledgeBase:
         return self.store.get_card(card_id, version)
 
     def list_cards(self, filter: CardFilter, page_size: int = 50, cursor: str = "") -> CardPage:
-        if not 1 <= page_size <= 500:
-            raise InvalidArgument(f"page_size must be in 1..500, got {page_size}", field="page_size")
-        after = _decode_cursor(cursor)
-        engine = self.engine
-        mask = engine.filter_mask(filter)
-        ids = sorted(c.id for c, ok in zip(engine.cards, mask) if ok)
-        start = 0
-        if after:
-            import bisect
-
-            start = bisect.bisect_right(ids, after)
-        page = ids[start:start + page_size]
-        nxt = encode_cursor(page[-1]) if start + page_size < len(ids) else ""
-        return CardPage(cards=[engine.cards[engine.pos[i]] for i in page], next_cursor=nxt, total=len(ids))
+        return page_cards(self.engine, filter, page_size, cursor)
 
     # ------------------------------------------------------------------ writes
     def _after_write(self, card_id: str) -> None:
@@ -235,13 +233,25 @@ class KnowledgeBase:
         self._stale = True
 
     def upsert_card(self, card: AnyCard) -> AnyCard:
-        check_storable(card, "card")
+        """Store a card as a proposal: a write never activates a card, whoever sends it (a contributor over
+        gRPC, the owner of an embedded KB). Activation is a review step (``set_card_status(id, "active")``,
+        reviewer role), so every client obeys the same rule. A new id is stored ``proposed`` (or ``draft``); a new
+        version of an active card waits for approval while the active one stays served."""
+        check_storable(card, "card", self.settings.limits)
+        if card.status not in UPSERT_STATUSES:
+            card = card.model_copy(update={"status": "proposed"})
         with self._write_lock:
             stored = self.store.put_card(card)
             self._after_write(stored.id)
             return stored
 
     def set_card_status(self, card_id: str, status: CardStatus, reason: str = "", version: int | None = None) -> AnyCard:
+        """Move a card through review (the reviewer's step; over gRPC it needs the reviewer role)."""
+        if status not in CARD_STATUSES:
+            raise InvalidArgument(f"status must be one of {sorted(CARD_STATUSES)}, got {status!r}", field="status")
+        if not card_id:
+            raise InvalidArgument("id is required", field="id")
+        check_value(reason, self.settings.limits, "reason", kind="card")
         with self._write_lock:
             card = self.store.set_status(card_id, status, version=version, reason=reason)
             self._after_write(card_id)
@@ -252,7 +262,7 @@ class KnowledgeBase:
         """Record a review decision and the card write it implies atomically (``StructuredStore.decide_proposal``);
         the search index then serves the card like any other write."""
         if card is not None:
-            check_storable(card, "card")
+            check_storable(card, "card", self.settings.limits)
         with self._write_lock:
             stored = self.store.decide_proposal(proposal_id, expect=expect, status=status, doc=doc, card=card,
                                                 deprecate=deprecate, reason=reason)
@@ -261,7 +271,7 @@ class KnowledgeBase:
             return stored
 
     def submit_trajectory(self, trajectory: Trajectory) -> bool:
-        check_storable(trajectory, "trajectory")
+        check_storable(trajectory, "trajectory", self.settings.limits, kind="document")
         return self.store.put_trajectory(trajectory)
 
     # ------------------------------------------------------------------ admin
@@ -299,11 +309,15 @@ class KnowledgeBase:
 _INT64 = 2**63
 
 
-def check_storable(value: Any, field: str) -> None:
-    """Raise InvalidArgument naming the field for a number the KB could store but not read back faithfully:
-    NaN or an infinity (JSON has neither, so it would come back as null and fail validation on every later
-    read), or an integer outside int64 (the wire type of every integer on a card)."""
-    stack: list[tuple[Any, str]] = [(value.model_dump() if hasattr(value, "model_dump") else value, field)]
+def check_storable(value: Any, field: str, limits: Limits | None = None, *,
+                   kind: Literal["card", "document"] = "card") -> None:
+    """Raise InvalidArgument naming the field for a value over ``limits`` (``kb.limits.check_value``: depth,
+    entries, and for a card each field's size), or with a number the KB could store but not read back
+    faithfully: NaN or an infinity (JSON has neither, so it would come back as null and fail validation on
+    every later read), or an integer outside int64 (the wire type of every integer on a card)."""
+    data = value.model_dump() if hasattr(value, "model_dump") else value
+    check_value(data, limits or Limits(), field, kind=kind)
+    stack: list[tuple[Any, str]] = [(data, field)]
     while stack:
         v, path = stack.pop()
         if isinstance(v, float) and not math.isfinite(v):
@@ -314,6 +328,21 @@ def check_storable(value: Any, field: str) -> None:
             stack.extend((x, f"{path}.{k}") for k, x in v.items())
         elif isinstance(v, (list, tuple)):
             stack.extend((x, f"{path}.{i}") for i, x in enumerate(v))
+
+
+def page_cards(engine: Engine, filter: CardFilter, page_size: int = 50, cursor: str = "") -> CardPage:
+    """One ListCards page over ``engine``'s served cards, in id order, after ``cursor`` (the same rule for the
+    embedded KB, the server and a snapshot): ``page_size`` in 1..500, cursors are opaque tokens from an earlier
+    page, and a cursor stays valid while cards are added or removed."""
+    if not 1 <= page_size <= 500:
+        raise InvalidArgument(f"page_size must be in 1..500, got {page_size}", field="page_size")
+    after = _decode_cursor(cursor)
+    mask = engine.filter_mask(filter)
+    ids = sorted(c.id for c, ok in zip(engine.cards, mask) if ok)
+    start = bisect.bisect_right(ids, after) if after else 0
+    page = ids[start:start + page_size]
+    nxt = encode_cursor(page[-1]) if start + page_size < len(ids) else ""
+    return CardPage(cards=[engine.cards[engine.pos[i]] for i in page], next_cursor=nxt, total=len(ids))
 
 
 def encode_cursor(last_id: str) -> str:

@@ -15,9 +15,17 @@ import numpy as np
 
 from kb.errors import InvalidArgument, NotFound, Unavailable
 from kb.models import AnyCard, Trajectory, parse_card
-from kb.models.search import CardFilter, CardPage, InvariantQuery, QuickMatchQuery, SearchHit, SearchQuery
+from kb.models.search import (
+    CardFilter,
+    CardPage,
+    InvariantQuery,
+    QuickMatchQuery,
+    SearchHit,
+    SearchQuery,
+)
 from kb.search.embedding import Embedder
 from kb.search.engine import Engine
+from kb.service import page_cards
 from kb.store.vector import VectorIndex
 
 __all__ = ["SnapshotKB", "write_snapshot"]
@@ -59,18 +67,19 @@ class SnapshotKB:
         return self.engine.invariants(query)
 
     def get_card(self, card_id: str, version: int | None = None) -> AnyCard:
+        if not card_id:
+            raise InvalidArgument("a card id is required", field="id")
         pos = self.engine.pos.get(card_id)
         if pos is None:
             raise NotFound(f"card {card_id!r} is not in this snapshot", field="id")
-        return self.engine.cards[pos]
+        card = self.engine.cards[pos]
+        if version and version != card.version:
+            raise NotFound(f"card {card_id!r} version {version} is not in this snapshot: it holds only the served "
+                           f"version ({card.version}); ask the KB server for older ones", field="version")
+        return card
 
     def list_cards(self, filter: CardFilter, page_size: int = 50, cursor: str = "") -> CardPage:
-        mask = self.engine.filter_mask(filter)
-        ids = sorted(c.id for c, ok in zip(self.engine.cards, mask) if ok)
-        start = ids.index(cursor) + 1 if cursor in ids else 0
-        page = ids[start:start + page_size]
-        nxt = page[-1] if start + page_size < len(ids) else ""
-        return CardPage(cards=[self.get_card(i) for i in page], next_cursor=nxt, total=len(ids))
+        return page_cards(self.engine, filter, page_size, cursor)
 
     def upsert_card(self, card: AnyCard) -> AnyCard:
         raise Unavailable("this KB is a read-only snapshot; send card edits to the KB server")

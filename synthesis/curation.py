@@ -23,8 +23,8 @@ from typing import Any, Literal
 from kb.errors import Conflict, InvalidArgument, NotFound
 from kb.models import AnyCard, PatternCard, parse_card
 from kb.service import KnowledgeBase, check_storable
-from synthesis.models import Proposal, SynthesisResult, card_on_approval
 from synthesis.mining import CachedEmbed, Embed, FamilyIndex
+from synthesis.models import Proposal, SynthesisResult, card_on_approval
 from synthesis.pipeline import SynthesisConfig, synthesize
 
 __all__ = ["Curator", "Job", "ProposalPage", "ReviewAction"]
@@ -203,7 +203,7 @@ class Curator:
         elif action == "edit":
             if card is None:
                 raise InvalidArgument("edit needs the edited card", field="card_json")
-            check_storable(card, "card")
+            check_storable(card, "card", self.kb.settings.limits)
             edited = card if not isinstance(card, dict) else parse_card(card)
             if edited.kind != p.card.kind:
                 raise InvalidArgument(f"the edited card must stay a {p.card.kind}", field="card_json.kind")
@@ -235,7 +235,7 @@ class Curator:
     def propose_edit(self, card: dict[str, Any] | AnyCard, *, author: str, reason: str = "") -> Proposal:
         """Queue an edit of an existing card as a new version for review. The current version stays served
         until the proposal is approved; approving a stale edit (the card moved on meanwhile) is refused."""
-        check_storable(card, "card")
+        check_storable(card, "card", self.kb.settings.limits)
         edited = card if not isinstance(card, dict) else parse_card(card)
         current = self.kb.get_card(edited.id)
         if edited.kind != current.kind:

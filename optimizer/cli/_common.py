@@ -11,13 +11,32 @@ from typing import Any, TypeVar
 
 import typer
 from pydantic import BaseModel
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderableType
+from rich.markup import escape
+from rich.segment import Segment
 
 from kb.errors import LadderError
+from kb.sanitize import terminal_text
 from kb.settings import Settings
 
-console = Console(stderr=False)
-err_console = Console(stderr=True)
+
+class SafeConsole(Console):
+    """A rich Console that never lets a control character of the *content* reach the terminal: every text
+    segment goes through ``kb.sanitize.terminal_text`` after layout. Rich's own styling is added later from the
+    segments' styles, so colours and tables still work; card text, ids and notes cannot clear the screen, write
+    the clipboard (OSC 52) or plant links (OSC 8)."""
+
+    def render(self, renderable: RenderableType, options: ConsoleOptions | None = None):  # noqa: ANN201
+        for seg in super().render(renderable, options):
+            if seg.control is None and seg.text:
+                clean = terminal_text(seg.text)
+                if clean != seg.text:
+                    seg = Segment(clean, seg.style)
+            yield seg
+
+
+console = SafeConsole(stderr=False)
+err_console = SafeConsole(stderr=True)
 F = TypeVar("F", bound=Callable[..., Any])
 
 HomeOpt = typer.Option(None, "--home", help="KB directory (default $LADDER_HOME or ~/.ladder)")
@@ -44,6 +63,11 @@ def emit_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, default=default, indent=2) + "\n")
 
 
+def one_line(text: str) -> str:
+    """``text`` on one line (an error message quoting client input may hold newlines)."""
+    return " ".join(terminal_text(text).split())
+
+
 def friendly_errors(fn: F) -> F:
     """Print domain errors as one clear line (exit 2) instead of a traceback."""
 
@@ -52,7 +76,7 @@ def friendly_errors(fn: F) -> F:
         try:
             return fn(*a, **kw)
         except LadderError as e:
-            err_console.print(f"[bold red]error[/] ({e.code}): {e}")
+            err_console.print(f"[bold red]error[/] ({e.code}): {escape(one_line(str(e)))}")
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]

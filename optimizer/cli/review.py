@@ -58,7 +58,7 @@ def _best(p: Any) -> str:
 
 
 def _print_item(item: Any, full: bool = False) -> None:
-    from retrieval.client.review import card_fields
+    from retrieval.client.review import card_fields, collapse_evidence
 
     p, near = item.proposal, item.nearest
     console.print(Text.assemble((p.id, "bold"), f"  {p.kind}, {p.status}, confidence {p.confidence:.2f}, by {p.author}"))
@@ -88,13 +88,15 @@ def _print_item(item: Any, full: bool = False) -> None:
         if near is not None:
             bodies.append(Panel(Text(near.body or "(no body)"), title=f"{near.id} body"))
         console.print(Columns(bodies, equal=True, expand=True))
-    ev = Table(title=f"evidence: {len(p.evidence)} rounds")
-    for col in ("round", "problem", "backend", "outcome", "speedup", "lift", "confidence", "note"):
+    rows = collapse_evidence(p.evidence)  # identical rounds: one row with their count
+    ev = Table(title=f"evidence: {len(p.evidence)} rounds" + (f", {len(rows)} distinct" if len(rows) < len(p.evidence)
+                                                              else ""))
+    for col in ("round", "copies", "problem", "backend", "outcome", "speedup", "lift", "confidence", "note"):
         ev.add_column(col, overflow="fold")
     f = lambda v, spec: "-" if v is None else format(v, spec)  # noqa: E731
-    for e in p.evidence:
-        ev.add_row(e.round_ref, e.problem, e.backend, e.outcome, f(e.speedup, ".3f"), f(e.lift, ".3f"),
-                   f(e.confidence, ".2f"), Text(e.note))
+    for e, n in rows:
+        ev.add_row(Text(e.round_ref), str(n), Text(e.problem), Text(e.backend), Text(e.outcome), f(e.speedup, ".3f"),
+                   f(e.lift, ".3f"), f(e.confidence, ".2f"), Text(e.note))
     console.print(ev)
     if p.nearest:
         console.print("nearest families: " + ", ".join(f"{c.family_id} ({c.score:.3f})" for c in p.nearest))

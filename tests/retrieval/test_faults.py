@@ -330,8 +330,9 @@ def test_full_disk_under_the_index_only(home: Path, tmpfs: Path, embedder, caplo
         filler = _fill(tmpfs)
         from retrieval.convert import from_proto_card
 
-        stored = kb.upsert_card(from_proto_card(_card("index-full", title)).model_copy(update={"status": "active"}))
+        stored = kb.upsert_card(from_proto_card(_card("index-full", title)))
         assert stored.version == 1 and kb.index.persist_error
+        kb.set_card_status("index-full", "active")
         assert any("served from memory" in r.getMessage() or "serves them from memory" in r.getMessage()
                    for r in caplog.records)
         assert kb.search(SearchQuery(text=title, mode="dense", top_k=3))[0].card.id == "index-full"
