@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import base64
 import bisect
+import fcntl
 import json
 import logging
 import math
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
+
+import numpy as np
 
 from kb.cardfiles import dump_card, load_dir
 from kb.errors import InvalidArgument, NotFound, StorageError, Unavailable
@@ -31,7 +35,7 @@ from kb.models.search import (
     SearchQuery,
 )
 from kb.search.bm25 import BM25Index
-from kb.search.embedding import Embedder
+from kb.search.embedding import DIM, Embedder
 from kb.search.engine import Engine
 from kb.settings import Settings
 from kb.store import StructuredStore, VectorIndex
@@ -51,6 +55,9 @@ class KnowledgeBase:
 
     def __init__(self, settings: Settings, store: StructuredStore, embedder: Embedder | None = None) -> None:
         self.settings = settings
+        self.readonly = store.readonly
+        #: which KB this is and how it was opened, for commands to say (``ladder kb stats`` prints it)
+        self.opened_as = f"{settings.home}" + (" (read-only)" if store.readonly else "")
         self.store = store
         self.embedder = embedder or Embedder(cache_size=settings.embed_cache_size,
                                             model_path=settings.embedding_model_dir, backend=settings.embed_backend)
@@ -66,19 +73,63 @@ class KnowledgeBase:
     # ------------------------------------------------------------------ lifecycle
     @classmethod
     def open(cls, settings: Settings | None = None, *, embedder: Embedder | None = None,
-             progress: Progress | None = None) -> KnowledgeBase:
-        """Open (creating and seeding if empty) the KB at ``settings.home`` and load its index."""
+             progress: Progress | None = None, readonly: bool | None = False) -> KnowledgeBase:
+        """Open (creating and seeding if empty) the KB at ``settings.home`` and load its index.
+
+        ``readonly=True`` opens it for reading only: SQLite in read-only mode, no writer lock, no seeding, and
+        the vectors from the writer's mirror file (``vectors.npz``), with the cards it lacks embedded in memory;
+        Chroma is never opened. That works while a server owns the home. ``readonly=None``: as the writer if no
+        other process owns the home, else read-only (what read commands use)."""
         settings = settings or Settings()
-        store = StructuredStore(settings.db_path)
+        holder = writer_of(settings.home)
+        if readonly is None:
+            readonly = holder is not None
+        store = StructuredStore(settings.db_path, readonly=bool(readonly))
         kb = cls(settings, store, embedder)
         try:
-            if settings.seed_on_open:
-                kb.seed(progress=progress)
-            kb.load_index(progress=progress)
+            if readonly:
+                kb.opened_as += f": process {holder} (a server) owns it" if holder else ""
+                kb._load_readonly(progress=progress)
+            else:
+                if settings.seed_on_open:
+                    kb.seed(progress=progress)
+                kb.load_index(progress=progress)
         except BaseException:
             store.close()
             raise
         return kb
+
+    def _load_readonly(self, *, progress: Progress | None = None) -> None:
+        cards = self.store.served_cards()
+        have = _read_mirror(self.settings.mirror_path)
+        vecs = np.zeros((len(cards), DIM), dtype=np.float32)
+        missing = [i for i, c in enumerate(cards) if have.get((c.id, c.version)) is None]
+        for i, c in enumerate(cards):
+            if i not in missing:
+                vecs[i] = have[(c.id, c.version)]
+        for off in range(0, len(missing), 256):  # cards written since the writer last saved its mirror
+            chunk = missing[off:off + 256]
+            vecs[chunk] = self.embedder.encode([cards[i].search_text() for i in chunk])
+            if progress:
+                progress("embed", min(off + 256, len(missing)), len(missing))
+        self.index.upsert_memory([c.id for c in cards], [c.version for c in cards], vecs)
+        self._engine = Engine(cards, self.index, self.embedder, rrf_k=self.settings.rrf_k,
+                              fusion=self.settings.fusion)
+        self.ready = True
+
+    def save_mirror(self) -> None:
+        """Write the index's vectors to ``vectors.npz`` for read-only openers (atomically; writer only)."""
+        if self.readonly or not self.index.ids:
+            return
+        path = self.settings.mirror_path
+        tmp = path.with_name(path.name + ".tmp.npz")
+        try:
+            with self.index._lock:
+                np.savez(tmp, ids=np.asarray(self.index.ids), matrix=self.index.matrix,
+                         versions=np.asarray([self.index.versions.get(i, 0) for i in self.index.ids]))
+            os.replace(tmp, path)
+        except OSError as e:  # a full disk: readers embed what they lack instead
+            log.warning("cannot write the read-only vector mirror %s: %s", path, e)
 
     def __enter__(self) -> KnowledgeBase:
         return self
@@ -87,6 +138,8 @@ class KnowledgeBase:
         self.close()
 
     def close(self) -> None:
+        if self.ready and not self.readonly:
+            self.save_mirror()
         self.ready = False
         self.store.close()
 
@@ -118,6 +171,7 @@ class KnowledgeBase:
         self.index.open()
         self.sync_index(progress=progress)
         self.ready = True
+        self.save_mirror()
 
     def sync_index(self, *, progress: Progress | None = None) -> int:
         """Embed served cards whose version the index lacks, drop index entries with no card, and build the
@@ -284,11 +338,13 @@ class KnowledgeBase:
             by_status[c.status] = by_status.get(c.status, 0) + 1
         return {
             "home": str(self.settings.home),
+            "opened": "read-only" if self.readonly else "writer",
             "cards": len(engine.cards),
             "by_kind": by_kind,
             "by_status": by_status,
             "indexed_vectors": len(self.index),
-            "trajectories": self.store.count_trajectories(),
+            "trajectories": self.store.count_trajectories(unique=True),  # evidence: copies count once
+            "trajectory_copies": self.store.count_trajectories() - self.store.count_trajectories(unique=True),
             "proposals": len(self.store.list_proposals()),
             "embedding_model": self.embedder.name,
             "cache_hits": self.cache_hits,
@@ -296,17 +352,50 @@ class KnowledgeBase:
 
     def export(self, out_dir: Path) -> int:
         """Write every served card as curated YAML under ``out_dir/<kind>s/<id>.yaml``."""
-        folders = {"pattern": "patterns", "anti_signal": "anti_signals", "invariant": "invariants"}
-        n = 0
-        for card in self.store.served_cards():
-            d = Path(out_dir) / folders[card.kind]
-            d.mkdir(parents=True, exist_ok=True)
-            (d / f"{card.id}.yaml").write_text(dump_card(card), encoding="utf-8")
-            n += 1
-        return n
+        return export_cards(self.store.served_cards(), out_dir)
 
 
 _INT64 = 2**63
+
+
+def export_cards(cards: list[AnyCard], out_dir: Path) -> int:
+    """Write ``cards`` as curated YAML under ``out_dir/<kind>s/<id>.yaml``; returns how many."""
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise InvalidArgument(f"{out} exists and is not a directory; give a new or existing directory", field="out")
+    folders = {"pattern": "patterns", "anti_signal": "anti_signals", "invariant": "invariants"}
+    for card in cards:
+        d = out / folders[card.kind]
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"{card.id}.yaml").write_text(dump_card(card), encoding="utf-8")
+    return len(cards)
+
+
+def writer_of(home: Path) -> str | None:
+    """The pid (as written in ``writer.lock``) of the process that owns ``home`` for writing, or None."""
+    lock = Path(home) / "writer.lock"
+    try:
+        fd = os.open(lock, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return os.read(fd, 64).decode(errors="replace").strip() or "unknown"
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+def _read_mirror(path: Path) -> dict[tuple[str, int], np.ndarray]:
+    """(id, version) -> vector from a writer's mirror file; empty when there is none (or it is unreadable)."""
+    try:
+        with np.load(path) as z:
+            return {(str(i), int(v)): row for i, v, row in zip(z["ids"], z["versions"], z["matrix"])}
+    except (OSError, ValueError, KeyError):
+        return {}
 
 
 def check_storable(value: Any, field: str, limits: Limits | None = None, *,

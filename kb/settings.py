@@ -110,5 +110,10 @@ class Settings(BaseSettings):
         return self.home / "chroma"
 
     @property
+    def mirror_path(self) -> Path:
+        """The writer's copy of the index vectors that read-only openers load (``KnowledgeBase.open``)."""
+        return self.home / "vectors.npz"
+
+    @property
     def lock_path(self) -> Path:
         return self.home / "writer.lock"

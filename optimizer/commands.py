@@ -22,15 +22,24 @@ from kb.errors import LadderError
 __all__ = ["diagnose_command", "optimize_command"]
 
 
-def _connect(server: str | None, home: str | None) -> Any:
+def _connect(server: str | None, home: str | None, token: str | None = None) -> Any:
     from retrieval.client import connect
 
-    return connect(server=server, home=home)
+    client = connect(server=server, home=home, token=token)
+    from optimizer.cli._common import say_kb
+
+    say_kb(getattr(client, "opened_as", None) or f"server {server}")
+    return client
 
 
 def _fail(console: Console, exc: Exception, code: int = 2) -> typer.Exit:
-    console.print(f"[red]error:[/red] {exc}")
+    from rich.markup import escape
+
+    from optimizer.cli._common import one_line
+
+    console.print(f"[red]error:[/red] {escape(one_line(str(exc)))}")
     return typer.Exit(code)
+
 
 
 def optimize_command(
@@ -44,6 +53,7 @@ def optimize_command(
     server: Annotated[str | None, typer.Option("--server", help="KB service HOST:PORT (default: embedded KB)")] = None,
     home: Annotated[str | None, typer.Option("--home", help="embedded KB directory (default $LADDER_HOME)")] = None,
     submit: Annotated[bool | None, typer.Option("--submit/--no-submit", help="submit the trajectory (default: when --server is given)")] = None,
+    token: Annotated[str | None, typer.Option("--token", help="bearer token for --server (default $LADDER_TOKEN)")] = None,
 ) -> None:
     """Run an optimization session: baseline, then rounds of diagnosis, rewrite and validation."""
     from optimizer.session import Session, detect_backend, make_proposer
@@ -57,7 +67,7 @@ def optimize_command(
             raise typer.BadParameter("--backend must be cuda, interpreter or ascend")
         name = Path(problem).stem if Path(problem).suffix else Path(problem).name
         out_dir = Path(out) if out else Path("ladder-runs") / f"{name}-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}"
-        kb = _connect(server, home)
+        kb = _connect(server, home, token)
         prop = make_proposer(proposer, settings)
         session = Session(problem, candidate, kb=kb, settings=settings, backend=be, proposer=prop, out_dir=out_dir,
                           progress=_progress_printer(console))
@@ -124,13 +134,14 @@ def diagnose_command(
     json_out: Annotated[bool, typer.Option("--json", help="print levels as JSON")] = False,
     server: Annotated[str | None, typer.Option("--server", help="KB service HOST:PORT (default: embedded KB)")] = None,
     home: Annotated[str | None, typer.Option("--home", help="embedded KB directory (default $LADDER_HOME)")] = None,
+    token: Annotated[str | None, typer.Option("--token", help="bearer token for --server (default $LADDER_TOKEN)")] = None,
 ) -> None:
     """Run the evidence levels without rewriting: per level the evidence, class, matched cards and tests."""
     console = Console(stderr=json_out)
     if max_level not in ("L1", "L2", "L3", "L4"):
         raise typer.BadParameter("--max-level must be one of L1, L2, L3, L4")
     try:
-        result = diagnose(problem, candidate, backend=backend, max_level=max_level, kb=_connect(server, home))
+        result = diagnose(problem, candidate, backend=backend, max_level=max_level, kb=_connect(server, home, token))
     except LadderError as exc:
         raise _fail(console, exc) from None
     if json_out:

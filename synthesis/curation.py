@@ -73,7 +73,8 @@ class Curator:
         self._embed = CachedEmbed(embed or kb.embedder.encode)
         self._index: FamilyIndex | None = None
         self._index_key: tuple[tuple[str, int], ...] = ()
-        kb.store.fail_interrupted_jobs()
+        if not kb.store.readonly:  # a read-only opener leaves the owner's jobs alone
+            kb.store.fail_interrupted_jobs()
 
     def _family_index(self, cards: list[AnyCard]) -> FamilyIndex:
         """The family index, rebuilt only when the active pattern cards (ids, versions) change."""

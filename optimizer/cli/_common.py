@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.markup import escape
 from rich.segment import Segment
+from rich.text import Text
 
 from kb.errors import LadderError
 from kb.sanitize import terminal_text
@@ -42,6 +43,24 @@ F = TypeVar("F", bound=Callable[..., Any])
 HomeOpt = typer.Option(None, "--home", help="KB directory (default $LADDER_HOME or ~/.ladder)")
 ServerOpt = typer.Option(None, "--server", help="HOST:PORT of a running `ladder serve`; default: embedded KB")
 JsonOpt = typer.Option(False, "--json", help="machine-readable JSON on stdout")
+TokenOpt = typer.Option(None, "--token", help="bearer token for --server (default $LADDER_TOKEN)")
+
+
+def require_kb(settings: Settings, *, create: bool) -> None:
+    """Refuse a home that holds no KB unless this command creates one: a typo in ``--home`` must not seed a
+    fresh KB (minutes on a big card set) and then report on it."""
+    if create or settings.db_path.exists():
+        return
+    from kb.errors import InvalidArgument
+
+    raise InvalidArgument(f"{settings.home} holds no KB (no {settings.db_path.name}); check the path. Only "
+                          f"`ladder serve --home {settings.home}` (or `ladder query` on the default home) creates "
+                          "and seeds a new one", field="home")
+
+
+def say_kb(description: str) -> None:
+    """Tell the user which KB a command used (stderr, so --json output stays clean)."""
+    err_console.print(Text(f"KB: {description}", style="dim"))
 
 
 def settings_for(home: Path | None = None, **overrides: Any) -> Settings:
@@ -76,7 +95,7 @@ def friendly_errors(fn: F) -> F:
         try:
             return fn(*a, **kw)
         except LadderError as e:
-            err_console.print(f"[bold red]error[/] ({e.code}): {escape(one_line(str(e)))}")
+            err_console.print(f"[bold red]error[/] ({e.code}): {escape(one_line(str(e)))}", soft_wrap=True)
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]

@@ -17,8 +17,9 @@ __all__ = ["LocalKBClient"]
 
 class LocalKBClient:
     def __init__(self, settings: Settings | None = None, *, kb: KnowledgeBase | None = None,
-                 owns: bool | None = None) -> None:
-        self.kb = kb or KnowledgeBase.open(settings or Settings())
+                 owns: bool | None = None, readonly: bool | None = False) -> None:
+        self.kb = kb or KnowledgeBase.open(settings or Settings(), readonly=readonly)
+        self.opened_as = self.kb.opened_as
         self._owns = kb is None if owns is None else owns  # close() closes the KB only if this client owns it
 
     def search(self, query: SearchQuery) -> list[SearchHit]:
