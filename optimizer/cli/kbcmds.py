@@ -127,7 +127,7 @@ def serve_command(
 
     try:
         code = serve(settings, on_ready=ready, web_port=web_port)
-    except (OSError, RuntimeError) as e:  # the port is taken (grpc raises RuntimeError, the web page OSError)
+    except OSError as e:  # the gRPC or the web port is taken (create_server says which address)
         raise Unavailable(f"cannot listen on {settings.host}:{settings.port if port is None else port}: "
                           f"{one_line(str(e))}. Stop the process using it or pick another --port "
                           "(0 = any free port)", field="port") from None

@@ -14,7 +14,7 @@ from kb.settings import Settings
 from optimizer.cli import app
 from synthesis.models import EvidenceRef, Proposal
 
-TOKENS = {"contrib-token": ["contributor"], "review-token": ["reviewer"]}
+TOKENS = {"contrib-token": ["contributor"], "review-token": {"name": "ana", "roles": ["reviewer"]}}
 runner = CliRunner()
 
 
