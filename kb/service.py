@@ -422,7 +422,8 @@ def check_storable(value: Any, field: str, limits: Limits | None = None, *,
 def page_cards(engine: Engine, filter: CardFilter, page_size: int = 50, cursor: str = "") -> CardPage:
     """One ListCards page over ``engine``'s served cards, in id order, after ``cursor`` (the same rule for the
     embedded KB, the server and a snapshot): ``page_size`` in 1..500, cursors are opaque tokens from an earlier
-    page, and a cursor stays valid while cards are added or removed."""
+    page, and a cursor stays valid while cards are added or removed. 0 means the default (50), as on the wire."""
+    page_size = page_size or 50
     if not 1 <= page_size <= 500:
         raise InvalidArgument(f"page_size must be in 1..500, got {page_size}", field="page_size")
     after = _decode_cursor(cursor)
