@@ -103,10 +103,13 @@ class KnowledgeBase:
         cards = self.store.served_cards()
         have = _read_mirror(self.settings.mirror_path)
         vecs = np.zeros((len(cards), DIM), dtype=np.float32)
-        missing = [i for i, c in enumerate(cards) if have.get((c.id, c.version)) is None]
+        missing = []
         for i, c in enumerate(cards):
-            if i not in missing:
-                vecs[i] = have[(c.id, c.version)]
+            vec = have.get((c.id, c.version))
+            if vec is None:
+                missing.append(i)
+            else:
+                vecs[i] = vec
         for off in range(0, len(missing), 256):  # cards written since the writer last saved its mirror
             chunk = missing[off:off + 256]
             vecs[chunk] = self.embedder.encode([cards[i].search_text() for i in chunk])
