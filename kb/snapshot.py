@@ -113,6 +113,12 @@ class SnapshotKB:
     def close(self) -> None:
         pass
 
+    def __enter__(self) -> SnapshotKB:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def stats(self) -> dict[str, object]:
         by_kind: dict[str, int] = {}
         by_status: dict[str, int] = {}
