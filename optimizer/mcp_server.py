@@ -20,7 +20,13 @@ from pydantic import ValidationError
 from kb.client import KBClient
 from kb.errors import InvalidArgument, LadderError, Unavailable
 from kb.models import AnyCard
-from kb.models.search import CardFilter, InvariantQuery, QuickMatchQuery, SearchHit, SearchQuery
+from kb.models.search import (
+    CardFilter,
+    InvariantQuery,
+    QuickMatchQuery,
+    SearchHit,
+    SearchQuery,
+)
 from kb.sanitize import terminal_text, terminal_tree
 
 __all__ = ["LazyClient", "build_server", "serve_stdio"]
@@ -38,7 +44,11 @@ def _sdk() -> tuple[Any, type[Exception], type[Exception], type[Exception]]:
     """(server class, ToolError, ResourceError, not-found ResourceError) of the installed SDK (2.x or 1.x)."""
     try:
         from mcp.server.mcpserver import MCPServer
-        from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+        from mcp.server.mcpserver.exceptions import (
+            ResourceError,
+            ResourceNotFoundError,
+            ToolError,
+        )
 
         return MCPServer, ToolError, ResourceError, ResourceNotFoundError
     except ImportError:

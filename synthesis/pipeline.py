@@ -23,7 +23,12 @@ from synthesis.anti import anti_signal_proposals
 from synthesis.clustering import new_family_proposals
 from synthesis.mining import Embed, FamilyIndex, MiningConfig, example_proposals
 from synthesis.models import SynthesisReport, SynthesisResult
-from synthesis.rounds import ANTI_CATEGORIES, collect_rounds, unique_rounds, unique_trajectories
+from synthesis.rounds import (
+    ANTI_CATEGORIES,
+    collect_rounds,
+    unique_rounds,
+    unique_trajectories,
+)
 from synthesis.stats import card_stats, deprecation_proposals
 
 __all__ = ["Progress", "SynthesisConfig", "synthesize"]

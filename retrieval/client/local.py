@@ -7,7 +7,14 @@ It opens the KB home as its single writer; if a server already owns that home, o
 from __future__ import annotations
 
 from kb.models import AnyCard, Trajectory
-from kb.models.search import CardFilter, CardPage, InvariantQuery, QuickMatchQuery, SearchHit, SearchQuery
+from kb.models.search import (
+    CardFilter,
+    CardPage,
+    InvariantQuery,
+    QuickMatchQuery,
+    SearchHit,
+    SearchQuery,
+)
 from kb.service import KnowledgeBase
 from kb.settings import Settings
 from kb.vocab import CardStatus

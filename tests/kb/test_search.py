@@ -90,8 +90,8 @@ def test_paging_walks_every_card_once(kb):
 
 
 def test_snapshot_serves_the_same_results(kb, tmp_path, embedder):
-    from kb.snapshot import SnapshotKB, write_snapshot
     from kb.errors import Unavailable
+    from kb.snapshot import SnapshotKB, write_snapshot
 
     write_snapshot(kb, tmp_path / "snap")
     snap = SnapshotKB(tmp_path / "snap", embedder=embedder)

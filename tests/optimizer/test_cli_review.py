@@ -9,7 +9,16 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from kb.models import PatternCard, ProblemRef, Round, RoundRewrite, Timing, TimingProtocol, Trajectory, Validation
+from kb.models import (
+    PatternCard,
+    ProblemRef,
+    Round,
+    RoundRewrite,
+    Timing,
+    TimingProtocol,
+    Trajectory,
+    Validation,
+)
 from kb.settings import Settings
 from optimizer.cli import app
 from synthesis.models import EvidenceRef, Proposal

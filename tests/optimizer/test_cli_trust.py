@@ -23,7 +23,7 @@ def _clean_env(monkeypatch):
         monkeypatch.delenv(k, raising=False)
 
 
-def _one_line_error(res) -> str:  # noqa: ANN001
+def _one_line_error(res) -> str:
     assert res.exit_code == 2, res.output
     lines = [line for line in res.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error ("), res.output

@@ -10,9 +10,9 @@ import pytest
 
 pytest.importorskip("mcp", reason="needs the official `mcp` Python SDK")
 
-from kb.errors import NotFound  # noqa: E402
-from kb.models import PatternCard  # noqa: E402
-from kb.models.search import ScoreBreakdown, SearchHit  # noqa: E402
+from kb.errors import NotFound
+from kb.models import PatternCard
+from kb.models.search import ScoreBreakdown, SearchHit
 
 ESC = "\x1b[2J\x1b]52;c;cm0gLXJmIH4=\x07\x1b]8;;https://evil.example\x1b\\\x9b"
 
@@ -26,14 +26,14 @@ class FakeKB:
             raise NotFound(f"card {card_id!r}{ESC} does not exist", field="id")
         return self.card
 
-    def search(self, query):  # noqa: ANN001, ANN201
+    def search(self, query):
         return [SearchHit(card=self.card, score=1.0, breakdown=ScoreBreakdown(dense=1.0, bm25=1.0))]
 
     def close(self) -> None:
         pass
 
 
-def _texts(result) -> str:  # noqa: ANN001
+def _texts(result) -> str:
     content = getattr(result, "content", result)
     return "".join(getattr(c, "text", "") for c in content)
 
@@ -48,7 +48,7 @@ def test_tool_answers_and_errors_carry_no_control_characters():
                _texts(await server.call_tool("search", {"text": "x", "body_chars": 200}))]
         try:
             out.append(_texts(await server.call_tool("get_card", {"card_id": "nope"})))
-        except Exception as e:  # noqa: BLE001 - the SDK raises ToolError or returns an error result by version
+        except Exception as e:
             out.append(str(e))
         return out
 

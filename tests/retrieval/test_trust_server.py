@@ -42,7 +42,7 @@ def srv(tmp_path_factory, seeded_home, embedder):
     handle.stop(0)
 
 
-def _fails(call, req, metadata=CONTRIB):  # noqa: ANN001, ANN202
+def _fails(call, req, metadata=CONTRIB):
     with pytest.raises(grpc.RpcError) as e:
         call(req, metadata=metadata, timeout=120)
     return e.value.code(), dict(e.value.trailing_metadata() or ()), e.value.details()
@@ -85,7 +85,7 @@ def test_the_reviewer_is_the_token_not_the_request(srv):
 def test_a_bug_in_domain_code_is_internal_with_an_id_not_the_callers_fault(srv, monkeypatch, caplog):
     caplog.set_level(logging.ERROR)
 
-    def broken(query):  # noqa: ANN001, ANN202
+    def broken(query):
         raise ValueError("a bug deep in the search engine")
 
     monkeypatch.setattr(srv.kb, "search", broken)
@@ -116,7 +116,7 @@ def _raw_post(port: int, length: str, body: bytes = b"") -> tuple[bytes, float]:
 def test_the_review_page_answers_a_bad_content_length_at_once(srv, length, caplog):
     caplog.set_level(logging.DEBUG)
     head, took = _raw_post(srv.web.port, length)
-    assert head.startswith(b"HTTP/1.0 400") or head.startswith(b"HTTP/1.1 400"), head[:80]
+    assert head.startswith((b"HTTP/1.0 400", b"HTTP/1.1 400")), head[:80]
     assert took < 9 and "Traceback" not in caplog.text
 
 
@@ -124,7 +124,7 @@ def test_the_web_sign_in_binds_the_name_to_the_token(srv):
     from http.client import HTTPConnection
     from urllib.parse import urlencode
 
-    def req(method: str, path: str, body: dict | None = None, cookie: str = ""):  # noqa: ANN202
+    def req(method: str, path: str, body: dict | None = None, cookie: str = ""):
         c = HTTPConnection("127.0.0.1", srv.web.port, timeout=30)
         h = {"Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded"}
         c.request(method, path, body=urlencode(body) if body else None, headers=h)
