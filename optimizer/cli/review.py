@@ -290,7 +290,7 @@ def synthesize_command(
         emit_json({"submitted": submitted, "report": report} | ({"synthesis": skipped} if skipped else {}))
         return
     for tid, created in submitted.items():
-        console.print(Text(f"{'submitted' if created else 'already stored (same id or same content)'}: {tid}"))
+        console.print(Text(f"submitted: {tid}" if created else f"already stored: {tid} (same id or same content)"))
     if report is None:
         err_console.print(Text(f"synthesis {skipped}", style="yellow"))
         return
