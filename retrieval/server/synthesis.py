@@ -27,7 +27,7 @@ def _json_object(raw: str, field: str, limits: Limits | None = None) -> dict[str
     check_json(raw, limits or Limits(), field)  # before the parser recurses into a deep document
     try:
         data = json.loads(raw)
-    except json.JSONDecodeError as e:
+    except (ValueError, RecursionError) as e:  # JSONDecodeError, or a 5000-digit integer (int_max_str_digits)
         raise InvalidArgument(f"not valid JSON: {e}", field=field) from e
     if not isinstance(data, dict):
         raise InvalidArgument("must be a JSON object", field=field)
