@@ -57,6 +57,12 @@ def test_a_trajectory_nested_100k_levels_is_invalid_argument_naming_the_field(sr
     assert "RecursionError" not in caplog.text and "Traceback" not in caplog.text
 
 
+def test_json_the_parser_refuses_is_invalid_argument_not_internal(srv):
+    huge_int = '{"id": "int-0001", "problem": {"name": "x"}, "backend": "cuda", "initial_ms": ' + "9" * 5000 + "}"
+    code, meta, _ = _fails(srv.stubs[1].SubmitTrajectory, pb.SubmitTrajectoryRequest(trajectory_json=huge_int))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT and meta["ladder-error-field"] == "trajectory_json"
+
+
 def test_ten_megabyte_card_bodies_are_refused_and_never_stored(srv):
     k = srv.stubs[0]
     for i in range(10):
