@@ -63,7 +63,7 @@ def test_json_the_parser_refuses_is_invalid_argument_not_internal(srv):
     assert code == grpc.StatusCode.INVALID_ARGUMENT and meta["ladder-error-field"] == "trajectory_json"
 
 
-def test_ten_megabyte_card_bodies_are_refused_and_never_stored(srv):
+def test_ten_4mb_card_bodies_are_refused_and_never_stored(srv):
     k = srv.stubs[0]
     for i in range(10):
         card = pb.Card(id=f"huge-{i}", kind="pattern", title="Huge card", summary="A contributor card with a huge body.",
