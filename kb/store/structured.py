@@ -26,7 +26,7 @@ from kb.vocab import STATUS_TRANSITIONS, CardStatus
 
 __all__ = ["StructuredStore"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: trajectories.content_hash (copies of one trajectory count once)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS card_versions (
@@ -37,7 +37,8 @@ CREATE TABLE IF NOT EXISTS cards (
 CREATE TABLE IF NOT EXISTS events (
   seq INTEGER PRIMARY KEY AUTOINCREMENT, ts TEXT NOT NULL, card_id TEXT, action TEXT NOT NULL, detail TEXT);
 CREATE TABLE IF NOT EXISTS trajectories (
-  id TEXT PRIMARY KEY, doc TEXT NOT NULL, submitted_at TEXT NOT NULL, synthesized INTEGER NOT NULL DEFAULT 0);
+  id TEXT PRIMARY KEY, doc TEXT NOT NULL, submitted_at TEXT NOT NULL, synthesized INTEGER NOT NULL DEFAULT 0,
+  content_hash TEXT);
 CREATE TABLE IF NOT EXISTS proposals (
   id TEXT PRIMARY KEY, status TEXT NOT NULL, doc TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS jobs (
@@ -68,6 +69,7 @@ class StructuredStore:
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=FULL")
                 self._db.executescript(_SCHEMA)
+                self._migrate()
                 self._db.execute(
                     "INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', ?)", (str(SCHEMA_VERSION),)
                 )
@@ -81,6 +83,20 @@ class StructuredStore:
         except OSError as e:
             self._release_writer_lock()
             raise StorageError(f"cannot create the KB directory {self.path.parent}: {e}") from e
+
+    def _migrate(self) -> None:
+        """Bring a store written by an older version up to this schema (writer only, at open)."""
+        cols = {r[1] for r in self._db.execute("PRAGMA table_info(trajectories)").fetchall()}
+        if "content_hash" not in cols:
+            self._db.execute("ALTER TABLE trajectories ADD COLUMN content_hash TEXT")
+        rows = self._db.execute("SELECT id, doc FROM trajectories WHERE content_hash IS NULL").fetchall()
+        if rows:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.executemany("UPDATE trajectories SET content_hash=? WHERE id=?",
+                                 [(Trajectory.model_validate_json(doc).content_hash(), tid) for tid, doc in rows])
+            self._db.execute("COMMIT")
+        self._db.execute("CREATE INDEX IF NOT EXISTS trajectories_by_hash ON trajectories(content_hash)")
+        self._db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
 
     # ------------------------------------------------------------------ locking / lifecycle
     def _acquire_writer_lock(self) -> None:
@@ -284,11 +300,15 @@ class StructuredStore:
 
     # ------------------------------------------------------------------ trajectories
     def put_trajectory(self, trajectory: Trajectory) -> bool:
-        """Store a trajectory; idempotent by id. Returns False if it was already stored (nothing changes)."""
+        """Store a trajectory; idempotent by id. Returns True when it adds new evidence: False if that id was
+        already stored (nothing changes), or if the same content is already stored under another id (the copy is
+        kept, acknowledged, but counts once: see ``trajectories(unique=True)``)."""
+        digest = trajectory.content_hash()
         with self._tx() as db:
-            cur = db.execute("INSERT OR IGNORE INTO trajectories(id, doc, submitted_at) VALUES(?,?,?)",
-                             (trajectory.id, trajectory.model_dump_json(), _now()))
-            return cur.rowcount == 1
+            known = db.execute("SELECT 1 FROM trajectories WHERE content_hash=? LIMIT 1", (digest,)).fetchone()
+            cur = db.execute("INSERT OR IGNORE INTO trajectories(id, doc, submitted_at, content_hash) VALUES(?,?,?,?)",
+                             (trajectory.id, trajectory.model_dump_json(), _now(), digest))
+            return cur.rowcount == 1 and known is None
 
     def get_trajectory(self, trajectory_id: str) -> Trajectory:
         rows = self._q("SELECT doc FROM trajectories WHERE id=?", (trajectory_id,))
@@ -296,11 +316,27 @@ class StructuredStore:
             raise NotFound(f"trajectory {trajectory_id!r} was never submitted", field="trajectory_id")
         return Trajectory.model_validate_json(rows[0][0])
 
-    def trajectories(self, *, only_new: bool = False) -> list[Trajectory]:
-        sql = "SELECT doc FROM trajectories" + (" WHERE synthesized=0" if only_new else "") + " ORDER BY submitted_at, id"
+    #: the first stored copy of each content hash (rowid order is submission order)
+    _FIRST_COPY = "rowid = (SELECT min(u.rowid) FROM trajectories u WHERE u.content_hash = t.content_hash)"
+
+    def trajectories(self, *, only_new: bool = False, unique: bool = False) -> list[Trajectory]:
+        """Stored trajectories in submission order. ``unique``: one per content hash (the first copy stored), the
+        evidence synthesis counts; ``only_new``: not yet synthesized."""
+        where = [w for w, on in (("t.synthesized=0", only_new), (self._FIRST_COPY, unique)) if on]
+        sql = ("SELECT t.doc FROM trajectories t" + (" WHERE " + " AND ".join(where) if where else "")
+               + " ORDER BY t.submitted_at, t.id")
         return [Trajectory.model_validate_json(r[0]) for r in self._q(sql)]
 
-    def count_trajectories(self) -> int:
+    def trajectory_copies(self) -> dict[str, int]:
+        """Trajectory id (of the first copy) -> how many stored trajectories share its content, for those with
+        more than one."""
+        rows = self._q("SELECT t.id, (SELECT count(*) FROM trajectories u WHERE u.content_hash = t.content_hash) "
+                       f"FROM trajectories t WHERE {self._FIRST_COPY}")
+        return {tid: int(n) for tid, n in rows if n > 1}
+
+    def count_trajectories(self, *, unique: bool = False) -> int:
+        if unique:
+            return int(self._q("SELECT count(DISTINCT content_hash) FROM trajectories")[0][0])
         return int(self._q("SELECT count(*) FROM trajectories")[0][0])
 
     def mark_synthesized(self, ids: list[str]) -> None:

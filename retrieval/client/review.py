@@ -20,10 +20,18 @@ from kb.settings import Settings
 from retrieval.client.remote import GrpcKBClient
 from retrieval.v1 import ladder_pb2 as pb
 from synthesis.curation import Curator
-from synthesis.models import Proposal
+from synthesis.models import EvidenceRef, Proposal
 
-__all__ = ["LocalReview", "RemoteReview", "ReviewClient", "ReviewItem", "STATUSES", "card_fields",
-           "connect_review"]
+__all__ = [
+    "STATUSES",
+    "LocalReview",
+    "RemoteReview",
+    "ReviewClient",
+    "ReviewItem",
+    "card_fields",
+    "collapse_evidence",
+    "connect_review",
+]
 
 STATUSES = ("pending", "approved", "rejected", "merged")
 ACTIONS = ("approve", "reject", "edit", "merge")
@@ -76,6 +84,19 @@ def _check_status(status: str | None) -> str | None:
 def _check_action(action: str) -> None:
     if action not in ACTIONS:
         raise InvalidArgument(f"action must be one of {', '.join(ACTIONS)}, got {action!r}", field="action")
+
+
+def collapse_evidence(evidence: list[EvidenceRef]) -> list[tuple[EvidenceRef, int]]:
+    """Evidence rows a reviewer sees, duplicates collapsed: rows that differ only in their round reference (the
+    same measured result pasted into many trajectories) become one row with their count (``copies`` included)."""
+    rows: dict[tuple[object, ...], list[object]] = {}
+    for e in evidence:
+        key = (e.problem, e.backend, e.outcome, e.speedup, e.lift, e.confidence, e.note)
+        if key in rows:
+            rows[key][1] += e.copies  # type: ignore[operator]
+        else:
+            rows[key] = [e, e.copies]
+    return [(e, int(n)) for e, n in rows.values()]  # type: ignore[misc]
 
 
 def card_fields(card: AnyCard) -> dict[str, str]:
