@@ -31,6 +31,12 @@ RECIPE_PARAMS = {
     "split_k": {"SPLIT_K"},
     "input_precision": {"value"},
     "alignment_hints": set(),
+    "block_per_program": {"param", "values", "values_2d"},
+    "single_pass_fusion": set(),
+    "two_stage_reduction": {"block"},
+    "register_spill_relief": {"values", "search", "objective"},
+    "dot_precision": {"tf32_min_tolerance"},
+    "dot_tile_search": {"configs", "fixed_variants"},
 }
 
 

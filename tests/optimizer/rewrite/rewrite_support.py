@@ -32,12 +32,35 @@ def rewrite(kernel: str, recipe: dict[str, Any], **ctx: Any) -> RewriteResult:
 
 def same_outputs(kernel: str, new_source: str, tmp_path: Path, *, atol: float = 1e-5, rtol: float = 1e-5,
                  cases: list[dict[str, Any]] | None = None) -> None:
-    """Run the original and the rewritten ModelNew on every case of ``get_inputs`` and compare their outputs."""
+    """Run the original and the rewritten ModelNew on every case of ``get_inputs`` and compare their outputs.
+
+    The comparison runs in a fresh interpreter process with ``TRITON_INTERPRET=1`` set before triton is imported:
+    in a pytest process where another test imported ``triton.language`` without it, the language's own jitted
+    helpers (``tl.sum``'s combine function ...) are compiled-mode functions the interpreter cannot call."""
+    import json
+    import subprocess
+
+    path = tmp_path / f"{kernel}_rewritten.py"
+    path.write_text(new_source)
+    args = json.dumps({"kernel": kernel, "path": str(path), "atol": atol, "rtol": rtol, "cases": cases})
+    env = {**os.environ, "TRITON_INTERPRET": "1",
+           "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path])}
+    res = subprocess.run([sys.executable, "-c", f"import rewrite_support as r; r._compare({args!r})"],
+                         capture_output=True, text=True, env=env, timeout=600, check=False)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+
+
+def _compare(args_json: str) -> None:
+    import json
+
+    a = json.loads(args_json)
+    _same_outputs_here(a["kernel"], Path(a["path"]), atol=a["atol"], rtol=a["rtol"], cases=a["cases"])
+
+
+def _same_outputs_here(kernel: str, path: Path, *, atol: float, rtol: float, cases: list[dict[str, Any]] | None) -> None:
     import torch
 
     old = load(KERNELS / f"{kernel}.py")
-    path = tmp_path / f"{kernel}_rewritten.py"
-    path.write_text(new_source)
     new = load(path)
     for case in cases or getattr(old, "CASES", [{}]):
         torch.manual_seed(0)
