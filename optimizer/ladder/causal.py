@@ -21,8 +21,9 @@ __all__ = ["CausalStep", "all_findings", "causal_step", "evidence_tokens", "merg
 
 
 class CausalStep:
-    def __init__(self, decision: Decision, family: CardRef | None, refusals: list[str], tests: EscalationTests | None):
-        self.decision, self.family, self.refusals, self.tests = decision, family, refusals, tests
+    def __init__(self, decision: Decision, family: CardRef | None, refusals: list[str], tests: EscalationTests | None,
+                 level: str = ""):
+        self.decision, self.family, self.refusals, self.tests, self.level = decision, family, refusals, tests, level
 
     def evidence(self, level: str) -> EvidenceItem:
         d = self.decision
@@ -110,33 +111,36 @@ def causal_step(ctx: LadderContext, level: str, findings: list[Finding], *, may_
     measured, measured_any = _measured(ctx)
     d = decide(all_findings(ctx) + findings, measured=measured, measured_any=measured_any)
     if not d.decided:
-        return CausalStep(d, None, [], None)
+        return CausalStep(d, None, [], None, level)
     if d.cause == "at_roofline":
         fig = d.decided_by[0].detail if d.decided_by else ""
         tests = EscalationTests(localized=True, single_family=True, justified=True,
                                 notes=f"(1) at the roofline: nothing to gain here ({fig}); (2) no rewrite needed; (3) measured")
-        return CausalStep(d, None, [], tests if may_stop else None)
+        return CausalStep(d, None, [], tests if may_stop else None, level)
     fam, refusals = _family(ctx, d, evidence_tokens(ctx, findings))
     if not may_stop:
-        return CausalStep(d, fam, refusals, None)
+        return CausalStep(d, fam, refusals, None, level)
     by = "; ".join(r.label() for r in d.decided_by[:3])
     if fam is None:  # no family removes the cause here: the refusals are recorded, the class tests may not stop
-        return CausalStep(d, None, refusals, None)
+        return CausalStep(d, None, refusals, None, level)
     justified = d.structural or any(r.kind in ("counter", "roofline", "timing") for r in d.decided_by)
     over = f"; overruled: {'; '.join(d.overruled[:2])}" if d.overruled else ""
     tests = EscalationTests(localized=True, single_family=True, justified=justified,
                             notes=f"(1) cause {d.cause} ({d.confidence:.2f}{', static only' if d.static_only else ''}) from {by}"
                             f"{over}; (2) {fam.id} removes {d.cause}" + (f" ({'; '.join(refusals)} refused)" if refusals else "")
                             + f"; (3) {'tied to source lines / IR' if d.structural else 'measured'}: {fam.applicability_note[:160]}")
-    return CausalStep(d, fam, refusals, tests)
+    return CausalStep(d, fam, refusals, tests, level)
 
 
 def merge_tests(step: CausalStep, tests: EscalationTests, chosen: CardRef | None, best: CardRef | None
                 ) -> tuple[EscalationTests, CardRef | None, CardRef | None]:
-    """The level's final (tests, chosen, best): a cause decision replaces the class-based tests; cause findings
-    that are still undecided forbid a class-only stop (escalate); with no cause finding the class tests stand."""
+    """The level's final (tests, chosen, best): a cause decision replaces the class-based tests; at L1/L2 cause
+    findings that are still undecided forbid a class-only stop (escalate); at L3/L4 the signature-tied tests stand
+    unless the causes contradict each other; with no cause finding the class tests stand."""
     if step.tests is not None:
         return step.tests, (step.family if step.tests.passed else None), step.family or best
+    if step.level in ("L3", "L4") and not step.decision.contradiction:
+        return tests, chosen, best  # an IR signature tied to source lines may decide on its own; a contradiction may not
     if step.decision.ranking:
         why = step.decision.summary()
         return (EscalationTests(localized=tests.localized, single_family=tests.single_family, justified=False,

@@ -18,7 +18,7 @@ DATA = Path(__file__).parent / "data"
 @pytest.fixture
 def app(monkeypatch: pytest.MonkeyPatch) -> typer.Typer:
     kb = FakeKB(LADDER_CARDS)
-    monkeypatch.setattr(commands, "_connect", lambda server, home: kb)
+    monkeypatch.setattr(commands, "_connect", lambda server, home, token=None: kb)
     monkeypatch.setenv("LADDER_VALIDATION_SEEDS", "[0]")
     a = typer.Typer()
     a.command("diagnose")(commands.diagnose_command)
