@@ -11,6 +11,8 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from kb.vocab import Role
+
 __all__ = ["Settings"]
 
 
@@ -23,7 +25,7 @@ class Settings(BaseSettings):
     #: "open": anyone may read; "token": reads need a token with the reader role too.
     read_access: Literal["open", "token"] = "open"
     #: Bearer tokens and their roles, e.g. LADDER_TOKENS='{"s3cret": ["contributor"], "r3v": ["reviewer"]}'.
-    tokens: dict[str, list[Literal["reader", "contributor", "reviewer"]]] = Field(default_factory=dict, repr=False)
+    tokens: dict[str, list[Role]] = Field(default_factory=dict, repr=False)
     #: Token the CLI/client sends (never logged).
     token: SecretStr | None = None
     max_message_bytes: int = Field(default=4 * 1024 * 1024, ge=64 * 1024)

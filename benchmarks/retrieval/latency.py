@@ -4,12 +4,13 @@ bare index query, on the seed KB and on a synthetic 100k-card KB, plus 16 concur
 Method (printed with the figures):
 - bare embed: ``Embedder.encode([q])`` for distinct queries (no cache).
 - bare index query: the hybrid ranking work without the embedding: dense top-n on the index (exact matvec
-  below 20k vectors, Chroma HNSW above) + BM25 scores + RRF, given a precomputed query vector.
+  below 20k vectors, Chroma HNSW above) + BM25 scores + z-score fusion (the default; ``fusion="rrf"`` selects
+  reciprocal rank fusion), given a precomputed query vector.
 - service: gRPC ``Search`` to a ``ladder serve`` subprocess on loopback, distinct queries (cold cache), with the
   embedding included; then the same queries again (served from the result cache); then 16 client threads.
 - 100k KB: cards generated from templates over the seed vocabulary; their vectors are real seed-card
   embeddings plus Gaussian noise, re-normalised, because embedding 100k texts on 2 CPU cores would take ~40
-  minutes. Everything on the query path (query embedding, HNSW, BM25 over 100k documents, filters, RRF, gRPC)
+  minutes. Everything on the query path (query embedding, HNSW, BM25 over 100k documents, filters, fusion, gRPC)
   is the real code.
 """
 

@@ -26,7 +26,8 @@ from kb.vocab import STATUS_TRANSITIONS, CardStatus
 
 __all__ = ["StructuredStore"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: the tables of schema 1; every later version is a step in _MIGRATIONS, applied in order on open
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS card_versions (
@@ -43,6 +44,15 @@ CREATE TABLE IF NOT EXISTS proposals (
 CREATE TABLE IF NOT EXISTS jobs (
   id TEXT PRIMARY KEY, kind TEXT NOT NULL, state TEXT NOT NULL, doc TEXT NOT NULL, updated_at TEXT NOT NULL);
 """
+#: version -> the SQL that takes a store from version - 1 to it (run in one transaction with the version bump)
+_MIGRATIONS: dict[int, str] = {
+    # 2: indexes for the queue's status pages, the unsynthesized-trajectory scan and a card's last action
+    2: """
+CREATE INDEX IF NOT EXISTS proposals_by_status ON proposals(status, created_at, id);
+CREATE INDEX IF NOT EXISTS trajectories_by_state ON trajectories(synthesized, submitted_at, id);
+CREATE INDEX IF NOT EXISTS events_by_card ON events(card_id, seq);
+""",
+}
 
 
 def _now() -> str:
@@ -68,10 +78,12 @@ class StructuredStore:
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=FULL")
                 self._db.executescript(_SCHEMA)
-                self._db.execute(
-                    "INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', ?)", (str(SCHEMA_VERSION),)
-                )
-            self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                self._db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', '1')")
+            self._check_schema()
+        except StorageError:  # a schema version this code cannot serve: nothing was changed
+            self._db.close()
+            self._release_writer_lock()
+            raise
         except sqlite3.DatabaseError as e:
             self._release_writer_lock()
             raise StorageError(
@@ -81,6 +93,33 @@ class StructuredStore:
         except OSError as e:
             self._release_writer_lock()
             raise StorageError(f"cannot create the KB directory {self.path.parent}: {e}") from e
+
+    # ------------------------------------------------------------------ schema version
+    def _check_schema(self) -> None:
+        """Read the stored schema version; migrate an older store (writers), refuse a newer one."""
+        row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        found = int(row[0]) if row else 1
+        if found > SCHEMA_VERSION:
+            raise StorageError(f"the KB store at {self.path} has schema version {found}, newer than this "
+                               f"kernel-ladder's {SCHEMA_VERSION}: upgrade kernel-ladder to open it")
+        if found == SCHEMA_VERSION:
+            return
+        if self.readonly:
+            raise StorageError(f"the KB store at {self.path} has schema version {found} (this kernel-ladder "
+                               f"uses {SCHEMA_VERSION}): open it once for writing (e.g. `ladder serve`) to migrate it")
+        for version in range(found + 1, SCHEMA_VERSION + 1):
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in filter(str.strip, _MIGRATIONS[version].split(";")):
+                    self._db.execute(statement)
+                self._db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(version),))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def schema_version(self) -> int:
+        return int(self.get_meta("schema_version") or 1)
 
     # ------------------------------------------------------------------ locking / lifecycle
     def _acquire_writer_lock(self) -> None:

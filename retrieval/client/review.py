@@ -20,13 +20,13 @@ from kb.settings import Settings
 from retrieval.client.remote import GrpcKBClient
 from retrieval.v1 import ladder_pb2 as pb
 from synthesis.curation import Curator
-from synthesis.models import Proposal
+from synthesis.models import PROPOSAL_STATUSES, REVIEW_ACTIONS, Proposal
 
 __all__ = ["LocalReview", "RemoteReview", "ReviewClient", "ReviewItem", "STATUSES", "card_fields",
            "connect_review"]
 
-STATUSES = ("pending", "approved", "rejected", "merged")
-ACTIONS = ("approve", "reject", "edit", "merge")
+STATUSES = PROPOSAL_STATUSES  # one source each: the Literals in synthesis.models
+ACTIONS = REVIEW_ACTIONS
 
 
 @dataclass(frozen=True)

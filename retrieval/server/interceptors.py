@@ -15,6 +15,7 @@ import grpc
 
 from kb.errors import LadderError
 from kb.settings import Settings
+from kb.vocab import ROLE_IMPLIES
 from retrieval.errors import CODE_KEY, FIELD_KEY, status_for
 
 __all__ = ["AuthInterceptor", "ErrorInterceptor", "METHOD_ROLES", "header_safe"]
@@ -31,9 +32,7 @@ METHOD_ROLES: dict[str, str | None] = {
     _S + "SubmitTrajectory": "contributor", _S + "RunSynthesis": "reviewer", _S + "GetJob": None,
     _S + "ListProposals": None, _S + "GetProposal": None, _S + "Review": "reviewer",
 }
-#: a reviewer may do what a contributor may; a contributor may read
-_IMPLIES = {"reviewer": {"reviewer", "contributor", "reader"}, "contributor": {"contributor", "reader"},
-            "reader": {"reader"}}
+_IMPLIES = ROLE_IMPLIES  # a reviewer may do what a contributor may; a contributor may read (kb.vocab)
 
 
 def header_safe(text: str, limit: int = 200) -> str:

@@ -16,7 +16,7 @@ from retrieval.server.knowledge import fit_message, message_budget
 from retrieval.v1 import ladder_pb2 as pb
 from retrieval.v1 import ladder_pb2_grpc as pb_grpc
 from synthesis.curation import Curator
-from synthesis.models import Proposal
+from synthesis.models import PROPOSAL_STATUSES, REVIEW_ACTIONS, Proposal
 
 __all__ = ["SynthesisServicer", "parse_trajectory"]
 
@@ -71,8 +71,8 @@ class SynthesisServicer(pb_grpc.SynthesisServiceServicer):
         return _job(self.curator.job(request.job_id))
 
     def ListProposals(self, request: pb.ListProposalsRequest, context: grpc.ServicerContext) -> pb.ListProposalsResponse:
-        if request.status and request.status not in ("pending", "approved", "rejected", "merged"):
-            raise InvalidArgument("status must be pending, approved, rejected or merged", field="status")
+        if request.status and request.status not in PROPOSAL_STATUSES:
+            raise InvalidArgument(f"status must be one of {', '.join(PROPOSAL_STATUSES)}", field="status")
         page = self.curator.proposal_page(request.status or None, request.page_size or 100, request.cursor)
         resp = pb.ListProposalsResponse(proposals=[pb.Proposal(proposal_json=p.model_dump_json())
                                                    for p in page.proposals], next_cursor=page.next_cursor)
@@ -86,8 +86,8 @@ class SynthesisServicer(pb_grpc.SynthesisServiceServicer):
         return self._proposal(self.curator.proposal(request.proposal_id))
 
     def Review(self, request: pb.ReviewRequest, context: grpc.ServicerContext) -> pb.Proposal:
-        if request.action not in ("approve", "reject", "edit", "merge"):
-            raise InvalidArgument("action must be approve, reject, edit or merge", field="action")
+        if request.action not in REVIEW_ACTIONS:
+            raise InvalidArgument(f"action must be one of {', '.join(REVIEW_ACTIONS)}", field="action")
         if not request.proposal_id and not (request.action == "edit" and request.card_json):
             raise InvalidArgument("proposal_id is required (only an edit with card_json may omit it)",
                                   field="proposal_id")

@@ -27,15 +27,14 @@ from pydantic import ValidationError
 from kb.errors import LadderError
 from kb.models import parse_card
 from kb.settings import Settings
+from kb.vocab import ROLE_IMPLIES
 from retrieval.client.review import ReviewClient
 from retrieval.web import render
 
 __all__ = ["WebServer", "start_web"]
 
 log = logging.getLogger(__name__)
-#: a role implies the ones below it (same table as the gRPC interceptor)
-_IMPLIES = {"reviewer": {"reviewer", "contributor", "reader"}, "contributor": {"contributor", "reader"},
-            "reader": {"reader"}}
+_IMPLIES = ROLE_IMPLIES  # a role implies the ones below it (kb.vocab: the gRPC interceptor's table too)
 SESSION_COOKIE, LOGIN_COOKIE = "ladder_session", "ladder_login"
 SESSION_TTL_S = 8 * 3600
 MAX_BODY = 1 << 20
