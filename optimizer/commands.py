@@ -46,6 +46,7 @@ def optimize_command(
     submit: Annotated[bool | None, typer.Option("--submit/--no-submit", help="submit the trajectory (default: when --server is given)")] = None,
     triton: Annotated[str | None, typer.Option("--triton", help="validate with another Triton env, e.g. 3.6 "
                                                "(make triton36-env; same as LADDER_TRITON_PYTHON)")] = None,
+    force: Annotated[bool, typer.Option("--force", help="time even if another session holds this GPU (the results say 'shared GPU')")] = False,
 ) -> None:
     """Run an optimization session: baseline, then rounds of diagnosis, rewrite and validation."""
     from optimizer.session import Session, check_backend, make_proposer
@@ -61,7 +62,7 @@ def optimize_command(
         kb = _connect(server, home)
         prop = make_proposer(proposer, settings)
         session = Session(problem, candidate, kb=kb, settings=settings, backend=be, proposer=prop, out_dir=out_dir,
-                          progress=_progress_printer(console))
+                          progress=_progress_printer(console), force_shared_gpu=force)
         traj = session.run(rounds, submit=bool(server) if submit is None else submit)
     except LadderError as exc:
         raise _fail(console, exc) from None
@@ -93,6 +94,8 @@ def _progress_printer(console: Console) -> Any:
             console.print(f"  -> [cyan]{r.outcome}[/cyan]{extra}")
         elif event == "stopped":
             console.print(f"[yellow]stopped early:[/yellow] {data['reason']}")
+        elif event == "unseen":
+            console.print(f"[yellow]unseen cases:[/yellow] the best is flagged {', '.join(data['flags'])}")
         elif event in ("submitted", "submit_failed"):
             console.print(f"trajectory {event}: {data}")
         elif event == "done":
@@ -113,6 +116,19 @@ def _print_rounds(console: Console, traj: Any) -> None:
     console.print(table)
     if traj.best_round is not None:
         console.print(f"best: round {traj.best_round} ({traj.rounds[traj.best_round].candidate_path})")
+    if traj.selection is not None and traj.selection.note:
+        console.print(f"selection: {traj.selection.note}")
+    if traj.noise_floor is not None:
+        nf = traj.noise_floor
+        console.print(f"noise floor (A/A): {nf.floor:.2%} (baseline vs itself {nf.aa.point:.3f}x, 95% [{nf.aa.lo:.3f}, {nf.aa.hi:.3f}])")
+    if traj.timing_env.get("shared_gpu"):
+        console.print(f"[yellow]shared GPU:[/yellow] {traj.timing_env.get('note')}")
+    if traj.unseen is not None:
+        u = traj.unseen
+        sp = f", speedup seen {u.seen_speedup:.3f}x / unseen {u.unseen_speedup:.3f}x" if u.seen_speedup and u.unseen_speedup else ""
+        state = "not run" if u.passed is None else "passed" if u.passed else "FAILED"
+        console.print(f"unseen cases ({len(u.cases)} run, {len(u.skipped)} skipped): {state}{sp}"
+                      + (f"; flags {', '.join(u.flags)}" if u.flags else ""))
     if traj.rounds and traj.rounds[0].timing is not None:
         console.print(f"timing protocol: {traj.rounds[0].timing.protocol.method} - {traj.rounds[0].timing.protocol.note}")
 

@@ -3,7 +3,9 @@
 ``evaluate(...)`` never raises for candidate faults: a static rejection, a hang, a crash, OOM, a compile
 error, a wrong shape or NaN all come back as an ``Evaluation`` whose ``validation.passed`` is False and whose
 ``reason`` says what happened. Timing is turned into the schema's ``Timing`` by ``to_timing`` against a
-baseline (the comparison target), with the protocol attached.
+baseline (the comparison target), with the protocol attached. The candidate is timed interleaved with its
+comparison kernels (``against``: the initial candidate, the round's base) so that ``to_timing`` can attach
+bootstrap intervals (``optimizer.verdict``) to every speedup; ``phase_s`` says where the seconds went.
 """
 
 from __future__ import annotations
@@ -15,12 +17,13 @@ from typing import Any
 
 from kb.models import CaseTiming, Timing, TimingProtocol, Validation
 from optimizer import timing as timing_mod
+from optimizer import verdict
 from optimizer.hacks import HackFinding, by_code, static_scan
 from optimizer.problem import Problem, case_label
 from optimizer.sandbox import SandboxLimits, SandboxResult, run_worker
 from optimizer.settings import LadderSettings
 
-__all__ = ["Evaluation", "evaluate", "fp32_reference", "sanity_findings", "to_timing"]
+__all__ = ["Evaluation", "evaluate", "fp32_reference", "retime", "sanity_findings", "timing_request", "to_timing"]
 
 
 @dataclass
@@ -40,6 +43,7 @@ class Evaluation:
     torch_compute_ops: list[str] = field(default_factory=list)
     timing_error: str = ""
     static_only: bool = False  # compiled for the GPU, never executed (CPU_VALIDATION / interpreter limits)
+    phase_s: dict[str, float] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -61,6 +65,15 @@ class Evaluation:
 
     def case_ms(self) -> dict[str, float]:
         return {c["case"]: float(c["stats"]["median_ms"]) for c in self.timing_cases}
+
+    def blocks(self, role: str) -> dict[str, list[float]]:
+        """Per case, the interleaved block medians of ``role`` (candidate, initial, base, aa); empty if not timed."""
+        return {c["case"]: c["blocks"][role] for c in self.timing_cases if role in (c.get("blocks") or {})}
+
+    def pairs(self, ref_role: str, cand_role: str = "candidate") -> dict[str, tuple[list[float], list[float]]]:
+        """Per case ``(ref blocks, cand blocks)`` for ``optimizer.verdict`` (only cases where both were timed)."""
+        ref, cand = self.blocks(ref_role), self.blocks(cand_role)
+        return {k: (ref[k], cand[k]) for k in ref if k in cand}
 
     def reference_ms(self) -> dict[str, float]:
         return {c["case"]: float(c["reference_stats"]["median_ms"]) for c in self.timing_cases if c.get("reference_stats")}
@@ -90,7 +103,11 @@ def evaluate(
     settings: LadderSettings,
     cases: list[dict[str, Any]] | None = None,
     timing: bool = True,
+    against: dict[str, Path] | None = None,
+    aa: bool = False,
 ) -> Evaluation:
+    """Validate ``candidate`` and time it interleaved with ``against`` (role -> candidate file; ``aa`` adds a second
+    instance of the candidate itself, the A/A comparison)."""
     cand = Path(candidate).resolve()
     try:
         source = cand.read_text()
@@ -114,12 +131,9 @@ def evaluate(
         "backend": backend,
         "cases": run_cases,
         "seeds": list(settings.validation_seeds),
-        "timing": {"warmup_ms": settings.timing_warmup_ms, "rep_ms": settings.timing_rep_ms,
-                   "flush_bytes": settings.l2_flush_mb * 1024 * 1024, "reference": True} if timing else None,
+        "timing": timing_request(settings, against, aa) if timing else None,
     }
-    limits = SandboxLimits(settings.sandbox_timeout_s, settings.sandbox_memory_mb, address_space_limit=backend == "interpreter")
-    res = run_worker(request, limits=limits, interpreter=backend == "interpreter", python=python,
-                     use_zygote=settings.sandbox_fork_server and backend == "interpreter")
+    res = _run(request, backend, settings, python=python)
     if not res.ok:
         return _failed(cand, backend, res.status, res.reason, static, res)
     p = res.payload
@@ -146,6 +160,7 @@ def evaluate(
         protocol=TimingProtocol.model_validate(t["protocol"]) if t.get("protocol") else None,
         device=p.get("device", ""), versions=p.get("versions", {}), duration_s=res.duration_s,
         torch_compute_ops=p.get("torch_compute_ops", []), timing_error=p.get("timing_error", ""),
+        phase_s=_phases(p, res),
     )
     if ev.passed and ev.timing_cases:
         extra = sanity_findings(problem, ev, run_cases)
@@ -192,6 +207,43 @@ def _block_pointers_on_36(what: str | None, python: str | None, settings: Ladder
     return settings.model_copy(update={"triton_python": str(py)}) if py is not None else None
 
 
+def timing_request(settings: LadderSettings, against: dict[str, Path] | None, aa: bool) -> dict[str, Any]:
+    return {"warmup_ms": settings.timing_warmup_ms, "rep_ms": settings.timing_rep_ms, "blocks": settings.timing_blocks,
+            "graph_below_us": settings.timing_graph_below_us, "flush_bytes": settings.l2_flush_mb * 1024 * 1024,
+            "reference": True, "against": {k: str(v) for k, v in (against or {}).items()}, "aa": aa}
+
+
+def _run(request: dict[str, Any], backend: str, settings: LadderSettings, *, python: str | None = None) -> SandboxResult:
+    limits = SandboxLimits(settings.sandbox_timeout_s, settings.sandbox_memory_mb, address_space_limit=backend == "interpreter")
+    return run_worker(request, limits=limits, interpreter=backend == "interpreter", python=python,
+                      use_zygote=settings.sandbox_fork_server and backend == "interpreter")
+
+
+def _phases(payload: dict[str, Any], res: SandboxResult) -> dict[str, float]:
+    """The worker's own phases plus ``process_start``: sandbox wall time the worker did not account for."""
+    out = {k: float(v) for k, v in (payload.get("phase_s") or {}).items()}
+    worker_s = float(payload.get("worker_s") or 0.0)
+    out["process_start"] = max(0.0, res.duration_s - worker_s)
+    return out
+
+
+def retime(problem: Problem, candidate: Path, against: dict[str, Path], *, backend: str, settings: LadderSettings,
+           cases: list[dict[str, Any]] | None = None, blocks: int | None = None) -> Evaluation:
+    """Time an already validated candidate against ``against`` (no validation: the winner's confirmation)."""
+    run_cases = cases if cases is not None else problem.cases_for(backend)
+    t = timing_request(settings, against, False) | {"reference": False, "blocks": blocks or settings.timing_blocks}
+    res = _run({"task": "time", "problem": str(problem.path), "candidate": str(candidate), "backend": backend,
+                "cases": run_cases, "timing": t}, backend, settings)
+    if not res.ok:
+        return _failed(candidate, backend, res.status, res.reason, None, res)
+    p = res.payload
+    tm = p.get("timing") or {}
+    return Evaluation(candidate=candidate, backend=backend, status="ok", reason="", validation=Validation(passed=True),
+                      timing_cases=tm.get("cases", []), device=p.get("device", ""), versions=p.get("versions", {}),
+                      protocol=TimingProtocol.model_validate(tm["protocol"]) if tm.get("protocol") else None,
+                      duration_s=res.duration_s, phase_s=_phases(p, res))
+
+
 def sanity_findings(problem: Problem, ev: Evaluation, cases: list[dict[str, Any]]) -> list[HackFinding]:
     """Speed-of-light and excessive-speedup checks on a timed, validated candidate."""
     from optimizer.profile.roofline import peaks_for, roofline_ms
@@ -214,8 +266,14 @@ def sanity_findings(problem: Problem, ev: Evaluation, cases: list[dict[str, Any]
     return out
 
 
-def to_timing(ev: Evaluation, baseline_ms: dict[str, float] | None, *, backend: str, problem: Problem) -> Timing:
-    """The schema Timing for an evaluation; ``baseline_ms`` per case is the comparison target's time."""
+def to_timing(ev: Evaluation, baseline_ms: dict[str, float] | None, *, backend: str, problem: Problem,
+              cases: list[dict[str, Any]] | None = None) -> Timing:
+    """The schema Timing for an evaluation; ``baseline_ms`` per case is the comparison target's time.
+
+    When the initial candidate was timed interleaved (role ``initial``), its block medians give each case's
+    speedup interval and the geomean interval (whose point is then the geomean speedup); ``vs_base`` is the
+    interval over the round's base (role ``base``, else the initial candidate).
+    """
     if backend == "interpreter" or ev.protocol is None:
         proto = timing_mod.interpreter_protocol() if backend == "interpreter" else TimingProtocol(
             method="unavailable", device=ev.device, note=ev.timing_error or "no timing was taken")
@@ -224,10 +282,21 @@ def to_timing(ev: Evaluation, baseline_ms: dict[str, float] | None, *, backend: 
 
     peaks = peaks_for(ev.device)
     kind = kernel_compute_kind(ev.candidate, ev.launches)
-    cases: list[CaseTiming] = []
-    by_label = {case_label(c): c for c in problem.cases_for(backend)}
+    out: list[CaseTiming] = []
+    by_label = {case_label(c): c for c in (cases if cases is not None else problem.cases_for(backend))}
+    initial = ev.pairs("initial")
+    init_ms = {c["case"]: c["role_stats"]["initial"]["median_ms"] for c in ev.timing_cases if "initial" in (c.get("role_stats") or {})}
+    raw = {c["case"]: c for c in ev.timing_cases}
     for label, ms in ev.case_ms().items():
         case = by_label.get(label, {})
         frac = roofline_fraction(problem.flops(case), problem.bytes_moved(case), ms, peaks, compute=kind) if peaks else None
-        cases.append(CaseTiming(case=label, ms=ms, baseline_ms=(baseline_ms or {}).get(label), roofline_fraction=frac))
-    return timing_mod.make_timing(ev.protocol, cases)
+        out.append(CaseTiming(case=label, ms=ms, baseline_ms=init_ms.get(label, (baseline_ms or {}).get(label)), roofline_fraction=frac,
+                              speedup_ci=verdict.case_ratio(*initial[label]) if label in initial else None,
+                              method=raw[label].get("method", ""), method_note=raw[label].get("method_note", "")))
+    t = timing_mod.make_timing(ev.protocol, out)
+    if initial and len(initial) == len(out):
+        t.geomean_ci = verdict.geomean_ratio(initial)
+        t.geomean_speedup = t.geomean_ci.point
+    base = ev.pairs("base")
+    t.vs_base = verdict.geomean_ratio(base) if base and len(base) == len(out) else t.geomean_ci
+    return t

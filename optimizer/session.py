@@ -5,7 +5,16 @@ items, including its three escalation tests), cards cited, the rewrite (family, 
 point, diff), the comparison target (the initial candidate), validation per case, timing per case with the
 geomean speedup under the declared protocol, the outcome, the stop decision and a next recommendation.
 Rounds that produce nothing actionable are ``inconclusive``; faulty candidates are ``failed`` with their
-reason, and the session continues. The best validated round wins by geomean speedup (ties: the earlier one).
+reason, and the session continues.
+
+Honest timing (``optimizer.verdict`` has the exact rule): the baseline is timed against itself (A/A) to measure
+the session's noise floor; every candidate is timed interleaved with the initial candidate and the round's base,
+and a round is ``improved`` only when the interval of its geomean speedup over the base clears
+``max(noise floor, improvement_threshold)``. On a GPU the session holds a per-GPU lock (``optimizer.gpulock``).
+Selection: the best improved rounds are re-timed interleaved with the initial candidate (more blocks) and the
+highest confirmed one whose interval clears the margin wins; none confirmed -> round 0. Untimed backends keep the
+earliest validated round. Afterwards the winner is validated and timed on the problem's ``UNSEEN_CASES``.
+Each round records seconds per phase (``Round.phase_s``, see ``optimizer.phases``).
 """
 
 from __future__ import annotations
@@ -22,17 +31,32 @@ from typing import Any
 
 from kb.client import KBClient
 from kb.errors import InvalidArgument
-from kb.models import EvidenceItem, ProblemRef, Round, RoundRewrite, Timing, Trajectory
-from optimizer.evaluation import Evaluation, evaluate, to_timing
+from kb.models import (
+    EvidenceItem,
+    ProblemRef,
+    Round,
+    RoundRewrite,
+    Selection,
+    Timing,
+    Trajectory,
+    UnseenReport,
+)
+from optimizer import verdict
+from optimizer.evaluation import Evaluation, evaluate, retime, to_timing
+from optimizer.gpulock import GPULock, device_key
 from optimizer.ladder.engine import LadderOutcome, run_ladder
 from optimizer.ladder.types import LadderContext
+from optimizer.phases import PhaseClock, TimedKB
 from optimizer.problem import Problem, load_problem
 from optimizer.proposers.base import Proposer
 from optimizer.proposers.recipes import NotApplicable
 from optimizer.settings import LadderSettings
 from optimizer.timing import geomean
 
-__all__ = ["Session", "default_candidate", "detect_backend", "make_proposer", "select_best"]
+__all__ = ["Session", "default_candidate", "detect_backend", "make_proposer", "select_best", "unseen_cases"]
+
+#: how many of the best improved rounds are re-timed against the initial candidate before one is selected
+CONFIRM_TOP = 2
 
 Progress = Callable[[str, dict[str, Any]], None]
 
@@ -118,6 +142,14 @@ def select_best(rounds: list[Round]) -> int | None:
     return best
 
 
+def unseen_cases(problem: Problem) -> list[dict[str, Any]]:
+    """The problem's ``UNSEEN_CASES`` (cases the session never sees); [] when it declares none."""
+    raw = getattr(problem.module, "UNSEEN_CASES", None) or []
+    if not isinstance(raw, (list, tuple)) or not all(isinstance(c, dict) for c in raw):
+        raise InvalidArgument(f"{problem.path}: UNSEEN_CASES must be a list of dicts like CASES", field="UNSEEN_CASES")
+    return [dict(c) for c in raw]
+
+
 def _input_dtypes(problem: Problem) -> list[str]:
     import torch
 
@@ -141,7 +173,8 @@ def _versions(ev: Evaluation | None) -> dict[str, str]:
 
 class Session:
     def __init__(self, problem: Problem | str | Path, candidate: str | Path | None, *, kb: KBClient, settings: LadderSettings,
-                 backend: str, proposer: Proposer, out_dir: str | Path, progress: Progress | None = None) -> None:
+                 backend: str, proposer: Proposer, out_dir: str | Path, progress: Progress | None = None,
+                 force_shared_gpu: bool = False) -> None:
         self.problem = problem if isinstance(problem, Problem) else load_problem(problem)
         self.candidate = Path(candidate).resolve() if candidate else default_candidate(self.problem.path)
         self.kb, self.settings, self.backend, self.proposer = kb, settings, backend, proposer
@@ -149,6 +182,9 @@ class Session:
         self.progress = progress or (lambda _e, _d: None)
         self.cache: dict[str, Any] = {"input_dtypes": _input_dtypes(self.problem)}
         self.exhausted: set[str] = set()
+        self.force_shared_gpu = force_shared_gpu
+        self.floor: float | None = None
+        self.initial: Path | None = None
 
     # ----------------------------------------------------------------------------------------------------
     def run(self, rounds: int | None = None, *, submit: bool = False) -> Trajectory:
@@ -159,17 +195,37 @@ class Session:
         traj = Trajectory(id=tid, problem=ProblemRef(name=self.problem.name, path=str(self.problem.path), sha256=self.problem.sha256,
                                                      cases=self.problem.cases_for(self.backend)),
                           backend=self.backend, proposer=self.proposer.name)  # type: ignore[arg-type]
+        lock = None
+        if self.backend in ("cuda", "ascend"):  # timing sessions never share a device
+            lock = GPULock(Path(self.settings.lock_dir), device_key(0) if self.backend == "cuda" else "npu0", owner=tid)
+            traj.timing_env = lock.acquire(force=self.force_shared_gpu).record()
+        try:
+            return self._run(traj, n_rounds, submit)
+        finally:
+            if lock is not None:
+                lock.release()
+
+    def _run(self, traj: Trajectory, n_rounds: int, submit: bool) -> Trajectory:
         base_path = self.out / "round_00.py"
         shutil.copyfile(self.candidate, base_path)
+        self.initial = base_path
         self.progress("baseline", {"candidate": str(self.candidate), "backend": self.backend})
         t0 = time.monotonic()
-        base_eval = evaluate(self.problem, base_path, backend=self.backend, settings=self.settings)
+        base_eval = evaluate(self.problem, base_path, backend=self.backend, settings=self.settings, aa=True)
         baseline_ms = base_eval.case_ms()
         timing = to_timing(base_eval, baseline_ms, backend=self.backend, problem=self.problem)
+        aa = base_eval.pairs("aa")
+        if aa and len(aa) == len(baseline_ms):
+            traj.noise_floor = verdict.noise_floor(aa, method=base_eval.protocol.method if base_eval.protocol else "")
+            self.floor = traj.noise_floor.floor
+            timing.verdict = (f"A/A noise floor {self.floor:.2%} (baseline vs itself {traj.noise_floor.aa.point:.3f}x, "
+                              f"95% [{traj.noise_floor.aa.lo:.3f}, {traj.noise_floor.aa.hi:.3f}]); " + verdict.rule_text(self.floor, self.settings.improvement_threshold))
+        clock = PhaseClock()
+        clock.merge(base_eval.phase_s)
         r0 = Round(index=0, hypothesis="baseline: the initial candidate", comparison_target="initial",
                    evidence=[self._validation_evidence(base_eval, "L1")], validation=base_eval.validation, timing=timing,
                    outcome="baseline" if base_eval.passed else "failed", candidate_path=str(base_path),
-                   duration_s=time.monotonic() - t0,
+                   duration_s=time.monotonic() - t0, phase_s=clock.finish(time.monotonic() - t0),
                    next_recommendation="" if base_eval.passed else f"fix the initial candidate first: {base_eval.reason}")
         traj.rounds.append(r0)
         traj.device, traj.versions = base_eval.device, _versions(base_eval)
@@ -205,32 +261,40 @@ class Session:
                best_g: float | None) -> tuple[Round, Evaluation | None]:
         t0 = time.monotonic()
         self.progress("round_start", {"round": i, "base": base_path.name})
-        ctx = LadderContext(problem=self.problem, candidate=base_path, backend=self.backend, kb=self.kb, settings=self.settings,
-                            evaluation=base_eval, history=list(traj.rounds[1:]), exclude_cards=set(self.exhausted),
-                            require_recipe=self.proposer.requires_recipe, workdir=self.out, cache=self.cache, baseline_ms=baseline_ms)
+        clock = PhaseClock()
+        ctx = LadderContext(problem=self.problem, candidate=base_path, backend=self.backend, kb=TimedKB(self.kb, clock),  # type: ignore[arg-type]
+                            settings=self.settings, evaluation=base_eval, history=list(traj.rounds[1:]), exclude_cards=set(self.exhausted),
+                            require_recipe=self.proposer.requires_recipe, workdir=self.out, cache=self.cache, baseline_ms=baseline_ms,
+                            phases=clock)
         outcome = run_ladder(ctx, max_level=self.settings.max_level)  # type: ignore[arg-type]
         self.progress("ladder", {"round": i, "summary": outcome.summary(), "levels": outcome.levels_reached})
         common = dict(index=i, levels_reached=outcome.levels_reached, evidence=outcome.evidence, cards_cited=outcome.cards_cited,
                       comparison_target="initial", stop=outcome.stop)
+
+        def wall() -> dict[str, Any]:
+            d = time.monotonic() - t0
+            return {"duration_s": d, "phase_s": clock.finish(d)}
+
         if outcome.inconclusive:
-            return Round(**common, outcome="inconclusive", duration_s=time.monotonic() - t0,
-                         next_recommendation=self._need_more(outcome)), None
+            return Round(**common, outcome="inconclusive", **wall(), next_recommendation=self._need_more(outcome)), None
         if outcome.stop is not None and outcome.stop.cause == "at_roofline" and outcome.chosen is None:
-            return Round(**common, outcome="inconclusive", hypothesis="at the roofline: nothing structural to gain",
-                         duration_s=time.monotonic() - t0,
+            return Round(**common, outcome="inconclusive", hypothesis="at the roofline: nothing structural to gain", **wall(),
                          next_recommendation=f"{AT_ROOFLINE_STOP}: {outcome.stop.rationale[:300]}"), None
         new_name = f"round_{i:02d}.py"
         try:
-            prop = self.proposer.propose(ctx, outcome, new_filename=new_name)
+            with clock.time("proposer"):
+                prop = self.proposer.propose(ctx, outcome, new_filename=new_name)
         except NotApplicable as exc:
             if outcome.chosen is not None:
                 self.exhausted.add(outcome.chosen.id)
             return Round(**common, outcome="inconclusive", hypothesis=f"{outcome.chosen.id if outcome.chosen else '?'} chosen but not applied",
-                         duration_s=time.monotonic() - t0, next_recommendation=f"proposal failed ({exc}); the family is set aside"), None
+                         **wall(), next_recommendation=f"proposal failed ({exc}); the family is set aside"), None
         path = self.out / new_name
         path.write_text(prop.source)
         self.progress("proposal", {"round": i, "family": prop.family, "description": prop.description, "diff": prop.diff})
-        ev = evaluate(self.problem, path, backend=self.backend, settings=self.settings)
+        against = {"initial": self.initial or base_path} | ({"base": base_path} if base_path != self.initial else {})
+        ev = evaluate(self.problem, path, backend=self.backend, settings=self.settings, against=against)
+        clock.merge(ev.phase_s)
         timing = to_timing(ev, baseline_ms, backend=self.backend, problem=self.problem)
         result, advice = self._judge(ev, timing, best_g, prop.family)
         if result != "improved" and prop.recipe.get("kind") == "llm" and self._applied_count(traj, prop.family, ctx.source_sha) >= 1:
@@ -238,23 +302,43 @@ class Session:
         rewrite = RoundRewrite(family=prop.family, recipe=prop.recipe, diff=prop.diff, description=prop.description)
         evidence = outcome.evidence + [self._validation_evidence(ev, outcome.stop.level if outcome.stop else "L1")]
         rnd = Round(**{**common, "evidence": evidence}, hypothesis=prop.hypothesis, rewrite=rewrite, validation=ev.validation,
-                    timing=timing, outcome=result, candidate_path=str(path), duration_s=time.monotonic() - t0,  # type: ignore[arg-type]
+                    timing=timing, outcome=result, candidate_path=str(path), **wall(),  # type: ignore[arg-type]
                     next_recommendation=advice)
         return rnd, ev
 
     def _judge(self, ev: Evaluation, timing: Timing, best_g: float | None, family: str) -> tuple[str, str]:
+        """The verdict by ``optimizer.verdict.judge`` on the interval over the base; the rule is written into the timing."""
         if not ev.passed:
             return "failed", f"{family} produced an invalid candidate ({ev.failure_kind}): {ev.reason[:300]}"
-        g = timing.geomean_speedup
-        if g is None or best_g is None:
+        g, vb = timing.geomean_speedup, timing.vs_base
+        if g is None or vb is None or self.floor is None:
+            timing.verdict = "neutral: no interval (timing unavailable on this backend or no A/A noise floor)"
             return "neutral", ("validated; timing unavailable on this backend, so it cannot be ranked "
                                "(the best round stays the earliest validated one)")
         thr = self.settings.improvement_threshold
-        if g > best_g * (1 + thr):
-            return "improved", f"{g:.3f}x vs initial (best was {best_g:.3f}x): continue from this candidate"
-        if g < best_g * (1 - thr):
-            return "regressed", f"{g:.3f}x is below the best {best_g:.3f}x: keep the best candidate, try another point or family"
-        return "neutral", f"{g:.3f}x is within {thr:.0%} of the best {best_g:.3f}x"
+        result = verdict.judge(vb, self.floor, thr)
+        span = f"{vb.point:.3f}x over the base, 95% [{vb.lo:.3f}, {vb.hi:.3f}]"
+        timing.verdict = f"{result}: {span}; " + verdict.rule_text(self.floor, thr)
+        if result == "improved":
+            return result, f"{g:.3f}x vs initial ({span}): continue from this candidate"
+        if result == "regressed":
+            return result, f"{span} is below the noise margin: keep the base, try another point or family"
+        return result, f"{span} does not clear the margin {max(self.floor, thr):.2%}: not distinguishable from the base"
+
+    def _runnable(self, cases: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """On the interpreter, the unseen cases at most 64x the largest smoke case (by bytes_moved, else flops)."""
+        if self.backend != "interpreter":
+            return cases, []
+
+        def size(c: dict[str, Any]) -> float | None:
+            return self.problem.bytes_moved(c) or self.problem.flops(c)
+
+        smoke = [size(c) for c in self.problem.smoke_cases]
+        if any(x is None for x in smoke):
+            return cases, []
+        limit = 64 * max(smoke)  # type: ignore[type-var]
+        ok = [c for c in cases if (size(c) or 0) <= limit]
+        return ok, [c for c in cases if c not in ok]
 
     @staticmethod
     def _applied_count(traj: Trajectory, family: str, base_sha: str) -> int:
@@ -274,12 +358,18 @@ class Session:
                             data={"status": ev.status, "hack_flags": v.hack_flags, "launches": ev.launches[:4]})
 
     def _finish(self, traj: Trajectory, submit: bool) -> Trajectory:
-        traj.best_round = select_best(traj.rounds)
+        self._select(traj)
         if traj.best_round is not None:
             best = traj.rounds[traj.best_round]
             ms = [c.ms for c in best.timing.cases if c.ms] if best.timing else []
             traj.best_ms = geomean(ms) if ms else None
             shutil.copyfile(best.candidate_path, self.out / "best.py")
+            try:
+                traj.unseen = self._unseen(traj)
+            except InvalidArgument as exc:
+                traj.unseen = UnseenReport(failure_reason=str(exc), flags=["invalid_unseen_cases"])
+            if traj.unseen and traj.unseen.flags:
+                self.progress("unseen", {"flags": traj.unseen.flags, "report": traj.unseen})
         traj.finished = True
         self._write(traj)
         if submit:
@@ -290,6 +380,64 @@ class Session:
                 self.progress("submit_failed", {"error": f"{type(exc).__name__}: {exc}"})
         self.progress("done", {"trajectory": traj, "path": str(self.out / "trajectory.json")})
         return traj
+
+    def _select(self, traj: Trajectory) -> None:
+        """Re-time the best improved rounds interleaved with the initial candidate; the highest confirmed one wins."""
+        improved = [r for r in traj.rounds[1:] if r.outcome == "improved" and r.timing and r.timing.geomean_speedup]
+        if self.floor is None or self.initial is None:
+            traj.best_round = select_best(traj.rounds)
+            traj.selection = Selection(round=traj.best_round, note="untimed: the earliest validated round")
+            return
+        margin = max(self.floor, self.settings.improvement_threshold)
+        top = sorted(improved, key=lambda r: -(r.timing.geomean_speedup or 0.0))[:CONFIRM_TOP]  # type: ignore[union-attr]
+        sel = Selection(round=0, note="no improved round" if not top else "")
+        for r in top:
+            ev = retime(self.problem, Path(r.candidate_path), {"initial": self.initial}, backend=self.backend,
+                        settings=self.settings, blocks=self.settings.timing_confirm_blocks)
+            pairs = ev.pairs("initial")
+            if not ev.passed or not pairs:
+                sel.note += f"round {r.index}: re-time failed ({ev.reason[:200]}); "
+                continue
+            sel.confirmed[r.index] = verdict.geomean_ratio(pairs)
+        ok = {i: ci for i, ci in sel.confirmed.items() if ci.clears(margin) == 1}
+        if ok:
+            sel.round = max(ok, key=lambda i: ok[i].point)
+            sel.note += f"round {sel.round} confirmed {ok[sel.round].point:.3f}x [{ok[sel.round].lo:.3f}, {ok[sel.round].hi:.3f}] vs initial"
+        elif top:
+            sel.note += f"no re-timed round cleared the margin {margin:.2%} vs initial: the initial candidate stays best"
+        traj.best_round, traj.selection = sel.round, sel
+
+    def _unseen(self, traj: Trajectory) -> UnseenReport | None:
+        """Validate (and time vs the initial candidate) the selected best on UNSEEN_CASES; flag failures and lost gains."""
+        declared = unseen_cases(self.problem)
+        if not declared or traj.best_round is None:
+            return None
+        cases, skipped = self._runnable(declared)
+        if not cases:
+            return UnseenReport(skipped=skipped, note=f"all {len(skipped)} unseen cases are too large for the {self.backend} backend "
+                                "(more than 64x its largest smoke case); run on a GPU to check them")
+        best = traj.rounds[traj.best_round]
+        against = {"initial": self.initial} if self.initial is not None and traj.best_round != 0 else {}
+        ev = evaluate(self.problem, Path(best.candidate_path), backend=self.backend, settings=self.settings, cases=cases,
+                      against=against)  # type: ignore[arg-type]
+        rep = UnseenReport(cases=cases, skipped=skipped, passed=ev.passed, failure_reason="" if ev.passed else ev.reason[:2000],
+                           validation=ev.validation, note=f"{len(skipped)} case(s) too large for the interpreter skipped" if skipped else "")
+        sel = traj.selection.confirmed.get(traj.best_round) if traj.selection else None
+        rep.seen_speedup = sel.point if sel else (best.timing.geomean_speedup if best.timing else None)
+        if not ev.passed:
+            rep.flags.append("fails_unseen")
+            return rep
+        rep.timing = to_timing(ev, None, backend=self.backend, problem=self.problem, cases=cases)
+        rep.unseen_ci = rep.timing.geomean_ci
+        rep.unseen_speedup = rep.unseen_ci.point if rep.unseen_ci else None
+        if rep.unseen_ci is not None and self.floor is not None:
+            if rep.unseen_ci.clears(max(self.floor, self.settings.improvement_threshold)) == -1:
+                rep.flags.append("regresses_unseen")
+            if rep.seen_speedup and rep.unseen_speedup:
+                rep.kept_fraction = rep.unseen_speedup / rep.seen_speedup
+                if rep.seen_speedup > 1 and rep.kept_fraction < 0.9:
+                    rep.flags.append("loses_gain_unseen")
+        return rep
 
     def _write(self, traj: Trajectory) -> None:
         (self.out / "trajectory.json").write_text(json.dumps(json.loads(traj.model_dump_json()), indent=2))

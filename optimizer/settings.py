@@ -7,6 +7,10 @@ OpenAI-compatible endpoint); ``LADDER_SANDBOX_TIMEOUT_S`` and ``LADDER_SANDBOX_M
 
 from __future__ import annotations
 
+import os
+import tempfile
+from pathlib import Path
+
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -38,8 +42,15 @@ class LadderSettings(BaseSettings):
 
     # timing (GPU/NPU)
     timing_warmup_ms: float = 25.0
-    timing_rep_ms: float = 100.0
+    timing_rep_ms: float = Field(default=10.0, gt=0, description="do_bench rep budget of ONE interleaved block")
+    timing_blocks: int = Field(default=8, ge=2, description="interleaved blocks per kernel per case (the interval's samples)")
+    timing_confirm_blocks: int = Field(default=16, ge=2, description="blocks when the winner is re-timed before selection")
+    timing_graph_below_us: float | None = Field(default=50.0, description="CUDA-graph timing below this kernel time (None: never)")
     l2_flush_mb: int = 256
+    lock_dir: str = Field(default_factory=lambda: str(Path(tempfile.gettempdir()) / "kernel-ladder-gpu-locks"),
+                          description="per-GPU lock files: two timing sessions never share a device")
+    cache_dir: str = Field(default_factory=lambda: str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kernel-ladder"),
+                           description="IR capture cache (keyed by kernel source, specialization, target, options)")
 
     max_level: str = Field(default="L4", pattern=r"^L[1-4]$", description="highest ladder level a session round may reach")
 

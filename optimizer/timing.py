@@ -1,14 +1,22 @@
-"""Timing protocol: median of do_bench-style repetitions, per case, with warm-up and an L2 flush between runs.
+"""Timing protocol: interleaved blocks of ``triton.testing.do_bench`` per case, CUDA graphs for short kernels.
 
 The authority metric of a session is the geometric mean over cases of ``baseline_ms / candidate_ms``, where
 the baseline is the comparison target (the initial candidate by default). Every ``Timing`` carries the
 ``TimingProtocol`` it was measured under, so measurements from different protocols are never pooled.
 
+``time_interleaved`` (the session's protocol, ``interleaved-blocks``): per case, every kernel being compared
+is timed in ``blocks`` blocks, ABAB... with the order reversed every other block; a block is one
+``do_bench(..., return_mode="all")`` call (L2 flushed before every rep) whose median is the block's figure.
+When every kernel of the case takes under ``graph_below_us`` (~50 us, launch overhead matters there), the
+blocks use ``do_bench_cudagraph`` instead (no L2 flush: graph replays run back to back); if graph capture
+fails (a host sync in the launcher, a CPU tensor ...) the case falls back to ``do_bench`` and records why.
+Intervals and the improved/neutral/regressed rule live in ``optimizer.verdict``.
+
 GPU paths (``bench_cuda``) are written for Triton 3.6 / torch 2.11 on an H200 and run only on a GPU; the
 Ascend path (``bench_npu``) follows the torch-npu Event API and has never run on NPU hardware. On the CPU the
 Triton interpreter gives correctness only: ``interpreter_protocol()`` says timing is unavailable.
 
-The event and synchronize functions are bound when this module is imported (in the worker, before any
+The event and synchronize functions and triton's do_bench functions are bound when this module is imported (in the worker, before any
 candidate is imported), so a candidate that patches ``torch.cuda.Event`` cannot reach the timer.
 """
 
@@ -28,9 +36,11 @@ __all__ = [
     "bench_npu",
     "geomean",
     "geomean_speedup",
+    "interleaved_protocol",
     "interpreter_protocol",
     "make_timing",
     "summarize",
+    "time_interleaved",
 ]
 
 try:  # bound at import time on purpose (see module docstring)
@@ -40,6 +50,11 @@ try:  # bound at import time on purpose (see module docstring)
     _cuda_sync = _torch.cuda.synchronize
 except Exception:  # pragma: no cover - torch is always present where timing runs
     _torch = None  # type: ignore[assignment]
+try:  # the do_bench functions, bound before any candidate runs (a candidate replacing them times nothing of ours)
+    from triton.testing import do_bench as _do_bench
+    from triton.testing import do_bench_cudagraph as _do_bench_cudagraph
+except ImportError:  # pragma: no cover
+    _do_bench = _do_bench_cudagraph = None  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)
@@ -195,6 +210,81 @@ def bench_npu(
         ends[i].record()
     npu.synchronize()
     return summarize(s.elapsed_time(e) for s, e in zip(starts, ends))
+
+
+def _check_timer() -> None:
+    if _torch is None or _torch.cuda.Event is not _CudaEvent or _torch.cuda.synchronize is not _cuda_sync:
+        raise RuntimeError("timer_tampered: torch.cuda.Event or torch.cuda.synchronize was replaced after import; "
+                           "timing refused")
+
+
+def _cuda_block(fn: Callable[[], Any], graph: bool, warmup_ms: float, rep_ms: float) -> list[float]:
+    _check_timer()
+    if graph:
+        return [float(x) for x in _do_bench_cudagraph(fn, rep=rep_ms, return_mode="all")]
+    return [float(x) for x in _do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="all")]
+
+
+def time_interleaved(
+    fns: dict[str, Callable[[], Any]],
+    *,
+    backend: str = "cuda",
+    blocks: int = 8,
+    warmup_ms: float = 25.0,
+    rep_ms: float = 20.0,
+    graph_below_us: float | None = 50.0,
+    flush_bytes: int = 256 * 1024 * 1024,
+) -> dict[str, Any]:
+    """Time every role in ``fns`` in ``blocks`` interleaved blocks (order reversed every other block). GPU/NPU only.
+
+    Returns ``{"method", "method_note", "blocks": {role: [block medians ms]}, "stats": {role: BenchStats dict}}``.
+    """
+    roles = list(fns)
+    note, graph = "", False
+    if backend == "cuda":
+        first = {r: summarize(_cuda_block(fns[r], False, warmup_ms, rep_ms)).median_ms for r in roles}  # also the warm-up
+        if graph_below_us is not None:
+            slow = max(first.values())
+            if slow * 1e3 >= graph_below_us:
+                note = f"do_bench: the slowest kernel takes {slow * 1e3:.1f} us >= {graph_below_us:g} us"
+            else:
+                try:
+                    for r in roles:
+                        _cuda_block(fns[r], True, warmup_ms, rep_ms)
+                    graph = True
+                except Exception as exc:  # noqa: BLE001  capture is not possible for this launcher: say so and time without graphs
+                    if _torch is not None and _torch.cuda.is_available():
+                        _torch.cuda.synchronize()
+                    note = f"cudagraph capture failed ({type(exc).__name__}: {str(exc)[:200]}); fell back to do_bench"
+
+        def block(r: str) -> list[float]:  # warm already: a short warm-up per block
+            return _cuda_block(fns[r], graph, min(warmup_ms, 5.0), rep_ms)
+    else:
+        note = "npu events (untested on hardware)"
+
+        def block(r: str) -> list[float]:
+            return [bench_npu(fns[r], warmup_ms=warmup_ms / 5, rep_ms=rep_ms, flush_bytes=flush_bytes).median_ms]
+    medians: dict[str, list[float]] = {r: [] for r in roles}
+    samples: dict[str, list[float]] = {r: [] for r in roles}
+    for b in range(blocks):
+        for r in (roles if b % 2 == 0 else roles[::-1]):
+            xs = block(r)
+            samples[r] += xs
+            medians[r].append(summarize(xs).median_ms)
+    return {"method": "cudagraph" if graph else ("do_bench" if backend == "cuda" else "npu-events"), "method_note": note,
+            "blocks": medians, "stats": {r: summarize(samples[r]).as_dict() for r in roles}}
+
+
+def interleaved_protocol(device: str, *, blocks: int, warmup_ms: float, rep_ms: float, graph_below_us: float | None) -> TimingProtocol:
+    """The protocol record of ``time_interleaved`` (the session's; intervals from ``optimizer.verdict``)."""
+    graph = f"do_bench_cudagraph when every kernel of a case is under {graph_below_us:g} us, else " if graph_below_us else ""
+    return TimingProtocol(
+        method="interleaved-blocks", warmup=int(warmup_ms), reps=int(rep_ms), l2_flush=True, device=device, blocks=blocks,
+        graph_below_us=graph_below_us, confidence=0.95,
+        note=f"{blocks} blocks per kernel per case, interleaved ABAB.. (order reversed every other block); a block is one "
+        f"{graph}triton.testing.do_bench(warmup={warmup_ms:g} ms, rep={rep_ms:g} ms, L2 flushed before each rep); block median; "
+        "speedup per case = median over blocks of the paired ratio; geomean over cases; 95% bootstrap interval over blocks",
+    )
 
 
 def device_protocol(backend: str, device: str, *, warmup_ms: float, rep_ms: float, flush_bytes: int) -> TimingProtocol:

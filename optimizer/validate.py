@@ -191,8 +191,10 @@ def validate_candidate(
     device: str,
     snapshot: GlobalSnapshot,
     launches: LaunchRecorder,
+    stop_on_failure: bool = False,
 ) -> ValidationRun:
-    """Run the validation protocol for every case; never raises for candidate faults (they become results)."""
+    """Run the validation protocol for every case (up to the first failing one with ``stop_on_failure``); never raises
+    for candidate faults (they become results)."""
     import torch
 
     findings: list[HackFinding] = []
@@ -209,6 +211,8 @@ def validate_candidate(
             compute_ops |= ops
             if not cv.passed and not first_failure:
                 first_failure = f"[{cv.case}] {cv.message}"
+            if not cv.passed and stop_on_failure:
+                break
     finally:
         torch.use_deterministic_algorithms(False)
         torch.utils.deterministic.fill_uninitialized_memory = False

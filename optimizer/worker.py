@@ -3,7 +3,9 @@
 It reads a one-line token from stdin before anything else, runs one task, and writes a JSON result carrying
 that token, so a candidate cannot forge a result file it was never told about. Tasks:
 
-- ``evaluate``: validate a candidate (``optimizer.validate``), then time it per case when the backend can.
+- ``evaluate``: validate a candidate (``optimizer.validate``; smallest case first, stopping at the first failure),
+  then time it per case, interleaved with its comparison kernels, when the backend can; reports seconds per phase.
+- ``time``: time an already validated candidate against comparison kernels (the winner's re-time).
 - ``profile``: torch.profiler kernel breakdown per case (CUDA; GPU only) and, on Ascend, the torch-npu path.
 - ``run``: just run the candidate forward a few times (the target process for ncu / msprof).
 - ``compile_check``: compile every launch for ``cuda:90`` without executing anything (``optimizer.compile_only``),
@@ -52,28 +54,47 @@ def _device_name(backend: str) -> str:
 
 
 def _time_cases(req: dict[str, Any], problem: Any, cand_cls: type, device: str, backend: str) -> dict[str, Any]:
-    """Median timing of candidate and PyTorch reference per case (GPU/NPU only; GPU path untested on CPU CI)."""
+    """Interleaved timing per case of the candidate and its comparison kernels (GPU/NPU only; untested on CPU CI).
+
+    Roles: ``candidate``; ``initial`` / ``base`` from ``timing.against`` (other candidate files); ``aa`` (a second
+    instance of the candidate: the A/A noise floor). The PyTorch reference is timed once per case, not interleaved.
+    """
     import torch
 
     from optimizer import timing
-    from optimizer.problem import case_label
+    from optimizer.problem import case_label, load_candidate
 
     t = req.get("timing", {})
-    warmup_ms, rep_ms = float(t.get("warmup_ms", 25)), float(t.get("rep_ms", 100))
+    warmup_ms, rep_ms = float(t.get("warmup_ms", 25)), float(t.get("rep_ms", 20))
+    blocks, graph_us = int(t.get("blocks", 8)), t.get("graph_below_us", 50.0)
     flush = int(t.get("flush_bytes", 256 * 1024 * 1024))
-    bench = timing.bench_cuda if backend == "cuda" else timing.bench_npu
-    protocol = timing.device_protocol(backend, _device_name(backend), warmup_ms=warmup_ms, rep_ms=rep_ms, flush_bytes=flush)
+    others = {role: _load_once(load_candidate, path) for role, path in (t.get("against") or {}).items()}
+    protocol = timing.interleaved_protocol(_device_name(backend), blocks=blocks, warmup_ms=warmup_ms, rep_ms=rep_ms,
+                                           graph_below_us=graph_us if backend == "cuda" else None)
     cases: list[dict[str, Any]] = []
     for case in req["cases"]:
         inputs = problem.make_inputs(case, 0, device=device)
-        cand = problem.instantiate(cand_cls, case, seed=0, device=device)
-        ref = problem.make_model(case, seed=0, device=device)
-        restore = _inplace_restore(problem, inputs)  # in-place outputs start from the same values every rep
+        models = {"candidate": problem.instantiate(cand_cls, case, seed=0, device=device)}
+        models |= {role: problem.instantiate(cls, case, seed=0, device=device) for role, cls in others.items()}
+        if t.get("aa"):
+            models["aa"] = problem.instantiate(cand_cls, case, seed=0, device=device)
+        fns = {role: (lambda m=m, xs=inputs: m(*xs)) for role, m in models.items()}
+        # INPLACE_OUTPUTS: the inputs start pristine; the interleaved blocks (do_bench) repeat the call without a
+        # restore between repetitions (a restore inside the timed region would time the copy), so an in-place
+        # kernel is timed on its own evolving output. The single-kernel path (bench_cuda setup=) restores per rep.
+        if (restore := _inplace_restore(problem, inputs)) is not None:
+            restore()
         with torch.no_grad():
-            s = bench(lambda m=cand, xs=inputs: m(*xs), warmup_ms=warmup_ms, rep_ms=rep_ms, flush_bytes=flush, setup=restore)
-            r = (bench(lambda m=ref, xs=inputs: m(*xs), warmup_ms=warmup_ms, rep_ms=rep_ms, flush_bytes=flush, setup=restore)
-                 if t.get("reference", True) else None)
-        cases.append({"case": case_label(case), "stats": s.as_dict(), "reference_stats": r.as_dict() if r else None})
+            res = timing.time_interleaved(fns, backend=backend, blocks=blocks, warmup_ms=warmup_ms, rep_ms=rep_ms,
+                                          graph_below_us=graph_us, flush_bytes=flush)
+            r = None
+            if t.get("reference", True):
+                ref = problem.make_model(case, seed=0, device=device)
+                bench = timing.bench_cuda if backend == "cuda" else timing.bench_npu
+                r = bench(lambda m=ref, xs=inputs: m(*xs), warmup_ms=warmup_ms, rep_ms=rep_ms, flush_bytes=flush)
+        cases.append({"case": case_label(case), "stats": res["stats"]["candidate"], "reference_stats": r.as_dict() if r else None,
+                      "method": res["method"], "method_note": res["method_note"], "blocks": res["blocks"],
+                      "role_stats": res["stats"]})
     return {"protocol": protocol.model_dump(), "cases": cases}
 
 
@@ -92,6 +113,42 @@ def _inplace_restore(problem: Any, inputs: list[Any]) -> Any:
             dst.copy_(src)
 
     return restore
+
+
+_LOADED: dict[tuple[str, int], type] = {}
+
+
+def _load_once(load: Any, path: str) -> type:
+    """A comparison kernel imported once per process (and file version), so repeated timing never recompiles it."""
+    key = (str(Path(path).resolve()), Path(path).stat().st_mtime_ns)
+    if key not in _LOADED:
+        _LOADED[key] = load(path)
+    return _LOADED[key]
+
+
+class _CompileClock:
+    """Seconds spent in ``triton.compiler.compile`` (the JIT binds it when a kernel first launches)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+    def install(self) -> _CompileClock:
+        try:
+            import triton.compiler as tc
+            import triton.compiler.compiler as tcc
+        except ImportError:  # pragma: no cover
+            return self
+        inner = tcc.compile
+
+        def timed(*a: Any, **k: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return inner(*a, **k)
+            finally:
+                self.seconds += time.perf_counter() - t0
+
+        tc.compile = tcc.compile = timed
+        return self
 
 
 def _interpreter_shims() -> None:
@@ -128,18 +185,22 @@ def _evaluate(req: dict[str, Any]) -> dict[str, Any]:
     import optimizer.timing  # noqa: F401  (binds timer functions before the candidate can touch them)
 
     _interpreter_shims()
+    compile_clock = _CompileClock().install()
     launches = LaunchRecorder().install()
     snapshot = GlobalSnapshot()
     problem = load_problem(req["problem"])
     stage = "import"
+    t0 = time.perf_counter()
     try:
         cand_cls = load_candidate(req["candidate"])
         stage = "validate"
-        run = validate_candidate(problem, cand_cls, req["cases"], req["seeds"], device=device, snapshot=snapshot, launches=launches)
+        run = validate_candidate(problem, cand_cls, _smallest_first(problem, req["cases"]), req["seeds"], device=device,
+                                 snapshot=snapshot, launches=launches, stop_on_failure=True)
     except Exception as exc:
         kind = classify_exception(exc)
         return {"error": {"kind": kind if stage == "validate" or kind != "runtime_error" else "import_error", "stage": stage,
                           "message": f"{type(exc).__name__}: {exc}"[:4000], "traceback": traceback.format_exc()[-4000:]}}
+    validated, val_compile = time.perf_counter(), compile_clock.seconds
     result: dict[str, Any] = {
         "validation": run.validation.model_dump(),
         "findings": [f.__dict__ for f in run.findings],
@@ -153,7 +214,35 @@ def _evaluate(req: dict[str, Any]) -> dict[str, Any]:
             result["timing"] = _time_cases(req, problem, cand_cls, device, backend)
         except Exception as exc:
             result["timing_error"] = f"{classify_exception(exc)}: {type(exc).__name__}: {exc}"[:2000]
+    c_val, c_all = val_compile, compile_clock.seconds
+    result["phase_s"] = {"compile": c_all, "validation": max(0.0, validated - t0 - c_val),
+                         "timing": max(0.0, time.perf_counter() - validated - (c_all - c_val))}
     return result
+
+
+def _time(req: dict[str, Any]) -> dict[str, Any]:
+    """Time an already validated candidate against ``timing.against`` (the winner's confirmation re-time)."""
+    import optimizer.timing  # noqa: F401  (binds timer functions before the candidate can touch them)
+    from optimizer.problem import load_candidate, load_problem
+
+    backend = req["backend"]
+    problem = load_problem(req["problem"])
+    cand_cls = load_candidate(req["candidate"])
+    t0 = time.perf_counter()
+    out = {"timing": _time_cases(req, problem, cand_cls, _device_for(backend), backend), "device": _device_name(backend),
+           "versions": _versions()}
+    return out | {"phase_s": {"timing": time.perf_counter() - t0}}
+
+
+def _smallest_first(problem: Any, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Cases ordered by ``bytes_moved`` (else ``flops``), smallest first, so a wrong kernel fails fast and cheap."""
+    def size(case: dict[str, Any]) -> float:
+        try:
+            return problem.bytes_moved(case) or problem.flops(case) or 0.0
+        except Exception:  # noqa: BLE001  a broken size helper only loses the ordering
+            return 0.0
+
+    return sorted(cases, key=size)
 
 
 def _profile(req: dict[str, Any]) -> dict[str, Any]:
@@ -245,7 +334,8 @@ def _compile_check(req: dict[str, Any]) -> dict[str, Any]:
             "device": f"none (compiled for cuda:{recorder.arch})"}
 
 
-_TASKS = {"evaluate": _evaluate, "profile": _profile, "run": _run, "launches": _launches, "compile_check": _compile_check}
+_TASKS = {"evaluate": _evaluate, "time": _time, "profile": _profile, "run": _run, "launches": _launches,
+          "compile_check": _compile_check}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -67,6 +67,8 @@ def categorize(r: Round, lift: float | None, *, tol: float = 0.03) -> RoundCateg
         return "incorrect"
     if lift is None:
         return "unmeasured"
+    if r.timing is not None and r.timing.vs_base is not None:  # measured with an interval: the session's verdict decides
+        return {"improved": "improved", "regressed": "slower"}.get(r.outcome, "neutral")  # type: ignore[return-value]
     if lift > 1.0 + tol:
         return "improved"
     if lift < 1.0 - tol:

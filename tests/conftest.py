@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import os
 import random
+import tempfile
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# a fresh IR cache and GPU-lock folder per test session: no test depends on what an earlier run left behind
+os.environ.setdefault("LADDER_CACHE_DIR", tempfile.mkdtemp(prefix="ladder-test-cache-"))
+os.environ.setdefault("LADDER_LOCK_DIR", tempfile.mkdtemp(prefix="ladder-test-locks-"))
 
 
 @pytest.fixture(autouse=True)

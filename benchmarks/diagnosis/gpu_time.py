@@ -31,6 +31,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 OUT_NAME = "diagnosis_gpu_times"
+WEAK_SPEEDUP = 1.15
 
 
 # ------------------------------------------------------------------------------------------- items ---
@@ -99,7 +100,9 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
         for key in ("fix_speedup", "fix_vs_torch", "initial_vs_torch"):
             g = geomean(it[key])
             it[key] = None if g is None else round(g, 3)
-    return {"items": items, "failures": failures, "n_records": len(records)}
+    #: items whose planted cause costs less than WEAK_SPEEDUP on this machine: their label deserves a second look
+    weak = sorted(n for n, it in items.items() if it["fix_speedup"] is not None and it["fix_speedup"] < WEAK_SPEEDUP)
+    return {"items": items, "failures": failures, "weak_items": weak, "n_records": len(records)}
 
 
 def render_table(records: list[dict[str, Any]]) -> str:
@@ -228,6 +231,9 @@ def main(argv: list[str] | None = None) -> int:
           f"results in {args.outdir / (OUT_NAME + '.json')}")
     for f in failures:
         print("  " + f)
+    weak = summarize(records)["weak_items"]
+    if weak:
+        print(f"fix less than {WEAK_SPEEDUP}x faster than initial (check these labels): {', '.join(weak)}")
     return 1 if failures else 0
 
 

@@ -24,7 +24,9 @@ folder holding:
 
 - `problem.py`: `class Model(nn.Module)` (the PyTorch reference), `get_inputs(**case)`,
   `get_init_inputs(**case)`, and our extensions: `CATEGORY`, `CASES` (5 cases sized for an H200),
-  `SMOKE_CASES` (2 small cases for the CPU interpreter), `TOLERANCES` where the default (fp32 1e-4,
+  `SMOKE_CASES` (2 small cases for the CPU interpreter), `UNSEEN_CASES` on the 32 row/elementwise operators (2
+  odd sizes, e.g. M=6007, N=5003, that the session never sees; its selected best is validated and timed on them
+  afterwards, `trajectory.unseen`), `TOLERANCES` where the default (fp32 1e-4,
   half types 1e-2) does not fit, and `flops(**case)` / `bytes_moved(**case)` for roofline figures (the
   minimum traffic and work, so a fast kernel is never mistaken for one that skipped work). The module
   docstring names the category and the KernelBench origin.

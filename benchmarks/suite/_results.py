@@ -172,6 +172,7 @@ def summarize_trajectory(t: dict[str, Any]) -> dict[str, Any]:
             "passed": (r.get("validation") or {}).get("passed"), "duration_s": round(float(r.get("duration_s") or 0), 2),
             "failure": ((r.get("validation") or {}).get("failure_reason") or "")[:300],
             "case_ms": {c["case"]: c.get("ms") for c in timing.get("cases", [])},
+            "phase_s": r.get("phase_s") or {}, "vs_base": timing.get("vs_base"),
         })
     best = t.get("best_round")
     raw = {r["index"]: r for r in t.get("rounds", [])}
@@ -186,6 +187,11 @@ def summarize_trajectory(t: dict[str, Any]) -> dict[str, Any]:
         "session_speedup": best_r["speedup"] if best_r else None,
         "initial_ms": t.get("initial_ms"), "best_ms": t.get("best_ms"),
         "baseline_passed": bool(rounds and rounds[0]["passed"]),
+        "noise_floor": (t.get("noise_floor") or {}).get("floor"),
+        "selection": t.get("selection"),
+        "unseen": {k: (t.get("unseen") or {}).get(k) for k in ("passed", "seen_speedup", "unseen_speedup", "kept_fraction", "flags")}
+        if t.get("unseen") else None,
+        "shared_gpu": bool((t.get("timing_env") or {}).get("shared_gpu")),
     }
 
 

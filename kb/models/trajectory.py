@@ -14,14 +14,18 @@ __all__ = [
     "CaseValidation",
     "EscalationTests",
     "EvidenceItem",
+    "NoiseFloor",
     "Outcome",
     "ProblemRef",
+    "RatioCI",
     "Round",
     "RoundRewrite",
+    "Selection",
     "StopDecision",
     "Timing",
     "TimingProtocol",
     "Trajectory",
+    "UnseenReport",
     "Validation",
 ]
 
@@ -68,13 +72,33 @@ class Validation(_Model):
 
 
 class TimingProtocol(_Model):
-    method: str = Field(description="e.g. do_bench-median, unavailable-interpreter")
+    method: str = Field(description="e.g. do_bench-median, interleaved-blocks, unavailable-interpreter")
     warmup: int = 0
     reps: int = 0
     l2_flush: bool = False
     device: str = ""
     authority_metric: str = "geomean_speedup_vs_initial"
     note: str = ""
+    blocks: int = Field(default=0, description="interleaved timing blocks per case (0: one do_bench per kernel, old protocol)")
+    graph_below_us: float | None = Field(default=None, description="kernels faster than this are timed with CUDA graphs")
+    confidence: float | None = Field(default=None, description="level of the confidence intervals, e.g. 0.95")
+
+
+class RatioCI(_Model):
+    """A speedup (reference time / candidate time) with its bootstrap confidence interval."""
+
+    point: float
+    lo: float
+    hi: float
+    blocks: int = 0
+
+    def clears(self, margin: float) -> int:
+        """+1 when the whole interval is above 1+margin, -1 when it is below 1/(1+margin), else 0."""
+        if self.lo > 1 + margin:
+            return 1
+        if self.hi < 1 / (1 + margin):
+            return -1
+        return 0
 
 
 class CaseTiming(_Model):
@@ -82,12 +106,52 @@ class CaseTiming(_Model):
     ms: float | None = None
     baseline_ms: float | None = None
     roofline_fraction: float | None = None
+    speedup_ci: RatioCI | None = Field(default=None, description="speedup vs the initial candidate, interleaved blocks")
+    method: str = Field(default="", description="do_bench or cudagraph for this case")
+    method_note: str = Field(default="", description="why CUDA-graph timing was not used, when it was not")
 
 
 class Timing(_Model):
     protocol: TimingProtocol
     cases: list[CaseTiming] = Field(default_factory=list)
     geomean_speedup: float | None = Field(default=None, description="None when timing is unavailable")
+    geomean_ci: RatioCI | None = Field(default=None, description="the geomean speedup vs initial with its interval")
+    vs_base: RatioCI | None = Field(default=None, description="geomean speedup vs the round's base (the verdict's ratio)")
+    verdict: str = Field(default="", description="how the outcome followed from the interval and the noise floor")
+
+
+class NoiseFloor(_Model):
+    """A/A: the baseline timed against itself, interleaved; ``floor`` is the relative half-width that counts as noise."""
+
+    floor: float = Field(ge=0, description="relative noise: exp(max |log| of the A/A geomean interval ends) - 1")
+    aa: RatioCI
+    cases: dict[str, RatioCI] = Field(default_factory=dict)
+    method: str = ""
+
+
+class Selection(_Model):
+    """The winner re-timed interleaved with the initial candidate before it is selected."""
+
+    round: int | None = Field(description="the selected round (0: no candidate confirmed a gain)")
+    confirmed: dict[int, RatioCI] = Field(default_factory=dict, description="round -> re-timed geomean speedup vs initial")
+    note: str = ""
+
+
+class UnseenReport(_Model):
+    """The selected best validated and timed on UNSEEN_CASES (cases the session never saw)."""
+
+    cases: list[dict[str, Any]] = Field(default_factory=list, description="the unseen cases that were run")
+    skipped: list[dict[str, Any]] = Field(default_factory=list, description="cases too large for this backend (interpreter)")
+    passed: bool | None = Field(default=None, description="None when no unseen case could run on this backend")
+    failure_reason: str = ""
+    note: str = ""
+    seen_speedup: float | None = None
+    unseen_speedup: float | None = None
+    unseen_ci: RatioCI | None = None
+    kept_fraction: float | None = Field(default=None, description="unseen speedup / seen speedup (target >= 0.9)")
+    flags: list[str] = Field(default_factory=list, description="fails_unseen, regresses_unseen, loses_gain_unseen")
+    validation: Validation | None = None
+    timing: Timing | None = None
 
 
 class EscalationTests(_Model):
@@ -131,6 +195,8 @@ class Round(_Model):
     candidate_path: str = ""
     started_at: datetime = Field(default_factory=_now)
     duration_s: float = 0.0
+    phase_s: dict[str, float] = Field(default_factory=dict, description="seconds per phase: compile, validation, timing, "
+                                      "profiler, ncu, ir_capture, kb, process_start, proposer, other")
 
     @property
     def level(self) -> Level | None:
@@ -157,3 +223,7 @@ class Trajectory(_Model):
     versions: dict[str, str] = Field(default_factory=dict)
     created_at: datetime = Field(default_factory=_now)
     finished: bool = False
+    noise_floor: NoiseFloor | None = None
+    selection: Selection | None = None
+    unseen: UnseenReport | None = None
+    timing_env: dict[str, Any] = Field(default_factory=dict, description="GPU lock key, shared GPU flag ...")

@@ -26,6 +26,8 @@ RUNNERS: dict[str, tuple[str, str]] = {
     "load": ("load.py", "32 concurrent clients mixing RPCs against a real server."),
     "writes": ("kb_writes.py", "Consecutive single-card writes on an embedded KB, then the first search."),
     "diagnosis": ("diagnosis_bench.py", "Cause / class / family accuracy of the ladder on the labelled diagnosis set."),
+    "rounds": ("rounds.py", "Per-phase median/p90 and round wall time over trajectories (default: the suite's)."),
+    "aa": ("aa.py", "A/A: identical-kernel comparisons through the session's verdict (GPU), fraction called improved."),
 }
 
 

@@ -52,6 +52,9 @@ def _measured(ctx: LadderContext) -> tuple[str, bool]:
     l2 = ctx.previous("L2")
     if l2 is not None and l2.data.get("per_case"):
         return (l2.bottleneck if l2.tests.localized else "unknown"), True
+    known, source = ctx.known_bottleneck()  # measured in an earlier round on this session
+    if known != "unknown" and source.startswith("round"):
+        return known, True
     return "unknown", False
 
 
@@ -79,7 +82,7 @@ def _family(ctx: LadderContext, d: Decision, tokens: list[str]) -> tuple[CardRef
                       related=list(card.related))
         if recipe is not None:
             rctx = recipe_context(ctx, fid, bottleneck)
-            rctx.evidence = {"tokens": tokens}
+            rctx.evidence = sorted(set(rctx.evidence) | set(tokens))
             ok, note = can_apply(recipe, rctx)
             ref.applicable, ref.applicability_note = ok, note
         else:

@@ -12,6 +12,7 @@ bottleneck / profile tokens; (3) the chosen card names the measured class or a m
 from __future__ import annotations
 
 import math
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,14 @@ def case_shape(shape: dict[str, float], nbytes: float | None) -> dict[str, float
         return {}
     out = {k: shape[k] for k in ("bytes_per_program", "resident_programs", "flops_per_program") if k in shape}
     return out | {"programs": nbytes / shape["bytes_per_program"]}
+
+
+def _hot_kernel_name(ctx: LadderContext) -> str | None:
+    """The recorded kernel (a Triton function name) that the torch.profiler breakdown puts on top, if any."""
+    prof = ctx.cache.get(f"profile:{ctx.source_sha}") or {}
+    top = next((c["kernels"][0]["name"] for c in prof.get("cases", []) if c.get("kernels")), None)
+    recorded = {r.get("kernel") for r in (ctx.evaluation.launches if ctx.evaluation else []) if r.get("kernel")}
+    return next((k for k in sorted(recorded, key=len, reverse=True) if top and k in str(top)), None)
 
 
 class ProfileLevel:
@@ -173,13 +182,15 @@ class ProfileLevel:
         if key not in ctx.cache:
             req = {"task": "profile", "problem": str(ctx.problem.path), "candidate": str(ctx.candidate), "backend": "cuda",
                    "cases": ctx.problem.cases_for("cuda"), "iters": 20}
-            res = run_worker(req, limits=SandboxLimits(ctx.settings.sandbox_timeout_s, ctx.settings.sandbox_memory_mb, False))
+            with ctx.phases.time("profiler"):
+                res = run_worker(req, limits=SandboxLimits(ctx.settings.sandbox_timeout_s, ctx.settings.sandbox_memory_mb, False))
             ctx.cache[key] = {"cases": res.payload.get("profile") or []} if res.ok else {"error": res.reason}
         return ctx.cache[key]
 
     def _ncu(self, ctx: LadderContext) -> dict[str, Any]:
         """Nsight Compute counters for one forward per case (GPU with ncu only; untested in CI)."""
         from optimizer.profile.cuda import (
+            CLASSIFIER_METRICS,
             ncu_available,
             ncu_command,
             parse_ncu_csv,
@@ -193,11 +204,14 @@ class ProfileLevel:
             ctx.cache[key] = {}
             return {}
         log = Path(tempfile.mkdtemp(prefix="ladder_ncu_")) / "ncu.csv"
-        kernels = "|".join(sorted({r.get("kernel", "") for r in (ctx.evaluation.launches if ctx.evaluation else []) if r.get("kernel")}))
+        hot = _hot_kernel_name(ctx)
+        recorded = sorted({r.get("kernel", "") for r in (ctx.evaluation.launches if ctx.evaluation else []) if r.get("kernel")})
+        kernels = re.escape(hot) if hot else "|".join(map(re.escape, recorded))
         req = {"task": "run", "problem": str(ctx.problem.path), "candidate": str(ctx.candidate), "backend": "cuda",
                "cases": ctx.problem.cases_for("cuda"), "iters": 1}
-        res = run_worker(req, limits=SandboxLimits(max(ctx.settings.sandbox_timeout_s, 600), ctx.settings.sandbox_memory_mb, False),
-                         prefix_cmd=ncu_command(str(log), kernels or None))
+        with ctx.phases.time("ncu"):
+            res = run_worker(req, limits=SandboxLimits(max(ctx.settings.sandbox_timeout_s, 600), ctx.settings.sandbox_memory_mb, False),
+                             prefix_cmd=ncu_command(str(log), kernels or None, metrics=CLASSIFIER_METRICS))
         rows = parse_ncu_csv(log.read_text()) if log.exists() else []
         ctx.cache[key] = summarize_ncu(rows) if rows else ({"error": res.reason} if not res.ok else {})
         return ctx.cache[key]

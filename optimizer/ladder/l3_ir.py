@@ -2,7 +2,8 @@
 
 The hot kernel (from L2, else the most launched one) is compiled with the exact specialization the
 validation worker recorded (argument types, divisibility, constexprs, num_warps ...), for ``cuda:90`` (works
-on a CPU-only machine) or Ascend. Signatures that indicate a problem are mapped to bottleneck classes and
+on a CPU-only machine) or Ascend. The analysed report is cached on disk by kernel source + specialization +
+target + options, so an unchanged kernel is never recompiled for L3/L4 (also across sessions). Signatures that indicate a problem are mapped to bottleneck classes and
 tied to kernel source lines.
 
 Tests: (1) problem signatures exist in the hot kernel and map to a class (agreeing with L2's class when one
@@ -12,6 +13,10 @@ that maps to source lines of the kernel.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+from pathlib import Path
 from typing import Any
 
 from kb.models import EscalationTests, EvidenceItem, Symptoms
@@ -20,7 +25,7 @@ from optimizer.ladder.causes import ir_findings
 from optimizer.ladder.select import choose_family, match_cards
 from optimizer.ladder.types import LadderContext, LevelResult
 
-__all__ = ["SIGNATURE_CLASS", "IRLevel", "capture_report"]
+__all__ = ["SIGNATURE_CLASS", "IRLevel", "capture_report", "ir_cache_key"]
 
 #: Problem signatures and the bottleneck class each indicates (healthy ones such as mma_dot are absent).
 SIGNATURE_CLASS: dict[str, str] = {
@@ -55,23 +60,50 @@ def _hot_launch(ctx: LadderContext) -> dict[str, Any] | None:
     return max(pool, key=lambda r: (r.get("launches", 1), len(str(r.get("grid")))))
 
 
+def ir_cache_key(rec: dict[str, Any], target: str, options: dict[str, Any]) -> str:
+    """sha256 of what decides the compiled IR: kernel source file, kernel name, specialization, target, options, Triton."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        triton_version = version("triton")
+    except PackageNotFoundError:
+        triton_version = "?"
+    h = hashlib.sha256(Path(rec["file"]).read_bytes())
+    h.update(json.dumps([rec["kernel"], rec.get("ir_args") or {}, target, options, triton_version], sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
 def capture_report(ctx: LadderContext) -> Any:
-    """The cached IRReport of the hot kernel (capturing it on first use); raises on toolchain errors."""
+    """The IRReport of the hot kernel: from this session's memory, else the on-disk cache under ``settings.cache_dir``
+    (``ir/<key>.json``, keyed by ``ir_cache_key``), else captured now (and cached); raises on toolchain errors."""
     key = f"ir:{ctx.source_sha}"
     if key in ctx.cache:
         return ctx.cache[key]
-    from optimizer.ir import analyze, capture_kernel
+    from optimizer.ir import IRReport, analyze, capture_kernel
 
     rec = _hot_launch(ctx)
     if rec is None:
         raise RuntimeError("no recorded kernel launch to compile (validate the candidate first)")
     target = ctx.settings.ir_target or ("ascend" if ctx.backend == "ascend" else "cuda:90")
     options = {k: v for k, v in (rec.get("options") or {}).items() if k in ("num_warps", "num_stages", "num_ctas", "maxnreg")}
+    disk = Path(ctx.settings.cache_dir) / "ir" / f"{ir_cache_key(rec, target, options)}.json"
+    if disk.is_file():
+        try:
+            ctx.cache[key] = IRReport.model_validate_json(disk.read_text())
+            ctx.cache["ir_cache_hits"] = ctx.cache.get("ir_cache_hits", 0) + 1
+            return ctx.cache[key]
+        except ValueError:  # a stale or torn entry: capture again and overwrite it
+            pass
     workdir = (ctx.workdir / "ir" / f"{rec['kernel']}-{ctx.source_sha[:8]}") if ctx.workdir else None
-    capture = capture_kernel(f"{rec['file']}::{rec['kernel']}", target, rec.get("ir_args") or {}, options=options,
-                             workdir=workdir, timeout_s=min(600.0, ctx.settings.sandbox_timeout_s * 2))
-    report = analyze(capture)
+    with ctx.phases.time("ir_capture"):
+        capture = capture_kernel(f"{rec['file']}::{rec['kernel']}", target, rec.get("ir_args") or {}, options=options,
+                                 workdir=workdir, timeout_s=min(600.0, ctx.settings.sandbox_timeout_s * 2))
+        report = analyze(capture)
     ctx.cache[key] = report
+    disk.parent.mkdir(parents=True, exist_ok=True)
+    tmp = disk.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(report.model_dump_json())
+    os.replace(tmp, disk)
     return report
 
 

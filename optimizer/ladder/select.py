@@ -36,9 +36,13 @@ def tried_points(ctx: LadderContext, card_id: str) -> list[dict]:
 
 def recipe_context(ctx: LadderContext, card_id: str, bottleneck: str = "unknown") -> RecipeContext:
     ev = ctx.evaluation
+    tol = getattr(ctx.problem, "tolerances", {}).get("float32")
+    feats = ctx.cache.get("features")
     return RecipeContext(
         source=ctx.source, filename=ctx.candidate.name, bottleneck=bottleneck, launches=list(ev.launches) if ev else [],
         tried=tried_points(ctx, card_id), backend=ctx.backend, hot_kernel=ctx.cache.get("hot_kernel"),
+        tolerance={"atol": tol.atol, "rtol": tol.rtol} if tol is not None else None,
+        evidence=[*(f"ir:{x}" for x in ctx.known_signatures()), *(f"code:{t}" for t in (feats.tokens if feats is not None else []))],
     )
 
 

@@ -21,6 +21,7 @@ from kb.vocab import BottleneckClass, Level
 from optimizer.evaluation import Evaluation
 from optimizer.ladder.decide import Decision
 from optimizer.ladder.findings import Finding
+from optimizer.phases import PhaseClock
 from optimizer.problem import Problem
 from optimizer.settings import LadderSettings
 
@@ -103,6 +104,7 @@ class LadderContext:
     workdir: Path | None = None
     cache: dict[str, Any] = field(default_factory=dict)
     baseline_ms: dict[str, float] = field(default_factory=dict)
+    phases: PhaseClock = field(default_factory=PhaseClock)
 
     @property
     def source(self) -> str:

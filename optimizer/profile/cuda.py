@@ -16,7 +16,7 @@ import shutil
 import time
 from typing import Any
 
-__all__ = ["NCU_METRICS", "case_signals", "ncu_available", "ncu_command", "parse_ncu_csv", "profile_cases", "summarize_ncu"]
+__all__ = ["CLASSIFIER_METRICS", "NCU_METRICS", "case_signals", "ncu_available", "ncu_command", "parse_ncu_csv", "profile_cases", "summarize_ncu"]
 
 #: ncu metric -> our signal name (percentages stay percentages).
 NCU_METRICS: dict[str, str] = {
@@ -37,13 +37,19 @@ NCU_METRICS: dict[str, str] = {
 }
 
 
+#: The ncu metrics ``classify_cuda`` / ``summarize_ncu`` read (ncu_time weighs launches); the rest of NCU_METRICS is
+#: for humans (``ladder diagnose``) and costs replay passes in a session.
+CLASSIFIER_METRICS: tuple[str, ...] = tuple(m for m, sig in NCU_METRICS.items() if sig in {
+    "ncu_time", "dram_pct", "sm_pct", "tensor_pct", "occupancy_pct", "registers", "spill_bytes", "barrier_stall"})
+
+
 def ncu_available() -> bool:
     return shutil.which("ncu") is not None
 
 
-def ncu_command(log_file: str, kernel_regex: str | None = None) -> list[str]:
-    """The prefix that runs a worker under ncu, writing the metric CSV to ``log_file``."""
-    cmd = ["ncu", "--csv", "--page", "raw", "--metrics", ",".join(NCU_METRICS), "--target-processes", "all",
+def ncu_command(log_file: str, kernel_regex: str | None = None, metrics: tuple[str, ...] | None = None) -> list[str]:
+    """The prefix that runs a worker under ncu, writing the metric CSV to ``log_file`` (all NCU_METRICS by default)."""
+    cmd = ["ncu", "--csv", "--page", "raw", "--metrics", ",".join(metrics or NCU_METRICS), "--target-processes", "all",
            "--log-file", log_file]
     if kernel_regex:
         cmd += ["--kernel-name", f"regex:{kernel_regex}"]

@@ -23,7 +23,7 @@ _TILE_NAMES = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "BLOCK_SIZE_M", "BLOCK_SIZE_N", 
 
 
 def evidence_tokens(ctx: RecipeContext) -> set[str]:
-    return set((ctx.evidence or {}).get("tokens") or ())
+    return set(ctx.evidence or ())
 
 
 def _searched(kind: str, params: dict[str, Any]) -> set[str]:
@@ -96,7 +96,7 @@ def domain_violations(traj: Any) -> list[str]:
         toks = round_tokens(rnd)
         if not any(t.startswith("code:") for t in toks):
             continue  # no recorded code features: nothing to judge against
-        ctx = RecipeContext(source="", evidence={"tokens": sorted(toks)})
+        ctx = RecipeContext(source="", evidence=sorted(toks))
         try:
             check_domain(rw.recipe["kind"], rw.recipe.get("params") or {}, list(rw.recipe.get("requires") or []),
                          list(rw.recipe.get("forbids") or []), ctx)

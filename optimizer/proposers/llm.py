@@ -11,23 +11,31 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import replace
 from typing import Any
 
 from kb.errors import InvalidArgument
 from optimizer.ladder.engine import LadderOutcome
+from optimizer.ladder.select import recipe_context
 from optimizer.ladder.types import LadderContext
 from optimizer.proposers.base import Proposal
-from optimizer.proposers.recipes import NotApplicable, unified_diff
+from optimizer.proposers.recipes import (
+    NotApplicable,
+    RecipeContext,
+    can_apply,
+    unified_diff,
+)
+from optimizer.rewrite import module_facts, parse_tree
 from optimizer.settings import LadderSettings
 
-__all__ = ["LLMProposer", "build_messages", "extract_code"]
+__all__ = ["LLMProposer", "build_messages", "extract_code", "structural_section"]
 
 _RULES = """Rules for the new candidate (violations are rejected by the validator):
 - Keep `class ModelNew(nn.Module)` with the same constructor and forward signature; forward must launch Triton kernels.
 - Do not call the PyTorch op being replaced, and do not fall back to PyTorch compute.
 - Do not cache results across calls, keep outputs in buffers reused across calls, or modify inputs.
 - No side streams, threads, processes, timer or harness patching, introspection, or environment changes.
-- Keep the reference precision: fp32 problems compute in fp32 (no fp16/bf16 casts, no TF32).
+- Keep the reference precision: fp32 problems compute in fp32 (no fp16/bf16 casts, no TF32; tl.dot input_precision="tf32x3" keeps fp32 accuracy and is allowed).
 - Change ONE thing: the rewrite family named below. Return the complete file in a single ```python code block."""
 
 
@@ -42,6 +50,32 @@ def extract_code(text: str) -> str:
 
 def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 40] + f"\n... [{len(text) - n + 40} characters cut]"
+
+
+def _target_structure(body: str) -> str:
+    """The card body's "## After" block: the structure the rewrite should reach."""
+    m = re.search(r"^## After[^\n]*\n(.*?)(?=^## |\Z)", body or "", flags=re.DOTALL | re.MULTILINE)
+    return m.group(1).strip() if m else ""
+
+
+def structural_section(source: str, cards: list[Any], rctx: RecipeContext) -> list[str]:
+    """Prompt lines: the syntax-tree facts of the candidate's kernels and, per card, whether its machine recipe
+    applies (and every precondition that failed) plus the card's target structure, so that a model can do what
+    the recipe could not."""
+    lines = ["## Structural facts (syntax tree)"]
+    try:
+        lines += [f"- {f}" for f in module_facts(parse_tree(replace(rctx, source=source))).summary()]
+    except NotApplicable as exc:
+        lines.append(f"- (not analysed: {exc})")
+    for c in cards:
+        recipe = c.rewrite.recipe if c.rewrite else None
+        if recipe is not None:
+            ok, note = can_apply(recipe, replace(rctx, source=source))
+            lines.append(f"### Recipe `{recipe.kind}` of `{c.id}`: " + (f"applies ({note})" if ok else f"does not apply: {note}"))
+        target = _target_structure(c.body)
+        if target:
+            lines += [f"### Target structure of `{c.id}`", target]
+    return lines
 
 
 def build_messages(ctx: LadderContext, outcome: LadderOutcome, cards: list[Any]) -> list[dict[str, str]]:
@@ -67,6 +101,8 @@ def build_messages(ctx: LadderContext, outcome: LadderOutcome, cards: list[Any])
             lines.append(f"Rewrite: {c.rewrite.description}")
         if c.body:
             lines.append(_clip(c.body, 3000))
+    family = outcome.chosen.id if outcome.chosen else "unknown"
+    lines += structural_section(ctx.source, cards, recipe_context(ctx, family, stop.bottleneck if stop else "unknown"))
     if ctx.history:
         lines.append("## Earlier rounds")
         for rnd in ctx.history[-6:]:

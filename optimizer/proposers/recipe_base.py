@@ -44,8 +44,11 @@ class RecipeContext:
     num_sms: int = 132
     hot_kernel: str | None = None
     new_filename: str = "candidate_new.py"
-    #: evidence the recipe's domain is checked against: {"tokens": ["code:tl.dot", "ir:register_spill", "cause:..."]}
-    evidence: dict[str, Any] = field(default_factory=dict)
+    #: the problem's fp32 tolerance ``{"atol": .., "rtol": ..}`` (None: unknown; precision recipes then stay exact)
+    tolerance: dict[str, float] | None = None
+    #: evidence tokens of earlier levels, prefixed: ``ir:register_spill`` (L3 signatures), ``code:tl.dot`` (L1
+    #: features), ``cause:register_spills`` (decided causes); recipe domains are checked against them
+    evidence: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -11,8 +11,8 @@ Kinds (``kb.models.Recipe.kind``) and their params:
   on block offsets, and on stride arguments that every recorded launch shows divisible.
 - ``rows_per_program`` ``{"param": "ROWS_PER_PROGRAM", "values": [...], "form": "tile"|"loop"}``: a
   one-row-per-program kernel becomes a [ROWS, BLOCK] tile reduced along axis=1 (``optimizer.proposers.row_tile``)
-  where the kernel is straight-line code, else a loop over several rows per program; new constexpr, grid divided
-  with ``triton.cdiv``.
+  where the kernel is straight-line code, else a loop over several rows per program (``optimizer.rewrite.row_loop``:
+  parameters the row body advances are restored per row); new constexpr, grid divided with ``triton.cdiv``.
 - ``input_precision`` ``{"value": ...}`` on every tl.dot; ``care_padding_false`` (Ascend only) on masked loads.
 - ``alignment_hints`` ``{}``: ``tl.multiple_of`` / ``tl.max_constancy`` on stride products and bound checks,
   guarded by an ``ALIGN`` constexpr computed at each launch (``optimizer.proposers.alignment``).
@@ -21,6 +21,19 @@ Kinds (``kb.models.Recipe.kind``) and their params:
 - ``value_only_reduction`` ``{}``: an argmax whose index only masks the maximum becomes value masks plus a
   duplicate count (``optimizer.proposers.reductions``).
 
+Structural transforms of the rewrite engine (``optimizer.rewrite``: libcst tree, kernel facts, preconditions
+-> rewrite; each module's docstring states its domain):
+
+- ``block_per_program`` ``{"param", "values", "values_2d"}``: one program per element -> a masked BLOCK tile
+  (or a row x column-block 2-D grid that removes per-element // and %), grid via ``triton.cdiv``.
+- ``dot_precision`` ``{"tf32_min_tolerance"}``: fp32 ieee dots -> ``tf32x3``; ``tf32`` only under a loose tolerance.
+- ``two_stage_reduction`` ``{"block"}``: same-address ``tl.atomic_add`` -> partials + a fixed-order second pass.
+- ``single_pass_fusion`` ``{}``: mean + deviation passes -> Welford; else max + sum-of-exp -> online.
+- ``dot_tile_search`` ``{"configs", "fixed_variants"}``: Hopper tile configs (autotune + fixed variants).
+- ``chunked_row_reduction`` / ``register_spill_relief``: a spilling whole-row block -> a CHUNK loop (needs
+  ``register_spill`` evidence), else a launch search that never lowers num_warps.
+
+``apply_recipe_variants`` returns several points of one recipe (3-8 where it has parameters) to time in one round.
 Every applier raises ``NotApplicable`` with the reason when its preconditions do not hold in the source.
 """
 
@@ -29,6 +42,7 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from kb.models import Recipe
@@ -55,9 +69,15 @@ from optimizer.proposers.recipe_base import (
 )
 from optimizer.proposers.reductions import apply_value_only_reduction
 from optimizer.proposers.row_tile import plan_row_tile
+from optimizer.rewrite import TRANSFORMS, applier, parse_tree, targets
+from optimizer.rewrite.dot_precision import set_precision
+from optimizer.rewrite.row_loop import rows_as_loop
+from optimizer.rewrite.single_pass import apply_single_pass_fusion
+from optimizer.rewrite.spill_relief import apply_register_spill_relief
 from optimizer.source import Kernel, LaunchSite, SourceText
 
-__all__ = ["APPLIERS", "NotApplicable", "RecipeContext", "RewriteResult", "apply_recipe", "can_apply", "unified_diff"]
+__all__ = ["APPLIERS", "NotApplicable", "RecipeContext", "RewriteResult", "apply_recipe", "apply_recipe_variants", "can_apply",
+           "unified_diff"]
 
 # ---------------------------------------------------------------------------------------------------- appliers
 def apply_launch_params(params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:
@@ -320,33 +340,7 @@ def apply_rows_per_program(params: dict[str, Any], ctx: RecipeContext) -> Rewrit
     else:
         tile_reason = "the recipe asks for the loop form"
     r = max(fit) if fit else min(options)
-    st = p.st
-    var = pid.targets[0].id  # type: ignore[attr-defined]
-    ind = st.indent_of(pid.lineno)
-    last = k.node.body[-1]
-    rest = "".join(st.lines[pid.end_lineno: last.end_lineno])
-    rest = "".join(("        " + ln if ln.strip() else ln) for ln in rest.splitlines(keepends=True))
-    block = (
-        f"{ind}{var}_first = {st.segment(pid.value)} * {param}\n"
-        f"{ind}for _rpp in tl.static_range({param}):\n"
-        f"{ind}    {var} = {var}_first + _rpp\n"
-        f"{ind}    if {var} < {bound}:\n{rest}"
-    )
-    st.replace_range(st.line_start(pid.lineno), st.line_start(last.end_lineno + 1), block)
-    args = k.node.args.args
-    extra = ("" if n_rows else ", n_rows_rpp") + f", {param}: tl.constexpr"
-    st.insert(st.span(args[-1])[1], extra)
-    if isinstance(grid, ast.Lambda):
-        meta = grid.args.args[0].arg if grid.args.args else "META"
-        st.replace(g0, f"triton.cdiv({g0_text}, {meta}[{param!r}])")
-        _insert_keyword(st, site.call, ("" if n_rows else f"n_rows_rpp={g0_text}, ") + f"{param}={r}")
-    else:
-        st.replace(g0, f"triton.cdiv({g0_text}, {param})")
-        _insert_keyword(st, site.call, ("" if n_rows else f"n_rows_rpp={g0_text}, ") + f"{param}={param}")
-        _define_before(st, site, grid, param, r)
-    desc = (f"{k.name}: {r} rows per program ({param}) as a loop, grid {g0_text} -> cdiv({g0_text}, {r}); "
-            f"bound {bound} (not tiled: {tile_reason})")
-    return _finish("rows_per_program", ctx, st.apply(), desc, {param: r})
+    return rows_as_loop(ctx, k.name, pid.targets[0].id, param, bound, n_rows, r, tile_reason)  # type: ignore[attr-defined]
 
 
 #: elements of a row tile (ROWS x BLOCK) the first tiled point aims at; later rounds tune ROWS like any constexpr
@@ -390,20 +384,17 @@ def _define_before(st: SourceText, site: LaunchSite, grid: ast.expr, param: str,
 
 
 def apply_input_precision(params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:
+    """``input_precision=value`` on every tl.dot of the target kernel (on the syntax tree; see ``dot_precision``
+    for the evidence-gated fp32 form)."""
     value = str(params.get("value", "ieee"))
-    p = _parse(ctx)
-    k, _ = _target(p, ctx, lambda k: "tl.dot" in ast.unparse(k.node))
-    n = 0
-    for call in k.calls():
-        if ast.unparse(call.func) != "tl.dot":
-            continue
-        kw = next((x for x in call.keywords if x.arg in ("input_precision", "allow_tf32")), None)
-        if kw is not None:
-            p.st.replace_range(p.st.offset(kw.lineno, kw.col_offset), p.st.span(kw.value)[1], f"input_precision={value!r}")
-        else:
-            _insert_keyword(p.st, call, f"input_precision={value!r}")
-        n += 1
-    return _finish("input_precision", ctx, p.st.apply(), f"{k.name}: input_precision={value!r} on {n} tl.dot", {"value": value})
+    tree = parse_tree(ctx)
+    t = next((t for t in targets(tree, ctx) if t.facts.dots), None)
+    if t is None:
+        raise NotApplicable("no launched kernel calls tl.dot")
+    for d in t.facts.dots:
+        set_precision(tree, d.node, value)
+    return _finish("input_precision", ctx, tree.render(), f"{t.kernel.name}: input_precision={value!r} on {len(t.facts.dots)} tl.dot",
+                   {"value": value})
 
 
 def apply_care_padding_false(params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:
@@ -434,6 +425,10 @@ APPLIERS: dict[str, Callable[[dict[str, Any], RecipeContext], RewriteResult]] = 
     "alignment_hints": apply_alignment_hints,
     "grouped_program_order": apply_grouped_program_order,
 }
+# the structural transforms of the rewrite engine (optimizer.rewrite): block_per_program, dot_precision, ...
+APPLIERS.update({kind: applier(tr) for kind, tr in TRANSFORMS.items()})
+APPLIERS["single_pass_fusion"] = apply_single_pass_fusion
+APPLIERS["register_spill_relief"] = apply_register_spill_relief
 
 
 def apply_recipe(recipe: Recipe | dict[str, Any], ctx: RecipeContext) -> RewriteResult:
@@ -454,6 +449,37 @@ def _current_warps(ctx: RecipeContext) -> int | None:
             w = (rec.get("options") or {}).get("num_warps")
             return int(w) if isinstance(w, int) else 4
     return None
+
+
+def apply_recipe_variants(recipe: Recipe | dict[str, Any], ctx: RecipeContext, limit: int = 8) -> list[RewriteResult]:
+    """Up to ``limit`` distinct rewrites of one recipe on one base, best first, to time together in one round.
+
+    A structural transform enumerates its own evidence-bounded points (e.g. block sizes next to the recorded row
+    length); any other applier is asked again with the points it already produced marked as tried. Raises
+    ``NotApplicable`` (the applier's reason) when not even one rewrite exists.
+    """
+    r = recipe if isinstance(recipe, Recipe) else Recipe.model_validate(recipe)
+    fn = APPLIERS.get(r.kind)
+    if fn is None:
+        raise NotApplicable(f"no offline applier for recipe kind {r.kind!r} (available: {sorted(APPLIERS)})")
+    if hasattr(fn, "variants"):
+        out = fn.variants(r.params, ctx, limit)
+    else:
+        out, tried = [], list(ctx.tried)
+        while len(out) < limit:
+            try:
+                res = fn(r.params, replace(ctx, tried=tried))
+            except NotApplicable:
+                if not out:
+                    raise
+                break
+            if res.applied in tried:
+                break
+            out.append(res)
+            tried.append(res.applied)
+    if not out:
+        raise NotApplicable(f"{r.kind}: every point was already tried on this base")
+    return out
 
 
 def can_apply(recipe: Recipe | dict[str, Any], ctx: RecipeContext) -> tuple[bool, str]:

@@ -154,6 +154,24 @@ def test_problem_format(name: str):
                 f"{path.name}: ModelNew.{method} must have Model's signature")
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_launches_are_tunable(name: str):
+    """Every launch passes num_warps and every constexpr, so launch-parameter searches can reach them."""
+    item = ITEMS[NAMES.index(name)]
+    for path in dict.fromkeys([item.initial_path, item.fix_path]):
+        tree = ast.parse(path.read_text())
+        kernels = [f for f in tree.body if isinstance(f, ast.FunctionDef)
+                   and any("triton.jit" in ast.unparse(d) for d in f.decorator_list)]
+        constexprs = {f.name: {a.arg for a in f.args.args if a.annotation and "constexpr" in ast.unparse(a.annotation)}
+                      for f in kernels}
+        launches = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript)
+                    and isinstance(n.func.value, ast.Name) and n.func.value.id in constexprs]
+        assert launches, f"{path.name}: ModelNew launches no kernel"
+        for call in launches:
+            passed = {k.arg for k in call.keywords}
+            assert "num_warps" in passed and constexprs[call.func.value.id] <= passed, (path.name, call.func.value.id)
+
+
 def test_initial_and_fix_validate_on_smoke_cases():
     """Both kernels of every item pass the project's validation in the interpreter (two workers)."""
     from optimizer.evaluation import evaluate
@@ -229,6 +247,9 @@ def test_gpu_time_summary_and_table():
     s = gpu_time.summarize(records)
     assert s["items"]["a"]["fix_speedup"] == 6.0 and s["items"]["a"]["fix_vs_torch"] == 2.0
     assert s["items"]["b"]["fix_speedup"] is None and s["failures"] == ["b [N=1] initial: 3 elements differ"]
+    assert s["weak_items"] == []
+    records[1]["ms"]["initial"] = 1.0 / 4.0  # geomean speedup (4 * 1/4) ** 0.5 = 1: the cause costs nothing here
+    assert gpu_time.summarize(records)["weak_items"] == ["a"]
     lines = gpu_time.render_table(records).splitlines()
     assert len(lines) == 5 and lines[2].split()[-2:] == ["4.00", "ok"] and lines[4].endswith("FAIL")
 

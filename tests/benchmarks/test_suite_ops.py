@@ -80,7 +80,10 @@ def test_problem_format(op: str):
     assert p.module.CATEGORY in _harness.CATEGORIES
     assert len(p.cases) == 5 and len({case_label(c) for c in p.cases}) == 5, "five distinct CASES"
     assert len(p.module.SMOKE_CASES) == 2
-    for case in p.cases + p.smoke_cases:
+    unseen = getattr(p.module, "UNSEEN_CASES", [])
+    assert not {case_label(c) for c in unseen} & {case_label(c) for c in p.cases}, "UNSEEN_CASES differ from CASES"
+    assert all(set(c) == set(p.cases[0]) for c in unseen), "UNSEEN_CASES take the same keys as CASES"
+    for case in p.cases + p.smoke_cases + unseen:
         assert p.flops(case) > 0 and p.bytes_moved(case) > 0
 
 

@@ -16,7 +16,7 @@ TILE_SEARCH = {"kind": "autotune", "params": {"configs": [{"kwargs": {"BLOCK_M":
 def _ctx(op: str, tokens: list[str] | None = None, warps: int = 4) -> RecipeContext:
     src = (SUITE / op / "initial.py").read_text()
     return RecipeContext(source=src, launches=[{"kernel": "k", "options": {"num_warps": warps}}],
-                         evidence={"tokens": tokens} if tokens is not None else {})
+                         evidence=list(tokens) if tokens is not None else [])
 
 
 def test_no_tile_search_without_a_dot() -> None:
@@ -34,10 +34,10 @@ def test_never_fewer_warps_on_a_spilling_kernel() -> None:
     recipe = {"kind": "launch_params", "params": {"search": {"num_warps": [2]}}}
     src = (SUITE / "softmax" / "initial.py").read_text()
     ctx = RecipeContext(source=src, bottleneck="occupancy_limited", launches=[{"kernel": "softmax_kernel", "options": {"num_warps": 4}}],
-                        hot_kernel="softmax_kernel", evidence={"tokens": ["code:tl.load", "ir:register_spill"]})
+                        hot_kernel="softmax_kernel", evidence=["code:tl.load", "ir:register_spill"])
     with pytest.raises(NotApplicable, match="never fewer warps"):
         apply_recipe(recipe, ctx)
-    ctx.evidence = {"tokens": ["code:tl.load"]}
+    ctx.evidence = ["code:tl.load"]
     assert apply_recipe(recipe, ctx).applied["num_warps"] == 2
 
 

@@ -20,14 +20,16 @@ from optimizer.settings import LadderSettings
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 DATA = Path(__file__).parent / "data"
-SETTINGS = LadderSettings(validation_seeds=[0, 1], timing_rep_ms=50, timing_warmup_ms=10)
+SETTINGS = LadderSettings(validation_seeds=[0, 1], timing_rep_ms=10, timing_warmup_ms=10, timing_blocks=4, timing_confirm_blocks=6)
 
 
 def test_cuda_evaluation_is_validated_and_timed() -> None:
     problem = load_problem(DATA / "softmax")
     ev = evaluate(problem, DATA / "softmax" / "initial.py", backend="cuda", settings=SETTINGS)
     assert ev.passed, ev.reason
-    assert ev.protocol is not None and ev.protocol.method == "do_bench-median" and ev.protocol.l2_flush
+    assert ev.protocol is not None and ev.protocol.method == "interleaved-blocks" and ev.protocol.blocks == 4
+    assert all(c["method"] in ("cudagraph", "do_bench") and len(c["blocks"]["candidate"]) == 4 for c in ev.timing_cases)
+    assert ev.phase_s["timing"] > 0 and ev.phase_s["process_start"] > 0
     ms, ref = ev.case_ms(), ev.reference_ms()
     assert set(ms) == {"M=4096,N=1024", "M=8192,N=512"} and all(v > 0 for v in ms.values()) and set(ref) == set(ms)
     timing = to_timing(ev, ms, backend="cuda", problem=problem)
@@ -60,3 +62,18 @@ def test_cuda_session_is_timed(tmp_path: Path) -> None:
     timed = [r for r in traj.rounds[1:] if r.validation and r.validation.passed]
     assert timed and all(r.timing.geomean_speedup for r in timed)
     assert traj.best_round is not None and traj.initial_ms and traj.best_ms
+    assert traj.noise_floor is not None and traj.noise_floor.floor >= 0 and traj.timing_env["gpu_key"]
+    assert all(r.timing.vs_base and r.timing.geomean_ci and r.timing.verdict.startswith(r.outcome) for r in timed)
+    assert all(r.phase_s.get("timing", 0) > 0 for r in timed) and traj.selection is not None
+
+
+def test_cuda_aa_comparison_is_neutral() -> None:
+    problem = load_problem(DATA / "softmax")
+    cand = DATA / "softmax" / "initial.py"
+    from optimizer import verdict
+
+    base = evaluate(problem, cand, backend="cuda", settings=SETTINGS, aa=True)
+    floor = verdict.noise_floor(base.pairs("aa")).floor
+    ev = evaluate(problem, cand, backend="cuda", settings=SETTINGS, against={"initial": cand})
+    t = to_timing(ev, base.case_ms(), backend="cuda", problem=problem)
+    assert floor < 0.2 and verdict.judge(t.vs_base, floor, SETTINGS.improvement_threshold) == "neutral", (floor, t.vs_base)

@@ -58,6 +58,20 @@ def test_session_climbs_the_ladder(offline_run) -> None:
     assert events[0] == "baseline" and "done" in events and "submitted" in events
 
 
+def test_rounds_record_where_the_time_goes(offline_run) -> None:
+    traj, _, _, _ = offline_run
+    r0, r1, r2 = traj.rounds
+    assert {"validation", "process_start", "other"} <= set(r0.phase_s)
+    assert {"validation", "process_start", "ir_capture", "kb", "proposer", "other"} <= set(r1.phase_s)
+    assert "ir_capture" not in r2.phase_s  # same base kernel: its IR comes from the cache
+    for r in (r0, r1, r2):
+        assert all(v >= 0 for v in r.phase_s.values())
+        assert sum(r.phase_s.values()) == pytest.approx(r.duration_s, abs=0.01)  # the phases account for the round
+    # untimed backend: no noise floor, every round neutral with the reason written down, earliest validated wins
+    assert traj.noise_floor is None and traj.selection.round == 0 and "untimed" in traj.selection.note
+    assert r1.timing.verdict.startswith("neutral: no interval") and traj.timing_env == {} and traj.unseen is None
+
+
 class ScriptedProposer:
     """Proposes planted faulty candidates, then the honest one (the session must survive each)."""
 

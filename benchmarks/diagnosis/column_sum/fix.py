@@ -27,10 +27,12 @@ def partial_column_sum_kernel(x_ptr, partial_ptr, M, N, rows_per_split,
 @triton.jit
 def sum_splits_kernel(partial_ptr, out_ptr, SPLIT, N, BLOCK_S: tl.constexpr, BLOCK_N: tl.constexpr):
     cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
-    s = tl.arange(0, BLOCK_S)
-    p = tl.load(partial_ptr + s[:, None] * N + cols[None, :], mask=(s[:, None] < SPLIT) & (cols[None, :] < N),
-                other=0.0)
-    tl.store(out_ptr + cols, tl.sum(p, axis=0), mask=cols < N)
+    acc = tl.zeros((BLOCK_N,), dtype=tl.float32)
+    for s0 in range(0, SPLIT, BLOCK_S):
+        s = s0 + tl.arange(0, BLOCK_S)
+        acc += tl.sum(tl.load(partial_ptr + s[:, None] * N + cols[None, :],
+                              mask=(s[:, None] < SPLIT) & (cols[None, :] < N), other=0.0), axis=0)
+    tl.store(out_ptr + cols, acc, mask=cols < N)
 
 
 class ModelNew(nn.Module):
@@ -49,6 +51,5 @@ class ModelNew(nn.Module):
         out = torch.empty(N, dtype=torch.float32, device=x.device)
         partial_column_sum_kernel[(n_col_blocks, SPLIT)](x, partial, M, N, rows_per_split,
                                                          BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, num_warps=4)
-        sum_splits_kernel[(n_col_blocks,)](partial, out, SPLIT, N, BLOCK_S=triton.next_power_of_2(SPLIT),
-                                           BLOCK_N=BLOCK_N, num_warps=4)
+        sum_splits_kernel[(n_col_blocks,)](partial, out, SPLIT, N, BLOCK_S=32, BLOCK_N=BLOCK_N, num_warps=4)
         return out

@@ -9,9 +9,9 @@ from __future__ import annotations
 import torch
 import torch.nn as nn
 
-CASES = [{"M": 65536, "N": 512}, {"M": 262144, "N": 128}]
+CASES = [{"M": 65536, "N": 512}, {"M": 131072, "N": 128}]
 SMOKE_CASES = [{"M": 50, "N": 40}, {"M": 9, "N": 128}]
-TOLERANCES = {"float32": {"atol": 2e-3, "rtol": 1e-4}}  # fp32 sums of up to 256K terms in another order
+TOLERANCES = {"float32": {"atol": 2e-3, "rtol": 1e-4}}  # fp32 sums of up to 128K terms in another order
 
 
 class Model(nn.Module):

@@ -21,6 +21,8 @@ CASES = [
     {"M": 4096, "N": 16384},
 ]
 SMOKE_CASES = [{"M": 8, "N": 100}, {"M": 5, "N": 300}]
+#: sizes the optimizer session never sees: the selected best is validated and timed on them afterwards
+UNSEEN_CASES = [{"M": 6007, "N": 5003}, {"M": 20011, "N": 1531}]
 # long running sums/products: accumulation order differs between implementations
 TOLERANCES = {"float32": (1e-4, 1e-3)}
 

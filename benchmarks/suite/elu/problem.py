@@ -18,6 +18,8 @@ CASES = [
     {"M": 16384, "N": 16384, "dtype": "bfloat16"},
 ]
 SMOKE_CASES = [{"M": 8, "N": 100, "dtype": "float32"}, {"M": 5, "N": 77, "dtype": "bfloat16"}]
+#: sizes the optimizer session never sees: the selected best is validated and timed on them afterwards
+UNSEEN_CASES = [{"M": 6007, "N": 5003, "dtype": "float32"}, {"M": 20011, "N": 1531, "dtype": "bfloat16"}]
 
 
 class Model(nn.Module):

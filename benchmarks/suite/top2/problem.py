@@ -18,6 +18,8 @@ CASES = [
     {"M": 40000, "N": 3000},
 ]
 SMOKE_CASES = [{"M": 8, "N": 100}, {"M": 5, "N": 300}]
+#: sizes the optimizer session never sees: the selected best is validated and timed on them afterwards
+UNSEEN_CASES = [{"M": 6007, "N": 5003}, {"M": 20011, "N": 1531}]
 
 
 class Model(nn.Module):

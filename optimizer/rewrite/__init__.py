@@ -1,0 +1,21 @@
+"""A rewrite engine on the libcst syntax tree: kernel facts, structural transforms, and their recipe appliers.
+
+``TRANSFORMS`` maps a recipe kind to its transform; ``optimizer.proposers.recipes.APPLIERS`` registers each one,
+so the ladder and the offline proposer use them through ``apply_recipe`` / ``can_apply``.
+"""
+
+from __future__ import annotations
+
+from optimizer.rewrite.block_per_program import BlockPerProgram
+from optimizer.rewrite.dot_precision import DotPrecision
+from optimizer.rewrite.dot_tiles import DotTileSearch
+from optimizer.rewrite.engine import Target, Transform, applier, parse_tree, targets
+from optimizer.rewrite.facts import KernelFacts, ModuleFacts, module_facts
+from optimizer.rewrite.spill_relief import ChunkedRowReduction
+from optimizer.rewrite.two_stage import TwoStageReduction
+
+__all__ = ["TRANSFORMS", "KernelFacts", "ModuleFacts", "Target", "Transform", "applier", "module_facts", "parse_tree",
+           "targets"]
+
+TRANSFORMS: dict[str, Transform] = {tr.kind: tr for tr in (BlockPerProgram(), DotPrecision(), TwoStageReduction(), DotTileSearch(),
+                                                    ChunkedRowReduction())}

@@ -1,0 +1,73 @@
+"""Helpers the structural transforms share: launch-site checks, fresh names, masks, the host grid."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from optimizer.proposers.recipe_base import RecipeContext
+from optimizer.rewrite.engine import Target
+from optimizer.rewrite.tree import CstLaunch, Tree, arg_value, call_name, walk
+
+__all__ = ["and_mask", "fresh", "grid_node", "host_arg_text", "launch_record", "single_site_reasons"]
+
+
+def single_site_reasons(t: Target) -> list[str]:
+    """Reasons a host-rewriting transform cannot edit the launch: one tuple-grid launch is needed."""
+    out = []
+    if len(t.sites) != 1:
+        out.append(f"launched from {len(t.sites)} places (the host rewrite needs exactly one)")
+        return out
+    lf = t.launches[0]
+    if lf.grid_is_lambda or lf.grid_elements is None:
+        out.append(f"grid {lf.grid} is not a tuple expression (a lambda over META or a helper call)")
+    if t.kernel.autotuned or t.kernel.heuristics:
+        out.append("kernel is autotuned / has heuristics (its meta-parameters are not the launch's)")
+    if any(a.star for a in t.sites[0].call.args):
+        out.append("the launch passes *args / **kwargs")
+    if any(p.default is not None for p in t.kernel.node.params.params):
+        out.append("a kernel parameter has a default value (new parameters cannot follow it)")
+    return out
+
+
+def fresh(t: Target, base: str) -> str:
+    """``base``, or ``base`` with a suffix, unused anywhere in the module."""
+    used = {n.value for n in walk(t.tree.module) if isinstance(n, cst.Name)}
+    name, i = base, 2
+    while name in used:
+        name, i = f"{base}{i}", i + 1
+    return name
+
+
+def grid_node(site: CstLaunch, tree: Tree | None = None) -> cst.BaseExpression:
+    """The node to rewrite for the launch's grid: the value of ``grid = ...`` when the launch names a variable
+    assigned once in the launching function (and used by this launch only), else the subscript ``kernel[<this>]``."""
+    own = site.call.func.slice[0].slice.value  # type: ignore[attr-defined]
+    if tree is not None and isinstance(own, cst.Name) and site.function is not None:
+        assigns = tree.assignments(site.function, own.value)
+        uses = [n for n in walk(site.function) if isinstance(n, cst.Name) and n.value == own.value]
+        if len(assigns) == 1 and len(uses) == 2:  # the assignment target and this launch
+            return assigns[0].value
+    return own
+
+
+def host_arg_text(t: Target, param: str) -> str | None:
+    a = t.sites[0].arg_for(t.kernel, param)
+    return t.tree.code(a) if a is not None else None
+
+
+def launch_record(t: Target, ctx: RecipeContext) -> dict:
+    return next((r for r in ctx.launches if r.get("kernel") == t.kernel.name), {})
+
+
+def and_mask(t: Target, call: cst.Call, term: str, is_load: bool) -> None:
+    """AND ``term`` into the mask of a tl.load / tl.store / atomic (adding ``mask=`` where there is none)."""
+    pos = 1 if is_load else 2
+    mask = arg_value(call, "mask", pos)
+    if mask is None:
+        t.tree.add_keyword(call, "mask", term)
+        return
+    t.tree.edit(mask, lambda m: cst.parse_expression(f"({cst.Module([]).code_for_node(m)}) & {term}"))
+
+
+def is_call(node: cst.CSTNode, *names: str) -> bool:
+    return isinstance(node, cst.Call) and call_name(node) in names

@@ -1,0 +1,279 @@
+"""``dot_tile_search``: a tl.dot kernel with one hand-picked tile -> Hopper tile configs (card ``matmul-tile-config-search``).
+
+Domain: a kernel that calls ``tl.dot`` (never a tile search without one), not yet autotuned, launched from one
+place with a tuple grid; the tile constexprs are found from the dot's operands (the arange sizes of ``a`` give M
+and K, of ``b`` K and N) and must be passed as literals (or names bound to one literal) at the launch. Every grid
+element that divides by a tile is rewritten with the tile of the program axis it feeds (``pid_m * BLOCK_M`` ties
+axis 0 to BLOCK_M), so two tiles with the same starting value never get confused.
+
+Points, timed together in one round: ``@triton.autotune`` over the whole config list (grid ``lambda META``,
+launch keywords removed), then the first configs as fixed launch settings, then a persistent variant of the first
+config (``for tile_id in range(pid, num_tiles, num_programs)`` over row-major output tiles, grid
+``min(num_sms, tiles)``) where the grid is 2-D ``triton.cdiv`` over kernel arguments and the body neither returns
+nor rebinds parameters. Evidence bounds the list: with a ``register_spill`` signature (L3) no config has fewer
+warps or a larger M x N tile than the current one. Tensor descriptors are not generated.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import libcst as cst
+
+from optimizer.proposers.recipe_base import NotApplicable, RecipeContext
+from optimizer.rewrite.common import grid_node, single_site_reasons
+from optimizer.rewrite.engine import Target
+from optimizer.rewrite.tree import Tree, arg_value, call_name, expr, walk
+
+__all__ = ["DotTileSearch"]
+
+HOPPER = [
+    {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3},
+    {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3},
+    {"BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3},
+    {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "num_warps": 4, "num_stages": 4},
+    {"BLOCK_M": 64, "BLOCK_N": 256, "BLOCK_K": 32, "num_warps": 4, "num_stages": 4},
+    {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 64, "num_warps": 4, "num_stages": 4},
+]
+_ROLES = ("BLOCK_M", "BLOCK_N", "BLOCK_K")
+
+
+def _operand_tiles(t: Target, e: cst.CSTNode) -> list[str]:
+    defs = {n.targets[0].target.value: n.value for n in walk(t.kernel.node) if isinstance(n, cst.Assign)
+            and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name)}
+    out, frontier = [], [e]
+    for _ in range(5):
+        nxt = []
+        for f in frontier:
+            for m in walk(f):
+                if isinstance(m, cst.Call) and call_name(m) == "tl.arange":
+                    end = arg_value(m, "end", 1)
+                    if isinstance(end, cst.Name) and end.value in t.kernel.constexprs and end.value not in out:
+                        out.append(end.value)
+                elif isinstance(m, cst.Name) and m.value in defs:
+                    nxt.append(defs.pop(m.value))
+        frontier = nxt
+    return out
+
+
+def roles(t: Target) -> dict[str, str] | None:
+    """BLOCK_M / BLOCK_N / BLOCK_K -> the kernel's constexpr names, from the first dot's operands."""
+    d = t.facts.dots[0].node
+    a, b = (_operand_tiles(t, x.value) for x in d.args[:2])
+    k = [n for n in a if n in b]
+    m, n = [x for x in a if x not in k], [x for x in b if x not in k]
+    if len(k) != 1 or len(m) != 1 or len(n) != 1:
+        return None
+    return {"BLOCK_M": m[0], "BLOCK_N": n[0], "BLOCK_K": k[0]}
+
+
+def _literal(t: Target, e: cst.BaseExpression | None) -> cst.Integer | None:
+    if isinstance(e, cst.Integer):
+        return e
+    if isinstance(e, cst.Name):
+        assigns = t.tree.assignments(t.sites[0].function, e.value)
+        if len(assigns) == 1 and isinstance(assigns[0].value, cst.Integer):
+            return assigns[0].value
+        unpacked = [v.value for n in walk(t.sites[0].function) if isinstance(n, cst.Assign) and len(n.targets) == 1  # type: ignore[arg-type]
+                    and isinstance(n.targets[0].target, cst.Tuple) and isinstance(n.value, cst.Tuple)
+                    and len(n.targets[0].target.elements) == len(n.value.elements)
+                    for tg, v in zip(n.targets[0].target.elements, n.value.elements, strict=True)
+                    if isinstance(tg.value, cst.Name) and tg.value.value == e.value]
+        if not assigns and len(unpacked) == 1 and isinstance(unpacked[0], cst.Integer):  # BM, BN = 128, 64
+            return unpacked[0]
+    return None
+
+
+def _axis_roles(t: Target, names: dict[str, str]) -> dict[int, str]:
+    """Program axis -> the tile constexpr it multiplies (``pid_m * BLOCK_M``)."""
+    out = {}
+    for axis, var in t.facts.pid.items():
+        for n in walk(t.kernel.node.body):
+            if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Multiply):
+                sides = {t.tree.code(n.left), t.tree.code(n.right)}
+                hit = [c for c in names.values() if c in sides]
+                if var in sides and hit:
+                    out[axis] = hit[0]
+    return out
+
+
+class DotTileSearch:
+    """Hopper tile configs for a tl.dot kernel: autotune over the list, plus fixed configs as variants."""
+
+    kind = "dot_tile_search"
+    card = "matmul-tile-config-search"
+
+    def preconditions(self, t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[str]:
+        if not t.facts.dots:
+            return ["no tl.dot: a tile search only applies to dot kernels"]
+        out = single_site_reasons(t)
+        names = roles(t)
+        if names is None:
+            return [*out, "the dot's M, N, K tiles are not three distinct constexpr aranges"]
+        site = t.sites[0]
+        for role, name in names.items():
+            if _literal(t, site.arg_for(t.kernel, name)) is None:
+                out.append(f"{name} ({role}) is not a literal at the launch (derived from shapes)")
+        if not out and not self._configs(t, ctx, params, names):
+            out.append("register_spill evidence: no config keeps at least the current warps and at most the current tile")
+        ax = _axis_roles(t, names)
+        if not out and set(ax.values()) != {names["BLOCK_M"], names["BLOCK_N"]}:
+            out.append("the program axes do not map one-to-one onto the M and N tiles (a 1-D program id, "
+                       "pid_1d_matmul): map the grid first")
+        return out
+
+    def _current(self, t: Target, names: dict[str, str]) -> dict[str, int]:
+        site = t.sites[0]
+        cur = {r: int(_literal(t, site.arg_for(t.kernel, n)).value) for r, n in names.items()}  # type: ignore[union-attr]
+        for opt, default in (("num_warps", 4), ("num_stages", 3)):
+            kw = site.keyword(opt)
+            lit = _literal(t, kw.value) if kw is not None else None
+            cur[opt] = int(lit.value) if lit is not None else default
+        return cur
+
+    def _configs(self, t: Target, ctx: RecipeContext, params: dict[str, Any], names: dict[str, str]) -> list[dict[str, int]]:
+        cur = self._current(t, names)
+        cfgs = [dict(c) for c in (params.get("configs") or HOPPER)]
+        cfgs = [c for c in cfgs if any(c[r] != cur.get(r) for r in (*_ROLES, "num_warps", "num_stages"))]
+        if "ir:register_spill" in ctx.evidence:  # never fewer warps or a bigger accumulator on a spilling kernel
+            area = cur["BLOCK_M"] * cur["BLOCK_N"]
+            cfgs = [c for c in cfgs if c["num_warps"] >= cur["num_warps"] and c["BLOCK_M"] * c["BLOCK_N"] <= area]
+        return cfgs
+
+    def points(self, t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[dict[str, Any]]:
+        cfgs = self._configs(t, ctx, params, roles(t))  # type: ignore[arg-type]
+        pts: list[dict[str, Any]] = [{"mode": "autotune", "configs": cfgs}] if len(cfgs) >= 2 else []
+        pts += [{"mode": "fixed", **c} for c in cfgs[: int(params.get("fixed_variants", 4))]]
+        if cfgs and params.get("persistent", True) and not _persistent_reasons(t):
+            pts.append({"mode": "persistent", **cfgs[0], "programs": ctx.num_sms})
+        return pts
+
+    def rewrite(self, t: Target, ctx: RecipeContext, point: dict[str, Any]) -> str:
+        tree, site, k = t.tree, t.sites[0], t.kernel
+        names = roles(t)
+        assert names is not None
+        cur = self._current(t, names)
+        ax = _axis_roles(t, names)
+        by_name = {v: r for r, v in names.items()}
+        host = {n: tree.code(a) for n in names.values() if (a := site.arg_for(k, n)) is not None and not isinstance(a, cst.Integer)}
+        grid = grid_node(site, tree)
+        elems = t.launches[0].grid_elements or []
+        if point["mode"] == "autotune":
+            cfgs = point["configs"]
+            lines = "".join(f"        triton.Config({ {names[r]: c[r] for r in _ROLES}!r}, num_warps={c['num_warps']}, "
+                            f"num_stages={c['num_stages']}),\n" for c in cfgs)
+            key = [p for p in k.params if p not in k.constexprs and p in ("M", "N", "K")] or \
+                  [p for p in k.params if p not in k.constexprs and p.lower() in ("m", "n", "k")]
+            deco = cst.Decorator(decorator=expr(f"triton.autotune(\n    configs=[\n{lines}    ],\n    key={key!r},\n)"))
+            tree.edit(k.node, lambda f: f.with_changes(decorators=[deco, *f.decorators]))  # type: ignore[attr-defined]
+            drop = {*names.values(), "num_warps", "num_stages"}
+            tree.edit(site.call, lambda c: c.with_changes(args=_without(c.args, drop)))  # type: ignore[attr-defined]
+            new = [_grid_elem(tree, e, cur[by_name[ax[i]]], host.get(ax[i]), f"META[{ax[i]!r}]") if i in ax else tree.code(e)
+                   for i, e in enumerate(_elements(t))]
+            tree.replace(grid, "lambda META: (" + ", ".join(new) + ("," if len(new) == 1 else "") + ")")
+            return (f"{k.name}: @triton.autotune over {len(cfgs)} Hopper tile configs keyed on {key} "
+                    f"(from {cur['BLOCK_M']}x{cur['BLOCK_N']}x{cur['BLOCK_K']} w{cur['num_warps']} s{cur['num_stages']}); "
+                    f"grid over META")
+        for role, name in names.items():
+            lit = _literal(t, site.arg_for(k, name))
+            tree.replace(lit, str(point[role]))  # type: ignore[arg-type]
+        new = [_grid_elem(tree, e, cur[by_name[ax[i]]], host.get(ax[i]), str(point[by_name[ax[i]]])) if i in ax else tree.code(e)
+               for i, e in enumerate(_elements(t))]
+        if point["mode"] == "persistent":
+            tree.replace(grid, f"(min({point['programs']}, " + " * ".join(f"({g})" for g in new) + "),)")
+            _persist(t, names, ax)
+        elif any(_literal(t, site.arg_for(k, n)) is site.arg_for(k, n) for n in names.values()) and elems:
+            tree.replace(grid, "(" + ", ".join(new) + ("," if len(new) == 1 else "") + ")")
+        for opt in ("num_warps", "num_stages"):
+            kw = site.keyword(opt)
+            lit = _literal(t, kw.value) if kw is not None else None
+            if lit is not None:
+                tree.replace(lit, str(point[opt]))
+            else:
+                tree.add_keyword(site.call, opt, str(point[opt]))
+        return (f"{k.name}: tile {cur['BLOCK_M']}x{cur['BLOCK_N']}x{cur['BLOCK_K']} w{cur['num_warps']} s{cur['num_stages']} -> "
+                f"{point['BLOCK_M']}x{point['BLOCK_N']}x{point['BLOCK_K']} w{point['num_warps']} s{point['num_stages']}"
+                + (f", persistent: {point['programs']} programs loop over the output tiles" if point["mode"] == "persistent" else ""))
+
+
+def _elements(t: Target) -> list[cst.BaseExpression]:
+    g = t.sites[0].grid
+    if isinstance(g, cst.Name):
+        assigns = t.tree.assignments(t.sites[0].function, g.value)
+        g = assigns[0].value if len(assigns) == 1 else g
+    return [e.value for e in g.elements] if isinstance(g, (cst.Tuple, cst.List)) else []
+
+
+def _grid_elem(tree: Tree, e: cst.BaseExpression, value: int, host: str | None, new: str) -> str:
+    """``e`` with the tile this axis divides by (the host name passed for it, else its literal) replaced by ``new``."""
+    text = tree.code(e)
+    for pattern in ([rf"\b{re.escape(host)}\b"] if host and host.isidentifier() else []) + [rf"(?<![\w.]){value}(?![\w.])"]:
+        if len(re.findall(pattern, text)) == 1:
+            return re.sub(pattern, new, text)
+    raise NotApplicable(f"grid element {text} does not show its tile ({host or value}) exactly once")
+
+
+def _without(args: Any, drop: set[str]) -> list[cst.Arg]:
+    kept = [a for a in args if a.keyword is None or a.keyword.value not in drop]
+    if kept and kept[-1].comma is not cst.MaybeSentinel.DEFAULT:
+        kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return kept
+
+
+def _pid_lines(t: Target) -> list[cst.SimpleStatementLine]:
+    top = list(t.kernel.node.body.body)  # type: ignore[attr-defined]
+    return [s for s in top if isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Assign)
+            and call_name(s.body[0].value) == "tl.program_id"]
+
+
+def _extent(t: Target, e: cst.BaseExpression, tile: str) -> str | None:
+    """Kernel-side ``tl.cdiv(n, TILE)`` for a host grid element ``triton.cdiv(<host n>, <tile>)``."""
+    if not (isinstance(e, cst.Call) and call_name(e) in ("triton.cdiv", "cdiv") and len(e.args) == 2):
+        return None
+    host = t.tree.code(e.args[0].value)
+    param = next((p for p in t.kernel.params if p not in t.kernel.constexprs
+                  and (a := t.sites[0].arg_for(t.kernel, p)) is not None and t.tree.code(a) == host), None)
+    return f"tl.cdiv({param}, {tile})" if param else None
+
+
+def _persistent_reasons(t: Target) -> list[str]:
+    names = roles(t)
+    ax = _axis_roles(t, names) if names else {}
+    top = list(t.kernel.node.body.body)  # type: ignore[attr-defined]
+    lines = _pid_lines(t)
+    out = []
+    if t.facts.pid_calls != 2 or len(lines) != 2 or set(t.facts.pid) != {0, 1} or len(_elements(t)) != 2:
+        out.append("persistent form needs exactly pid_m / pid_n from a 2-D grid")
+    elif top.index(lines[1]) != top.index(lines[0]) + 1:
+        out.append("the two program ids are not read by consecutive statements")
+    elif any(_extent(t, e, ax.get(i, "?")) is None for i, e in enumerate(_elements(t))):
+        out.append("a grid element is not triton.cdiv(<a kernel argument>, <tile>)")
+    if t.facts.rebound_params:
+        out.append(f"the body rebinds parameters {t.facts.rebound_params}")
+    if t.facts.early_returns:
+        out.append("the body returns early (a tile loop cannot contain return)")
+    return out
+
+
+def _persist(t: Target, names: dict[str, str], ax: dict[int, str]) -> None:
+    """Wrap the body after the program ids in a loop over output tiles strided by the number of programs."""
+    import textwrap
+
+    from optimizer.rewrite.common import fresh
+
+    tree = t.tree
+    top = list(t.kernel.node.body.body)  # type: ignore[attr-defined]
+    lines = _pid_lines(t)
+    rest = top[top.index(lines[1]) + 1:]
+    var = {ax_: tree.code(ln.body[0].targets[0].target) for ax_, ln in zip(sorted(t.facts.pid), lines, strict=True)}  # type: ignore[attr-defined]
+    ext = [_extent(t, e, ax[i]) for i, e in enumerate(_elements(t))]
+    n0, n1, tile = fresh(t, "num_tiles_0"), fresh(t, "num_tiles_1"), fresh(t, "tile_id")
+    body = "".join(textwrap.indent(tree.module.code_for_node(s), "    ") for s in rest)
+    tree.remove(lines[0])
+    tree.remove(lines[1])
+    tree.insert_before(lines[0], f"{n0} = {ext[0]}\n{n1} = {ext[1]}\n"
+                       f"for {tile} in range(tl.program_id(0), {n0} * {n1}, tl.num_programs(0)):\n"
+                       f"    {var[0]} = {tile} // {n1}\n    {var[1]} = {tile} % {n1}\n{body}")
+    for s in rest:
+        tree.remove(s)

@@ -1,0 +1,123 @@
+"""Structural transforms: preconditions over kernel facts and evidence, then a rewrite of the syntax tree.
+
+A ``Transform`` names its recipe kind and its card, lists the reasons it does not apply
+(``preconditions(target, ctx, params) -> [reason, ...]``; empty means it applies), enumerates its parameter
+points (``points``), and edits the tree for one point (``rewrite``). ``applier(transform)`` turns it into an
+entry of ``optimizer.proposers.recipes.APPLIERS``: the ladder and the offline proposer call it through
+``apply_recipe`` / ``can_apply`` unchanged, a refusal is a ``NotApplicable`` whose message carries every failed
+precondition (recorded as evidence), and the kernel chosen is the profiled hot kernel, else the most launched.
+Transforms compose because each one starts from the candidate it is given, the best so far.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import libcst as cst
+
+from optimizer.proposers.recipe_base import (
+    NotApplicable,
+    RecipeContext,
+    RewriteResult,
+    _finish,
+)
+from optimizer.rewrite.facts import KernelFacts, LaunchFacts, kernel_facts, launch_facts
+from optimizer.rewrite.tree import CstKernel, CstLaunch, Tree
+
+__all__ = ["Target", "Transform", "applier", "parse_tree", "targets"]
+
+
+@dataclass
+class Target:
+    """One kernel of the candidate with its facts and launch sites, on a tree that collects the edits."""
+
+    tree: Tree
+    kernel: CstKernel
+    facts: KernelFacts
+    sites: list[CstLaunch]
+    launches: list[LaunchFacts]
+
+
+class Transform(Protocol):
+    kind: str
+    card: str
+
+    def preconditions(self, target: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[str]:
+        """Every reason the transform does not apply to ``target`` (empty: it applies)."""
+        ...
+
+    def points(self, target: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """Parameter points, best first (3-8 where the transform has parameters, else one)."""
+        ...
+
+    def rewrite(self, target: Target, ctx: RecipeContext, point: dict[str, Any]) -> str:
+        """Edit ``target.tree`` for ``point``; return the description of the change."""
+        ...
+
+
+def parse_tree(ctx: RecipeContext) -> Tree:
+    try:
+        tree = Tree(ctx.source)
+    except cst.ParserSyntaxError as exc:
+        raise NotApplicable(f"candidate does not parse: {str(exc).splitlines()[0]}") from None
+    if not tree.kernels:
+        raise NotApplicable("no @triton.jit kernel in the candidate")
+    return tree
+
+
+def targets(tree: Tree, ctx: RecipeContext) -> list[Target]:
+    """Launched kernels, hot kernel first, then by recorded launch count, then in launch order."""
+    launched = [s.kernel for s in tree.launches]
+    counts: dict[str, int] = {}
+    for rec in ctx.launches:
+        counts[rec.get("kernel", "")] = counts.get(rec.get("kernel", ""), 0) + int(rec.get("launches", 1))
+    order = sorted(dict.fromkeys(launched), key=lambda n: (n != ctx.hot_kernel, -counts.get(n, 0), launched.index(n)))
+    out = []
+    for name in order:
+        k = tree.kernels[name]
+        sites = tree.launches_of(name)
+        out.append(Target(tree, k, kernel_facts(tree, k), sites, [launch_facts(tree, s) for s in sites]))
+    return out
+
+
+def _select(tr: Transform, ctx: RecipeContext, params: dict[str, Any]) -> tuple[Target, list[dict[str, Any]]]:
+    tree = parse_tree(ctx)
+    cands = targets(tree, ctx)
+    if not cands:
+        raise NotApplicable("no kernel of the candidate is launched")
+    refusals = []
+    for t in cands:
+        failed = tr.preconditions(t, ctx, params)
+        if not failed:
+            return t, tr.points(t, ctx, params)
+        refusals.append(f"{t.kernel.name}: " + "; ".join(failed))
+    raise NotApplicable(f"{tr.kind} does not apply ({' | '.join(refusals)})")
+
+
+def _one(tr: Transform, ctx: RecipeContext, point: dict[str, Any], params: dict[str, Any], t: Target | None = None) -> RewriteResult:
+    if t is None:
+        t, _ = _select(tr, ctx, params)  # a fresh tree: edits of one point never leak into another
+    desc = tr.rewrite(t, ctx, point)
+    return _finish(tr.kind, ctx, t.tree.render(), desc, point)
+
+
+def applier(tr: Transform) -> Callable[[dict[str, Any], RecipeContext], RewriteResult]:
+    """The ``APPLIERS`` entry for ``tr``: the first point not yet tried on this base."""
+
+    def apply(params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:
+        t, pts = _select(tr, ctx, params)
+        fresh = [p for p in pts if p not in ctx.tried]
+        if not fresh:
+            raise NotApplicable(f"every {tr.kind} point ({len(pts)}) was already tried on this base")
+        return _one(tr, ctx, fresh[0], params, t)
+
+    def variants(params: dict[str, Any], ctx: RecipeContext, limit: int) -> list[RewriteResult]:
+        _t, pts = _select(tr, ctx, params)
+        return [_one(tr, ctx, p, params) for p in pts if p not in ctx.tried][:limit]
+
+    apply.transform = tr  # type: ignore[attr-defined]
+    apply.variants = variants  # type: ignore[attr-defined]
+    apply.__doc__ = type(tr).__doc__
+    return apply

@@ -1,0 +1,95 @@
+"""The loop form of ``rows_per_program`` on the syntax tree: a static loop over ROWS rows per program.
+
+Used where the kernel is not straight-line code (the tile form of ``optimizer.proposers.row_tile`` needs that).
+A kernel that advances pointers or offsets it received (``x_ptr += row * stride``, or ``x_ptr += BLOCK`` inside
+a column loop) would carry the advance from one row of the loop into the next: the H200 campaign's norm
+kernel read out of bounds ("illegal memory access"). Every name the row body rebinds that exists before the
+loop (a parameter or a value computed before the row index) is therefore saved once before the loop and
+restored at the start of every row::
+
+    row_first = tl.program_id(0) * ROWS_PER_PROGRAM
+    x_ptr_rpp0 = x_ptr
+    for _rpp in tl.static_range(ROWS_PER_PROGRAM):
+        x_ptr = x_ptr_rpp0
+        row = row_first + _rpp
+        if row < n_rows:
+            x_ptr += row * stride
+            ...
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from optimizer.proposers.recipe_base import (
+    NotApplicable,
+    RecipeContext,
+    RewriteResult,
+    _finish,
+)
+from optimizer.rewrite.common import fresh
+from optimizer.rewrite.engine import parse_tree, targets
+from optimizer.rewrite.facts import _names, _targets
+from optimizer.rewrite.tree import walk
+
+__all__ = ["rows_as_loop"]
+
+
+def rows_as_loop(ctx: RecipeContext, kernel: str, pid_var: str, param: str, bound: str, n_rows: str | None,
+                 r: int, tile_reason: str) -> RewriteResult:
+    tree = parse_tree(ctx)
+    t = next((x for x in targets(tree, ctx) if x.kernel.name == kernel), None)
+    if t is None or len(t.sites) != 1:
+        raise NotApplicable(f"{kernel} must be launched from exactly one place")
+    k, site = t.kernel, t.sites[0]
+    top = list(k.node.body.body)  # type: ignore[attr-defined]
+    i = next((j for j, s in enumerate(top) if isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Assign)
+              and _names(s.body[0].targets[0].target) == {pid_var}), None)
+    if i is None:
+        raise NotApplicable(f"{kernel}: `{pid_var} = tl.program_id(0)` is not a top-level statement")
+    pid_line, rest = top[i], top[i + 1:]
+    before = set(k.params) | {n for s in top[:i] for m in walk(s) for n in _targets(m)[0]}
+    rebound = sorted({n for s in rest for m in walk(s) if isinstance(m, (cst.Assign, cst.AugAssign, cst.For))
+                      for n in _targets(m)[0]} & before - {pid_var})
+    saved = {n: fresh(t, f"{n}_rpp0") for n in rebound}
+    first = fresh(t, f"{pid_var}_first")
+    body = "".join(textwrap.indent(tree.module.code_for_node(s), "        ") for s in rest)
+    text = (f"{first} = {tree.code(pid_line.body[0].value)} * {param}\n"  # type: ignore[attr-defined]
+            + "".join(f"{s} = {n}\n" for n, s in saved.items())
+            + f"for _rpp in tl.static_range({param}):\n"
+            + "".join(f"    {n} = {s}\n" for n, s in saved.items())
+            + f"    {pid_var} = {first} + _rpp\n    if {pid_var} < {bound}:\n{body}")
+    tree.remove(pid_line)
+    tree.insert_before(pid_line, text)
+    for s in rest:
+        tree.remove(s)
+    tree.add_params(k.node, ([] if n_rows else ["n_rows_rpp"]) + [f"{param}: tl.constexpr"])
+    grid = site.grid
+    g = grid
+    if isinstance(grid, cst.Name):
+        assigns = tree.assignments(site.function, grid.value)
+        g = assigns[0].value if len(assigns) == 1 else grid
+    body_g = g.body if isinstance(g, cst.Lambda) else g
+    g0 = body_g.elements[0].value  # type: ignore[attr-defined]
+    g0_text = tree.code(g0)
+    if isinstance(g, cst.Lambda):
+        meta = g.params.params[0].name.value if g.params.params else "META"
+        tree.replace(g0, f"triton.cdiv({g0_text}, {meta}[{param!r}])")
+        value = str(r)
+    else:
+        tree.replace(g0, f"triton.cdiv({g0_text}, {param})")
+        stmt = tree.statement_of(site.function, g0) if site.function is not None else None
+        if stmt is None:
+            raise NotApplicable("could not find the statement that builds the grid")
+        tree.insert_before(stmt, f"{param} = {r}\n")
+        value = param
+    if not n_rows:
+        tree.add_keyword(site.call, "n_rows_rpp", g0_text)
+    tree.add_keyword(site.call, param, value)
+
+    restored = f"; {rebound} saved before the row loop and restored per row" if rebound else ""
+    desc = (f"{k.name}: {r} rows per program ({param}) as a loop, grid {g0_text} -> cdiv({g0_text}, {r}); "
+            f"bound {bound}{restored} (not tiled: {tile_reason})")
+    return _finish("rows_per_program", ctx, tree.render(), desc, {param: r})

@@ -1,0 +1,170 @@
+"""``chunked_row_reduction``: an oversized whole-row block -> a loop over chunks that fit (card ``register-spill-relief``).
+
+Domain: L3 reported ``register_spill`` (``RecipeContext.evidence``; never applied without it), and the kernel is
+straight-line code that loads one whole row as a single block (``cols = tl.arange(0, BLOCK)``, loads masked by
+``cols < n``), computes elementwise, and reduces the block only through ``tl.sum`` / ``tl.max`` / ``tl.min`` to
+scalars; no block value is stored or used after the reductions. Before::
+
+    cols = tl.arange(0, BLOCK)                      # BLOCK = next_power_of_2(n_cols): 32768 lanes spill
+    x = tl.load(X + row * stride + cols, mask=cols < n_cols, other=0.0)
+    tl.store(OUT + row, tl.sqrt(tl.sum(x * x, axis=0)))
+
+After::
+
+    acc_0 = tl.zeros([CHUNK], dtype=tl.float32)
+    for chunk_start in range(0, n_cols, CHUNK):
+        cols = chunk_start + tl.arange(0, CHUNK)
+        x = tl.load(X + row * stride + cols, mask=cols < n_cols, other=0.0)
+        acc_0 += x * x
+    tl.store(OUT + row, tl.sqrt(tl.sum(acc_0, axis=0)))
+
+Masked lanes already contribute the reduction's neutral element in the original (its BLOCK exceeds n by a
+varying amount), so they do in every chunk. ``CHUNK`` is a new constexpr (variants 1024, 2048, 4096, 512).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+import libcst as cst
+
+from optimizer.proposers.recipe_base import NotApplicable, RecipeContext, RewriteResult
+from optimizer.rewrite.common import fresh
+from optimizer.rewrite.engine import Target, parse_tree, targets
+from optimizer.rewrite.facts import _names, rank_of
+from optimizer.rewrite.tree import arg_value, call_name, walk
+
+__all__ = ["ChunkedRowReduction", "apply_register_spill_relief"]
+
+_NEUTRAL = {"tl.sum": ("tl.zeros([{c}], dtype=tl.float32)", "{a} += {e}"),
+            "tl.max": ("tl.full([{c}], float(\"-inf\"), dtype=tl.float32)", "{a} = tl.maximum({a}, {e})"),
+            "tl.min": ("tl.full([{c}], float(\"inf\"), dtype=tl.float32)", "{a} = tl.minimum({a}, {e})")}
+
+
+def _plan(t: Target) -> tuple[dict[str, Any] | None, list[str]]:
+    k, code = t.kernel.node, t.tree.code
+    top = list(k.body.body)  # type: ignore[attr-defined]
+    bad = [f"a {type(s).__name__.lower()} statement (the kernel must be straight-line code)"
+           for s in top if not isinstance(s, cst.SimpleStatementLine)]
+    if bad:
+        return None, bad
+    if any("None" in code(n) for n in walk(k.body) if isinstance(n, cst.Subscript)):
+        bad.append("2-D tiles ([:, None]): only one-dimensional row blocks are chunked")
+    cols_stmt = next((s for s in top if isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Assign)
+                      and call_name(s.body[0].value) == "tl.arange"), None)
+    if cols_stmt is None:
+        return None, [*bad, "no top-level `cols = tl.arange(0, BLOCK)`"]
+    ar = cols_stmt.body[0].value  # type: ignore[attr-defined]
+    block = arg_value(ar, "end", 1)
+    cols = code(cols_stmt.body[0].targets[0].target)  # type: ignore[attr-defined]
+    if code(arg_value(ar, "start", 0)) != "0" or not isinstance(block, cst.Name) or block.value not in t.kernel.constexprs:  # type: ignore[arg-type]
+        bad.append("the block range is not tl.arange(0, BLOCK) with a constexpr BLOCK")
+    bounds = {code(m.comparisons[0].comparator) for m in walk(k.body)
+              if isinstance(m, cst.Comparison) and len(m.comparisons) == 1 and code(m.left) == cols
+              and isinstance(m.comparisons[0].operator, cst.LessThan)}
+    if len(bounds) != 1:
+        bad.append(f"the row block is not bounded by exactly one `{cols} < n` comparison")
+    i0 = top.index(cols_stmt)
+    loop, after, reductions = [], [], []
+    for s in top[i0 + 1:]:
+        red = [n for n in walk(s) if isinstance(n, cst.Call) and call_name(n) in _NEUTRAL
+               and rank_of(k, arg_value(n, "input", 0)) >= 1]  # type: ignore[arg-type]
+        other_red = [n for n in walk(s) if isinstance(n, cst.Call) and call_name(n) in
+                     ("tl.argmax", "tl.argmin", "tl.reduce", "tl.cumsum", "tl.cumprod", "tl.associative_scan", "tl.sort", "tl.xor_sum")]
+        if other_red:
+            bad.append(f"{call_name(other_red[0])} is not a sum/max/min that per-lane accumulators can split")
+        if red:
+            reductions += red
+            after.append(s)
+        elif after or isinstance(s.body[0], cst.Expr):  # type: ignore[attr-defined]
+            after.append(s)
+        else:
+            loop.append(s)
+    if not reductions:
+        bad.append("no tl.sum / tl.max / tl.min reduces the row block")
+    loop_names = {n for s in loop for n in _names(s.body[0].targets[0].target)  # type: ignore[attr-defined]
+                  if isinstance(s.body[0], cst.Assign)} | {cols}
+    for s in after:
+        inner = {id(m) for r in reductions for m in walk(r)}
+        outside = {n.value for n in walk(s) if isinstance(n, cst.Name) and id(n) not in inner}
+        if outside & loop_names:
+            bad.append(f"`{code(s)}` uses the row block outside a reduction (a stored or kept block cannot be chunked)")
+    for r in reductions:
+        axis = arg_value(r, "axis", 1)
+        if axis is not None and code(axis) not in ("0", "None"):
+            bad.append(f"{call_name(r)} over axis {code(axis)}")
+    return ({"cols": cols_stmt, "block": block.value if isinstance(block, cst.Name) else "?", "bound": next(iter(bounds), "?"),
+             "loop": loop, "reductions": reductions, "colsname": cols} if not bad else None), bad
+
+
+class ChunkedRowReduction:
+    """A spilling whole-row block reduced to scalars -> a loop over CHUNK-wide pieces with per-lane accumulators."""
+
+    kind = "chunked_row_reduction"
+    card = "register-spill-relief"
+
+    def preconditions(self, t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[str]:
+        out = [] if "ir:register_spill" in ctx.evidence else ["no register_spill evidence from L3 (never chunk a kernel that does not spill)"]
+        if len(t.sites) != 1:
+            out.append(f"launched from {len(t.sites)} places")
+        return out + _plan(t)[1]
+
+    def points(self, t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[dict[str, Any]]:
+        return [{"CHUNK": int(v)} for v in (params.get("values") or [1024, 2048, 4096, 512])]
+
+    def rewrite(self, t: Target, ctx: RecipeContext, point: dict[str, Any]) -> str:
+        plan, _ = _plan(t)
+        assert plan is not None
+        tree, k = t.tree, t.kernel
+        chunk = fresh(t, "CHUNK") if "CHUNK" in k.params else "CHUNK"
+        start = fresh(t, "chunk_start")
+        inits, updates = [], []
+        for i, r in enumerate(plan["reductions"]):
+            acc = fresh(t, f"acc_{i}")
+            init, upd = _NEUTRAL[call_name(r)]
+            inits.append(f"{acc} = {init.format(c=chunk)}\n")
+            updates.append(upd.format(a=acc, e=tree.code(arg_value(r, "input", 0))) + "\n")  # type: ignore[arg-type]
+            tree.replace(r, f"{call_name(r)}({acc}, axis=0)")
+        body = "".join(textwrap.indent(tree.module.code_for_node(s), "    ") for s in plan["loop"])
+        tree.remove(plan["cols"])
+        tree.insert_before(plan["cols"], "".join(inits) + f"for {start} in range(0, {plan['bound']}, {chunk}):\n"
+                           f"    {plan['colsname']} = {start} + tl.arange(0, {chunk})\n"
+                           + body
+                           + "".join(f"    {u}" for u in updates))
+        for s in plan["loop"]:
+            tree.remove(s)
+        tree.add_params(k.node, [f"{chunk}: tl.constexpr"])
+        tree.add_keyword(t.sites[0].call, chunk, str(point["CHUNK"]))
+        return (f"{k.name}: the {plan['block']}-wide row block (register spills) -> a loop over {point['CHUNK']}-wide "
+                f"chunks with {len(inits)} per-lane accumulator(s), reduced after the loop")
+
+
+def apply_register_spill_relief(params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:
+    """The card's recipe: the chunk loop where its domain holds, else a launch search that never lowers num_warps.
+
+    ``params``: ``values`` (CHUNK sizes) and ``search`` (``launch_params`` space, e.g. num_warps and BLOCK_SIZE).
+    Without register_spill evidence only the launch search runs, as before this transform existed.
+    """
+    from optimizer.proposers.recipes import APPLIERS, apply_launch_params
+
+    try:
+        res = APPLIERS["chunked_row_reduction"]({"values": params.get("values")}, ctx)
+        return RewriteResult("register_spill_relief", res.source, res.diff, res.description, res.applied)
+    except NotApplicable as exc:
+        chunk_reason = str(exc)
+    search = {n: list(v) for n, v in (params.get("search") or {}).items()}
+    if "num_warps" in search:
+        tree = parse_tree(ctx)
+        ts = targets(tree, ctx)
+        meta = ts[0].launches[0].meta if ts and ts[0].launches else {}
+        current = int(meta["num_warps"]) if meta.get("num_warps", "").isdigit() else 4
+        search["num_warps"] = [w for w in search["num_warps"] if w >= current] or [current]  # never fewer warps
+    if not search:
+        raise NotApplicable(f"chunk loop: {chunk_reason}; no launch search given")
+    try:
+        res = apply_launch_params({"search": search}, ctx)
+    except NotApplicable as exc:
+        raise NotApplicable(f"chunk loop: {chunk_reason}; launch search: {exc}") from None
+    return RewriteResult("register_spill_relief", res.source, res.diff, f"{res.description} (chunk loop not applicable: "
+                         f"{chunk_reason[:200]})", res.applied)

@@ -1,0 +1,270 @@
+"""The candidate as a libcst syntax tree: kernels, launch sites, and composable node edits.
+
+libcst keeps comments and layout, so a rewrite changes only the nodes it names. Edits are keyed by the
+identity of an original node and are functions of the *updated* node (its children already rewritten), so two
+edits on nested nodes compose instead of colliding (the offset editor raised "overlapping source edits" when
+two names aliased one block). Statements can gain neighbours before or after them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+__all__ = ["CstKernel", "CstLaunch", "Tree", "arg_value", "call_name", "dotted", "expr", "statements", "walk"]
+
+
+def expr(text: str) -> cst.BaseExpression:
+    return cst.parse_expression(text)
+
+
+def statements(text: str, indent: str = "    ") -> list[cst.BaseStatement]:
+    """Statements parsed from dedented ``text`` (one or several lines)."""
+    mod = cst.parse_module(text if text.endswith("\n") else text + "\n",
+                           config=cst.PartialParserConfig(default_indent=indent))
+    return list(mod.body)
+
+
+def dotted(node: cst.CSTNode | None) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{dotted(node.value)}.{node.attr.value}"
+    if isinstance(node, cst.Call):
+        return dotted(node.func)
+    return ""
+
+
+def call_name(node: cst.CSTNode) -> str:
+    return dotted(node.func) if isinstance(node, cst.Call) else ""
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_SKIP = ("whitespace", "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators", "header",
+         "footer", "newline", "equal", "star", "colon")
+
+
+def kids(n: cst.CSTNode) -> list[cst.CSTNode]:
+    """The node's child nodes in field order, without whitespace, parentheses and punctuation.
+
+    ``CSTNode.children`` runs a visitor per call (most of the engine's time on a real candidate); the dataclass
+    fields give the same nodes that matter for analysis at a fraction of the cost.
+    """
+    names = _FIELDS.get(type(n))
+    if names is None:
+        names = _FIELDS[type(n)] = tuple(f.name for f in dataclasses.fields(n) if not f.name.startswith(_SKIP))
+    out: list[cst.CSTNode] = []
+    for name in names:
+        v = getattr(n, name)
+        if isinstance(v, cst.CSTNode):
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            out.extend(x for x in v if isinstance(x, cst.CSTNode))
+    return out
+
+
+def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Pre-order traversal of ``node`` and every descendant (punctuation and whitespace left out)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(kids(n)))
+
+
+def arg_value(call: cst.Call, name: str, pos: int | None = None) -> cst.BaseExpression | None:
+    """The expression passed as keyword ``name`` or, failing that, as positional argument ``pos``."""
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == name:
+            return a.value
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    if pos is not None and pos < len(positional) and not any(a.star for a in call.args[:pos + 1]):
+        return positional[pos].value
+    return None
+
+
+@dataclass
+class CstKernel:
+    name: str
+    node: cst.FunctionDef
+    params: list[str]
+    constexprs: list[str]
+    autotuned: bool
+    heuristics: bool
+
+
+@dataclass
+class CstLaunch:
+    kernel: str
+    call: cst.Call
+    grid: cst.BaseExpression
+    function: cst.FunctionDef | None
+    statement: cst.BaseStatement | None  # the statement line of the launch, inside ``function``
+
+    def keyword(self, name: str) -> cst.Arg | None:
+        return next((a for a in self.call.args if a.keyword is not None and a.keyword.value == name), None)
+
+    def arg_for(self, kernel: CstKernel, name: str) -> cst.BaseExpression | None:
+        pos = kernel.params.index(name) if name in kernel.params else None
+        return arg_value(self.call, name, pos)
+
+
+class _Collector:
+    """Kernels and ``kernel[grid](...)`` calls with their enclosing function and statement (one recursive pass)."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.kernels: dict[str, CstKernel] = {}
+        self.calls: list[tuple[cst.Call, cst.FunctionDef | None, cst.BaseStatement | None]] = []
+        self._visit(module, None, None)
+
+    def _visit(self, node: cst.CSTNode, func: cst.FunctionDef | None, stmt: cst.BaseStatement | None) -> None:
+        if isinstance(node, cst.FunctionDef):
+            self._kernel(node)
+            func = node
+        elif isinstance(node, cst.SimpleStatementLine):
+            stmt = node
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Subscript):
+            self.calls.append((node, func, stmt))
+        for child in kids(node):
+            self._visit(child, func, stmt)
+
+    def _kernel(self, node: cst.FunctionDef) -> None:
+        names = [dotted(d.decorator) for d in node.decorators]
+        if not any(n.endswith("jit") for n in names):
+            return
+        params = [p.name.value for p in node.params.params]
+        constexprs = [p.name.value for p in node.params.params
+                      if p.annotation is not None and "constexpr" in cst.Module([]).code_for_node(p.annotation.annotation)]
+        self.kernels[node.name.value] = CstKernel(
+            node.name.value, node, params, constexprs, autotuned=any(n.endswith("autotune") for n in names),
+            heuristics=any(n.endswith("heuristics") for n in names))
+
+
+class _Apply(cst.CSTTransformer):
+    def __init__(self, tree: Tree) -> None:
+        self.t = tree
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
+        key = id(original_node)
+        for fn in self.t._edits.get(key, []):
+            updated_node = fn(updated_node)
+        before, after = self.t._before.get(key, []), self.t._after.get(key, [])
+        if isinstance(updated_node, cst.FlattenSentinel):  # an edit that replaced a statement by several
+            return cst.FlattenSentinel([*before, *updated_node.nodes, *after])
+        if key in self.t._removed:
+            return cst.FlattenSentinel([*before, *after]) if before or after else cst.RemovalSentinel.REMOVE
+        if before or after:
+            return cst.FlattenSentinel([*before, updated_node, *after])
+        return updated_node
+
+
+@dataclass
+class Tree:
+    """A parsed candidate plus pending edits; ``render()`` applies them all at once."""
+
+    source: str
+    module: cst.Module = field(init=False)
+    kernels: dict[str, CstKernel] = field(init=False)
+    launches: list[CstLaunch] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.module = cst.parse_module(self.source)
+        col = _Collector(self.module)
+        self.kernels = col.kernels
+        self.launches = []
+        for call, func, stmt in col.calls:
+            target = dotted(call.func.value)  # type: ignore[attr-defined]
+            if target in self.kernels:
+                grid = call.func.slice[0].slice.value if call.func.slice else None  # type: ignore[attr-defined]
+                if len(call.func.slice) > 1:  # type: ignore[attr-defined]
+                    grid = cst.Tuple([cst.Element(e.slice.value) for e in call.func.slice])  # type: ignore[attr-defined]
+                self.launches.append(CstLaunch(target, call, grid, func, stmt))
+        self._edits: dict[int, list[Callable[[cst.CSTNode], cst.CSTNode]]] = {}
+        self._before: dict[int, list[cst.BaseStatement]] = {}
+        self._after: dict[int, list[cst.BaseStatement]] = {}
+        self._removed: set[int] = set()
+
+    # ------------------------------------------------------------------ reading
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node).strip()
+
+    def launches_of(self, kernel: str) -> list[CstLaunch]:
+        return [s for s in self.launches if s.kernel == kernel]
+
+    def assignments(self, scope: cst.CSTNode | None, name: str) -> list[cst.Assign]:
+        """Simple ``name = ...`` assignments inside ``scope``."""
+        if scope is None:
+            return []
+        return [n for n in walk(scope) if isinstance(n, cst.Assign) and len(n.targets) == 1
+                and isinstance(n.targets[0].target, cst.Name) and n.targets[0].target.value == name]
+
+    def statement_of(self, scope: cst.CSTNode, node: cst.CSTNode) -> cst.BaseStatement | None:
+        """The innermost statement of ``scope`` that contains ``node``."""
+        best = None
+        for n in walk(scope):
+            if isinstance(n, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and any(m is node for m in walk(n)):
+                best = n
+        return best
+
+    # ------------------------------------------------------------------ editing
+    def edit(self, node: cst.CSTNode, fn: Callable[[cst.CSTNode], cst.CSTNode]) -> None:
+        """Rewrite ``node``: ``fn`` receives it with its children's edits already applied."""
+        self._edits.setdefault(id(node), []).append(fn)
+
+    def replace(self, node: cst.CSTNode, new: cst.CSTNode | str) -> None:
+        repl = expr(new) if isinstance(new, str) else new
+        self.edit(node, lambda _old: repl)
+
+    def insert_before(self, stmt: cst.CSTNode, new: list[cst.BaseStatement] | str) -> None:
+        self._before.setdefault(id(stmt), []).extend(statements(new) if isinstance(new, str) else new)
+
+    def insert_after(self, stmt: cst.CSTNode, new: list[cst.BaseStatement] | str) -> None:
+        self._after.setdefault(id(stmt), []).extend(statements(new) if isinstance(new, str) else new)
+
+    def unwrap(self, compound: cst.BaseCompoundStatement, prefix: list[cst.BaseStatement] | str = "") -> None:
+        """Replace a compound statement (an ``if``) by ``prefix`` and its own (already edited) body."""
+        head = statements(prefix) if isinstance(prefix, str) and prefix else (prefix or [])
+
+        def fn(node: cst.CSTNode) -> cst.CSTNode:
+            return cst.FlattenSentinel([*head, *node.body.body])  # type: ignore[attr-defined]
+        self.edit(compound, fn)
+
+    def remove(self, stmt: cst.CSTNode) -> None:
+        self._removed.add(id(stmt))
+
+    def add_keyword(self, call: cst.Call, name: str, value: str) -> None:
+        """Append ``name=value`` to ``call`` (or replace the value of an existing ``name=``)."""
+        def fn(c: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(c, cst.Call)
+            new = cst.ensure_type(expr(f"f({name}={value})"), cst.Call).args[0]
+            args = list(c.args)
+            for i, a in enumerate(args):
+                if a.keyword is not None and a.keyword.value == name:
+                    args[i] = a.with_changes(value=new.value)
+                    return c.with_changes(args=args)
+            if args and args[-1].comma is not cst.MaybeSentinel.DEFAULT:  # a trailing comma: keep the layout
+                last = args[-1].comma
+                inner = args[-2].comma if len(args) > 1 else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                args[-1] = args[-1].with_changes(comma=inner)
+                return c.with_changes(args=[*args, new.with_changes(comma=last)])
+            return c.with_changes(args=[*args, new])
+        self.edit(call, fn)
+
+    def add_params(self, func: cst.FunctionDef, texts: list[str]) -> None:
+        """Append parameters (``"n_elems"``, ``"BLOCK: tl.constexpr"``) to a function definition."""
+        def fn(f: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(f, cst.FunctionDef)
+            extra = cst.ensure_type(cst.parse_statement(f"def _f({', '.join(texts)}):\n    pass\n"), cst.FunctionDef).params.params
+            params = list(f.params.params)
+            if params and params[-1].comma is not cst.MaybeSentinel.DEFAULT:  # a trailing comma: keep the layout
+                extra = [*extra[:-1], extra[-1].with_changes(comma=params[-1].comma)]
+                inner = params[-2].comma if len(params) > 1 else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                params[-1] = params[-1].with_changes(comma=inner)
+            return f.with_changes(params=f.params.with_changes(params=[*params, *extra]))
+        self.edit(func, fn)
+
+    def render(self) -> str:
+        return self.module.visit(_Apply(self)).code

@@ -1,0 +1,61 @@
+"""chunked_row_reduction: a spilling whole-row block becomes a loop over chunks (only with spill evidence)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rewrite_support import KERNELS, rewrite, same_outputs
+
+from optimizer.proposers.recipes import (
+    NotApplicable,
+    RecipeContext,
+    apply_recipe,
+    apply_recipe_variants,
+)
+
+RECIPE = {"kind": "chunked_row_reduction", "params": {}}
+SPILL = ["register_spill"]
+
+
+@pytest.mark.parametrize(("kernel", "accs"), [("wide_l2norm", 1), ("wide_max_minus_mean", 2), ("wide_row_mse", 1)])
+def test_whole_row_block_becomes_a_chunk_loop(kernel: str, accs: int, tmp_path: Path) -> None:
+    res = rewrite(kernel, RECIPE, evidence=SPILL)
+    body = res.source.split("class ModelNew")[0]
+    assert "for chunk_start in range(0, " in body and "tl.arange(0, CHUNK)" in body and "tl.arange(0, BLOCK)" not in body
+    assert sum(f"acc_{i} = tl." in body for i in range(accs)) == accs and "CHUNK=1024" in res.source
+    same_outputs(kernel, res.source, tmp_path, atol=1e-4, rtol=1e-4)
+
+
+def test_variants_search_the_chunk() -> None:
+    out = apply_recipe_variants(RECIPE, RecipeContext(source=(KERNELS / "wide_l2norm.py").read_text(), evidence=SPILL))
+    assert [r.applied["CHUNK"] for r in out] == [1024, 2048, 4096, 512]
+
+
+@pytest.mark.parametrize(("kernel", "evidence", "reason"), [
+    ("wide_l2norm", [], "no register_spill evidence"),
+    ("elem_scale", SPILL, "straight-line"),
+    ("atomic_sum", SPILL, "no top-level `cols = tl.arange"),
+    ("row_rms_advance", SPILL, "straight-line"),
+])
+def test_refusals(kernel: str, evidence: list[str], reason: str) -> None:
+    with pytest.raises(NotApplicable, match=reason):
+        apply_recipe(RECIPE, RecipeContext(source=(KERNELS / f"{kernel}.py").read_text(), evidence=evidence))
+
+
+def test_a_stored_block_is_refused() -> None:
+    src = (KERNELS / "wide_l2norm.py").read_text().replace(
+        "    tl.store(out_ptr + row, tl.sqrt(tl.sum(x * x, axis=0)))\n",
+        "    tl.store(out_ptr + row, tl.sqrt(tl.sum(x * x, axis=0)))\n    tl.store(x_ptr + row * stride + cols, x * 2, mask=cols < n_cols)\n")
+    with pytest.raises(NotApplicable, match="uses the row block outside a reduction"):
+        apply_recipe(RECIPE, RecipeContext(source=src, evidence=SPILL))
+
+
+def test_card_recipe_falls_back_to_a_launch_search_that_keeps_warps() -> None:
+    card = {"kind": "register_spill_relief", "params": {"values": [1024], "search": {"num_warps": [2, 4, 8, 16]}}}
+    chunked = apply_recipe(card, RecipeContext(source=(KERNELS / "wide_l2norm.py").read_text(), evidence=SPILL))
+    assert chunked.applied == {"CHUNK": 1024}
+    src = (KERNELS / "dot_linear_relu.py").read_text()  # num_warps=2 at the launch, not a row block
+    res = apply_recipe(card, RecipeContext(source=src, evidence=SPILL, bottleneck="occupancy_limited"))
+    assert res.applied["num_warps"] >= 2 and "chunk loop not applicable" in res.description
+    assert apply_recipe(card, RecipeContext(source=src.replace("num_warps=2", "num_warps=8"), evidence=SPILL)).applied["num_warps"] == 16
