@@ -12,7 +12,6 @@ import json
 import logging
 import math
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
@@ -217,7 +216,7 @@ class KnowledgeBase:
         after = _decode_cursor(cursor)
         engine = self.engine
         mask = engine.filter_mask(filter)
-        ids = sorted(c.id for c, ok in zip(engine.cards, mask) if ok)
+        ids = sorted(c.id for c, ok in zip(engine.cards, mask, strict=True) if ok)
         start = 0
         if after:
             import bisect
@@ -241,7 +240,8 @@ class KnowledgeBase:
             self._after_write(stored.id)
             return stored
 
-    def set_card_status(self, card_id: str, status: CardStatus, reason: str = "", version: int | None = None) -> AnyCard:
+    def set_card_status(self, card_id: str, status: CardStatus, reason: str = "",
+                        version: int | None = None) -> AnyCard:
         with self._write_lock:
             card = self.store.set_status(card_id, status, version=version, reason=reason)
             self._after_write(card_id)
@@ -326,6 +326,6 @@ def _decode_cursor(cursor: str) -> str:
         return ""
     try:
         return str(json.loads(base64.urlsafe_b64decode(cursor.encode()))["after"])
-    except Exception as e:  # noqa: BLE001
+    except (ValueError, KeyError, TypeError) as e:  # bad base64 / JSON / UTF-8 (ValueError), no "after", not a dict
         raise InvalidArgument("cursor is not one returned by ListCards; pass '' for the first page",
                               field="cursor") from e

@@ -66,7 +66,7 @@ class SnapshotKB:
 
     def list_cards(self, filter: CardFilter, page_size: int = 50, cursor: str = "") -> CardPage:
         mask = self.engine.filter_mask(filter)
-        ids = sorted(c.id for c, ok in zip(self.engine.cards, mask) if ok)
+        ids = sorted(c.id for c, ok in zip(self.engine.cards, mask, strict=True) if ok)
         start = ids.index(cursor) + 1 if cursor in ids else 0
         page = ids[start:start + page_size]
         nxt = page[-1] if start + page_size < len(ids) else ""

@@ -319,7 +319,8 @@ class StructuredStore:
 
     def events(self, limit: int = 100) -> list[dict[str, Any]]:
         rows = self._q("SELECT seq, ts, card_id, action, detail FROM events ORDER BY seq DESC LIMIT ?", (limit,))
-        return [{"seq": s, "ts": t, "card_id": c, "action": a, "detail": json.loads(d or "{}")} for s, t, c, a, d in rows]
+        return [{"seq": s, "ts": t, "card_id": c, "action": a, "detail": json.loads(d or "{}")}
+                for s, t, c, a, d in rows]
 
     # ------------------------------------------------------------------ trajectories
     def put_trajectory(self, trajectory: Trajectory) -> bool:
@@ -336,7 +337,8 @@ class StructuredStore:
         return Trajectory.model_validate_json(rows[0][0])
 
     def trajectories(self, *, only_new: bool = False) -> list[Trajectory]:
-        sql = "SELECT doc FROM trajectories" + (" WHERE synthesized=0" if only_new else "") + " ORDER BY submitted_at, id"
+        where = " WHERE synthesized=0" if only_new else ""
+        sql = "SELECT doc FROM trajectories" + where + " ORDER BY submitted_at, id"
         return [Trajectory.model_validate_json(r[0]) for r in self._q(sql)]
 
     def count_trajectories(self) -> int:
@@ -377,7 +379,7 @@ class StructuredStore:
                 stored = self._set_status(db, deprecate, "deprecated", None, reason)
             db.execute("UPDATE proposals SET status=?, doc=?, updated_at=? WHERE id=?",
                        (status, json.dumps(doc), _now(), proposal_id))
-            detail = {"proposal_id": proposal_id, "status": status}
+            detail: dict[str, Any] = {"proposal_id": proposal_id, "status": status}
             if stored is not None:
                 detail["version"] = stored.version
             self._event(db, stored.id if stored else None, "review", detail)
@@ -420,7 +422,7 @@ class StructuredStore:
         return json.loads(rows[0][0])
 
     def list_jobs(self, state: str | None = None) -> list[dict[str, Any]]:
-        sql, args = "SELECT doc FROM jobs", ()
+        sql, args = "SELECT doc FROM jobs", tuple[str, ...]()
         if state:
             sql, args = sql + " WHERE state=?", (state,)
         return [json.loads(r[0]) for r in self._q(sql + " ORDER BY updated_at", args)]

@@ -70,7 +70,8 @@ class SynthesisServicer(pb_grpc.SynthesisServiceServicer):
             raise InvalidArgument("job_id is required", field="job_id")
         return _job(self.curator.job(request.job_id))
 
-    def ListProposals(self, request: pb.ListProposalsRequest, context: grpc.ServicerContext) -> pb.ListProposalsResponse:
+    def ListProposals(self, request: pb.ListProposalsRequest,
+                      context: grpc.ServicerContext) -> pb.ListProposalsResponse:
         if request.status and request.status not in PROPOSAL_STATUSES:
             raise InvalidArgument(f"status must be one of {', '.join(PROPOSAL_STATUSES)}", field="status")
         page = self.curator.proposal_page(request.status or None, request.page_size or 100, request.cursor)
@@ -93,8 +94,9 @@ class SynthesisServicer(pb_grpc.SynthesisServiceServicer):
                                   field="proposal_id")
         card = None
         if request.card_json:
-            from kb.models import parse_card
             from pydantic import ValidationError
+
+            from kb.models import parse_card
 
             try:
                 card = parse_card(_json_object(request.card_json, "card_json"))
