@@ -37,8 +37,8 @@ class VectorIndex:
         self.versions: dict[str, int] = {}
         self._row: dict[str, int] = {}
         self.matrix = np.zeros((0, DIM), dtype=np.float32)
-        self._client = None
-        self._col = None
+        self._client: Any = None  # chromadb ClientAPI / Collection once opened (chromadb is imported lazily)
+        self._col: Any = None
         #: why persisting stopped in this process (None while the collection is healthy). After an I/O error
         #: chroma can hang on its next write (seen with a full disk), so it is not called again until reopened.
         self.persist_error: str | None = None

@@ -103,7 +103,8 @@ class SynthesisServicer(pb_grpc.SynthesisServiceServicer):
             except ValidationError as e:
                 raise convert._invalid(e, "card_json") from e
             check_storable(card, "card_json")
-        if not request.proposal_id:  # an edit of a served card: queue it as a new version for review
+        # no proposal: an edit of a served card (card_json checked above), queued as a new version for review
+        if not request.proposal_id and card is not None:
             return self._proposal(self.curator.propose_edit(card, author=request.reviewer or "reviewer",
                                                             reason=request.reason))
         done = self.curator.review(request.proposal_id, request.action, reviewer=request.reviewer or "reviewer",
