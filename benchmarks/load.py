@@ -13,6 +13,13 @@ Method (recorded with the figures):
 - a 5 s warm-up before the measured window; latency is per call, client side, including gRPC on loopback;
 - server RSS (psutil) after start-up + warm-up ("before") and at the end of the window ("after");
 - afterwards the server is stopped and every acknowledged trajectory is checked to be in the store.
+
+Large-card variant (``--large-cards N``, issue 17): N more clients, each a contributor sending ``UpsertCard``
+with a ``--large-card-mib`` body (default 3.9 MiB, under the 4 MiB message limit) back to back, while the
+other clients run the mix above. Recorded: how the server answered those writes (INVALID_ARGUMENT naming
+``card.body`` once the limit of ``LADDER_MAX_CARD_BODY_BYTES`` holds; before it they were stored), the
+latency of the mix under the attack, and the server's RSS sampled every 0.5 s (peak). The result goes to
+``load_large_cards.json``.
 """
 
 from __future__ import annotations
@@ -73,19 +80,29 @@ def _worker(addr: str, proc_id: int, threads: int, start: float, stop: float, da
 
     samples: dict[str, list[float]] = defaultdict(list)
     errors: Counter[str] = Counter()
+    outcomes: Counter[str] = Counter()
     acked: list[str] = []
     lock = threading.Lock()
     kinds = [k for k, w in MIX.items() for _ in range(w)]
     meta = (("authorization", f"Bearer {data['token']}"),)
+    body = ("large card attack body " * (1 + int(data.get("large_card_bytes", 0)) // 23))[:int(data.get(
+        "large_card_bytes", 0))]
 
     def client(t: int) -> None:
         rng = random.Random(proc_id * 1000 + t)
-        ch = grpc.insecure_channel(addr)
+        opts = [("grpc.max_send_message_length", 8 << 20), ("grpc.max_receive_message_length", 8 << 20)]
+        ch = grpc.insecure_channel(addr, opts)
         k, s = pb_grpc.KnowledgeServiceStub(ch), pb_grpc.SynthesisServiceStub(ch)
         n = 0
+        attacker = t < data.get("attackers", 0)
         while time.time() < stop:
-            kind = rng.choice(kinds)
-            if kind == "Search":
+            kind = "UpsertCard(large)" if attacker else rng.choice(kinds)
+            if kind == "UpsertCard(large)":
+                card = pb.Card(id=f"large-{proc_id}-{t}-{n}", kind="pattern", title="Large card attack",
+                               summary="A contributor card whose body is megabytes long.", body=body,
+                               backends=["cuda"], levels=["L1"])
+                call, req, md = k.UpsertCard, pb.UpsertCardRequest(card=card), meta
+            elif kind == "Search":
                 text = rng.choice(data["queries"])
                 if rng.random() < 0.25:
                     text += " " + rng.choice(data["words"])
@@ -112,7 +129,10 @@ def _worker(addr: str, proc_id: int, threads: int, start: float, stop: float, da
             if t0 < start:  # warm-up
                 continue
             with lock:
-                if ok:
+                if attacker:  # the attack's outcome is what is measured, not an error of the service
+                    outcomes["stored" if ok else code] += 1
+                    samples[kind].append(t1 - t0)
+                elif ok:
                     samples[kind].append(t1 - t0)
                     if kind == "SubmitTrajectory":
                         acked.append(tid)
@@ -125,7 +145,7 @@ def _worker(addr: str, proc_id: int, threads: int, start: float, stop: float, da
         th.start()
     for th in ts:
         th.join()
-    print(json.dumps({"samples": samples, "errors": errors, "acked": acked}))
+    print(json.dumps({"samples": samples, "errors": errors, "acked": acked, "outcomes": outcomes}))
 
 
 def _rss_mib(pid: int) -> float:
@@ -141,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup", type=float, default=5.0)
     ap.add_argument("--procs", type=int, default=4, help="client processes the clients are spread over")
     ap.add_argument("--out", type=Path, default=None, help="results directory (default benchmarks/results)")
+    ap.add_argument("--large-cards", type=int, default=0, help="extra clients sending huge UpsertCard bodies")
+    ap.add_argument("--large-card-mib", type=float, default=3.9, help="body size of each large card (MiB)")
     ap.add_argument("--worker", type=Path, default=None, help=argparse.SUPPRESS)  # internal: run one client process
     args = ap.parse_args(argv)
     if args.worker:
@@ -176,18 +198,24 @@ def main(argv: list[str] | None = None) -> int:
         start = time.time() + args.warmup + 3.0  # spawn + imports happen inside the warm-up
         stop = start + args.duration
         per = [args.clients // args.procs + (1 if i < args.clients % args.procs else 0) for i in range(args.procs)]
+        attackers = [args.large_cards // args.procs + (1 if i < args.large_cards % args.procs else 0)
+                     for i in range(args.procs)]
+        data["large_card_bytes"] = int(args.large_card_mib * (1 << 20))
         procs = []
         for i, n in enumerate(per):
             spec = home.parent / f"worker-{i}.json"
-            spec.write_text(json.dumps({"addr": addr, "proc_id": i, "threads": n, "start": start, "stop": stop,
-                                        "data": data}))
+            spec.write_text(json.dumps({"addr": addr, "proc_id": i, "threads": n + attackers[i], "start": start,
+                                        "stop": stop, "data": data | {"attackers": attackers[i]}}))
             procs.append(subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--worker", str(spec)],
                                           stdout=subprocess.PIPE, text=True))
         time.sleep(max(0.0, start - time.time()))
         rss_before, load_before = _rss_mib(server.pid), os.getloadavg()
         print(f"{args.clients} clients over {len(procs)} processes for {args.duration:.0f} s "
               f"(server RSS {rss_before} MiB) ...", flush=True)
-        time.sleep(max(0.0, stop - time.time()))
+        peak = rss_before
+        while time.time() < stop:  # sample the server's memory through the window
+            time.sleep(min(0.5, max(0.0, stop - time.time())))
+            peak = max(peak, _rss_mib(server.pid))
         rss_after, load_after = _rss_mib(server.pid), os.getloadavg()
         results = [json.loads(p.communicate(timeout=600)[0].strip().splitlines()[-1]) for p in procs]
     finally:
@@ -196,14 +224,18 @@ def main(argv: list[str] | None = None) -> int:
 
     samples: dict[str, list[float]] = defaultdict(list)
     errors: Counter[str] = Counter()
+    outcomes: Counter[str] = Counter()
     acked: list[str] = []
     for r in results:
         for k, v in r["samples"].items():
             samples[k] += v
         errors.update(r["errors"])
+        outcomes.update(r.get("outcomes", {}))
         acked += r["acked"]
+    attack = samples.pop("UpsertCard(large)", [])
     with KnowledgeBase.open(Settings(home=home)) as kb:
         stored = {t.id for t in kb.store.trajectories()}
+        stored_large = sum(len(c.body) > Settings().max_card_body_bytes for c in kb.store.served_cards())
     lost = sorted(set(acked) - stored)
     everything = [x for v in samples.values() for x in v]
     payload = {
@@ -218,14 +250,19 @@ def main(argv: list[str] | None = None) -> int:
                     for k, v in sorted(samples.items())},
         "errors": sum(errors.values()),
         "errors_by_rpc_and_code": dict(errors),
-        "server_rss_mib": {"before": rss_before, "after": rss_after},
+        "server_rss_mib": {"before": rss_before, "after": rss_after, "peak": peak},
         "load_average_1_5_15": {"before": [round(x, 2) for x in load_before],
                                 "after": [round(x, 2) for x in load_after]},
         "acknowledged_trajectories": len(acked),
         "acknowledged_trajectories_lost": len(lost),
     }
+    if args.large_cards:
+        payload["large_cards"] = {"clients": args.large_cards, "body_bytes": data["large_card_bytes"],
+                                  "limit_card_body_bytes": Settings().max_card_body_bytes,
+                                  "outcomes": dict(outcomes), "latency": percentiles(attack) if attack else {},
+                                  "stored_cards_with_large_bodies": stored_large}
     shutil.rmtree(home.parent, ignore_errors=True)
-    path = write_result("load", payload, args.out)
+    path = write_result("load_large_cards" if args.large_cards else "load", payload, args.out)
     print(json.dumps({k: v for k, v in payload.items() if k != "method"}, indent=2))
     print(f"wrote {path}")
     return 1 if lost else 0

@@ -8,27 +8,43 @@ in-process client are thin adapters over this class.
 from __future__ import annotations
 
 import base64
+import bisect
+import fcntl
 import json
 import logging
 import math
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+import numpy as np
 
 from kb.cardfiles import dump_card, load_dir
 from kb.errors import InvalidArgument, NotFound, StorageError, Unavailable
+from kb.limits import Limits, check_value
 from kb.models import AnyCard, Trajectory
-from kb.models.search import CardFilter, CardPage, InvariantQuery, QuickMatchQuery, SearchHit, SearchQuery
+from kb.models.search import (
+    CardFilter,
+    CardPage,
+    InvariantQuery,
+    QuickMatchQuery,
+    SearchHit,
+    SearchQuery,
+)
 from kb.search.bm25 import BM25Index
-from kb.search.embedding import Embedder
+from kb.search.embedding import DIM, Embedder
 from kb.search.engine import Engine
 from kb.settings import Settings
 from kb.store import StructuredStore, VectorIndex
-from kb.vocab import CardStatus
+from kb.vocab import CARD_STATUSES, CardStatus
 
-__all__ = ["KnowledgeBase", "check_storable", "encode_cursor"]
+__all__ = ["UPSERT_STATUSES", "KnowledgeBase", "check_storable", "encode_cursor", "page_cards"]
+
+#: the statuses a card write may store; anything else (``active`` above all) is stored as ``proposed``
+UPSERT_STATUSES = frozenset({"draft", "proposed"})
 
 log = logging.getLogger(__name__)
 Progress = Callable[[str, int, int], None]
@@ -39,6 +55,9 @@ class KnowledgeBase:
 
     def __init__(self, settings: Settings, store: StructuredStore, embedder: Embedder | None = None) -> None:
         self.settings = settings
+        self.readonly = store.readonly
+        #: which KB this is and how it was opened, for commands to say (``ladder kb stats`` prints it)
+        self.opened_as = f"{settings.home}" + (" (read-only)" if store.readonly else "")
         self.store = store
         self.embedder = embedder or Embedder(cache_size=settings.embed_cache_size,
                                             model_path=settings.embedding_model_dir, backend=settings.embed_backend)
@@ -54,19 +73,66 @@ class KnowledgeBase:
     # ------------------------------------------------------------------ lifecycle
     @classmethod
     def open(cls, settings: Settings | None = None, *, embedder: Embedder | None = None,
-             progress: Progress | None = None) -> KnowledgeBase:
-        """Open (creating and seeding if empty) the KB at ``settings.home`` and load its index."""
+             progress: Progress | None = None, readonly: bool | None = False) -> KnowledgeBase:
+        """Open (creating and seeding if empty) the KB at ``settings.home`` and load its index.
+
+        ``readonly=True`` opens it for reading only: SQLite in read-only mode, no writer lock, no seeding, and
+        the vectors from the writer's mirror file (``vectors.npz``), with the cards it lacks embedded in memory;
+        Chroma is never opened. That works while a server owns the home. ``readonly=None``: as the writer if no
+        other process owns the home, else read-only (what read commands use)."""
         settings = settings or Settings()
-        store = StructuredStore(settings.db_path)
+        holder = writer_of(settings.home)
+        if readonly is None:
+            readonly = holder is not None
+        store = StructuredStore(settings.db_path, readonly=bool(readonly))
         kb = cls(settings, store, embedder)
         try:
-            if settings.seed_on_open:
-                kb.seed(progress=progress)
-            kb.load_index(progress=progress)
+            if readonly:
+                kb.opened_as += f": process {holder} (a server) owns it" if holder else ""
+                kb._load_readonly(progress=progress)
+            else:
+                if settings.seed_on_open:
+                    kb.seed(progress=progress)
+                kb.load_index(progress=progress)
         except BaseException:
             store.close()
             raise
         return kb
+
+    def _load_readonly(self, *, progress: Progress | None = None) -> None:
+        cards = self.store.served_cards()
+        have = _read_mirror(self.settings.mirror_path)
+        vecs = np.zeros((len(cards), DIM), dtype=np.float32)
+        missing = []
+        for i, c in enumerate(cards):
+            vec = have.get((c.id, c.version))
+            if vec is None:
+                missing.append(i)
+            else:
+                vecs[i] = vec
+        for off in range(0, len(missing), 256):  # cards written since the writer last saved its mirror
+            chunk = missing[off:off + 256]
+            vecs[chunk] = self.embedder.encode([cards[i].search_text() for i in chunk])
+            if progress:
+                progress("embed", min(off + 256, len(missing)), len(missing))
+        self.index.upsert_memory([c.id for c in cards], [c.version for c in cards], vecs)
+        self._engine = Engine(cards, self.index, self.embedder, rrf_k=self.settings.rrf_k,
+                              fusion=self.settings.fusion)
+        self.ready = True
+
+    def save_mirror(self) -> None:
+        """Write the index's vectors to ``vectors.npz`` for read-only openers (atomically; writer only)."""
+        if self.readonly or not self.index.ids:
+            return
+        path = self.settings.mirror_path
+        tmp = path.with_name(path.name + ".tmp.npz")
+        try:
+            with self.index._lock:
+                np.savez(tmp, ids=np.asarray(self.index.ids), matrix=self.index.matrix,
+                         versions=np.asarray([self.index.versions.get(i, 0) for i in self.index.ids]))
+            os.replace(tmp, path)
+        except OSError as e:  # a full disk: readers embed what they lack instead
+            log.warning("cannot write the read-only vector mirror %s: %s", path, e)
 
     def __enter__(self) -> KnowledgeBase:
         return self
@@ -75,6 +141,8 @@ class KnowledgeBase:
         self.close()
 
     def close(self) -> None:
+        if self.ready and not self.readonly:
+            self.save_mirror()
         self.ready = False
         self.store.close()
 
@@ -106,6 +174,7 @@ class KnowledgeBase:
         self.index.open()
         self.sync_index(progress=progress)
         self.ready = True
+        self.save_mirror()
 
     def sync_index(self, *, progress: Progress | None = None) -> int:
         """Embed served cards whose version the index lacks, drop index entries with no card, and build the
@@ -211,20 +280,7 @@ class KnowledgeBase:
         return self.store.get_card(card_id, version)
 
     def list_cards(self, filter: CardFilter, page_size: int = 50, cursor: str = "") -> CardPage:
-        if not 1 <= page_size <= 500:
-            raise InvalidArgument(f"page_size must be in 1..500, got {page_size}", field="page_size")
-        after = _decode_cursor(cursor)
-        engine = self.engine
-        mask = engine.filter_mask(filter)
-        ids = sorted(c.id for c, ok in zip(engine.cards, mask, strict=True) if ok)
-        start = 0
-        if after:
-            import bisect
-
-            start = bisect.bisect_right(ids, after)
-        page = ids[start:start + page_size]
-        nxt = encode_cursor(page[-1]) if start + page_size < len(ids) else ""
-        return CardPage(cards=[engine.cards[engine.pos[i]] for i in page], next_cursor=nxt, total=len(ids))
+        return page_cards(self.engine, filter, page_size, cursor)
 
     # ------------------------------------------------------------------ writes
     def _after_write(self, card_id: str) -> None:
@@ -234,7 +290,13 @@ class KnowledgeBase:
         self._stale = True
 
     def upsert_card(self, card: AnyCard) -> AnyCard:
-        check_storable(card, "card")
+        """Store a card as a proposal: a write never activates a card, whoever sends it (a contributor over
+        gRPC, the owner of an embedded KB). Activation is a review step (``set_card_status(id, "active")``,
+        reviewer role), so every client obeys the same rule. A new id is stored ``proposed`` (or ``draft``); a new
+        version of an active card waits for approval while the active one stays served."""
+        check_storable(card, "card", self.settings.limits)
+        if card.status not in UPSERT_STATUSES:
+            card = card.model_copy(update={"status": "proposed"})
         with self._write_lock:
             stored = self.store.put_card(card)
             self._after_write(stored.id)
@@ -242,6 +304,12 @@ class KnowledgeBase:
 
     def set_card_status(self, card_id: str, status: CardStatus, reason: str = "",
                         version: int | None = None) -> AnyCard:
+        """Move a card through review (the reviewer's step; over gRPC it needs the reviewer role)."""
+        if status not in CARD_STATUSES:
+            raise InvalidArgument(f"status must be one of {sorted(CARD_STATUSES)}, got {status!r}", field="status")
+        if not card_id:
+            raise InvalidArgument("id is required", field="id")
+        check_value(reason, self.settings.limits, "reason", kind="card")
         with self._write_lock:
             card = self.store.set_status(card_id, status, version=version, reason=reason)
             self._after_write(card_id)
@@ -252,7 +320,7 @@ class KnowledgeBase:
         """Record a review decision and the card write it implies atomically (``StructuredStore.decide_proposal``);
         the search index then serves the card like any other write."""
         if card is not None:
-            check_storable(card, "card")
+            check_storable(card, "card", self.settings.limits)
         with self._write_lock:
             stored = self.store.decide_proposal(proposal_id, expect=expect, status=status, doc=doc, card=card,
                                                 deprecate=deprecate, reason=reason)
@@ -261,7 +329,7 @@ class KnowledgeBase:
             return stored
 
     def submit_trajectory(self, trajectory: Trajectory) -> bool:
-        check_storable(trajectory, "trajectory")
+        check_storable(trajectory, "trajectory", self.settings.limits, kind="document")
         return self.store.put_trajectory(trajectory)
 
     # ------------------------------------------------------------------ admin
@@ -274,11 +342,13 @@ class KnowledgeBase:
             by_status[c.status] = by_status.get(c.status, 0) + 1
         return {
             "home": str(self.settings.home),
+            "opened": "read-only" if self.readonly else "writer",
             "cards": len(engine.cards),
             "by_kind": by_kind,
             "by_status": by_status,
             "indexed_vectors": len(self.index),
-            "trajectories": self.store.count_trajectories(),
+            "trajectories": self.store.count_trajectories(unique=True),  # evidence: copies count once
+            "trajectory_copies": self.store.count_trajectories() - self.store.count_trajectories(unique=True),
             "proposals": len(self.store.list_proposals()),
             "embedding_model": self.embedder.name,
             "cache_hits": self.cache_hits,
@@ -286,24 +356,61 @@ class KnowledgeBase:
 
     def export(self, out_dir: Path) -> int:
         """Write every served card as curated YAML under ``out_dir/<kind>s/<id>.yaml``."""
-        folders = {"pattern": "patterns", "anti_signal": "anti_signals", "invariant": "invariants"}
-        n = 0
-        for card in self.store.served_cards():
-            d = Path(out_dir) / folders[card.kind]
-            d.mkdir(parents=True, exist_ok=True)
-            (d / f"{card.id}.yaml").write_text(dump_card(card), encoding="utf-8")
-            n += 1
-        return n
+        return export_cards(self.store.served_cards(), out_dir)
 
 
 _INT64 = 2**63
 
 
-def check_storable(value: Any, field: str) -> None:
-    """Raise InvalidArgument naming the field for a number the KB could store but not read back faithfully:
-    NaN or an infinity (JSON has neither, so it would come back as null and fail validation on every later
-    read), or an integer outside int64 (the wire type of every integer on a card)."""
-    stack: list[tuple[Any, str]] = [(value.model_dump() if hasattr(value, "model_dump") else value, field)]
+def export_cards(cards: list[AnyCard], out_dir: Path) -> int:
+    """Write ``cards`` as curated YAML under ``out_dir/<kind>s/<id>.yaml``; returns how many."""
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise InvalidArgument(f"{out} exists and is not a directory; give a new or existing directory", field="out")
+    folders = {"pattern": "patterns", "anti_signal": "anti_signals", "invariant": "invariants"}
+    for card in cards:
+        d = out / folders[card.kind]
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"{card.id}.yaml").write_text(dump_card(card), encoding="utf-8")
+    return len(cards)
+
+
+def writer_of(home: Path) -> str | None:
+    """The pid (as written in ``writer.lock``) of the process that owns ``home`` for writing, or None."""
+    lock = Path(home) / "writer.lock"
+    try:
+        fd = os.open(lock, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return os.read(fd, 64).decode(errors="replace").strip() or "unknown"
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+def _read_mirror(path: Path) -> dict[tuple[str, int], np.ndarray]:
+    """(id, version) -> vector from a writer's mirror file; empty when there is none (or it is unreadable)."""
+    try:
+        with np.load(path) as z:
+            return {(str(i), int(v)): row for i, v, row in zip(z["ids"], z["versions"], z["matrix"], strict=True)}
+    except (OSError, ValueError, KeyError):
+        return {}
+
+
+def check_storable(value: Any, field: str, limits: Limits | None = None, *,
+                   kind: Literal["card", "document"] = "card") -> None:
+    """Raise InvalidArgument naming the field for a value over ``limits`` (``kb.limits.check_value``: depth,
+    entries, and for a card each field's size), or with a number the KB could store but not read back
+    faithfully: NaN or an infinity (JSON has neither, so it would come back as null and fail validation on
+    every later read), or an integer outside int64 (the wire type of every integer on a card)."""
+    data = value.model_dump() if hasattr(value, "model_dump") else value
+    check_value(data, limits or Limits(), field, kind=kind)
+    stack: list[tuple[Any, str]] = [(data, field)]
     while stack:
         v, path = stack.pop()
         if isinstance(v, float) and not math.isfinite(v):
@@ -314,6 +421,22 @@ def check_storable(value: Any, field: str) -> None:
             stack.extend((x, f"{path}.{k}") for k, x in v.items())
         elif isinstance(v, (list, tuple)):
             stack.extend((x, f"{path}.{i}") for i, x in enumerate(v))
+
+
+def page_cards(engine: Engine, filter: CardFilter, page_size: int = 50, cursor: str = "") -> CardPage:
+    """One ListCards page over ``engine``'s served cards, in id order, after ``cursor`` (the same rule for the
+    embedded KB, the server and a snapshot): ``page_size`` in 1..500, cursors are opaque tokens from an earlier
+    page, and a cursor stays valid while cards are added or removed. 0 means the default (50), as on the wire."""
+    page_size = page_size or 50
+    if not 1 <= page_size <= 500:
+        raise InvalidArgument(f"page_size must be in 1..500, got {page_size}", field="page_size")
+    after = _decode_cursor(cursor)
+    mask = engine.filter_mask(filter)
+    ids = sorted(c.id for c, ok in zip(engine.cards, mask, strict=True) if ok)
+    start = bisect.bisect_right(ids, after) if after else 0
+    page = ids[start:start + page_size]
+    nxt = encode_cursor(page[-1]) if start + page_size < len(ids) else ""
+    return CardPage(cards=[engine.cards[engine.pos[i]] for i in page], next_cursor=nxt, total=len(ids))
 
 
 def encode_cursor(last_id: str) -> str:

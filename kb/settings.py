@@ -5,15 +5,39 @@ Nothing else in the code base reads environment variables for these values; pass
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from kb.vocab import Role
+from kb.limits import Limits
 
-__all__ = ["Settings"]
+__all__ = ["IMPLIES", "Principal", "Role", "Settings", "TokenEntry"]
+
+Role = Literal["reader", "contributor", "reviewer"]
+#: a role implies the ones below it (the gRPC interceptor and the web page use this one table)
+IMPLIES: dict[str, frozenset[str]] = {"reviewer": frozenset({"reviewer", "contributor", "reader"}),
+                                      "contributor": frozenset({"contributor", "reader"}),
+                                      "reader": frozenset({"reader"})}
+
+
+class TokenEntry(BaseModel):
+    """A named token: ``{"name": "ana", "roles": ["reviewer"]}``. The name is recorded on every decision."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._@-]{0,79}$")
+    roles: list[Role] = Field(min_length=1)
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who a token authenticates: the name decisions are recorded under, and its roles (implied ones included)."""
+
+    name: str
+    roles: frozenset[str]
 
 
 class Settings(BaseSettings):
@@ -24,11 +48,20 @@ class Settings(BaseSettings):
     port: int = Field(default=50551, ge=0, le=65535)
     #: "open": anyone may read; "token": reads need a token with the reader role too.
     read_access: Literal["open", "token"] = "open"
-    #: Bearer tokens and their roles, e.g. LADDER_TOKENS='{"s3cret": ["contributor"], "r3v": ["reviewer"]}'.
-    tokens: dict[str, list[Role]] = Field(default_factory=dict, repr=False)
+    #: Bearer tokens -> roles, or -> a name and roles: LADDER_TOKENS='{"s3cret": ["contributor"],
+    #: "r3v": {"name": "ana", "roles": ["reviewer"]}}'. Review decisions are recorded under the token's name (a
+    #: token given as a bare role list is named "<role>-<8 hex digits of its hash>").
+    tokens: dict[str, list[Role] | TokenEntry] = Field(default_factory=dict, repr=False)
     #: Token the CLI/client sends (never logged).
     token: SecretStr | None = None
     max_message_bytes: int = Field(default=4 * 1024 * 1024, ge=64 * 1024)
+    #: limits on what clients send (kb.limits): nesting depth, entries per list/mapping, one document's size,
+    #: a card body, any other card field. Over a limit -> INVALID_ARGUMENT naming the field.
+    max_depth: int = Field(default=32, ge=4, le=1000)
+    max_items: int = Field(default=2000, ge=16)
+    max_document_bytes: int = Field(default=4 * 1024 * 1024, ge=64 * 1024)
+    max_card_body_bytes: int = Field(default=64 * 1024, ge=1024)
+    max_card_field_bytes: int = Field(default=8 * 1024, ge=256)
     server_workers: int = Field(default=16, ge=1, le=256)
     search_cache_size: int = Field(default=2048, ge=0)
     embed_cache_size: int = Field(default=4096, ge=0)
@@ -53,6 +86,21 @@ class Settings(BaseSettings):
     def _expand(cls, v: Path) -> Path:
         return v.expanduser()
 
+    def principals(self) -> list[tuple[bytes, Principal]]:
+        """(token bytes, principal) for every configured token (compare tokens in constant time)."""
+        out = []
+        for token, entry in self.tokens.items():
+            roles = entry.roles if isinstance(entry, TokenEntry) else entry
+            name = (entry.name if isinstance(entry, TokenEntry) else
+                    f"{(roles or ['reader'])[-1]}-{hashlib.sha256(token.encode()).hexdigest()[:8]}")
+            out.append((token.encode(), Principal(name, frozenset(r for role in roles for r in IMPLIES[role]))))
+        return out
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(depth=self.max_depth, items=self.max_items, document_bytes=self.max_document_bytes,
+                      card_body_bytes=self.max_card_body_bytes, card_field_bytes=self.max_card_field_bytes)
+
     @property
     def db_path(self) -> Path:
         return self.home / "kb.sqlite3"
@@ -60,6 +108,11 @@ class Settings(BaseSettings):
     @property
     def index_dir(self) -> Path:
         return self.home / "chroma"
+
+    @property
+    def mirror_path(self) -> Path:
+        """The writer's copy of the index vectors that read-only openers load (``KnowledgeBase.open``)."""
+        return self.home / "vectors.npz"
 
     @property
     def lock_path(self) -> Path:

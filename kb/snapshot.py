@@ -15,23 +15,37 @@ import numpy as np
 
 from kb.errors import InvalidArgument, NotFound, Unavailable
 from kb.models import AnyCard, Trajectory, parse_card
-from kb.models.search import CardFilter, CardPage, InvariantQuery, QuickMatchQuery, SearchHit, SearchQuery
+from kb.models.search import (
+    CardFilter,
+    CardPage,
+    InvariantQuery,
+    QuickMatchQuery,
+    SearchHit,
+    SearchQuery,
+)
 from kb.search.embedding import Embedder
 from kb.search.engine import Engine
+from kb.service import page_cards
 from kb.store.vector import VectorIndex
 
 __all__ = ["SnapshotKB", "write_snapshot"]
 
 
 def write_snapshot(kb, out_dir: Path) -> int:  # noqa: ANN001 - a kb.service.KnowledgeBase
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     cards = kb.engine.cards
     rows = [kb.index.row_of(c.id) for c in cards]
-    vecs = np.stack([kb.index.matrix[r] for r in rows]).astype(np.float16)
+    return write_snapshot_cards(cards, np.stack([kb.index.matrix[r] for r in rows]), kb.embedder.name, out_dir)
+
+
+def write_snapshot_cards(cards: list[AnyCard], vectors: np.ndarray, model: str, out_dir: Path) -> int:
+    """Write ``cards`` and their vectors (rows in the same order) as a snapshot directory."""
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise InvalidArgument(f"{out} is a file; give a directory for the snapshot", field="out")
+    out.mkdir(parents=True, exist_ok=True)
     (out / "cards.jsonl").write_text("\n".join(c.model_dump_json() for c in cards) + "\n")
-    np.save(out / "vectors.npy", vecs)
-    (out / "meta.json").write_text(json.dumps({"cards": len(cards), "embedding_model": kb.embedder.name}))
+    np.save(out / "vectors.npy", np.asarray(vectors).astype(np.float16))
+    (out / "meta.json").write_text(json.dumps({"cards": len(cards), "embedding_model": model}))
     return len(cards)
 
 
@@ -40,6 +54,11 @@ class SnapshotKB:
 
     def __init__(self, path: Path, *, embedder: Embedder | None = None, outbox: Path | None = None) -> None:
         path = Path(path)
+        if not (path / "cards.jsonl").is_file() or not (path / "vectors.npy").is_file():
+            raise InvalidArgument(f"{path} is not a KB snapshot (no cards.jsonl + vectors.npy); write one with "
+                                  "`ladder kb snapshot DIR`, or unset LADDER_SNAPSHOT", field="snapshot")
+        self.path = path
+        self.opened_as = f"snapshot {path} (LADDER_SNAPSHOT, read-only)"
         cards = [parse_card(json.loads(line)) for line in (path / "cards.jsonl").read_text().splitlines() if line]
         vecs = np.load(path / "vectors.npy").astype(np.float32)
         index = VectorIndex(path / "unused")  # memory only: never opened, so chromadb is never imported
@@ -59,18 +78,19 @@ class SnapshotKB:
         return self.engine.invariants(query)
 
     def get_card(self, card_id: str, version: int | None = None) -> AnyCard:
+        if not card_id:
+            raise InvalidArgument("a card id is required", field="id")
         pos = self.engine.pos.get(card_id)
         if pos is None:
             raise NotFound(f"card {card_id!r} is not in this snapshot", field="id")
-        return self.engine.cards[pos]
+        card = self.engine.cards[pos]
+        if version and version != card.version:
+            raise NotFound(f"card {card_id!r} version {version} is not in this snapshot: it holds only the served "
+                           f"version ({card.version}); ask the KB server for older ones", field="version")
+        return card
 
     def list_cards(self, filter: CardFilter, page_size: int = 50, cursor: str = "") -> CardPage:
-        mask = self.engine.filter_mask(filter)
-        ids = sorted(c.id for c, ok in zip(self.engine.cards, mask, strict=True) if ok)
-        start = ids.index(cursor) + 1 if cursor in ids else 0
-        page = ids[start:start + page_size]
-        nxt = page[-1] if start + page_size < len(ids) else ""
-        return CardPage(cards=[self.get_card(i) for i in page], next_cursor=nxt, total=len(ids))
+        return page_cards(self.engine, filter, page_size, cursor)
 
     def upsert_card(self, card: AnyCard) -> AnyCard:
         raise Unavailable("this KB is a read-only snapshot; send card edits to the KB server")
@@ -85,8 +105,32 @@ class SnapshotKB:
         target = self.outbox / f"{trajectory.id}.json"
         if target.exists():
             return False
+        digest = trajectory.content_hash()
+        copy = any(_hash_of(f) == digest for f in self.outbox.glob("*.json"))
         target.write_text(trajectory.model_dump_json(indent=2))
-        return True
+        return not copy  # kept, but a copy of stored content is no new evidence (as in the KB store)
 
     def close(self) -> None:
         pass
+
+    def __enter__(self) -> SnapshotKB:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def stats(self) -> dict[str, object]:
+        by_kind: dict[str, int] = {}
+        by_status: dict[str, int] = {}
+        for c in self.engine.cards:
+            by_kind[c.kind] = by_kind.get(c.kind, 0) + 1
+            by_status[c.status] = by_status.get(c.status, 0) + 1
+        return {"kb": self.opened_as, "cards": len(self.engine.cards), "by_kind": by_kind, "by_status": by_status,
+                "embedding_model": self.engine.embedder.name}
+
+
+def _hash_of(path: Path) -> str | None:
+    try:
+        return Trajectory.model_validate_json(path.read_text(encoding="utf-8")).content_hash()
+    except (OSError, ValueError):
+        return None

@@ -14,16 +14,6 @@ Level = Literal["L1", "L2", "L3", "L4"]
 CardKind = Literal["pattern", "anti_signal", "invariant"]
 CardStatus = Literal["draft", "proposed", "active", "rejected", "deprecated"]
 
-#: Access roles of bearer tokens (``Settings.tokens``); one table for the gRPC interceptor and the web app.
-Role = Literal["reader", "contributor", "reviewer"]
-ROLES: tuple[Role, ...] = get_args(Role)
-#: the roles each role carries: a reviewer may do what a contributor may; a contributor may read
-ROLE_IMPLIES: dict[str, frozenset[str]] = {
-    "reviewer": frozenset({"reviewer", "contributor", "reader"}),
-    "contributor": frozenset({"contributor", "reader"}),
-    "reader": frozenset({"reader"}),
-}
-
 #: Bottleneck classes produced by L2 (CUDA and Ascend profiles map into the same set).
 BottleneckClass = Literal[
     "memory_bound",  # DRAM / HBM traffic dominates (high fraction of bandwidth roofline, or mte2-bound on Ascend)

@@ -22,15 +22,24 @@ from kb.errors import LadderError
 __all__ = ["diagnose_command", "optimize_command"]
 
 
-def _connect(server: str | None, home: str | None) -> Any:
+def _connect(server: str | None, home: str | None, token: str | None = None) -> Any:
     from retrieval.client import connect
 
-    return connect(server=server, home=home)
+    client = connect(server=server, home=home, token=token)
+    from optimizer.cli._common import say_kb
+
+    say_kb(getattr(client, "opened_as", None) or f"server {server}")
+    return client
 
 
 def _fail(console: Console, exc: Exception, code: int = 2) -> typer.Exit:
-    console.print(f"[red]error:[/red] {exc}")
+    from rich.markup import escape
+
+    from optimizer.cli._common import one_line
+
+    console.print(f"[red]error:[/red] {escape(one_line(str(exc)))}")
     return typer.Exit(code)
+
 
 
 def optimize_command(
@@ -47,6 +56,7 @@ def optimize_command(
     triton: Annotated[str | None, typer.Option("--triton", help="validate with another Triton env, e.g. 3.6 "
                                                "(make triton36-env; same as LADDER_TRITON_PYTHON)")] = None,
     force: Annotated[bool, typer.Option("--force", help="time even if another session holds this GPU (the results say 'shared GPU')")] = False,
+    token: Annotated[str | None, typer.Option("--token", help="bearer token for --server (default $LADDER_TOKEN)")] = None,
 ) -> None:
     """Run an optimization session: baseline, then rounds of diagnosis, rewrite and validation."""
     from optimizer.session import Session, check_backend, make_proposer
@@ -59,7 +69,7 @@ def optimize_command(
         be = check_backend(backend)
         name = Path(problem).stem if Path(problem).suffix else Path(problem).name
         out_dir = Path(out) if out else Path("ladder-runs") / f"{name}-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}"
-        kb = _connect(server, home)
+        kb = _connect(server, home, token)
         prop = make_proposer(proposer, settings)
         session = Session(problem, candidate, kb=kb, settings=settings, backend=be, proposer=prop, out_dir=out_dir,
                           progress=_progress_printer(console), force_shared_gpu=force)
@@ -156,6 +166,7 @@ def diagnose_command(
     home: Annotated[str | None, typer.Option("--home", help="embedded KB directory (default $LADDER_HOME)")] = None,
     triton: Annotated[str | None, typer.Option("--triton", help="validate with another Triton env, e.g. 3.6 "
                                                "(make triton36-env; same as LADDER_TRITON_PYTHON)")] = None,
+    token: Annotated[str | None, typer.Option("--token", help="bearer token for --server (default $LADDER_TOKEN)")] = None,
 ) -> None:
     """Run the evidence levels without rewriting: per level the evidence, class, matched cards and tests."""
     console = Console(stderr=json_out)
@@ -166,7 +177,7 @@ def diagnose_command(
 
         backend = check_backend(backend)
         select_triton(triton)
-        result = diagnose(problem, candidate, backend=backend, max_level=max_level, kb=_connect(server, home))
+        result = diagnose(problem, candidate, backend=backend, max_level=max_level, kb=_connect(server, home, token))
     except LadderError as exc:
         raise _fail(console, exc) from None
     if json_out:

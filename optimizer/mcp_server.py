@@ -20,7 +20,14 @@ from pydantic import ValidationError
 from kb.client import KBClient
 from kb.errors import InvalidArgument, LadderError, Unavailable
 from kb.models import AnyCard
-from kb.models.search import CardFilter, InvariantQuery, QuickMatchQuery, SearchHit, SearchQuery
+from kb.models.search import (
+    CardFilter,
+    InvariantQuery,
+    QuickMatchQuery,
+    SearchHit,
+    SearchQuery,
+)
+from kb.sanitize import terminal_text, terminal_tree
 
 __all__ = ["LazyClient", "build_server", "serve_stdio"]
 
@@ -37,7 +44,11 @@ def _sdk() -> tuple[Any, type[Exception], type[Exception], type[Exception]]:
     """(server class, ToolError, ResourceError, not-found ResourceError) of the installed SDK (2.x or 1.x)."""
     try:
         from mcp.server.mcpserver import MCPServer
-        from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+        from mcp.server.mcpserver.exceptions import (
+            ResourceError,
+            ResourceNotFoundError,
+            ToolError,
+        )
 
         return MCPServer, ToolError, ResourceError, ResourceNotFoundError
     except ImportError:
@@ -107,19 +118,22 @@ def build_server(lazy: LazyClient) -> Any:
     mcp = server_cls("kernel-ladder", instructions=INSTRUCTIONS)
 
     async def call(fn: Callable[[KBClient], Any], *, resource: bool = False) -> Any:
-        """Run a KB call off the event loop; domain errors reach the client with their message."""
+        """Run a KB call off the event loop; domain errors reach the client with their message (sanitised).
+        Every answer below goes through ``terminal_tree`` (the one sanitiser, ``kb.sanitize``): card text is
+        untrusted and MCP clients show it in terminals."""
         try:
             return await anyio.to_thread.run_sync(lambda: fn(lazy.get()))
         except LadderError as e:
+            msg = terminal_text(f"{e.code}: {e}")
             if resource:
-                raise (not_found if e.code == "not_found" else resource_error)(f"{e.code}: {e}") from e
-            raise tool_error(f"{e.code}: {e}") from e
+                raise (not_found if e.code == "not_found" else resource_error)(msg) from e
+            raise tool_error(msg) from e
 
     def query(model: type, **data: Any) -> Any:
         try:
             return _query(model, **data)
         except InvalidArgument as e:
-            raise tool_error(f"invalid_argument: {e}") from e
+            raise tool_error(terminal_text(f"invalid_argument: {e}")) from e
 
     @mcp.tool()
     async def search(text: str, top_k: int = 5, kind: str | None = None, backend: str | None = None,
@@ -130,7 +144,7 @@ def build_server(lazy: LazyClient) -> Any:
                      levels=[level] if level else [])
         q = query(SearchQuery, text=text, top_k=top_k, filter=flt, mode=mode)
         hits = await call(lambda c: c.search(q))
-        return {"hits": [_hit(h, body_chars) for h in hits]}
+        return terminal_tree({"hits": [_hit(h, body_chars) for h in hits]})
 
     @mcp.tool()
     async def quick_match(text: str = "", bottleneck_classes: list[str] | None = None,
@@ -144,12 +158,12 @@ def build_server(lazy: LazyClient) -> Any:
                    symptoms={"bottleneck_classes": bottleneck_classes or [], "profile_signals": profile_signals or [],
                              "ir_signatures": ir_signatures or [], "code_features": code_features or []})
         hits = await call(lambda c: c.quick_match(q))
-        return {"hits": [_hit(h, 0) for h in hits]}
+        return terminal_tree({"hits": [_hit(h, 0) for h in hits]})
 
     @mcp.tool()
     async def get_card(card_id: str, version: int | None = None) -> dict[str, Any]:
         """One card in full (body, preconditions, rewrite, evidence, sources); the served version unless given."""
-        return _card(await call(lambda c: c.get_card(card_id, version)))
+        return terminal_tree(_card(await call(lambda c: c.get_card(card_id, version))))
 
     @mcp.tool()
     async def get_invariants(pass_names: list[str] | None = None, ir_signatures: list[str] | None = None,
@@ -159,12 +173,12 @@ def build_server(lazy: LazyClient) -> Any:
         q = query(InvariantQuery, pass_names=pass_names or [], ir_signatures=ir_signatures or [], text=text,
                    backend=backend, top_k=top_k)
         hits = await call(lambda c: c.get_invariants(q))
-        return {"hits": [_hit(h, 600) | {"passes": getattr(h.card, "passes", []),
-                                         "legality": getattr(h.card, "legality", "")} for h in hits]}
+        return terminal_tree({"hits": [_hit(h, 600) | {"passes": getattr(h.card, "passes", []),
+                                                       "legality": getattr(h.card, "legality", "")} for h in hits]})
 
     @mcp.resource("card://{card_id}", mime_type="application/json", description="one served card as JSON")
     async def card_resource(card_id: str) -> str:
-        return json.dumps(_card(await call(lambda c: c.get_card(card_id), resource=True)), indent=1)
+        return json.dumps(terminal_tree(_card(await call(lambda c: c.get_card(card_id), resource=True))), indent=1)
 
     @mcp.resource("cards://active", mime_type="application/json",
                   description="id, kind, title and summary of every served (active) card")
@@ -179,7 +193,7 @@ def build_server(lazy: LazyClient) -> Any:
                     return out
                 cursor = page.next_cursor
 
-        return json.dumps(await call(collect, resource=True), indent=1)
+        return json.dumps(terminal_tree(await call(collect, resource=True)), indent=1)
 
     return mcp
 

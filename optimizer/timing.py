@@ -50,11 +50,22 @@ try:  # bound at import time on purpose (see module docstring)
     _cuda_sync = _torch.cuda.synchronize
 except Exception:  # pragma: no cover - torch is always present where timing runs
     _torch = None  # type: ignore[assignment]
-try:  # the do_bench functions, bound before any candidate runs (a candidate replacing them times nothing of ours)
-    from triton.testing import do_bench as _do_bench
-    from triton.testing import do_bench_cudagraph as _do_bench_cudagraph
-except ImportError:  # pragma: no cover
-    _do_bench = _do_bench_cudagraph = None  # type: ignore[assignment]
+_do_bench: Any = None
+_do_bench_cudagraph: Any = None
+
+
+def bind_timers() -> None:
+    """Bind triton's do_bench functions. The worker calls this before it imports any candidate (a candidate replacing
+    them later times nothing of ours). Not done at import: importing ``triton.language`` before ``TRITON_INTERPRET``
+    is set would make its jitted helpers (``tl.sum``'s combine ...) unusable by the in-process interpreter."""
+    global _do_bench, _do_bench_cudagraph
+    if _do_bench is not None:
+        return
+    try:
+        from triton.testing import do_bench, do_bench_cudagraph
+    except ImportError:  # pragma: no cover
+        return
+    _do_bench, _do_bench_cudagraph = do_bench, do_bench_cudagraph
 
 
 @dataclass(frozen=True)
@@ -220,6 +231,7 @@ def _check_timer() -> None:
 
 def _cuda_block(fn: Callable[[], Any], graph: bool, warmup_ms: float, rep_ms: float) -> list[float]:
     _check_timer()
+    bind_timers()
     if graph:
         return [float(x) for x in _do_bench_cudagraph(fn, rep=rep_ms, return_mode="all")]
     return [float(x) for x in _do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="all")]

@@ -8,10 +8,11 @@ import grpc
 
 from kb.errors import LadderError, error_for_code
 
-__all__ = ["CODE_KEY", "FIELD_KEY", "STATUS_FOR_CODE", "from_rpc_error", "status_for"]
+__all__ = ["CODE_KEY", "ERROR_ID_KEY", "FIELD_KEY", "STATUS_FOR_CODE", "from_rpc_error", "status_for"]
 
 CODE_KEY = "ladder-error-code"
 FIELD_KEY = "ladder-error-field"
+ERROR_ID_KEY = "ladder-error-id"  # INTERNAL errors: the id the server logged the traceback under
 
 STATUS_FOR_CODE: dict[str, grpc.StatusCode] = {
     "invalid_argument": grpc.StatusCode.INVALID_ARGUMENT,

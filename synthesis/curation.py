@@ -23,8 +23,8 @@ from typing import Any
 from kb.errors import Conflict, InvalidArgument, NotFound
 from kb.models import AnyCard, PatternCard, parse_card
 from kb.service import KnowledgeBase, check_storable
+from synthesis.mining import CachedEmbed, Embed, FamilyIndex
 from synthesis.models import REVIEW_ACTIONS, Proposal, ReviewAction, SynthesisResult, card_on_approval
-from synthesis.mining import CachedEmbed, FamilyIndex
 from synthesis.pipeline import SynthesisConfig, synthesize
 
 __all__ = ["Curator", "Job", "ProposalPage", "ReviewAction"]
@@ -61,16 +61,18 @@ def _decode_cursor(cursor: str) -> tuple[str, str] | None:
 
 
 class Curator:
-    def __init__(self, kb: KnowledgeBase, config: SynthesisConfig | None = None) -> None:
+    def __init__(self, kb: KnowledgeBase, config: SynthesisConfig | None = None, *, embed: Embed | None = None) -> None:
         self.kb = kb
         self.config = config or SynthesisConfig()
         self._run_lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self._closing = threading.Event()
-        self._embed = CachedEmbed(kb.embedder.encode)  # re-runs embed only rounds they have not seen
+        # re-runs embed only rounds they have not seen; ``embed`` replaces the KB's model (tests, benchmarks)
+        self._embed = CachedEmbed(embed or kb.embedder.encode)
         self._index: FamilyIndex | None = None
         self._index_key: tuple[tuple[str, int], ...] = ()
-        kb.store.fail_interrupted_jobs()
+        if not kb.store.readonly:  # a read-only opener leaves the owner's jobs alone
+            kb.store.fail_interrupted_jobs()
 
     def _family_index(self, cards: list[AnyCard]) -> FamilyIndex:
         """The family index, rebuilt only when the active pattern cards (ids, versions) change."""
@@ -83,12 +85,13 @@ class Curator:
 
     # ------------------------------------------------------------------ synthesis runs
     def run(self, *, only_new: bool = True, job_id: str | None = None) -> SynthesisResult:
-        """One synthesis batch. Stats are recomputed from the whole history; proposals come from the rounds."""
+        """One synthesis batch. Proposals come from the batch's rounds; card statistics are recomputed from all
+        stored evidence, deduplicated (one trajectory per content hash), on every run, so a run with nothing new
+        leaves them as they were and a copy never adds to them."""
         with self._run_lock:
             store = self.kb.store
-            new = store.trajectories(only_new=True)
-            history = store.trajectories()
-            batch = new if only_new else history
+            history = store.trajectories(unique=True)
+            batch = store.trajectories(only_new=True, unique=True) if only_new else history
             cards = store.served_cards()
             job = self._job_update(job_id, state="running", done=0, total=len(batch)) if job_id else None
 
@@ -98,14 +101,15 @@ class Curator:
 
             # stats need every trajectory; proposals come only from the batch (ids are stable, so re-mining a
             # reviewed round never reopens its proposal).
-            result = synthesize(history if batch else [], cards, self._embed, config=self.config,
-                                progress=progress, index=self._family_index(cards))
+            result = synthesize(history, cards, self._embed, config=self.config, progress=progress,
+                                index=self._family_index(cards))
             batch_refs = {t.id for t in batch}
-            fresh = [p for p in result.proposals
-                     if not p.evidence or any(e.round_ref.split("#")[0] in batch_refs for e in p.evidence)]
+            fresh = [p for p in result.proposals if batch_refs and
+                     (not p.evidence or any(e.round_ref.split("#")[0] in batch_refs for e in p.evidence))]
+            unsynthesized = [t.id for t in store.trajectories(only_new=True)]  # copies included
             store.commit_synthesis([(p.id, p.status, p.model_dump(mode="json")) for p in fresh],
                                    {cid: st.model_dump(mode="json") for cid, st in result.stats.items()},
-                                   [t.id for t in batch])
+                                   sorted(batch_refs | set(unsynthesized)))
             self.kb.invalidate()  # card stats changed: the next read rebuilds the engine once
             result = result.model_copy(update={"proposals": fresh})
             if job_id:
@@ -185,7 +189,8 @@ class Curator:
         that is no longer pending is a ``Conflict`` that writes nothing (a retried approval adds no version)."""
         p = self.proposal(proposal_id)
         if action not in REVIEW_ACTIONS:
-            raise InvalidArgument(f"unknown action {action!r}; use one of {', '.join(REVIEW_ACTIONS)}", field="action")
+            raise InvalidArgument(f"unknown action {action!r}; use one of {', '.join(REVIEW_ACTIONS)}",
+                                  field="action")
         if p.status != "pending":
             raise Conflict(f"proposal {p.id} is already {p.status} (by {p.reviewer or 'someone'}); nothing was "
                            "changed", field="status")
@@ -198,7 +203,7 @@ class Curator:
         elif action == "edit":
             if card is None:
                 raise InvalidArgument("edit needs the edited card", field="card_json")
-            check_storable(card, "card")
+            check_storable(card, "card", self.kb.settings.limits)
             edited = card if not isinstance(card, dict) else parse_card(card)
             if edited.kind != p.card.kind:
                 raise InvalidArgument(f"the edited card must stay a {p.card.kind}", field="card_json.kind")
@@ -230,7 +235,7 @@ class Curator:
     def propose_edit(self, card: dict[str, Any] | AnyCard, *, author: str, reason: str = "") -> Proposal:
         """Queue an edit of an existing card as a new version for review. The current version stays served
         until the proposal is approved; approving a stale edit (the card moved on meanwhile) is refused."""
-        check_storable(card, "card")
+        check_storable(card, "card", self.kb.settings.limits)
         edited = card if not isinstance(card, dict) else parse_card(card)
         current = self.kb.get_card(edited.id)
         if edited.kind != current.kind:

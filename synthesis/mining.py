@@ -254,7 +254,7 @@ def evidence_ref(rec: RoundRecord, confidence: float | None = None, note: str = 
     speedup, lift = _measured(rec)
     return EvidenceRef(
         round_ref=rec.ref, problem=rec.problem, backend=rec.backend, outcome=rec.round.outcome,
-        speedup=speedup, lift=lift, confidence=confidence, note=note,
+        speedup=speedup, lift=lift, confidence=confidence, note=note, copies=rec.copies,
     )
 
 

@@ -94,6 +94,7 @@ class EvidenceRef(_Model):
     lift: float | None = Field(default=None, description="speedup over the incumbent (what the rewrite added)")
     confidence: float | None = Field(default=None, description="mapping confidence of this round, if mapped")
     note: str = ""
+    copies: int = Field(default=1, ge=1, description="identical rounds folded into this one; they count once")
 
 
 class Proposal(_Model):

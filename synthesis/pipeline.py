@@ -23,7 +23,12 @@ from synthesis.anti import anti_signal_proposals
 from synthesis.clustering import new_family_proposals
 from synthesis.mining import Embed, FamilyIndex, MiningConfig, example_proposals
 from synthesis.models import SynthesisReport, SynthesisResult
-from synthesis.rounds import ANTI_CATEGORIES, collect_rounds
+from synthesis.rounds import (
+    ANTI_CATEGORIES,
+    collect_rounds,
+    unique_rounds,
+    unique_trajectories,
+)
 from synthesis.stats import card_stats, deprecation_proposals
 
 __all__ = ["Progress", "SynthesisConfig", "synthesize"]
@@ -84,8 +89,8 @@ def synthesize(
     stamp = now or datetime.now(timezone.utc)
     report_progress = progress or (lambda stage, done, total: None)
     t0 = time.perf_counter()
-    trajs = list(trajectories)
-    records = collect_rounds(trajs, tol=cfg.improve_tol)
+    trajs = unique_trajectories(trajectories)  # evidence counts unique content: a copy adds nothing
+    records = unique_rounds(collect_rounds(trajs, tol=cfg.improve_tol))
     report_progress("rounds", len(records), len(records))
 
     families = [c for c in cards if isinstance(c, PatternCard) and c.status in cfg.family_statuses]

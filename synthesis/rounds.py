@@ -17,13 +17,15 @@ divided by the best validated speedup of the earlier rounds of the same trajecto
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from kb.models import Round, Trajectory
+from kb.models.trajectory import content_digest
 from kb.vocab import blocking_hack_flags
 
-__all__ = ["PATTERN_CATEGORIES", "RoundCategory", "RoundRecord", "categorize", "collect_rounds", "is_clean"]
+__all__ = ["PATTERN_CATEGORIES", "RoundCategory", "RoundRecord", "categorize", "collect_rounds", "is_clean",
+           "unique_rounds", "unique_trajectories"]
 
 RoundCategory = Literal[
     "improved", "slower", "incorrect", "failed", "hack", "neutral", "unmeasured", "baseline", "inconclusive"
@@ -45,6 +47,12 @@ class RoundRecord:
     speedup: float | None
     lift: float | None
     category: RoundCategory
+    copies: int = 1  # rounds with the same content that were folded into this one (``unique_rounds``)
+
+    def content_key(self) -> str:
+        """What makes two rounds the same evidence: the problem, backend and device, the round's content (its
+        index and volatile fields aside) and its lift."""
+        return content_digest([self.problem, self.backend, self.device, self.round.content(), self.lift])
 
 
 def is_clean(r: Round) -> bool:
@@ -107,4 +115,33 @@ def collect_rounds(trajectories: Iterable[Trajectory], *, tol: float = 0.03) -> 
             )
             if s is not None and is_clean(r):
                 incumbent = max(incumbent, s if r.comparison_target == "initial" else incumbent * s)
+    return out
+
+
+def unique_trajectories(trajectories: Iterable[Trajectory]) -> list[Trajectory]:
+    """The first trajectory of each content hash (``Trajectory.content_hash``), in order: a copy submitted under
+    another id is the same evidence and counts once."""
+    seen: set[str] = set()
+    out: list[Trajectory] = []
+    for t in trajectories:
+        h = t.content_hash()
+        if h not in seen:
+            seen.add(h)
+            out.append(t)
+    return out
+
+
+def unique_rounds(records: Iterable[RoundRecord]) -> list[RoundRecord]:
+    """One record per round content (``RoundRecord.content_key``), the first one kept, with ``copies`` counting
+    the records folded into it: the same round pasted into several trajectories backs a card once."""
+    first: dict[str, int] = {}
+    out: list[RoundRecord] = []
+    for rec in records:
+        key = rec.content_key()
+        if key in first:
+            kept = out[first[key]]
+            out[first[key]] = replace(kept, copies=kept.copies + rec.copies)
+        else:
+            first[key] = len(out)
+            out.append(rec)
     return out

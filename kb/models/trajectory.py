@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from datetime import datetime, timezone
 from typing import Any, Literal
 
@@ -10,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kb.vocab import Backend, BottleneckClass, Cause, Level
 
 __all__ = [
+    "VOLATILE_ROUND_FIELDS",
     "CaseTiming",
     "CaseValidation",
     "EscalationTests",
@@ -27,7 +30,11 @@ __all__ = [
     "Trajectory",
     "UnseenReport",
     "Validation",
+    "content_digest",
 ]
+
+#: Round fields that say when and where a round ran, not what it found: left out of content hashes.
+VOLATILE_ROUND_FIELDS = frozenset({"started_at", "duration_s", "candidate_path"})
 
 Outcome = Literal["baseline", "improved", "neutral", "regressed", "failed", "inconclusive"]
 
@@ -202,6 +209,10 @@ class Round(_Model):
     def level(self) -> Level | None:
         return self.levels_reached[-1] if self.levels_reached else None
 
+    def content(self) -> dict[str, Any]:
+        """What the round found, as JSON data: every field but the volatile ones and its index."""
+        return self.model_dump(mode="json", exclude=set(VOLATILE_ROUND_FIELDS | {"index"}))
+
 
 class ProblemRef(_Model):
     name: str
@@ -227,3 +238,17 @@ class Trajectory(_Model):
     selection: Selection | None = None
     unseen: UnseenReport | None = None
     timing_env: dict[str, Any] = Field(default_factory=dict, description="GPU lock key, shared GPU flag ...")
+
+    def content_hash(self) -> str:
+        """SHA-256 of the evidence this trajectory carries, normalised: its ``id``, ``created_at`` and each round's
+        volatile fields (``started_at``, ``duration_s``, ``candidate_path``) are left out, so a copy submitted under
+        another id (or re-run at another time with identical results) hashes the same and counts once."""
+        doc = self.model_dump(mode="json", exclude={"id", "created_at", "rounds"})
+        doc["rounds"] = [{"index": r.index, **r.content()} for r in self.rounds]
+        return content_digest(doc)
+
+
+def content_digest(doc: Any) -> str:
+    """SHA-256 hex digest of JSON data in canonical form (sorted keys, no whitespace)."""
+    raw = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()

@@ -14,7 +14,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,8 +26,8 @@ from kb.vocab import STATUS_TRANSITIONS, CardStatus
 
 __all__ = ["StructuredStore"]
 
-SCHEMA_VERSION = 2
-#: the tables of schema 1; every later version is a step in _MIGRATIONS, applied in order on open
+SCHEMA_VERSION = 3  # 2: trajectories.content_hash (copies of one trajectory count once); 3: query indexes
+#: the tables as a fresh store gets them; a store written by an older version walks _MIGRATIONS on open
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS card_versions (
@@ -38,21 +38,35 @@ CREATE TABLE IF NOT EXISTS cards (
 CREATE TABLE IF NOT EXISTS events (
   seq INTEGER PRIMARY KEY AUTOINCREMENT, ts TEXT NOT NULL, card_id TEXT, action TEXT NOT NULL, detail TEXT);
 CREATE TABLE IF NOT EXISTS trajectories (
-  id TEXT PRIMARY KEY, doc TEXT NOT NULL, submitted_at TEXT NOT NULL, synthesized INTEGER NOT NULL DEFAULT 0);
+  id TEXT PRIMARY KEY, doc TEXT NOT NULL, submitted_at TEXT NOT NULL, synthesized INTEGER NOT NULL DEFAULT 0,
+  content_hash TEXT);
 CREATE TABLE IF NOT EXISTS proposals (
   id TEXT PRIMARY KEY, status TEXT NOT NULL, doc TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS jobs (
   id TEXT PRIMARY KEY, kind TEXT NOT NULL, state TEXT NOT NULL, doc TEXT NOT NULL, updated_at TEXT NOT NULL);
 """
-#: version -> the SQL that takes a store from version - 1 to it (run in one transaction with the version bump)
-_MIGRATIONS: dict[int, str] = {
-    # 2: indexes for the queue's status pages, the unsynthesized-trajectory scan and a card's last action
-    2: """
-CREATE INDEX IF NOT EXISTS proposals_by_status ON proposals(status, created_at, id);
-CREATE INDEX IF NOT EXISTS trajectories_by_state ON trajectories(synthesized, submitted_at, id);
-CREATE INDEX IF NOT EXISTS events_by_card ON events(card_id, seq);
-""",
-}
+
+
+def _add_content_hash(db: sqlite3.Connection) -> None:
+    cols = {r[1] for r in db.execute("PRAGMA table_info(trajectories)").fetchall()}
+    if "content_hash" not in cols:
+        db.execute("ALTER TABLE trajectories ADD COLUMN content_hash TEXT")
+    rows = db.execute("SELECT id, doc FROM trajectories WHERE content_hash IS NULL").fetchall()
+    db.executemany("UPDATE trajectories SET content_hash=? WHERE id=?",
+                   [(Trajectory.model_validate_json(doc).content_hash(), tid) for tid, doc in rows])
+    db.execute("CREATE INDEX IF NOT EXISTS trajectories_by_hash ON trajectories(content_hash)")
+
+
+def _add_query_indexes(db: sqlite3.Connection) -> None:
+    # the queue's status pages, the unsynthesized-trajectory scan and a card's last action
+    db.execute("CREATE INDEX IF NOT EXISTS proposals_by_status ON proposals(status, created_at, id)")
+    db.execute("CREATE INDEX IF NOT EXISTS trajectories_by_state ON trajectories(synthesized, submitted_at, id)")
+    db.execute("CREATE INDEX IF NOT EXISTS events_by_card ON events(card_id, seq)")
+
+
+#: version -> the step that takes a store from version - 1 to it (one transaction with the version bump; every
+#: step is idempotent, so a fresh store, created at version 1's row, walks them all harmlessly)
+_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _add_content_hash, 3: _add_query_indexes}
 
 
 def _now() -> str:
@@ -110,8 +124,7 @@ class StructuredStore:
         for version in range(found + 1, SCHEMA_VERSION + 1):
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                for statement in filter(str.strip, _MIGRATIONS[version].split(";")):
-                    self._db.execute(statement)
+                _MIGRATIONS[version](self._db)
                 self._db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(version),))
                 self._db.execute("COMMIT")
             except BaseException:
@@ -324,11 +337,15 @@ class StructuredStore:
 
     # ------------------------------------------------------------------ trajectories
     def put_trajectory(self, trajectory: Trajectory) -> bool:
-        """Store a trajectory; idempotent by id. Returns False if it was already stored (nothing changes)."""
+        """Store a trajectory; idempotent by id. Returns True when it adds new evidence: False if that id was
+        already stored (nothing changes), or if the same content is already stored under another id (the copy is
+        kept, acknowledged, but counts once: see ``trajectories(unique=True)``)."""
+        digest = trajectory.content_hash()
         with self._tx() as db:
-            cur = db.execute("INSERT OR IGNORE INTO trajectories(id, doc, submitted_at) VALUES(?,?,?)",
-                             (trajectory.id, trajectory.model_dump_json(), _now()))
-            return cur.rowcount == 1
+            known = db.execute("SELECT 1 FROM trajectories WHERE content_hash=? LIMIT 1", (digest,)).fetchone()
+            cur = db.execute("INSERT OR IGNORE INTO trajectories(id, doc, submitted_at, content_hash) VALUES(?,?,?,?)",
+                             (trajectory.id, trajectory.model_dump_json(), _now(), digest))
+            return cur.rowcount == 1 and known is None
 
     def get_trajectory(self, trajectory_id: str) -> Trajectory:
         rows = self._q("SELECT doc FROM trajectories WHERE id=?", (trajectory_id,))
@@ -336,12 +353,27 @@ class StructuredStore:
             raise NotFound(f"trajectory {trajectory_id!r} was never submitted", field="trajectory_id")
         return Trajectory.model_validate_json(rows[0][0])
 
-    def trajectories(self, *, only_new: bool = False) -> list[Trajectory]:
-        where = " WHERE synthesized=0" if only_new else ""
-        sql = "SELECT doc FROM trajectories" + where + " ORDER BY submitted_at, id"
+    #: the first stored copy of each content hash (rowid order is submission order)
+    _FIRST_COPY = "rowid = (SELECT min(u.rowid) FROM trajectories u WHERE u.content_hash = t.content_hash)"
+
+    def trajectories(self, *, only_new: bool = False, unique: bool = False) -> list[Trajectory]:
+        """Stored trajectories in submission order. ``unique``: one per content hash (the first copy stored), the
+        evidence synthesis counts; ``only_new``: not yet synthesized."""
+        where = [w for w, on in (("t.synthesized=0", only_new), (self._FIRST_COPY, unique)) if on]
+        sql = ("SELECT t.doc FROM trajectories t" + (" WHERE " + " AND ".join(where) if where else "")
+               + " ORDER BY t.submitted_at, t.id")
         return [Trajectory.model_validate_json(r[0]) for r in self._q(sql)]
 
-    def count_trajectories(self) -> int:
+    def trajectory_copies(self) -> dict[str, int]:
+        """Trajectory id (of the first copy) -> how many stored trajectories share its content, for those with
+        more than one."""
+        rows = self._q("SELECT t.id, (SELECT count(*) FROM trajectories u WHERE u.content_hash = t.content_hash) "
+                       f"FROM trajectories t WHERE {self._FIRST_COPY}")
+        return {tid: int(n) for tid, n in rows if n > 1}
+
+    def count_trajectories(self, *, unique: bool = False) -> int:
+        if unique:
+            return int(self._q("SELECT count(DISTINCT content_hash) FROM trajectories")[0][0])
         return int(self._q("SELECT count(*) FROM trajectories")[0][0])
 
     def mark_synthesized(self, ids: list[str]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from pathlib import Path
 from typing import Optional
 
@@ -17,10 +18,14 @@ from optimizer.cli._common import (
     HomeOpt,
     JsonOpt,
     ServerOpt,
+    TokenOpt,
     console,
     emit_json,
     err_console,
     friendly_errors,
+    one_line,
+    require_kb,
+    say_kb,
     settings_for,
 )
 
@@ -32,9 +37,13 @@ def _progress():  # noqa: ANN202
                     console=err_console, transient=True)
 
 
-def _open_kb(home: Path | None):  # noqa: ANN202
+def _open_kb(home: Path | None, *, create: bool = False, readonly: bool | None = None, quiet: bool = False):  # noqa: ANN202
+    """The embedded KB at ``home``: refused if it holds no KB (unless ``create``); opened read-only when a server
+    owns it (``readonly=None``; read commands), and the command says which KB it used."""
     from kb.service import KnowledgeBase
 
+    settings = settings_for(home)
+    require_kb(settings, create=create)
     with _progress() as bar:
         tasks: dict[str, int] = {}
 
@@ -43,7 +52,46 @@ def _open_kb(home: Path | None):  # noqa: ANN202
                 tasks[stage] = bar.add_task(stage, total=total)
             bar.update(tasks[stage], completed=done, total=total)
 
-        return KnowledgeBase.open(settings_for(home), progress=progress)
+        kb = KnowledgeBase.open(settings, progress=progress, readonly=readonly)
+    if not quiet:
+        say_kb(kb.opened_as)
+    return kb
+
+
+def _reader(server: str | None, home: Path | None, token: str | None, *, create: bool = False):  # noqa: ANN202
+    """What a read command reads: the server (``--server``), else the snapshot (``LADDER_SNAPSHOT`` wins over a
+    home), else the embedded KB at ``home`` (read-only while a server owns it). Says which one it is."""
+    from retrieval.client import LocalKBClient, connect
+
+    settings = settings_for(home)
+    if server:
+        say_kb(f"server {server}")
+        return connect(server, settings=settings, token=token)
+    if settings.snapshot is not None:
+        client = connect(None, settings=settings)
+        say_kb(client.opened_as)
+        return client
+    return LocalKBClient(kb=_open_kb(home, create=create), owns=True)
+
+
+def _all_cards(client) -> list:  # noqa: ANN001
+    from kb.models.search import CardFilter
+
+    out, cursor = [], ""
+    while True:
+        page = client.list_cards(CardFilter(statuses=[]), page_size=500, cursor=cursor)
+        out += page.cards
+        if not page.next_cursor:
+            return out
+        cursor = page.next_cursor
+
+
+def _out_dir(out: Path) -> Path:
+    from kb.errors import InvalidArgument
+
+    if out.exists() and not out.is_dir():
+        raise InvalidArgument(f"{out} exists and is not a directory; give a new or existing directory", field="out")
+    return out
 
 
 @friendly_errors
@@ -56,6 +104,7 @@ def serve_command(
     json_out: bool = JsonOpt,
 ) -> None:
     """Start the gRPC server (KnowledgeService + SynthesisService + health + reflection) on the KB."""
+    from kb.errors import Unavailable
     from retrieval.server.app import serve
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -76,7 +125,13 @@ def serve_command(
 
         sys.stdout.flush()
 
-    raise typer.Exit(serve(settings, on_ready=ready, web_port=web_port))
+    try:
+        code = serve(settings, on_ready=ready, web_port=web_port)
+    except OSError as e:  # the gRPC or the web port is taken (create_server says which address)
+        raise Unavailable(f"cannot listen on {settings.host}:{settings.port if port is None else port}: "
+                          f"{one_line(str(e))}. Stop the process using it or pick another --port "
+                          "(0 = any free port)", field="port") from None
+    raise typer.Exit(code)
 
 
 @friendly_errors
@@ -89,11 +144,11 @@ def query_command(
     mode: str = typer.Option("hybrid", "--mode", help="hybrid | dense | bm25"),
     server: Optional[str] = ServerOpt,
     home: Optional[Path] = HomeOpt,
+    token: Optional[str] = TokenOpt,
     json_out: bool = JsonOpt,
 ) -> None:
-    """Hybrid search over the KB (embedded by default, or a server with --server)."""
+    """Hybrid search over the KB (embedded by default, a snapshot with LADDER_SNAPSHOT, or --server)."""
     from kb.errors import InvalidArgument
-    from retrieval.client import connect
 
     try:
         flt = CardFilter(kinds=[kind] if kind else [], backends=[backend] if backend else [],
@@ -101,12 +156,7 @@ def query_command(
         q = SearchQuery(text=text, top_k=top_k, filter=flt, mode=mode)
     except Exception as e:  # pydantic ValidationError -> one clear line
         raise InvalidArgument(str(e).splitlines()[-2].strip() if "\n" in str(e) else str(e), field="query") from e
-    if server:
-        client = connect(server, home=home)
-    else:  # embedded: open with a progress bar (the first open seeds and embeds the KB)
-        from retrieval.client import LocalKBClient
-
-        client = LocalKBClient(kb=_open_kb(home), owns=True)
+    client = _reader(server, home, token, create=home is None)  # the default home is seeded on first use
     with client:
         hits = client.search(q)
     if json_out:
@@ -125,11 +175,11 @@ def query_command(
 
 @friendly_errors
 def health_command(server: str = typer.Option(..., "--server"), wait: float = typer.Option(0.0, "--wait"),
-                   json_out: bool = JsonOpt) -> None:
+                   token: Optional[str] = TokenOpt, json_out: bool = JsonOpt) -> None:
     """Ask a server's standard health service; with --wait, block until SERVING (or fail)."""
     from retrieval.client import GrpcKBClient
 
-    with GrpcKBClient(server) as c:
+    with GrpcKBClient(server, token=token) as c:
         c.wait_ready(timeout=max(wait, 0.5))
     if json_out:
         emit_json({"server": server, "status": "SERVING"})
@@ -140,8 +190,9 @@ def health_command(server: str = typer.Option(..., "--server"), wait: float = ty
 @kb_app.command("rebuild")
 @friendly_errors
 def kb_rebuild(home: Optional[Path] = HomeOpt, json_out: bool = JsonOpt) -> None:
-    """Drop the vector index and re-derive it from the SQLite store."""
-    kb = _open_kb(home)
+    """Drop the vector index and re-derive it from the SQLite store (on the machine that holds the home, with no
+    server running on it: a running server rebuilds nothing behind its own back)."""
+    kb = _open_kb(home, readonly=False)
     with kb, _progress() as bar:
         t = bar.add_task("re-embedding", total=None)
         n = kb.rebuild(progress=lambda s, d, tot: bar.update(t, completed=d, total=tot))
@@ -154,48 +205,71 @@ def kb_rebuild(home: Optional[Path] = HomeOpt, json_out: bool = JsonOpt) -> None
 
 @kb_app.command("stats")
 @friendly_errors
-def kb_stats(home: Optional[Path] = HomeOpt, json_out: bool = JsonOpt) -> None:
-    """Counts by kind and status, index size, trajectories and proposals."""
-    with _open_kb(home) as kb:
-        stats = kb.stats()
+def kb_stats(home: Optional[Path] = HomeOpt, server: Optional[str] = ServerOpt, token: Optional[str] = TokenOpt,
+             json_out: bool = JsonOpt) -> None:
+    """Counts by kind and status (and, for an embedded KB, index size, trajectories and proposals). Works while a
+    server owns the home (read-only), on a snapshot (LADDER_SNAPSHOT) and through --server."""
+    with _reader(server, home, token) as client:
+        if hasattr(client, "kb"):
+            stats = client.kb.stats() | {"kb": client.kb.opened_as}
+        elif hasattr(client, "stats"):
+            stats = client.stats()
+        else:
+            cards = _all_cards(client)
+            stats = {"kb": f"server {server}", "cards": len(cards),
+                     "by_kind": dict(Counter(c.kind for c in cards)), "by_status": dict(Counter(c.status for c in cards))}
     if json_out:
         emit_json(stats)
         return
-    table = Table(title=f"KB at {stats['home']}")
+    table = Table(title=f"KB: {stats.get('kb', stats.get('home'))}")
     table.add_column("what")
     table.add_column("value")
     for k, v in stats.items():
-        table.add_row(k, str(v))
+        table.add_row(k, Text(str(v)))
     console.print(table)
 
 
 @kb_app.command("export")
 @friendly_errors
 def kb_export(out: Path = typer.Argument(..., help="directory to write <kind>s/<id>.yaml into"),
-              home: Optional[Path] = HomeOpt, json_out: bool = JsonOpt) -> None:
+              home: Optional[Path] = HomeOpt, server: Optional[str] = ServerOpt, token: Optional[str] = TokenOpt,
+              json_out: bool = JsonOpt) -> None:
     """Write every served card as curated YAML (the same format as the shipped card files)."""
-    with _open_kb(home) as kb:
-        n = kb.export(out)
+    from kb.service import export_cards
+
+    _out_dir(out)
+    with _reader(server, home, token) as client:
+        n = export_cards(_all_cards(client), out)
     if json_out:
         emit_json({"exported": n, "out": str(out)})
     else:
-        console.print(f"exported {n} cards to {out}")
+        console.print(Text(f"exported {n} cards to {out}"))
 
 
 @kb_app.command("snapshot")
 @friendly_errors
 def kb_snapshot(out: Path = typer.Argument(..., help="directory for cards.jsonl + vectors.npy"),
-                home: Optional[Path] = HomeOpt, json_out: bool = JsonOpt) -> None:
+                home: Optional[Path] = HomeOpt, server: Optional[str] = ServerOpt, token: Optional[str] = TokenOpt,
+                json_out: bool = JsonOpt) -> None:
     """Write a read-only snapshot (served cards + vectors) for machines with no route to the server
-    (use it there with LADDER_SNAPSHOT=DIR)."""
-    from kb.snapshot import write_snapshot
+    (use it there with LADDER_SNAPSHOT=DIR). With --server the cards come from the server and are embedded
+    here with the same model."""
+    from kb.snapshot import write_snapshot, write_snapshot_cards
 
-    with _open_kb(home) as kb:
-        n = write_snapshot(kb, out)
+    _out_dir(out)
+    with _reader(server, home, token) as client:
+        if hasattr(client, "kb"):
+            n = write_snapshot(client.kb, out)
+        else:
+            from kb.search.embedding import Embedder
+
+            cards = _all_cards(client)
+            emb = Embedder(model_path=settings_for(home).embedding_model_dir, backend=settings_for(home).embed_backend)
+            n = write_snapshot_cards(cards, emb.encode([c.search_text() for c in cards]), emb.name, out)
     if json_out:
         emit_json({"cards": n, "out": str(out)})
     else:
-        console.print(f"wrote a snapshot of {n} cards to {out}")
+        console.print(Text(f"wrote a snapshot of {n} cards to {out}"))
 
 
 @kb_app.command("lint")
@@ -210,7 +284,7 @@ def kb_lint(path: Optional[Path] = typer.Argument(None, help="cards directory (d
         emit_json({"cards": n, "problems": problems})
     else:
         for p in problems:
-            console.print(f"[red]{p['file']}[/]: {p['field']}: {p['message']}")
+            console.print(Text.assemble((str(p["file"]), "red"), f": {p['field']}: {p['message']}"))
         console.print(f"{n} cards checked, {len(problems)} problems")
     if problems:
         raise typer.Exit(1)

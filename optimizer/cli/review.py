@@ -21,25 +21,38 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from kb.errors import InvalidArgument, NotFound
+from kb.errors import InvalidArgument, NotFound, PermissionDenied
 from kb.models import AnyCard, Trajectory, parse_card
-from optimizer.cli._common import HomeOpt, JsonOpt, ServerOpt, console, emit_json, friendly_errors, settings_for
+from optimizer.cli._common import (
+    HomeOpt,
+    JsonOpt,
+    ServerOpt,
+    TokenOpt,
+    console,
+    emit_json,
+    err_console,
+    friendly_errors,
+    say_kb,
+    settings_for,
+)
 
 review_app = typer.Typer(help="Review synthesized proposals and card edits (the curation queue).",
                          no_args_is_help=True)
-TokenOpt = typer.Option(None, "--token", help="bearer token for --server (default $LADDER_TOKEN)")
-ReviewerOpt = typer.Option(None, "--reviewer", help="name recorded on the decision (default: your login name)")
+ReviewerOpt = typer.Option(None, "--reviewer", help="name recorded on a decision in an embedded KB (default: your "
+                           "login name); a server records the name its token has in LADDER_TOKENS")
 ReasonOpt = typer.Option("", "--reason", "-m", help="note recorded with the decision")
 
 
-def _queue(server: str | None, home: Path | None, token: str | None):  # noqa: ANN202
+def _queue(server: str | None, home: Path | None, token: str | None, *, write: bool = False):  # noqa: ANN202
+    """The queue of ``--server``, else of the embedded KB (read-only while a server owns it, unless ``write``)."""
     from retrieval.client.review import connect_review
 
     if server:
+        say_kb(f"server {server}")
         return connect_review(server, settings=settings_for(home), token=token)
     from optimizer.cli.kbcmds import _open_kb
 
-    return connect_review(kb=_open_kb(home))
+    return connect_review(kb=_open_kb(home, create=home is None, readonly=False if write else None))
 
 
 def _reviewer(name: str | None) -> str:
@@ -58,7 +71,7 @@ def _best(p: Any) -> str:
 
 
 def _print_item(item: Any, full: bool = False) -> None:
-    from retrieval.client.review import card_fields
+    from retrieval.client.review import card_fields, collapse_evidence
 
     p, near = item.proposal, item.nearest
     console.print(Text.assemble((p.id, "bold"), f"  {p.kind}, {p.status}, confidence {p.confidence:.2f}, by {p.author}"))
@@ -88,13 +101,15 @@ def _print_item(item: Any, full: bool = False) -> None:
         if near is not None:
             bodies.append(Panel(Text(near.body or "(no body)"), title=f"{near.id} body"))
         console.print(Columns(bodies, equal=True, expand=True))
-    ev = Table(title=f"evidence: {len(p.evidence)} rounds")
-    for col in ("round", "problem", "backend", "outcome", "speedup", "lift", "confidence", "note"):
+    rows = collapse_evidence(p.evidence)  # identical rounds: one row with their count
+    ev = Table(title=f"evidence: {len(p.evidence)} rounds" + (f", {len(rows)} distinct" if len(rows) < len(p.evidence)
+                                                              else ""))
+    for col in ("round", "copies", "problem", "backend", "outcome", "speedup", "lift", "confidence", "note"):
         ev.add_column(col, overflow="fold")
     f = lambda v, spec: "-" if v is None else format(v, spec)  # noqa: E731
-    for e in p.evidence:
-        ev.add_row(e.round_ref, e.problem, e.backend, e.outcome, f(e.speedup, ".3f"), f(e.lift, ".3f"),
-                   f(e.confidence, ".2f"), Text(e.note))
+    for e, n in rows:
+        ev.add_row(Text(e.round_ref), str(n), Text(e.problem), Text(e.backend), Text(e.outcome), f(e.speedup, ".3f"),
+                   f(e.lift, ".3f"), f(e.confidence, ".2f"), Text(e.note))
     console.print(ev)
     if p.nearest:
         console.print("nearest families: " + ", ".join(f"{c.family_id} ({c.score:.3f})" for c in p.nearest))
@@ -147,7 +162,7 @@ def review_show(proposal_id: str = typer.Argument(..., help="proposal id (see `l
 
 def _decide(proposal_id: str, action: str, server: str | None, home: Path | None, token: str | None,
             json_out: bool, verb: str, **kw: Any) -> None:
-    with _queue(server, home, token) as q:
+    with _queue(server, home, token, write=True) as q:
         item = q.review(proposal_id, action, **kw)
     _done(item, json_out, verb)
 
@@ -180,7 +195,7 @@ def review_merge(proposal_id: str = typer.Argument(...),
                  reason: str = ReasonOpt, reviewer: Optional[str] = ReviewerOpt, server: Optional[str] = ServerOpt,
                  home: Optional[Path] = HomeOpt, token: Optional[str] = TokenOpt, json_out: bool = JsonOpt) -> None:
     """Fold the proposal's evidence into an existing family (a new version of that family)."""
-    with _queue(server, home, token) as q:
+    with _queue(server, home, token, write=True) as q:
         target = into or q.get(proposal_id).proposal.target_family
         if not target:
             raise InvalidArgument("this proposal has no nearest family: name one with --into", field="merge_into")
@@ -227,7 +242,7 @@ def review_edit(target: str = typer.Argument(..., help="a pending proposal id, o
                 home: Optional[Path] = HomeOpt, token: Optional[str] = TokenOpt, json_out: bool = JsonOpt) -> None:
     """Edit a proposal's draft, or propose a new version of a served card (the old version stays served until
     the edit is approved)."""
-    with _queue(server, home, token) as q:
+    with _queue(server, home, token, write=True) as q:
         try:
             current, is_card = q.get(target).proposal.card, False
         except NotFound:
@@ -261,14 +276,24 @@ def synthesize_command(
         except ValidationError as e:
             err = e.errors()[0]
             raise InvalidArgument(f"{path}: {'.'.join(map(str, err['loc']))}: {err['msg']}", field="trajectory") from e
-    with _queue(server, home, token) as q:
+    skipped = ""
+    with _queue(server, home, token, write=True) as q:
         submitted = {t.id: q.submit(t) for t in parsed}
-        report = q.synthesize(only_new=not all_, timeout=timeout)
+        try:
+            report: dict[str, Any] | None = q.synthesize(only_new=not all_, timeout=timeout)
+        except PermissionDenied as e:
+            if not submitted:
+                raise
+            # the trajectories are stored; mining them is a reviewer's step, not a failure of this submission
+            report, skipped = None, f"not run: {e.message}; a reviewer runs `ladder synthesize` to mine them"
     if json_out:
-        emit_json({"submitted": submitted, "report": report})
+        emit_json({"submitted": submitted, "report": report} | ({"synthesis": skipped} if skipped else {}))
         return
     for tid, created in submitted.items():
-        console.print(Text(f"{'submitted' if created else 'already stored'}: {tid}"))
+        console.print(Text(f"submitted: {tid}" if created else f"already stored: {tid} (same id or same content)"))
+    if report is None:
+        err_console.print(Text(f"synthesis {skipped}", style="yellow"))
+        return
     table = Table(title="synthesis report")
     table.add_column("what")
     table.add_column("value", overflow="fold")

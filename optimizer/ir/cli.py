@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -63,6 +63,7 @@ def ir_command(
     explain_: Annotated[bool, typer.Option("--explain", help="L4: ground the signatures in invariant cards "
                                                             "and compiler source")] = False,
     server: Annotated[str | None, typer.Option("--server", help="KB server HOST:PORT for --explain")] = None,
+    token: Annotated[str | None, typer.Option("--token", help="bearer token for --server (default $LADDER_TOKEN)")] = None,
     compiler_source: Annotated[Path | None, typer.Option("--compiler-source", help="a compiler checkout "
                                                          "L4 may grep when cards do not settle a question")] = None,
     triton_python: Annotated[Path | None, typer.Option("--triton-python", help="capture with this python's Triton "
@@ -85,7 +86,7 @@ def ir_command(
         report = analyze(capture)
         account = None
         if explain_:
-            client = _kb_client(server, console)
+            client = _kb_client(server, console, token)
             try:
                 account = explain(report, client, compiler_source=compiler_source)
             finally:
@@ -125,13 +126,13 @@ def _number(v: str) -> Any:
     return v
 
 
-def _kb_client(server: str | None, console: Console) -> KBClient | None:
+def _kb_client(server: str | None, console: Console, token: str | None = None) -> KBClient | None:
     if _KB_FACTORY is None:
         console.print("[yellow]note[/]: no KB client factory installed (set_kb_client_factory); "
                       "L4 uses compiler source only")
         return None
     try:
-        return _KB_FACTORY(server)
+        return _KB_FACTORY(server, token=token) if token else _KB_FACTORY(server)
     except LadderError as e:
         console.print(f"[yellow]note[/]: KB unavailable ({e}); L4 uses compiler source only")
         return None

@@ -439,7 +439,7 @@ def apply_recipe(recipe: Recipe | dict[str, Any], ctx: RecipeContext) -> Rewrite
         raise NotApplicable(f"no offline applier for recipe kind {r.kind!r} (available: {sorted(APPLIERS)})")
     check_domain(r.kind, r.params, r.requires, r.forbids, ctx)
     res = fn(r.params, ctx)
-    check_point(res, ctx, _current_warps(ctx))
+    check_point(res, ctx, _current_warps(ctx), kind=r.kind, params=r.params)
     return res
 
 

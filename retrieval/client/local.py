@@ -7,7 +7,14 @@ It opens the KB home as its single writer; if a server already owns that home, o
 from __future__ import annotations
 
 from kb.models import AnyCard, Trajectory
-from kb.models.search import CardFilter, CardPage, InvariantQuery, QuickMatchQuery, SearchHit, SearchQuery
+from kb.models.search import (
+    CardFilter,
+    CardPage,
+    InvariantQuery,
+    QuickMatchQuery,
+    SearchHit,
+    SearchQuery,
+)
 from kb.service import KnowledgeBase
 from kb.settings import Settings
 from kb.vocab import CardStatus
@@ -17,8 +24,9 @@ __all__ = ["LocalKBClient"]
 
 class LocalKBClient:
     def __init__(self, settings: Settings | None = None, *, kb: KnowledgeBase | None = None,
-                 owns: bool | None = None) -> None:
-        self.kb = kb or KnowledgeBase.open(settings or Settings())
+                 owns: bool | None = None, readonly: bool | None = False) -> None:
+        self.kb = kb or KnowledgeBase.open(settings or Settings(), readonly=readonly)
+        self.opened_as = self.kb.opened_as
         self._owns = kb is None if owns is None else owns  # close() closes the KB only if this client owns it
 
     def search(self, query: SearchQuery) -> list[SearchHit]:

@@ -20,10 +20,18 @@ from kb.settings import Settings
 from retrieval.client.remote import GrpcKBClient
 from retrieval.v1 import ladder_pb2 as pb
 from synthesis.curation import Curator
-from synthesis.models import PROPOSAL_STATUSES, REVIEW_ACTIONS, Proposal
+from synthesis.models import PROPOSAL_STATUSES, REVIEW_ACTIONS, EvidenceRef, Proposal
 
-__all__ = ["LocalReview", "RemoteReview", "ReviewClient", "ReviewItem", "STATUSES", "card_fields",
-           "connect_review"]
+__all__ = [
+    "STATUSES",
+    "LocalReview",
+    "RemoteReview",
+    "ReviewClient",
+    "ReviewItem",
+    "card_fields",
+    "collapse_evidence",
+    "connect_review",
+]
 
 STATUSES = PROPOSAL_STATUSES  # one source each: the Literals in synthesis.models
 ACTIONS = REVIEW_ACTIONS
@@ -76,6 +84,17 @@ def _check_status(status: str | None) -> str | None:
 def _check_action(action: str) -> None:
     if action not in ACTIONS:
         raise InvalidArgument(f"action must be one of {', '.join(ACTIONS)}, got {action!r}", field="action")
+
+
+def collapse_evidence(evidence: list[EvidenceRef]) -> list[tuple[EvidenceRef, int]]:
+    """Evidence rows a reviewer sees, duplicates collapsed: rows that differ only in their round reference (the
+    same measured result pasted into many trajectories) become one row with their count (``copies`` included)."""
+    rows: dict[tuple[object, ...], tuple[EvidenceRef, int]] = {}
+    for e in evidence:
+        key = (e.problem, e.backend, e.outcome, e.speedup, e.lift, e.confidence, e.note)
+        first, n = rows.get(key, (e, 0))
+        rows[key] = (first, n + e.copies)
+    return list(rows.values())
 
 
 def card_fields(card: AnyCard) -> dict[str, str]:

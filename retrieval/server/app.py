@@ -105,7 +105,10 @@ def create_server(settings: Settings, *, kb: KnowledgeBase | None = None, block_
     reflection.enable_server_reflection(names, server)
     address = bind or f"{settings.host}:{settings.port}"
     creds = _credentials(settings)
-    port = server.add_secure_port(address, creds) if creds else server.add_insecure_port(address)
+    try:
+        port = server.add_secure_port(address, creds) if creds else server.add_insecure_port(address)
+    except RuntimeError as e:  # grpc >= 1.5x raises "Failed to bind" instead of returning 0
+        raise OSError(f"cannot bind {address}: the port is in use or the address is invalid ({e})") from None
     if port == 0:
         raise OSError(f"cannot bind {address}: the port is in use or the address is invalid")
     handle = ServerHandle(server=server, port=port, health=health_servicer, settings=settings)

@@ -6,19 +6,20 @@ method requires. Tokens are compared in constant time and never logged (only the
 
 from __future__ import annotations
 
+import contextvars
 import hmac
 import logging
+import secrets
 from collections.abc import Callable
 from typing import Any
 
 import grpc
 
 from kb.errors import LadderError
-from kb.settings import Settings
-from kb.vocab import ROLE_IMPLIES
-from retrieval.errors import CODE_KEY, FIELD_KEY, status_for
+from kb.settings import Principal, Settings
+from retrieval.errors import CODE_KEY, ERROR_ID_KEY, FIELD_KEY, status_for
 
-__all__ = ["AuthInterceptor", "ErrorInterceptor", "METHOD_ROLES", "header_safe"]
+__all__ = ["METHOD_ROLES", "AuthInterceptor", "ErrorInterceptor", "caller", "header_safe"]
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +33,14 @@ METHOD_ROLES: dict[str, str | None] = {
     _S + "SubmitTrajectory": "contributor", _S + "RunSynthesis": "reviewer", _S + "GetJob": None,
     _S + "ListProposals": None, _S + "GetProposal": None, _S + "Review": "reviewer",
 }
-_IMPLIES = ROLE_IMPLIES  # a reviewer may do what a contributor may; a contributor may read (kb.vocab)
+#: who the call being served was authenticated as (set by AuthInterceptor around the handler; None when the
+#: method needs no token)
+_CALLER: contextvars.ContextVar[Principal | None] = contextvars.ContextVar("ladder_caller", default=None)
+
+
+def caller() -> Principal | None:
+    """The principal of the authenticated call this thread is serving (its token's name and roles), if any."""
+    return _CALLER.get()
 
 
 def header_safe(text: str, limit: int = 200) -> str:
@@ -83,20 +91,24 @@ def _wrap(handler: grpc.RpcMethodHandler, fn: Callable[[Any, grpc.ServicerContex
 
 class AuthInterceptor(grpc.ServerInterceptor):
     def __init__(self, settings: Settings) -> None:
-        self._tokens = [(t.encode(), frozenset(r for role in roles for r in _IMPLIES[role]))
-                        for t, roles in settings.tokens.items()]
+        self._tokens = settings.principals()
         self._reads_open = settings.read_access == "open"
 
-    def _roles(self, metadata: tuple[tuple[str, str], ...]) -> frozenset[str] | None:
+    def _principal(self, metadata: tuple[tuple[str, str], ...]) -> Principal | None:
+        """The token's principal; None without credentials; a nameless principal with no roles for a bad token."""
         auth = next((v for k, v in metadata if k == "authorization"), None)
         if not auth or not auth.startswith("Bearer "):
             return None
         presented = auth[len("Bearer "):].encode()
-        found: frozenset[str] | None = None
-        for token, roles in self._tokens:  # check every token: timing does not reveal which one matched
+        found = Principal("", frozenset())
+        for token, principal in self._tokens:  # check every token: timing does not reveal which one matched
             if hmac.compare_digest(presented, token):
-                found = roles
-        return found if found is not None else frozenset()
+                found = principal
+        return found
+
+    def _roles(self, metadata: tuple[tuple[str, str], ...]) -> frozenset[str] | None:
+        p = self._principal(metadata)
+        return None if p is None else p.roles
 
     def intercept_service(self, continuation: Callable, details: grpc.HandlerCallDetails) -> Any:
         method = details.method
@@ -106,7 +118,8 @@ class AuthInterceptor(grpc.ServerInterceptor):
         if need is None and self._reads_open:
             return continuation(details)
         need = need or "reader"
-        roles = self._roles(tuple(details.invocation_metadata or ()))
+        principal = self._principal(tuple(details.invocation_metadata or ()))
+        roles = None if principal is None else principal.roles
         handler = continuation(details)
 
         def check(request: Any, context: grpc.ServicerContext, inner: Callable) -> Any:
@@ -118,16 +131,25 @@ class AuthInterceptor(grpc.ServerInterceptor):
                 log.info("denied %s: token roles %s lack %s", method, sorted(held), need)
                 context.abort(grpc.StatusCode.PERMISSION_DENIED,
                               f"{method} needs the {need} role; this token has {sorted(held) or 'no valid role'}")
-            return inner(request, context)
+            reset = _CALLER.set(principal)
+            try:
+                return inner(request, context)
+            finally:
+                _CALLER.reset(reset)
 
         return _wrap(handler, check)
 
 
 class ErrorInterceptor(grpc.ServerInterceptor):
-    """Turn domain errors into statuses (with code and field as trailing metadata); log unexpected ones."""
+    """Turn domain errors into statuses (with code and field as trailing metadata).
+
+    Only the errors the domain declares as the caller's (``kb.errors`` subclasses: ``InvalidArgument``,
+    ``NotFound``, ``Conflict`` ...) keep their status. Anything else, a ``ValueError`` from a bug included, is
+    INTERNAL: the caller gets an error id and no internals, and the traceback is logged under that id."""
 
     def intercept_service(self, continuation: Callable, details: grpc.HandlerCallDetails) -> Any:
         handler = continuation(details)
+        method = details.method
 
         def guarded(request: Any, context: grpc.ServicerContext, inner: Callable) -> Any:
             if isinstance(request, _Malformed):
@@ -138,11 +160,27 @@ class ErrorInterceptor(grpc.ServerInterceptor):
             try:
                 return inner(request, context)
             except LadderError as e:
+                if status_for(e) == grpc.StatusCode.INTERNAL:
+                    _internal(context, method, e)
                 field = header_safe(e.field or "")
                 context.set_trailing_metadata(((CODE_KEY, e.code), (FIELD_KEY, field)))
                 context.abort(status_for(e), f"{field}: {e.message}" if field else e.message)
-            except ValueError as e:  # protobuf rejects out-of-range values while building messages
-                context.set_trailing_metadata(((CODE_KEY, "invalid_argument"), (FIELD_KEY, "request")))
-                context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"request: {e}")
+            except Exception as e:  # noqa: BLE001 - a bug: INTERNAL with an id, never blamed on the caller
+                if _aborted(context):  # context.abort() raised it (auth, deadline): the status is already set
+                    raise
+                _internal(context, method, e)
 
         return _wrap(handler, guarded, lenient=True)
+
+
+def _aborted(context: grpc.ServicerContext) -> bool:
+    code = context.code() if hasattr(context, "code") else None
+    return code is not None and code != grpc.StatusCode.OK
+
+
+def _internal(context: grpc.ServicerContext, method: str, error: BaseException) -> None:
+    error_id = secrets.token_hex(6)
+    log.error("internal error %s in %s: %s: %s", error_id, method, type(error).__name__, error, exc_info=error)
+    context.set_trailing_metadata(((CODE_KEY, "internal"), (ERROR_ID_KEY, error_id)))
+    context.abort(grpc.StatusCode.INTERNAL, f"internal error {error_id}: the server failed on this request (not "
+                  "your input); its log holds the details under this id")

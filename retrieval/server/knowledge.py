@@ -104,19 +104,10 @@ class KnowledgeServicer(pb_grpc.KnowledgeServiceServicer):
     def UpsertCard(self, request: pb.UpsertCardRequest, context: grpc.ServicerContext) -> pb.Card:
         if not request.HasField("card"):
             raise InvalidArgument("card is required", field="card")
-        card = convert.from_proto_card(request.card)
-        if card.status == "active":  # contributors propose; only a reviewer's SetCardStatus activates
-            card = card.model_copy(update={"status": "proposed"})
-        return convert.to_proto_card(self.kb.upsert_card(card))
+        # the KB stores every write as a proposal; only a reviewer's SetCardStatus activates (kb.service)
+        return convert.to_proto_card(self.kb.upsert_card(convert.from_proto_card(request.card)))
 
     def SetCardStatus(self, request: pb.SetCardStatusRequest, context: grpc.ServicerContext) -> pb.Card:
-        from kb.vocab import CARD_STATUSES
-
-        if request.status not in CARD_STATUSES:
-            raise InvalidArgument(f"status must be one of {sorted(CARD_STATUSES)}, got {request.status!r}",
-                                  field="status")
-        if not request.id:
-            raise InvalidArgument("id is required", field="id")
         return convert.to_proto_card(
             self.kb.set_card_status(request.id, cast(CardStatus, request.status), request.reason,
                                     request.version or None))

@@ -9,9 +9,11 @@ from typing import Any
 import grpc
 
 from kb.errors import InvalidArgument
+from kb.limits import Limits, check_json
 from kb.models import Trajectory
 from kb.service import check_storable
 from retrieval import convert
+from retrieval.server.interceptors import caller
 from retrieval.server.knowledge import fit_message, message_budget
 from retrieval.v1 import ladder_pb2 as pb
 from retrieval.v1 import ladder_pb2_grpc as pb_grpc
@@ -21,18 +23,19 @@ from synthesis.models import PROPOSAL_STATUSES, REVIEW_ACTIONS, Proposal
 __all__ = ["SynthesisServicer", "parse_trajectory"]
 
 
-def _json_object(raw: str, field: str) -> dict[str, Any]:
+def _json_object(raw: str, field: str, limits: Limits | None = None) -> dict[str, Any]:
+    check_json(raw, limits or Limits(), field)  # before the parser recurses into a deep document
     try:
         data = json.loads(raw)
-    except json.JSONDecodeError as e:
+    except (ValueError, RecursionError) as e:  # JSONDecodeError, or a 5000-digit integer (int_max_str_digits)
         raise InvalidArgument(f"not valid JSON: {e}", field=field) from e
     if not isinstance(data, dict):
         raise InvalidArgument("must be a JSON object", field=field)
     return data
 
 
-def parse_trajectory(raw: str) -> Trajectory:
-    return convert.validate(Trajectory, _json_object(raw, "trajectory_json"), "trajectory")
+def parse_trajectory(raw: str, limits: Limits | None = None) -> Trajectory:
+    return convert.validate(Trajectory, _json_object(raw, "trajectory_json", limits), "trajectory")
 
 
 def _job(doc: dict[str, Any]) -> pb.JobStatus:
@@ -58,7 +61,7 @@ class SynthesisServicer(pb_grpc.SynthesisServiceServicer):
 
     def SubmitTrajectory(self, request: pb.SubmitTrajectoryRequest,
                          context: grpc.ServicerContext) -> pb.SubmitTrajectoryResponse:
-        traj = parse_trajectory(request.trajectory_json)
+        traj = parse_trajectory(request.trajectory_json, self.kb.settings.limits)
         created = self.kb.submit_trajectory(traj)
         return pb.SubmitTrajectoryResponse(trajectory_id=traj.id, created=created)
 
@@ -99,14 +102,17 @@ class SynthesisServicer(pb_grpc.SynthesisServiceServicer):
             from kb.models import parse_card
 
             try:
-                card = parse_card(_json_object(request.card_json, "card_json"))
+                card = parse_card(_json_object(request.card_json, "card_json", self.kb.settings.limits))
             except ValidationError as e:
                 raise convert._invalid(e, "card_json") from e
-            check_storable(card, "card_json")
+            check_storable(card, "card_json", self.kb.settings.limits)
+        # the decision is recorded under the authenticated token's name; request.reviewer is only a fallback for a
+        # servicer run without the auth interceptor (tests)
+        who = caller()
+        reviewer = who.name if who is not None and who.name else (request.reviewer or "reviewer")
         # no proposal: an edit of a served card (card_json checked above), queued as a new version for review
         if not request.proposal_id and card is not None:
-            return self._proposal(self.curator.propose_edit(card, author=request.reviewer or "reviewer",
-                                                            reason=request.reason))
-        done = self.curator.review(request.proposal_id, request.action, reviewer=request.reviewer or "reviewer",
+            return self._proposal(self.curator.propose_edit(card, author=reviewer, reason=request.reason))
+        done = self.curator.review(request.proposal_id, request.action, reviewer=reviewer,
                                    reason=request.reason, card=card, merge_into=request.merge_into)
         return self._proposal(done)

@@ -25,16 +25,15 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 from pydantic import ValidationError
 
 from kb.errors import LadderError
+from kb.limits import check_json
 from kb.models import parse_card
-from kb.settings import Settings
-from kb.vocab import ROLE_IMPLIES
+from kb.settings import Principal, Settings
 from retrieval.client.review import ReviewClient
 from retrieval.web import render
 
 __all__ = ["WebServer", "start_web"]
 
 log = logging.getLogger(__name__)
-_IMPLIES = ROLE_IMPLIES  # a role implies the ones below it (kb.vocab: the gRPC interceptor's table too)
 SESSION_COOKIE, LOGIN_COOKIE = "ladder_session", "ladder_login"
 SESSION_TTL_S = 8 * 3600
 MAX_BODY = 1 << 20
@@ -57,8 +56,7 @@ class WebServer:
                  port: int = 0) -> None:
         self.settings = settings
         self.review = review
-        self._tokens = [(t.encode(), frozenset(r for role in roles for r in _IMPLIES[role]))
-                        for t, roles in settings.tokens.items()]
+        self._tokens = settings.principals()
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
         app = self
@@ -82,12 +80,16 @@ class WebServer:
         self._thread.join(timeout=5)
 
     # ------------------------------------------------------------------ auth
-    def roles_for(self, token: str) -> frozenset[str]:
-        found: frozenset[str] = frozenset()
-        for known, roles in self._tokens:  # compare with every token: timing does not tell which matched
-            if hmac.compare_digest(token.encode(), known):
-                found = roles
+    def principal_for(self, token: str) -> Principal:
+        """The token's name and roles (no name, no roles for an unknown token)."""
+        found = Principal("", frozenset())
+        for known, principal in self._tokens:  # compare with every token: timing does not tell which matched
+            if hmac.compare_digest(token.encode("utf-8", "replace"), known):
+                found = principal
         return found
+
+    def roles_for(self, token: str) -> frozenset[str]:
+        return self.principal_for(token).roles
 
     def new_session(self, roles: frozenset[str], name: str) -> str:
         sid = secrets.token_urlsafe(32)
@@ -167,8 +169,14 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, render.message_page(title, text, nonce=nonce, user=self._user()), nonce=nonce)
 
     def _form(self) -> dict[str, str] | None:
-        n = int(self.headers.get("Content-Length") or 0)
+        raw_len = (self.headers.get("Content-Length") or "0").strip()
+        if not raw_len.isdigit():  # "-1" would read until the client hangs up; "abc" is no length at all
+            self.close_connection = True
+            self._error(400, "bad request", "Content-Length must be a non-negative integer")
+            return None
+        n = int(raw_len)
         if n > MAX_BODY:
+            self.close_connection = True
             self._error(413, "too large", f"form bodies are limited to {MAX_BODY} bytes")
             return None
         raw = self.rfile.read(n).decode("utf-8", errors="replace")
@@ -270,13 +278,10 @@ class _Handler(BaseHTTPRequestHandler):
         pre = self._cookies().get(LOGIN_COOKIE, "")
         if not pre or not hmac.compare_digest(pre, form.get("csrf", "")):
             return self._login_form("the sign-in form expired; try again", 400)
-        roles = self.web.roles_for(form.get("token", ""))
-        name = form.get("name", "").strip()[:80]
-        if not roles:
+        who = self.web.principal_for(form.get("token", ""))
+        if not who.roles:
             return self._login_form("unknown token (tokens come from LADDER_TOKENS on the server)", 401)
-        if not name:
-            return self._login_form("give a reviewer name: it is recorded on every decision", 400)
-        sid = self.web.new_session(roles, name)
+        sid = self.web.new_session(who.roles, who.name)  # the name is the token's, never typed in
         self._redirect("/queue?msg=login", [f"{SESSION_COOKIE}={sid}; Path=/; HttpOnly; SameSite=Strict",
                                              f"{LOGIN_COOKIE}=; Path=/login; Max-Age=0"])
 
@@ -292,12 +297,14 @@ class _Handler(BaseHTTPRequestHandler):
         if review is None:
             return self._error(503, "loading", "the KB index is still loading; retry in a few seconds")
         action = form.get("action", "")
-        reviewer = session.name if (session and bearer is None) else form.get("reviewer", "") or "web"
+        reviewer = session.name if (session and bearer is None) else self.web.principal_for(bearer or "").name
         nonce = secrets.token_urlsafe(16)
         try:
             card = None
             if action == "edit":
-                card = parse_card(json.loads(form.get("card_json", "") or "{}"))
+                raw = form.get("card_json", "") or "{}"
+                check_json(raw, self.web.settings.limits, "card_json")  # before the parser recurses into it
+                card = parse_card(json.loads(raw))
             review.review(pid, action, reviewer=reviewer, reason=form.get("reason", ""), card=card,
                           merge_into=form.get("merge_into", "").strip())
         except (LadderError, ValidationError, ValueError) as e:

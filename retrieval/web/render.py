@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import quote
 
 from kb.models import AnyCard
-from retrieval.client.review import card_fields
+from retrieval.client.review import card_fields, collapse_evidence
 from synthesis.models import PROPOSAL_STATUSES, Proposal
 
 __all__ = ["detail_page", "esc", "login_page", "message_page", "queue_page"]
@@ -85,10 +85,11 @@ def _evidence(p: Proposal) -> str:
     if not p.evidence:
         return '<p class="muted">No round evidence.</p>'
     num = lambda v, f: "-" if v is None else format(v, f)  # noqa: E731
-    rows = "".join(f"<tr><td>{esc(e.round_ref)}</td><td>{esc(e.problem)}</td><td>{esc(e.backend)}</td>"
+    rows = "".join(f"<tr><td>{esc(e.round_ref)}</td><td>{n}</td><td>{esc(e.problem)}</td><td>{esc(e.backend)}</td>"
                    f"<td>{esc(e.outcome)}</td><td>{num(e.speedup, '.3f')}</td><td>{num(e.lift, '.3f')}</td>"
-                   f"<td>{num(e.confidence, '.2f')}</td><td>{esc(e.note)}</td></tr>" for e in p.evidence)
-    return ("<table><tr><th>round</th><th>problem</th><th>backend</th><th>outcome</th><th>speedup</th>"
+                   f"<td>{num(e.confidence, '.2f')}</td><td>{esc(e.note)}</td></tr>"
+                   for e, n in collapse_evidence(p.evidence))
+    return ("<table><tr><th>round</th><th>copies</th><th>problem</th><th>backend</th><th>outcome</th><th>speedup</th>"
             f"<th>lift</th><th>mapping confidence</th><th>note</th></tr>{rows}</table>")
 
 
@@ -140,9 +141,9 @@ def login_page(*, nonce: str, error: str = "", csrf: str = "") -> str:
     err = f'<p class="err">{esc(error)}</p>' if error else ""
     body = (f'{err}<h2>Sign in</h2><form method="post" action="/login">'
             f'<input type="hidden" name="csrf" value="{esc(csrf)}">'
-            '<p><label>Reviewer name <input name="name" required autocomplete="username"></label></p>'
             '<p><label>Token <input name="token" type="password" required autocomplete="off"></label></p>'
-            '<p class="muted">A token from LADDER_TOKENS; the reviewer role is needed to decide. It is kept on the '
+            '<p class="muted">A token from LADDER_TOKENS; the reviewer role is needed to decide, and decisions are '
+            'recorded under the name the token is given there. It is kept on the '
             'server for this session only (the browser holds an opaque HttpOnly session cookie).</p>'
             '<button type="submit">Sign in</button></form>')
     return _page("sign in", body, nonce=nonce, user=None)

@@ -34,13 +34,16 @@ def test_a_store_made_by_schema_1_is_migrated_on_open(tmp_path: Path):
     assert not _indexes(path)
     store = StructuredStore(path)
     try:
-        assert store.schema_version() == SCHEMA_VERSION == 2
+        assert store.schema_version() == SCHEMA_VERSION == 3
         assert store.get_card("v1-card").title == "A card stored by schema 1"
         assert [p["id"] for p in store.list_proposals("pending")] == ["v1-proposal"]
         assert store.last_action("v1-card") == "upsert"
     finally:
         store.close()
-    assert {"proposals_by_status", "trajectories_by_state", "events_by_card"} <= _indexes(path)
+    assert {"proposals_by_status", "trajectories_by_state", "events_by_card", "trajectories_by_hash"} <= _indexes(path)
+    db = sqlite3.connect(path)
+    assert "content_hash" in {r[1] for r in db.execute("PRAGMA table_info(trajectories)")}  # step 2
+    db.close()
     StructuredStore(path).close()  # a second open finds the current version and changes nothing
 
 

@@ -72,7 +72,8 @@ def test_repeated_queries_come_from_the_cache(kb):
 def test_writes_refresh_the_index_without_restart(kb):
     card = PatternCard(id="zz-new-idea", title="Frobnicate the warp scheduler", summary="Zyzzyva frobnication of warps.",
                        body="zyzzyva", backends=["cuda"], levels=["L1"], sources=["https://example.org"])
-    kb.upsert_card(card)
+    assert kb.upsert_card(card).status == "proposed"  # a write proposes; activating is the review step
+    kb.set_card_status(card.id, "active")
     hits = kb.search(SearchQuery(text="zyzzyva frobnication", filter=CardFilter(statuses=["active"])))
     assert hits[0].card.id == "zz-new-idea"
 
@@ -89,8 +90,8 @@ def test_paging_walks_every_card_once(kb):
 
 
 def test_snapshot_serves_the_same_results(kb, tmp_path, embedder):
-    from kb.snapshot import SnapshotKB, write_snapshot
     from kb.errors import Unavailable
+    from kb.snapshot import SnapshotKB, write_snapshot
 
     write_snapshot(kb, tmp_path / "snap")
     snap = SnapshotKB(tmp_path / "snap", embedder=embedder)
@@ -120,7 +121,7 @@ def test_writes_leave_the_engine_to_the_next_read(kb, monkeypatch):
     for i in range(5):
         kb.upsert_card(_probe(i))
     assert builds == []  # no rebuild per write
-    q = SearchQuery(text="warp-specialized epilogue probe 3", filter=CardFilter(statuses=["active"]))
+    q = SearchQuery(text="warp-specialized epilogue probe 3", filter=CardFilter(statuses=["proposed"]))
     assert kb.search(q)[0].card.id == "probe-3"  # the next read sees every write
     assert len(builds) == 1  # one rebuild for the five writes
     assert len([t for t in tokenized if t != q.text]) == 5  # and it tokenized only the new cards

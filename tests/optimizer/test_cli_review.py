@@ -9,12 +9,21 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from kb.models import PatternCard, ProblemRef, Round, RoundRewrite, Timing, TimingProtocol, Trajectory, Validation
+from kb.models import (
+    PatternCard,
+    ProblemRef,
+    Round,
+    RoundRewrite,
+    Timing,
+    TimingProtocol,
+    Trajectory,
+    Validation,
+)
 from kb.settings import Settings
 from optimizer.cli import app
 from synthesis.models import EvidenceRef, Proposal
 
-TOKENS = {"contrib-token": ["contributor"], "review-token": ["reviewer"]}
+TOKENS = {"contrib-token": ["contributor"], "review-token": {"name": "ana", "roles": ["reviewer"]}}
 runner = CliRunner()
 
 
@@ -112,3 +121,19 @@ def test_review_commands(server, tmp_path):
     merged = json.loads(_ladder(server, "review", "merge", merge_me.id, "--json").stdout)  # into the nearest
     assert merged["proposal"]["status"] == "merged"
     assert server.kb.get_card(family.id).version == family.version + 1
+
+
+def test_synthesize_with_a_contributor_token_stores_and_exits_zero(server, tmp_path):
+    f = tmp_path / "contrib.json"
+    f.write_text(_traj().model_copy(update={"id": "cli-contrib-1", "device": "contrib"}).model_dump_json())
+    res = _ladder(server, "synthesize", str(f), token="contrib-token")  # exit 0 asserted
+    assert "submitted: cli-contrib-1" in res.stdout and "not run" in res.stderr and "reviewer" in res.stderr
+    assert any(t.id == "cli-contrib-1" for t in server.kb.store.trajectories())
+
+
+def test_kb_commands_take_server_and_token(server, tmp_path):
+    stats = json.loads(_ladder(server, "kb", "stats", "--json").stdout)
+    assert stats["cards"] == len(server.kb.store.served_cards()) and stats["kb"].startswith("server ")
+    res = _ladder(server, "kb", "export", str(tmp_path / "exported"), "--json")
+    assert json.loads(res.stdout)["exported"] == stats["cards"]
+    assert len(list((tmp_path / "exported").glob("*/*.yaml"))) == stats["cards"]

@@ -158,8 +158,12 @@ def test_block_k_never_stands_in_for_a_row_block() -> None:
 
 
 def test_names_aliasing_one_block_are_searched_once() -> None:
-    """BLOCK_M and BLOCK_N both alias an elementwise kernel's only BLOCK_SIZE: one edit, not an internal error."""
+    """BLOCK_M and BLOCK_N both alias an elementwise kernel's only BLOCK_SIZE: never an internal error ('overlapping
+    source edits'); a space of dot-tile names only is outside the domain of a kernel without tl.dot."""
     search = {"BLOCK_M": [64, 128, 256], "BLOCK_N": [128, 256], "BLOCK_K": [128, 256]}
-    res = run("launch_params", {"search": search}, source=SCALE, launches=[{"kernel": "scale_kernel", "grid": [3]}],
-              bottleneck="memory_bound")
-    assert list(res.applied) == ["BLOCK_SIZE"] and res.source.count("BLOCK_SIZE = ") == 1
+    with pytest.raises(NotApplicable, match="needs a tl.dot kernel"):
+        run("launch_params", {"search": search}, source=SCALE, launches=[{"kernel": "scale_kernel", "grid": [3]}],
+            bottleneck="memory_bound")
+    res = run("launch_params", {"search": {**search, "num_warps": [8]}}, source=SCALE,
+              launches=[{"kernel": "scale_kernel", "grid": [3]}], bottleneck="memory_bound")
+    assert "BLOCK_SIZE" not in res.applied  # a tile name never changes a dot-less kernel's block

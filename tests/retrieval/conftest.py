@@ -4,7 +4,9 @@ import pytest
 
 from kb.settings import Settings
 
-TOKENS = {"contrib-token": ["contributor"], "review-token": ["reviewer"], "read-token": ["reader"]}
+#: the reviewer token is named: decisions are recorded under "ana" whatever a request claims
+TOKENS = {"contrib-token": ["contributor"], "review-token": {"name": "ana", "roles": ["reviewer"]},
+          "read-token": ["reader"]}
 
 
 @pytest.fixture(scope="module")

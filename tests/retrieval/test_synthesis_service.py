@@ -29,7 +29,8 @@ def _round(i: int, hyp: str, rewrite: str, family: str, speedup: float, hack: li
 def _traj(tid: str) -> Trajectory:
     base = Round(index=0, outcome="baseline", validation=Validation(passed=True),
                  timing=Timing(protocol=TimingProtocol(method="do_bench-median"), geomean_speedup=1.0))
-    return Trajectory(id=tid, problem=ProblemRef(name="softmax_rows"), backend="cuda", rounds=[
+    # each trajectory its own problem: copies of one content would count once (issue 17)
+    return Trajectory(id=tid, problem=ProblemRef(name=f"softmax_rows_{tid}"), backend="cuda", rounds=[
         base,
         _round(1, "Each program handles one short row; launch-bound grid",
                "Process 8 rows per program with a ROWS_PER_PROGRAM constexpr loop", "rows-per-program", 2.4),

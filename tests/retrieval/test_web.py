@@ -15,7 +15,8 @@ from kb.models import PatternCard
 from kb.settings import Settings
 from synthesis.models import EvidenceRef, Proposal
 
-TOKENS = {"contrib-token": ["contributor"], "review-token": ["reviewer"], "read-token": ["reader"]}
+TOKENS = {"contrib-token": ["contributor"], "review-token": {"name": "ana", "roles": ["reviewer"]},
+          "read-token": ["reader"]}
 CHROMIUM = Path("/usr/bin/chromium")
 HOSTILE = ('<script>document.title="pwned";window.__pwned=1</script>'
            '<img src=x onerror="window.__pwned=2"></pre><svg onload="window.__pwned=3">')
@@ -71,10 +72,10 @@ class Browserless:
         c.close()
         return r, text
 
-    def login(self, token: str, name: str = "ana") -> None:
+    def login(self, token: str) -> None:
         _, page = self.req("GET", "/login")
         csrf = re.search(r'name="csrf" value="([^"]+)"', page).group(1)
-        r, _ = self.req("POST", "/login", {"csrf": csrf, "token": token, "name": name})
+        r, _ = self.req("POST", "/login", {"csrf": csrf, "token": token})
         assert r.status == 303, r.status
 
 
@@ -160,7 +161,6 @@ def test_approve_in_headless_chromium(web):
         try:
             page = browser.new_page()
             page.goto(f"{base}/login")
-            page.fill("input[name=name]", "chromium-reviewer")
             page.fill("input[name=token]", "review-token")
             page.click("button[type=submit]")
             page.click("a[href='/p/new-family.web-e2e.0001']")

@@ -15,7 +15,7 @@ from optimizer.proposers.recipes import (
 )
 
 RECIPE = {"kind": "chunked_row_reduction", "params": {}}
-SPILL = ["register_spill"]
+SPILL = ["ir:register_spill"]
 
 
 @pytest.mark.parametrize(("kernel", "accs"), [("wide_l2norm", 1), ("wide_max_minus_mean", 2), ("wide_row_mse", 1)])
