@@ -68,7 +68,8 @@ def lint_cards(cards: list[tuple[str, AnyCard]]) -> list[dict[str, Any]]:
         if not c.sources:
             bad(file, "sources", "at least one source (public URL or compiler path@version) is required")
         if not c.symptoms.tokens():
-            bad(file, "symptoms", "give at least one symptom (bottleneck class, profile signal, IR signature, code feature)")
+            bad(file, "symptoms",
+                "give at least one symptom (bottleneck class, profile signal, IR signature, code feature)")
         if not c.body.strip():
             bad(file, "body", "the detailed reference (markdown) is empty")
         for r in c.related:
@@ -89,7 +90,8 @@ def lint_cards(cards: list[tuple[str, AnyCard]]) -> list[dict[str, Any]]:
             for t in c.question_templates:
                 for name in _PLACEHOLDER.findall(t):
                     if name not in TEMPLATE_FIELDS:
-                        bad(file, "question_templates", f"unknown placeholder {{{name}}}; use {sorted(TEMPLATE_FIELDS)}")
+                        bad(file, "question_templates",
+                            f"unknown placeholder {{{name}}}; use {sorted(TEMPLATE_FIELDS)}")
     return problems
 
 

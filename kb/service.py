@@ -302,7 +302,8 @@ class KnowledgeBase:
             self._after_write(stored.id)
             return stored
 
-    def set_card_status(self, card_id: str, status: CardStatus, reason: str = "", version: int | None = None) -> AnyCard:
+    def set_card_status(self, card_id: str, status: CardStatus, reason: str = "",
+                        version: int | None = None) -> AnyCard:
         """Move a card through review (the reviewer's step; over gRPC it needs the reviewer role)."""
         if status not in CARD_STATUSES:
             raise InvalidArgument(f"status must be one of {sorted(CARD_STATUSES)}, got {status!r}", field="status")
@@ -396,7 +397,7 @@ def _read_mirror(path: Path) -> dict[tuple[str, int], np.ndarray]:
     """(id, version) -> vector from a writer's mirror file; empty when there is none (or it is unreadable)."""
     try:
         with np.load(path) as z:
-            return {(str(i), int(v)): row for i, v, row in zip(z["ids"], z["versions"], z["matrix"])}
+            return {(str(i), int(v)): row for i, v, row in zip(z["ids"], z["versions"], z["matrix"], strict=True)}
     except (OSError, ValueError, KeyError):
         return {}
 
@@ -431,7 +432,7 @@ def page_cards(engine: Engine, filter: CardFilter, page_size: int = 50, cursor: 
         raise InvalidArgument(f"page_size must be in 1..500, got {page_size}", field="page_size")
     after = _decode_cursor(cursor)
     mask = engine.filter_mask(filter)
-    ids = sorted(c.id for c, ok in zip(engine.cards, mask) if ok)
+    ids = sorted(c.id for c, ok in zip(engine.cards, mask, strict=True) if ok)
     start = bisect.bisect_right(ids, after) if after else 0
     page = ids[start:start + page_size]
     nxt = encode_cursor(page[-1]) if start + page_size < len(ids) else ""
@@ -448,6 +449,6 @@ def _decode_cursor(cursor: str) -> str:
         return ""
     try:
         return str(json.loads(base64.urlsafe_b64decode(cursor.encode()))["after"])
-    except Exception as e:  # noqa: BLE001
+    except (ValueError, KeyError, TypeError) as e:  # bad base64 / JSON / UTF-8 (ValueError), no "after", not a dict
         raise InvalidArgument("cursor is not one returned by ListCards; pass '' for the first page",
                               field="cursor") from e

@@ -18,18 +18,16 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Literal
+from typing import Any
 
 from kb.errors import Conflict, InvalidArgument, NotFound
 from kb.models import AnyCard, PatternCard, parse_card
 from kb.service import KnowledgeBase, check_storable
 from synthesis.mining import CachedEmbed, Embed, FamilyIndex
-from synthesis.models import Proposal, SynthesisResult, card_on_approval
+from synthesis.models import REVIEW_ACTIONS, Proposal, ReviewAction, SynthesisResult, card_on_approval
 from synthesis.pipeline import SynthesisConfig, synthesize
 
 __all__ = ["Curator", "Job", "ProposalPage", "ReviewAction"]
-
-ReviewAction = Literal["approve", "reject", "edit", "merge"]
 
 
 class Job(dict):
@@ -190,8 +188,9 @@ class Curator:
         are then stored in one transaction, so a decision is applied once or not at all. Deciding a proposal
         that is no longer pending is a ``Conflict`` that writes nothing (a retried approval adds no version)."""
         p = self.proposal(proposal_id)
-        if action not in ("approve", "reject", "edit", "merge"):
-            raise InvalidArgument(f"unknown action {action!r}; use approve, reject, edit or merge", field="action")
+        if action not in REVIEW_ACTIONS:
+            raise InvalidArgument(f"unknown action {action!r}; use one of {', '.join(REVIEW_ACTIONS)}",
+                                  field="action")
         if p.status != "pending":
             raise Conflict(f"proposal {p.id} is already {p.status} (by {p.reviewer or 'someone'}); nothing was "
                            "changed", field="status")

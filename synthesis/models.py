@@ -9,7 +9,7 @@ Proposals move ``pending -> approved | rejected | merged``; :meth:`Proposal.tran
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -17,7 +17,9 @@ from kb.errors import Conflict, InvalidArgument
 from kb.models import AnyCard, Card, CardStats
 
 __all__ = [
+    "PROPOSAL_STATUSES",
     "PROPOSAL_TRANSITIONS",
+    "REVIEW_ACTIONS",
     "EvidenceRef",
     "FamilyCandidate",
     "FamilyMapping",
@@ -25,6 +27,7 @@ __all__ = [
     "Proposal",
     "ProposalKind",
     "ProposalStatus",
+    "ReviewAction",
     "SynthesisReport",
     "SynthesisResult",
     "card_on_approval",
@@ -32,6 +35,10 @@ __all__ = [
 
 ProposalKind = Literal["new_family", "example", "anti_signal", "deprecation", "edit"]
 ProposalStatus = Literal["pending", "approved", "rejected", "merged"]
+PROPOSAL_STATUSES: tuple[ProposalStatus, ...] = get_args(ProposalStatus)
+#: what a reviewer may do with a pending proposal (synthesis.curation.Curator.review)
+ReviewAction = Literal["approve", "reject", "edit", "merge"]
+REVIEW_ACTIONS: tuple[ReviewAction, ...] = get_args(ReviewAction)
 
 #: Allowed review transitions. ``merged``: the curator folded the draft into an existing card instead.
 PROPOSAL_TRANSITIONS: dict[str, frozenset[str]] = {

@@ -4,12 +4,13 @@ bare index query, on the seed KB and on a synthetic 100k-card KB, plus 16 concur
 Method (printed with the figures):
 - bare embed: ``Embedder.encode([q])`` for distinct queries (no cache).
 - bare index query: the hybrid ranking work without the embedding: dense top-n on the index (exact matvec
-  below 20k vectors, Chroma HNSW above) + BM25 scores + RRF, given a precomputed query vector.
+  below 20k vectors, Chroma HNSW above) + BM25 scores + z-score fusion (the default; ``fusion="rrf"`` selects
+  reciprocal rank fusion), given a precomputed query vector.
 - service: gRPC ``Search`` to a ``ladder serve`` subprocess on loopback, distinct queries (cold cache), with the
   embedding included; then the same queries again (served from the result cache); then 16 client threads.
 - 100k KB: cards generated from templates over the seed vocabulary; their vectors are real seed-card
   embeddings plus Gaussian noise, re-normalised, because embedding 100k texts on 2 CPU cores would take ~40
-  minutes. Everything on the query path (query embedding, HNSW, BM25 over 100k documents, filters, RRF, gRPC)
+  minutes. Everything on the query path (query embedding, HNSW, BM25 over 100k documents, filters, fusion, gRPC)
   is the real code.
 """
 
@@ -196,16 +197,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--duration", type=float, default=20.0, help="seconds of the concurrent run")
     ap.add_argument("--out", type=Path, default=None, help="results directory (default benchmarks/results)")
+    ap.add_argument("--embed-backend", choices=["auto", "onnx", "torch"], default="auto",
+                    help="query embedding in the bare call and the server; non-auto runs save "
+                         "retrieval_latency_<backend>.json")
     args = ap.parse_args(argv)
+    os.environ["LADDER_EMBED_BACKEND"] = args.embed_backend  # the `ladder serve` subprocess reads it
 
     from kb.search.embedding import Embedder
     from kb.service import KnowledgeBase
     from kb.settings import Settings
 
     queries = _queries()
-    embedder = Embedder()
+    embedder = Embedder(backend=args.embed_backend)
+    embedder.warm()
     seed_home = Path(tempfile.mkdtemp(prefix="ladder-seed-"))
-    results: dict = {"queries": len(queries), "method": __doc__}
+    results: dict = {"queries": len(queries), "method": __doc__, "embed_backend": args.embed_backend,
+                     "embed_runtime": embedder.runtime}
     for label, home in (("seed", seed_home), ("synthetic", None)):
         if label == "synthetic":
             if not args.cards:
@@ -229,7 +236,8 @@ def main(argv: list[str] | None = None) -> int:
         if label == "synthetic":
             shutil.rmtree(home, ignore_errors=True)
     shutil.rmtree(seed_home, ignore_errors=True)
-    out = write_result("retrieval_latency", results, args.out)
+    name = "retrieval_latency" + ("" if args.embed_backend == "auto" else f"_{args.embed_backend}")
+    out = write_result(name, results, args.out)
     print(f"wrote {out}")
     return 0
 

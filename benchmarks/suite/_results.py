@@ -4,7 +4,7 @@ Layout of a result directory (``runner.py --out DIR``)::
 
     DIR/runs.jsonl                  one line per runner invocation: provenance, arguments, device ceilings
     DIR/<op>/result.json            the operator's state and results (written atomically after each phase)
-    DIR/<op>/session/               the optimizer session: round_NN.py, best.py, trajectory.json
+    DIR/<op>/session/               the optimizer session: round_NN.py.txt, best.py.txt, trajectory.json
     DIR/<op>/measure_times.jsonl    raw measurements (eager, initial, best per case) from _measure.py
     DIR/<op>/measure_compile.jsonl  raw torch.compile measurements
     DIR/report.md, report.json, fig_*.png   written by report.py
@@ -13,6 +13,10 @@ Layout of a result directory (``runner.py --out DIR``)::
 compact summary of the trajectory: rounds, levels, outcomes, best round), ``cases`` (per case: flops, bytes,
 dtype and the eager / torch.compile / initial / best medians in ms), ``measure`` and ``compile`` (phase status),
 and ``provenance``. Nothing here imports torch or pydantic: the report runs on plain JSON.
+
+Candidate sources are results, not code: at rest (after ``unpack`` and after a run) a session's ``*.py`` files
+are stored as ``*.py.txt`` (``sources_as_data``), so neither linters, test collection nor line counts take them
+for the project's code; the runner turns them back into ``.py`` (``sources_as_code``) before it resumes.
 """
 
 from __future__ import annotations
@@ -211,12 +215,36 @@ def pack(out: Path, dest: Path) -> Path:
     return dest
 
 
+SOURCE_DATA_SUFFIX = ".txt"  # round_03.py <-> round_03.py.txt
+
+
+def _session_dirs(out: Path) -> Iterable[Path]:
+    return (d for d in out.rglob("*") if d.is_dir() and d.name in ("session", "sessions"))
+
+
+def sources_as_data(out: Path) -> int:
+    """Rename every candidate source ``*.py`` under a session folder of ``out`` to ``*.py.txt``; returns the count."""
+    moved = [p for d in _session_dirs(out) for p in d.rglob("*.py")]
+    for p in moved:
+        os.replace(p, p.with_name(p.name + SOURCE_DATA_SUFFIX))
+    return len(moved)
+
+
+def sources_as_code(out: Path) -> int:
+    """The inverse of ``sources_as_data``: ``*.py.txt`` back to ``*.py`` so a resumed session can import them."""
+    moved = [p for d in _session_dirs(out) for p in d.rglob("*.py" + SOURCE_DATA_SUFFIX)]
+    for p in moved:
+        os.replace(p, p.with_name(p.name.removesuffix(SOURCE_DATA_SUFFIX)))
+    return len(moved)
+
+
 def unpack(src: Path, out: Path) -> int:
     """Restore a packed result dir into ``out`` (members may not leave it); returns the number of files.
 
     Operator folders and reports are replaced by the packed ones; the append-only logs at the top
     (``runs.jsonl``, ``ceilings.jsonl``) are merged line by line, so packs from runs made in parallel (one per
-    GPU) can be unpacked one after another without losing either run's provenance.
+    GPU) can be unpacked one after another without losing either run's provenance. Candidate sources land as
+    data (``sources_as_data``), whether the pack holds them as ``.py`` or ``.py.txt``.
     """
     out.mkdir(parents=True, exist_ok=True)
     logs = {p.name: p.read_text().splitlines() for p in out.glob("*.jsonl")}
@@ -229,4 +257,5 @@ def unpack(src: Path, out: Path) -> int:
         tmp = out / (name + ".tmp")
         tmp.write_text("".join(ln + "\n" for ln in merged if ln.strip()))
         os.replace(tmp, out / name)
+    sources_as_data(out)
     return sum(1 for m in members if m.isfile())

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 from collections import Counter
 from datetime import datetime, timezone
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 SUITE = Path(__file__).resolve().parent
+REPO = SUITE.parents[1]
 if str(SUITE) not in sys.path:
     sys.path.insert(0, str(SUITE))
 
@@ -52,6 +54,25 @@ def _ratio(num: float | None, den: float | None) -> float | None:
     return num / den if num and den and den > 0 else None
 
 
+_ABS_PATH = re.compile(r"(?<![\w.])/[^\s`'\"]+")
+
+
+def portable_path(path: str | Path) -> str:
+    """A path as a report may show it: relative to the repository, else ``.../<last part>`` (no machine paths)."""
+    p = Path(path)
+    if not p.is_absolute():
+        return p.as_posix()
+    try:
+        return p.resolve().relative_to(REPO).as_posix()
+    except ValueError:
+        return f".../{p.name}"
+
+
+def portable_command(command: str | None) -> str | None:
+    """``command`` with every absolute path in it made portable (``portable_path``)."""
+    return None if command is None else _ABS_PATH.sub(lambda m: portable_path(m.group(0)), command)
+
+
 def _run_info(out: Path) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
     runs, ceilings = [], None
     for r in read_jsonl(out / "runs.jsonl"):
@@ -59,7 +80,7 @@ def _run_info(out: Path) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
             continue
         prov = r.get("provenance") or {}
         c = r.get("ceilings") or {}
-        runs.append({"run": r.get("run"), "date": prov.get("date"), "command": prov.get("command"),
+        runs.append({"run": r.get("run"), "date": prov.get("date"), "command": portable_command(prov.get("command")),
                      "node": (prov.get("machine") or {}).get("node"), "device": c.get("device"),
                      "versions": {k: v for k, v in (prov.get("versions") or {}).items() if v}, "ceilings": c})
         if c.get("copy_gbps") and c.get("bf16_tflops"):
@@ -255,7 +276,7 @@ def build(out: Path) -> dict[str, Any]:
     agg["ops_in_suite"] = len(suite_ops)
     return {
         "not_run": [op for op in suite_ops if op not in results],
-        "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"), "out": str(out), "initial_set": start_set,
+        "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"), "out": portable_path(out), "initial_set": start_set,
         "has_timing": bool(timed), "runs": runs, "status": dict(status),
         "problems": [p for o in ops if (p := _problem(o, results[o["op"]]))],
         "peaks": {"datasheet": vars(H200_DATASHEET), "measured_in_run": vars(peaks_measured) if peaks_measured else None,

@@ -57,6 +57,8 @@ from _results import (
     append_jsonl,
     pack,
     read_json,
+    sources_as_code,
+    sources_as_data,
     summarize_trajectory,
     unpack,
     write_json,
@@ -463,7 +465,11 @@ def main(argv: list[str] | None = None, *, kb: Any = None, settings: Any = None,
         if args.pack:
             pack(out, Path(args.pack))
         return 0
-    return Runner(args, kb=kb, settings=settings, log=log).run()
+    sources_as_code(out)  # resumed sessions import their rounds; at rest the sources are data again
+    try:
+        return Runner(args, kb=kb, settings=settings, log=log).run()
+    finally:
+        sources_as_data(out)
 
 
 if __name__ == "__main__":

@@ -63,7 +63,8 @@ class Recipe(_Model):
     params: dict[str, Any] = Field(default_factory=dict)
     requires: list[str] = Field(default_factory=list, description="evidence tokens the recipe's domain needs "
                                 "(code:<feature>, ir:<signature>, cause:<cause>; 'a|b' = either)")
-    forbids: list[str] = Field(default_factory=list, description="evidence tokens that put the kernel outside the domain")
+    forbids: list[str] = Field(default_factory=list,
+                               description="evidence tokens that put the kernel outside the domain")
 
 
 class Rewrite(_Model):

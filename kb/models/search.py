@@ -28,7 +28,7 @@ class CardFilter(_Model):
     kinds: list[CardKind] = Field(default_factory=list)
     backends: list[Backend] = Field(default_factory=list, description="a card for 'any' matches every backend")
     levels: list[Level] = Field(default_factory=list)
-    statuses: list[CardStatus] = Field(default_factory=lambda: ["active"])
+    statuses: list[CardStatus] = Field(default_factory=lambda: list[CardStatus](["active"]))
 
 
 class SearchQuery(_Model):

@@ -211,7 +211,7 @@ class Round(_Model):
 
     def content(self) -> dict[str, Any]:
         """What the round found, as JSON data: every field but the volatile ones and its index."""
-        return self.model_dump(mode="json", exclude=VOLATILE_ROUND_FIELDS | {"index"})
+        return self.model_dump(mode="json", exclude=set(VOLATILE_ROUND_FIELDS | {"index"}))
 
 
 class ProblemRef(_Model):

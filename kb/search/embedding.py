@@ -11,10 +11,14 @@ import os
 import threading
 from collections import OrderedDict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kb.errors import ToolchainError
+
+if TYPE_CHECKING:
+    from kb.search.onnx_encoder import OnnxEncoder
 
 __all__ = ["DIM", "Embedder", "model_dir"]
 
@@ -51,7 +55,7 @@ class Embedder:
         self._model = None
         self._model_path = model_path
         self._backend = backend
-        self._onnx = None
+        self._onnx: OnnxEncoder | None = None
         #: what runs the encoder: "onnxruntime (<file>)" or "sentence-transformers (torch)", with the reason
         self.runtime = "not loaded"
         self._lock = threading.Lock()

@@ -64,8 +64,9 @@ def _supported(st_model: Any) -> str | None:
     kinds = [type(m).__name__ for m in mods]
     if kinds != ["Transformer", "Pooling", "Normalize"]:
         return f"pipeline {kinds} is not Transformer -> Pooling -> Normalize"
-    if getattr(mods[1], "pooling_mode", None) not in (None, "mean") and not getattr(mods[1], "pooling_mode_mean_tokens", False):
-        return f"pooling mode {getattr(mods[1], 'pooling_mode', '?')} is not mean"
+    mode, mean_tokens = getattr(mods[1], "pooling_mode", None), getattr(mods[1], "pooling_mode_mean_tokens", False)
+    if mode not in (None, "mean") and not mean_tokens:
+        return f"pooling mode {mode or '?'} is not mean"
     return None
 
 

@@ -14,7 +14,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,7 +26,8 @@ from kb.vocab import STATUS_TRANSITIONS, CardStatus
 
 __all__ = ["StructuredStore"]
 
-SCHEMA_VERSION = 2  # 2: trajectories.content_hash (copies of one trajectory count once)
+SCHEMA_VERSION = 3  # 2: trajectories.content_hash (copies of one trajectory count once); 3: query indexes
+#: the tables as a fresh store gets them; a store written by an older version walks _MIGRATIONS on open
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS card_versions (
@@ -44,6 +45,28 @@ CREATE TABLE IF NOT EXISTS proposals (
 CREATE TABLE IF NOT EXISTS jobs (
   id TEXT PRIMARY KEY, kind TEXT NOT NULL, state TEXT NOT NULL, doc TEXT NOT NULL, updated_at TEXT NOT NULL);
 """
+
+
+def _add_content_hash(db: sqlite3.Connection) -> None:
+    cols = {r[1] for r in db.execute("PRAGMA table_info(trajectories)").fetchall()}
+    if "content_hash" not in cols:
+        db.execute("ALTER TABLE trajectories ADD COLUMN content_hash TEXT")
+    rows = db.execute("SELECT id, doc FROM trajectories WHERE content_hash IS NULL").fetchall()
+    db.executemany("UPDATE trajectories SET content_hash=? WHERE id=?",
+                   [(Trajectory.model_validate_json(doc).content_hash(), tid) for tid, doc in rows])
+    db.execute("CREATE INDEX IF NOT EXISTS trajectories_by_hash ON trajectories(content_hash)")
+
+
+def _add_query_indexes(db: sqlite3.Connection) -> None:
+    # the queue's status pages, the unsynthesized-trajectory scan and a card's last action
+    db.execute("CREATE INDEX IF NOT EXISTS proposals_by_status ON proposals(status, created_at, id)")
+    db.execute("CREATE INDEX IF NOT EXISTS trajectories_by_state ON trajectories(synthesized, submitted_at, id)")
+    db.execute("CREATE INDEX IF NOT EXISTS events_by_card ON events(card_id, seq)")
+
+
+#: version -> the step that takes a store from version - 1 to it (one transaction with the version bump; every
+#: step is idempotent, so a fresh store, created at version 1's row, walks them all harmlessly)
+_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _add_content_hash, 3: _add_query_indexes}
 
 
 def _now() -> str:
@@ -69,11 +92,12 @@ class StructuredStore:
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=FULL")
                 self._db.executescript(_SCHEMA)
-                self._migrate()
-                self._db.execute(
-                    "INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', ?)", (str(SCHEMA_VERSION),)
-                )
-            self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                self._db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', '1')")
+            self._check_schema()
+        except StorageError:  # a schema version this code cannot serve: nothing was changed
+            self._db.close()
+            self._release_writer_lock()
+            raise
         except sqlite3.DatabaseError as e:
             self._release_writer_lock()
             raise StorageError(
@@ -84,19 +108,31 @@ class StructuredStore:
             self._release_writer_lock()
             raise StorageError(f"cannot create the KB directory {self.path.parent}: {e}") from e
 
-    def _migrate(self) -> None:
-        """Bring a store written by an older version up to this schema (writer only, at open)."""
-        cols = {r[1] for r in self._db.execute("PRAGMA table_info(trajectories)").fetchall()}
-        if "content_hash" not in cols:
-            self._db.execute("ALTER TABLE trajectories ADD COLUMN content_hash TEXT")
-        rows = self._db.execute("SELECT id, doc FROM trajectories WHERE content_hash IS NULL").fetchall()
-        if rows:
+    # ------------------------------------------------------------------ schema version
+    def _check_schema(self) -> None:
+        """Read the stored schema version; migrate an older store (writers), refuse a newer one."""
+        row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        found = int(row[0]) if row else 1
+        if found > SCHEMA_VERSION:
+            raise StorageError(f"the KB store at {self.path} has schema version {found}, newer than this "
+                               f"kernel-ladder's {SCHEMA_VERSION}: upgrade kernel-ladder to open it")
+        if found == SCHEMA_VERSION:
+            return
+        if self.readonly:
+            raise StorageError(f"the KB store at {self.path} has schema version {found} (this kernel-ladder "
+                               f"uses {SCHEMA_VERSION}): open it once for writing (e.g. `ladder serve`) to migrate it")
+        for version in range(found + 1, SCHEMA_VERSION + 1):
             self._db.execute("BEGIN IMMEDIATE")
-            self._db.executemany("UPDATE trajectories SET content_hash=? WHERE id=?",
-                                 [(Trajectory.model_validate_json(doc).content_hash(), tid) for tid, doc in rows])
-            self._db.execute("COMMIT")
-        self._db.execute("CREATE INDEX IF NOT EXISTS trajectories_by_hash ON trajectories(content_hash)")
-        self._db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
+            try:
+                _MIGRATIONS[version](self._db)
+                self._db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(version),))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def schema_version(self) -> int:
+        return int(self.get_meta("schema_version") or 1)
 
     # ------------------------------------------------------------------ locking / lifecycle
     def _acquire_writer_lock(self) -> None:
@@ -296,7 +332,8 @@ class StructuredStore:
 
     def events(self, limit: int = 100) -> list[dict[str, Any]]:
         rows = self._q("SELECT seq, ts, card_id, action, detail FROM events ORDER BY seq DESC LIMIT ?", (limit,))
-        return [{"seq": s, "ts": t, "card_id": c, "action": a, "detail": json.loads(d or "{}")} for s, t, c, a, d in rows]
+        return [{"seq": s, "ts": t, "card_id": c, "action": a, "detail": json.loads(d or "{}")}
+                for s, t, c, a, d in rows]
 
     # ------------------------------------------------------------------ trajectories
     def put_trajectory(self, trajectory: Trajectory) -> bool:
@@ -374,7 +411,7 @@ class StructuredStore:
                 stored = self._set_status(db, deprecate, "deprecated", None, reason)
             db.execute("UPDATE proposals SET status=?, doc=?, updated_at=? WHERE id=?",
                        (status, json.dumps(doc), _now(), proposal_id))
-            detail = {"proposal_id": proposal_id, "status": status}
+            detail: dict[str, Any] = {"proposal_id": proposal_id, "status": status}
             if stored is not None:
                 detail["version"] = stored.version
             self._event(db, stored.id if stored else None, "review", detail)
@@ -417,7 +454,7 @@ class StructuredStore:
         return json.loads(rows[0][0])
 
     def list_jobs(self, state: str | None = None) -> list[dict[str, Any]]:
-        sql, args = "SELECT doc FROM jobs", ()
+        sql, args = "SELECT doc FROM jobs", tuple[str, ...]()
         if state:
             sql, args = sql + " WHERE state=?", (state,)
         return [json.loads(r[0]) for r in self._q(sql + " ORDER BY updated_at", args)]

@@ -37,8 +37,8 @@ class VectorIndex:
         self.versions: dict[str, int] = {}
         self._row: dict[str, int] = {}
         self.matrix = np.zeros((0, DIM), dtype=np.float32)
-        self._client = None
-        self._col = None
+        self._client: Any = None  # chromadb ClientAPI / Collection once opened (chromadb is imported lazily)
+        self._col: Any = None
         #: why persisting stopped in this process (None while the collection is healthy). After an I/O error
         #: chroma can hang on its next write (seen with a full disk), so it is not called again until reopened.
         self.persist_error: str | None = None
@@ -64,7 +64,7 @@ class VectorIndex:
             try:
                 self._open_collection()
                 self._load_all()
-            except Exception as e2:  # noqa: BLE001
+            except Exception as e2:  # noqa: BLE001 - as above: any chroma failure becomes one StorageError
                 raise StorageError(f"cannot create a vector index at {self.path}: {e2}") from e2
 
     def _open_collection(self) -> None:
@@ -87,7 +87,7 @@ class VectorIndex:
         total = self._col.count()
         for off in range(0, total, 5000):
             got = self._col.get(include=["embeddings", "metadatas"], limit=5000, offset=off)
-            for i, emb, meta in zip(got["ids"], got["embeddings"], got["metadatas"]):
+            for i, emb, meta in zip(got["ids"], got["embeddings"], got["metadatas"], strict=True):
                 ids.append(i)
                 vecs.append(np.asarray(emb, dtype=np.float32))
                 versions[i] = int((meta or {}).get("version", 0))
@@ -107,7 +107,8 @@ class VectorIndex:
         self._remember(ids, versions, vectors)
         self._persist(lambda col: [col.upsert(
             ids=ids[off:off + 4000], embeddings=vectors[off:off + 4000].tolist(),
-            metadatas=[{"version": v, "kind": k} for v, k in zip(versions[off:off + 4000], kinds[off:off + 4000])],
+            metadatas=[{"version": v, "kind": k}
+                       for v, k in zip(versions[off:off + 4000], kinds[off:off + 4000], strict=True)],
         ) for off in range(0, len(ids), 4000)], f"persist {len(ids)} vectors")
 
     def _persist(self, write: Callable[[Any], object], what: str) -> None:
@@ -123,7 +124,7 @@ class VectorIndex:
     def _remember(self, ids: list[str], versions: list[int], vectors: np.ndarray) -> None:
         with self._lock:
             new_rows = []
-            for i, v, vec in zip(ids, versions, vectors):
+            for i, v, vec in zip(ids, versions, vectors, strict=True):
                 self.versions[i] = v
                 if i in self._row:
                     self.matrix[self._row[i]] = vec
@@ -138,7 +139,7 @@ class VectorIndex:
         """Load vectors into memory only (read-only snapshots); nothing is persisted."""
         with self._lock:
             self.ids = list(ids)
-            self.versions = dict(zip(ids, versions))
+            self.versions = dict(zip(ids, versions, strict=True))
             self._row = {i: n for n, i in enumerate(ids)}
             self.matrix = np.asarray(vectors, dtype=np.float32)
 
@@ -192,7 +193,7 @@ class VectorIndex:
         fetch = n if allowed is None else min(len(self.ids), max(n * 8, 64))
         res = self._col.query(query_embeddings=[vec.tolist()], n_results=fetch, include=["distances"])
         out: list[tuple[int, float]] = []
-        for cid, dist in zip(res["ids"][0], res["distances"][0]):
+        for cid, dist in zip(res["ids"][0], res["distances"][0], strict=True):
             row = self._row.get(cid)
             if row is None or (allowed is not None and not allowed[row]):
                 continue

@@ -56,9 +56,9 @@ class GrpcKBClient:
             raise from_rpc_error(e) from e
 
     def wait_ready(self, timeout: float = 60.0) -> None:
-        from grpc_health.v1 import health_pb2, health_pb2_grpc
-
         import time
+
+        from grpc_health.v1 import health_pb2, health_pb2_grpc
 
         stub = health_pb2_grpc.HealthStub(self.channel)
         deadline = time.monotonic() + timeout

@@ -20,7 +20,7 @@ from kb.settings import Settings
 from retrieval.client.remote import GrpcKBClient
 from retrieval.v1 import ladder_pb2 as pb
 from synthesis.curation import Curator
-from synthesis.models import EvidenceRef, Proposal
+from synthesis.models import PROPOSAL_STATUSES, REVIEW_ACTIONS, EvidenceRef, Proposal
 
 __all__ = [
     "STATUSES",
@@ -33,8 +33,8 @@ __all__ = [
     "connect_review",
 ]
 
-STATUSES = ("pending", "approved", "rejected", "merged")
-ACTIONS = ("approve", "reject", "edit", "merge")
+STATUSES = PROPOSAL_STATUSES  # one source each: the Literals in synthesis.models
+ACTIONS = REVIEW_ACTIONS
 
 
 @dataclass(frozen=True)
@@ -89,14 +89,12 @@ def _check_action(action: str) -> None:
 def collapse_evidence(evidence: list[EvidenceRef]) -> list[tuple[EvidenceRef, int]]:
     """Evidence rows a reviewer sees, duplicates collapsed: rows that differ only in their round reference (the
     same measured result pasted into many trajectories) become one row with their count (``copies`` included)."""
-    rows: dict[tuple[object, ...], list[object]] = {}
+    rows: dict[tuple[object, ...], tuple[EvidenceRef, int]] = {}
     for e in evidence:
         key = (e.problem, e.backend, e.outcome, e.speedup, e.lift, e.confidence, e.note)
-        if key in rows:
-            rows[key][1] += e.copies  # type: ignore[operator]
-        else:
-            rows[key] = [e, e.copies]
-    return [(e, int(n)) for e, n in rows.values()]  # type: ignore[misc]
+        first, n = rows.get(key, (e, 0))
+        rows[key] = (first, n + e.copies)
+    return list(rows.values())
 
 
 def card_fields(card: AnyCard) -> dict[str, str]:

@@ -126,10 +126,11 @@ class AuthInterceptor(grpc.ServerInterceptor):
             if roles is None:
                 context.abort(grpc.StatusCode.UNAUTHENTICATED,
                               f"{method} needs a bearer token with the {need} role (set LADDER_TOKEN / --token)")
-            if need not in roles:
-                log.info("denied %s: token roles %s lack %s", method, sorted(roles), need)
+            held = roles or frozenset()  # abort() raised when there was no valid token
+            if need not in held:
+                log.info("denied %s: token roles %s lack %s", method, sorted(held), need)
                 context.abort(grpc.StatusCode.PERMISSION_DENIED,
-                              f"{method} needs the {need} role; this token has {sorted(roles) or 'no valid role'}")
+                              f"{method} needs the {need} role; this token has {sorted(held) or 'no valid role'}")
             reset = _CALLER.set(principal)
             try:
                 return inner(request, context)

@@ -8,13 +8,14 @@ lowest-ranked hits. Without this a valid request could fail with RESOURCE_EXHAUS
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, cast
 
 import grpc
 
 from kb.errors import InvalidArgument
 from kb.models.search import CardFilter
 from kb.service import KnowledgeBase, encode_cursor
+from kb.vocab import CardStatus
 from retrieval import convert
 from retrieval.v1 import ladder_pb2 as pb
 from retrieval.v1 import ladder_pb2_grpc as pb_grpc
@@ -108,4 +109,5 @@ class KnowledgeServicer(pb_grpc.KnowledgeServiceServicer):
 
     def SetCardStatus(self, request: pb.SetCardStatusRequest, context: grpc.ServicerContext) -> pb.Card:
         return convert.to_proto_card(
-            self.kb.set_card_status(request.id, request.status, request.reason, request.version or None))
+            self.kb.set_card_status(request.id, cast(CardStatus, request.status), request.reason,
+                                    request.version or None))

@@ -18,7 +18,7 @@ from retrieval.server.knowledge import fit_message, message_budget
 from retrieval.v1 import ladder_pb2 as pb
 from retrieval.v1 import ladder_pb2_grpc as pb_grpc
 from synthesis.curation import Curator
-from synthesis.models import Proposal
+from synthesis.models import PROPOSAL_STATUSES, REVIEW_ACTIONS, Proposal
 
 __all__ = ["SynthesisServicer", "parse_trajectory"]
 
@@ -73,9 +73,10 @@ class SynthesisServicer(pb_grpc.SynthesisServiceServicer):
             raise InvalidArgument("job_id is required", field="job_id")
         return _job(self.curator.job(request.job_id))
 
-    def ListProposals(self, request: pb.ListProposalsRequest, context: grpc.ServicerContext) -> pb.ListProposalsResponse:
-        if request.status and request.status not in ("pending", "approved", "rejected", "merged"):
-            raise InvalidArgument("status must be pending, approved, rejected or merged", field="status")
+    def ListProposals(self, request: pb.ListProposalsRequest,
+                      context: grpc.ServicerContext) -> pb.ListProposalsResponse:
+        if request.status and request.status not in PROPOSAL_STATUSES:
+            raise InvalidArgument(f"status must be one of {', '.join(PROPOSAL_STATUSES)}", field="status")
         page = self.curator.proposal_page(request.status or None, request.page_size or 100, request.cursor)
         resp = pb.ListProposalsResponse(proposals=[pb.Proposal(proposal_json=p.model_dump_json())
                                                    for p in page.proposals], next_cursor=page.next_cursor)
@@ -89,8 +90,8 @@ class SynthesisServicer(pb_grpc.SynthesisServiceServicer):
         return self._proposal(self.curator.proposal(request.proposal_id))
 
     def Review(self, request: pb.ReviewRequest, context: grpc.ServicerContext) -> pb.Proposal:
-        if request.action not in ("approve", "reject", "edit", "merge"):
-            raise InvalidArgument("action must be approve, reject, edit or merge", field="action")
+        if request.action not in REVIEW_ACTIONS:
+            raise InvalidArgument(f"action must be one of {', '.join(REVIEW_ACTIONS)}", field="action")
         if not request.proposal_id and not (request.action == "edit" and request.card_json):
             raise InvalidArgument("proposal_id is required (only an edit with card_json may omit it)",
                                   field="proposal_id")
@@ -109,7 +110,8 @@ class SynthesisServicer(pb_grpc.SynthesisServiceServicer):
         # servicer run without the auth interceptor (tests)
         who = caller()
         reviewer = who.name if who is not None and who.name else (request.reviewer or "reviewer")
-        if not request.proposal_id:  # an edit of a served card: queue it as a new version for review
+        # no proposal: an edit of a served card (card_json checked above), queued as a new version for review
+        if not request.proposal_id and card is not None:
             return self._proposal(self.curator.propose_edit(card, author=reviewer, reason=request.reason))
         done = self.curator.review(request.proposal_id, request.action, reviewer=reviewer,
                                    reason=request.reason, card=card, merge_into=request.merge_into)

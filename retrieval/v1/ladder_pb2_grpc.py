@@ -5,7 +5,7 @@ import warnings
 
 from retrieval.v1 import ladder_pb2 as retrieval_dot_v1_dot_ladder__pb2
 
-GRPC_GENERATED_VERSION = '1.85.1'
+GRPC_GENERATED_VERSION = '1.66.0'  # lowered by scripts/gen_protos.py
 GRPC_VERSION = grpc.__version__
 _version_not_supported = False
 

@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 from kb.models import AnyCard
 from retrieval.client.review import card_fields, collapse_evidence
-from synthesis.models import Proposal
+from synthesis.models import PROPOSAL_STATUSES, Proposal
 
 __all__ = ["detail_page", "esc", "login_page", "message_page", "queue_page"]
 
@@ -54,7 +54,7 @@ def _best_speedup(p: Proposal) -> str:
 
 def queue_page(proposals: list[Proposal], status: str, *, nonce: str, user: str | None, flash: str = "") -> str:
     tabs = " ".join(f'<a href="/queue?status={s}">{"<b>" + s + "</b>" if s == status else s}</a>'
-                    for s in ("pending", "approved", "rejected", "merged", "all"))
+                    for s in (*PROPOSAL_STATUSES, "all"))
     rows = "".join(
         f'<tr><td><a href="/p/{quote(p.id, safe="")}">{esc(p.id)}</a></td><td>{esc(p.kind)}</td>'
         f'<td>{esc(p.status)}</td><td>{esc(p.card.title)}</td><td>{esc(p.target_family or "-")}</td>'

@@ -280,8 +280,31 @@ def test_naive_session_starts_from_naive_py(tmp_path: Path) -> None:
                      kb=EmptyKB(), settings=settings, log=lambda _m: None)
     r = read_json(out / "relu" / "result.json")
     assert rc == 0 and r["status"] == "done" and r["initial"] == "naive" and r["session"]["baseline_passed"]
-    assert (out / "relu" / "session" / "round_00.py").read_text() == (SUITE / "relu" / "naive.py").read_text()
+    assert (out / "relu" / "session" / "round_00.py.txt").read_text() == (SUITE / "relu" / "naive.py").read_text()
     assert read_jsonl(out / "runs.jsonl")[0]["args"]["initial"] == "naive"
     with pytest.raises(SystemExit, match="another initial set"):
         runner.main(["--backend", "interpreter", "--ops", "relu", "--rounds", "0", "--out", str(out)],
                     kb=EmptyKB(), settings=settings, log=lambda _m: None)
+
+
+def test_unpacked_candidate_sources_are_data_and_turn_back_into_code(tmp_path: Path) -> None:
+    """Round files come out of a pack as ``.py.txt`` (results, not code) and go back to ``.py`` for a resume."""
+    src = tmp_path / "gpu0"
+    (src / "relu" / "session").mkdir(parents=True)
+    (src / "relu" / "session" / "round_00.py").write_text("x = 1\n")
+    (src / "relu" / "session" / "best.py").write_text("x = 2\n")
+    (src / "relu" / "result.json").write_text("{}")
+    (src / "cluster" / "sessions" / "relu").mkdir(parents=True)
+    (src / "cluster" / "sessions" / "relu" / "round_01.py").write_text("x = 3\n")
+    dest = tmp_path / "restored"
+    runner.unpack(runner.pack(src, tmp_path / "p.tar.gz"), dest)
+    assert sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*.py*")) == [
+        "cluster/sessions/relu/round_01.py.txt", "relu/session/best.py.txt", "relu/session/round_00.py.txt"]
+    assert runner.sources_as_code(dest) == 3
+    assert (dest / "relu" / "session" / "best.py").read_text() == "x = 2\n"
+    assert runner.sources_as_data(dest) == 3 and not list(dest.rglob("*.py"))
+
+
+def test_committed_results_hold_no_python_files() -> None:
+    stray = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "benchmarks" / "results").rglob("*.py"))
+    assert not stray, f"candidate sources under benchmarks/results must be data (.py.txt): {stray[:5]}"

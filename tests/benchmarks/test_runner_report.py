@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -143,3 +144,12 @@ def test_report_names_the_initial_set_and_refuses_a_mixed_dir(gpu_dir: Path) -> 
     with pytest.raises(ValueError, match="mixed"):
         report.build(gpu_dir)
     assert report.main(["--out", str(gpu_dir)]) == 2
+
+
+def test_reports_show_no_machine_paths() -> None:
+    assert report.portable_path(report.REPO / "benchmarks" / "results" / "suite") == "benchmarks/results/suite"
+    assert report.portable_path("/tmp/suite_g1") == ".../suite_g1"
+    cmd = "runner.py --out /tmp/suite_g1 --pack /root/out/suite_g1.tar.gz --ops relu"
+    assert report.portable_command(cmd) == "runner.py --out .../suite_g1 --pack .../suite_g1.tar.gz --ops relu"
+    committed = (report.REPO / "benchmarks" / "results" / "suite" / "report.md").read_text()
+    assert not re.search(r"(?<![\w.])/(work|tmp|root|home)/", committed), "regenerate: python benchmarks/suite/report.py"

@@ -28,7 +28,7 @@ def _recipes() -> dict[str, dict]:
 
 def _candidates() -> list[Path]:
     files = sorted((ROOT / "benchmarks" / "suite").glob("*/initial.py"))
-    files += sorted((ROOT / "benchmarks" / "results" / "suite").glob("*/session/round_*.py"))
+    files += sorted((ROOT / "benchmarks" / "results" / "suite").glob("*/session/round_*.py.txt"))  # stored as data
     seen: set[str] = set()
     return [f for f in files if not ((t := f.read_text()) in seen or seen.add(t))]
 
@@ -48,7 +48,7 @@ def test_every_recipe_refuses_or_writes_defined_names(tmp_path: Path) -> None:
         src = cand.read_text()
         for cid, recipe in recipes.items():
             try:
-                res = apply_recipe(recipe, RecipeContext(source=src, filename=cand.name, bottleneck="memory_bound"))
+                res = apply_recipe(recipe, RecipeContext(source=src, filename=cand.name.removesuffix(".txt"), bottleneck="memory_bound"))
             except NotApplicable as exc:
                 assert str(exc), f"{cid} on {cand}: a refusal must say why"
                 continue
