@@ -79,6 +79,9 @@ from optimizer.source import Kernel, LaunchSite, SourceText
 __all__ = ["APPLIERS", "NotApplicable", "RecipeContext", "RewriteResult", "apply_recipe", "apply_recipe_variants", "can_apply",
            "unified_diff"]
 
+_DOT_TILE_NAMES = frozenset({"BLOCK_M", "BLOCK_N", "BLOCK_K", "BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K"})
+
+
 # ---------------------------------------------------------------------------------------------------- appliers
 def apply_launch_params(params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:
     search: dict[str, list[Any]] = dict(params.get("search") or {})
@@ -87,7 +90,10 @@ def apply_launch_params(params: dict[str, Any], ctx: RecipeContext) -> RewriteRe
     p = _parse(ctx)
     k, sites = _target(p, ctx)
     knobs: dict[str, _Knob] = {}
+    has_dot = "tl.dot" in ast.unparse(k.node)
     for n in sorted(search, key=lambda n: _alias(k, n) != n):  # exact names first, then aliases
+        if not has_dot and n.upper() in _DOT_TILE_NAMES and _alias(k, n) != n:
+            continue  # a dot-tile name never stands in for a dot-less kernel's block (domains.check_point)
         kb = _knob(p, k, sites, n)
         if kb is not None and all(other.name != kb.name for other in knobs.values()):
             knobs[n] = kb  # several searched names (BLOCK_M, BLOCK_N) may alias one block: it is searched once
