@@ -96,7 +96,7 @@ def test_budget_cuts_the_session_and_stops_before_the_next_operator(three_runs) 
     assert relu["status"] == "done" and relu["backend"] == "interpreter"
     assert relu["session"]["truncated"] and relu["session"]["rounds_run"] == 1  # round 2 did not fit the budget
     assert relu["session"]["best_round"] == 0 and relu["session"]["baseline_passed"]
-    assert (three_runs["out"] / "relu" / "session" / "best.py").is_file()
+    assert (three_runs["out"] / "relu" / "session" / "best.py.txt").is_file()  # sources stored as data
     assert first["softmax"] is None  # never started
     assert any(line.startswith("budget:") for line in three_runs["logs"][0])
 
