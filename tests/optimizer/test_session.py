@@ -24,7 +24,9 @@ def offline_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Trajectory, F
     kb = FakeKB(LADDER_CARDS)
     out = tmp_path_factory.mktemp("session")
     events: list[str] = []
-    session = Session(DATA / "softmax", None, kb=kb, settings=SETTINGS, backend="interpreter", proposer=OfflineProposer(),
+    # a cold IR cache of its own: another test that captured the same kernel would turn round 1's capture into a hit
+    settings = SETTINGS.model_copy(update={"cache_dir": str(tmp_path_factory.mktemp("ladder-cache"))})
+    session = Session(DATA / "softmax", None, kb=kb, settings=settings, backend="interpreter", proposer=OfflineProposer(),
                       out_dir=out, progress=lambda e, d: events.append(e))
     return session.run(2, submit=True), kb, out, events
 
