@@ -106,10 +106,13 @@ def _family(ctx: LadderContext, d: Decision, tokens: list[str]) -> tuple[CardRef
     return best, refusals
 
 
-def causal_step(ctx: LadderContext, level: str, findings: list[Finding], *, may_stop: bool = True) -> CausalStep:
-    """Decide over all findings so far plus this level's; tests are None when the decision cannot stop here."""
-    measured, measured_any = _measured(ctx)
-    d = decide(all_findings(ctx) + findings, measured=measured, measured_any=measured_any)
+def causal_step(ctx: LadderContext, level: str, findings: list[Finding], *, may_stop: bool = True,
+                measured: tuple[str, bool] | None = None) -> CausalStep:
+    """Decide over all findings so far plus this level's; tests are None when the decision cannot stop here.
+    ``measured``: (class, measured at all) when the caller is the measuring level itself (L2), else read from
+    earlier levels and rounds."""
+    measured_cls, measured_any = measured or _measured(ctx)
+    d = decide(all_findings(ctx) + findings, measured=measured_cls, measured_any=measured_any)
     if not d.decided:
         return CausalStep(d, None, [], None, level)
     if d.cause == "at_roofline":

@@ -102,13 +102,7 @@ class ProfileLevel:
                                      data={"class": cls, "localized": localized, "source": "measured", "share": share}))
         data = {"per_case": [{"case": c, "ms": ms, "class": k} for c, ms, k in per_case], "signals": signal_tokens}
         findings = profile_findings(ctx.cache.get(f"l2rows:{ctx.source_sha}", []), cls, share)
-        # the decision reads this level's class through ctx.previous("L2"): register a provisional result first
-        provisional = LevelResult(level="L2", tests=tests, bottleneck=cls, data=data)  # type: ignore[arg-type]
-        ctx.results.append(provisional)
-        try:
-            step = causal_step(ctx, "L2", findings)
-        finally:
-            ctx.results.remove(provisional)
+        step = causal_step(ctx, "L2", findings, measured=(cls if localized else "unknown", True))
         evidence.append(step.evidence("L2"))
         tests, chosen_final, best = merge_tests(step, tests, chosen if single else None, chosen if justified else None)
         refs_out = ([step.family] if step.family else []) + [r for r in refs if not step.family or r.id != step.family.id]
