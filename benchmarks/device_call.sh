@@ -2,7 +2,11 @@
 # One call on the lent GPU machine (see /work/.library/device): set up the carried wheels and KB snapshot, then run
 # the named steps one after another (never two timing sessions at once), each writing under $OUT.
 #
-#   bash benchmarks/device_call.sh STEP [STEP ...]       steps: see the case below; every step is budgeted
+#   [DEADLINE_S=570] bash benchmarks/device_call.sh STEP[:ARG] [STEP[:ARG] ...]
+#
+# Each step's time box is min(its own budget, what is left of DEADLINE_S minus 15 s), so a call never overruns the
+# device's per-command limit, and each step's output folder is packed ($OUT/NAME.tar.gz) as soon as the step ends:
+# a call stopped late still brings back everything finished before. Step logs go to $OUT/steps.log as well.
 #
 # Carry: .whl (pydantic, bm25s, libcst ...: the image lacks them) and .devcarry (KB snapshot + fp16 MiniLM).
 # Nothing here is used by CI.
@@ -12,24 +16,53 @@ export PYTHONPATH=/tmp/site:$PWD LADDER_SNAPSHOT=$PWD/.devcarry/snapshot LADDER_
   PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 LADDER_VALIDATION_SEEDS='[0,1]' LADDER_HOME=/tmp/ladderhome
 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
-start=$(date +%s)
+start=$(date +%s); deadline=${DEADLINE_S:-570}
+
+box() {  # box WANTED_S: the step's time box inside the call's deadline
+  local left=$(( deadline - ($(date +%s) - start) - 15 ))
+  [ "$1" -lt "$left" ] && echo "$1" || echo "$left"
+}
+pack() {  # pack DIR: $OUT/DIR -> $OUT/DIR.tar.gz (folders deeper than two levels would not come back)
+  [ -d "$OUT/$1" ] && (cd "$OUT" && tar czf "$1.tar.gz" "$1" && rm -rf "$1")
+}
+
 for step in "$@"; do
   name=${step%%:*}; arg=${step#*:}; [ "$arg" = "$step" ] && arg=""
   t0=$(date +%s); echo "=== step $name ($arg) at +$(( t0 - start )) s"
   case $name in
+    rewrite)    # structural transforms timed on their examples: initial vs transformed vs torch
+      t=$(box "${arg:-120}"); timeout "$t" python3 benchmarks/rewrite/time_transforms.py "$OUT/rewrite" 2>&1 | tail -40
+      pack rewrite ;;
     diagtime)   # reference fixes timed once next to torch: initial, fix, eager per case
-      timeout "${arg:-300}" python3 benchmarks/diagnosis/gpu_time.py "$OUT/diagtime" 2>&1 | tail -80 ;;
+      t=$(box "${arg:-300}"); timeout "$t" python3 benchmarks/diagnosis/gpu_time.py "$OUT/diagtime" --budget-s $(( t - 20 )) 2>&1 | tail -60
+      pack diagtime ;;
     diag)       # the ladder L1-L4 on the labelled set: arg = SPLIT/BUDGET_S
-      split=${arg%%/*}; budget=${arg#*/}
-      timeout $(( budget + 120 )) python3 benchmarks/diagnosis_bench.py --backend cuda --max-level L4 --split "$split" \
-        --budget-s "$budget" --out "$OUT/diag_$split" 2>&1 | grep -v "Loading weights" | tail -60 ;;
+      split=${arg%%/*}; t=$(box "${arg#*/}")
+      timeout "$t" python3 benchmarks/diagnosis_bench.py --backend cuda --max-level L4 --split "$split" \
+        --budget-s $(( t - 60 )) --out "$OUT/diag_$split" 2>&1 | grep -v "Loading weights" | tail -60
+      pack "diag_$split" ;;
     aa)         # A/A noise floor through the session's verdict path: arg = budget
-      timeout "${arg:-200}" python3 benchmarks/aa.py "$OUT/aa" 2>&1 | tail -40 ;;
+      t=$(box "${arg:-240}"); timeout "$t" python3 benchmarks/aa.py "$OUT/aa" 2>&1 | tail -40
+      pack aa ;;
     naivecheck) # naive first translations validated at full size and timed against eager
-      timeout "${arg:-240}" python3 benchmarks/suite/_gpu_check.py --initial naive --out "$OUT/naivecheck" 2>&1 | tail -60 ;;
+      t=$(box "${arg:-240}"); timeout "$t" python3 benchmarks/suite/_gpu_check.py --initial naive --out "$OUT/naivecheck" 2>&1 | tail -60
+      pack naivecheck ;;
+    realcheck)  # the real-kernel problems validated at full size on the GPU and timed against eager
+      t=$(box "${arg:-200}"); mkdir -p "$OUT/realcheck"
+      timeout "$t" python3 benchmarks/realistic/_check.py --no-interpret --device cuda --full --time --out "$OUT/realcheck" \
+        > "$OUT/realcheck/stdout.json" 2> "$OUT/realcheck/stderr.log"; echo "realcheck rc=$?"; tail -c 3000 "$OUT/realcheck/stdout.json"
+      tail -20 "$OUT/realcheck/stderr.log"; pack realcheck ;;
+    onboard)    # onboarding rules on the GPU: compile-only problems execute, in-place restore holds
+      t=$(box "${arg:-120}"); timeout "$t" python3 benchmarks/onboard_gpu_check.py "$OUT/onboard" 2>&1 | tail -30
+      pack onboard ;;
+    campaign)   # optimizer sessions from the naive first versions: arg = ROUNDS/BUDGET_S/op,op,...
+      rounds=${arg%%/*}; rest=${arg#*/}; t=$(box "${rest%%/*}"); ops=${rest#*/}
+      timeout $(( t + 5 )) python3 benchmarks/suite/runner.py --initial naive --backend cuda --rounds "$rounds" \
+        --budget-s $(( t - 25 )) --compile-budget-s 40 --ops ${ops//,/ } --out /tmp/naive \
+        --pack "$OUT/naive.tar.gz" > "$OUT/campaign.log" 2>&1; echo "campaign rc=$?"
+      grep -v "Loading weights" "$OUT/campaign.log" | tail -40 ;;
     *) echo "unknown step $name" ;;
   esac
   echo "=== step $name done in $(( $(date +%s) - t0 )) s"
-done
-cd "$OUT" && for d in */; do [ -d "$d" ] && tar czf "${d%/}.tar.gz" "$d" && rm -rf "$d"; done
+done 2>&1 | tee "$OUT/steps.log"
 echo "wall $(( $(date +%s) - start )) s"

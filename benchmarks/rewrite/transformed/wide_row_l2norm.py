@@ -6,7 +6,7 @@ import triton.language as tl
 from torch import nn
 
 RECIPE = {"kind": "register_spill_relief", "params": {"values": [1024, 2048, 4096, 512], "search": {"num_warps": [4, 8, 16]}}}
-CONTEXT = {"evidence": ["register_spill"]}
+CONTEXT = {"evidence": ["ir:register_spill"]}
 TOL = {"atol": 1e-3, "rtol": 1e-5}
 
 
