@@ -36,10 +36,10 @@ for step in "$@"; do
     diagtime)   # reference fixes timed once next to torch: initial, fix, eager per case
       t=$(box "${arg:-300}"); timeout "$t" python3 benchmarks/diagnosis/gpu_time.py "$OUT/diagtime" --budget-s $(( t - 20 )) 2>&1 | tail -60
       pack diagtime ;;
-    diag)       # the ladder L1-L4 on the labelled set: arg = SPLIT/BUDGET_S
-      split=${arg%%/*}; t=$(box "${arg#*/}")
-      timeout "$t" python3 benchmarks/diagnosis_bench.py --backend cuda --max-level L4 --split "$split" \
-        --budget-s $(( t - 60 )) --out "$OUT/diag_$split" 2>&1 | grep -v "Loading weights" | tail -60
+    diag)       # the ladder L1-L4 on the labelled set: arg = SPLIT/BUDGET_S[/item,item,...]
+      split=${arg%%/*}; rest=${arg#*/}; t=$(box "${rest%%/*}"); items=""; [ "$rest" != "${rest#*/}" ] && items=${rest#*/}
+      timeout "$t" python3 benchmarks/diagnosis_bench.py --backend cuda --max-level L4 --split "$split" ${items:+--items "$items"} \
+        --budget-s $(( t - 60 )) --out "$OUT/diag_$split" 2>&1 | grep -v "Loading weights\|os.fork\|_fork_exec\|TracerWarning\|if (padding\|is_causal\|UserWarning\|return opset" | tail -60
       pack "diag_$split" ;;
     aa)         # A/A noise floor through the session's verdict path: arg = budget
       t=$(box "${arg:-240}"); timeout "$t" python3 benchmarks/aa.py "$OUT/aa" 2>&1 | tail -40

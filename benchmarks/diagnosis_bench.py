@@ -66,7 +66,8 @@ def _row(item: Any, d: dict[str, Any], wall_s: float) -> dict[str, Any]:
             "label_families": list(item.families), "secondary": list(item.secondary), "cause": cause, "class": cls,
             "measured_class": measured, "family": chosen, "actionable_family": actionable, "per_level": per_level, "stop": d.get("stop"),
             "overruled": dec.get("overruled", []), "decided_by": [r.get("reference") for r in dec.get("decided_by", [])],
-            "error": d.get("error", ""), "notes": d.get("notes", []), "wall_s": round(wall_s, 1), "l2_raw": l2_raw}
+            "error": d.get("error", ""), "notes": d.get("notes", []), "wall_s": round(wall_s, 1), "phase_s": d.get("phase_s", {}),
+            "l2_raw": l2_raw}
 
 
 def _acc(rows: list[dict[str, Any]], key: str) -> float | None:

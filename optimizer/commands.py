@@ -204,12 +204,19 @@ def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str 
     from optimizer.session import _input_dtypes, check_backend, default_candidate
     from optimizer.settings import LadderSettings
 
+    import time
+
+    from optimizer.phases import PhaseClock, TimedKB
+
+    t_start = time.perf_counter()
+    clock = PhaseClock()
     settings = LadderSettings()
     be = check_backend(backend)
     prob = load_problem(problem)
     cand = Path(candidate).resolve() if candidate else default_candidate(prob.path)
     if validate or be != "interpreter":
         ev = evaluate(prob, cand, backend=be, settings=settings)
+        clock.merge(ev.phase_s)
     else:  # static diagnosis only (the labelled benchmark validates its kernels in its own tests)
         from kb.models import Validation
         from optimizer.evaluation import Evaluation
@@ -241,7 +248,9 @@ def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str 
             launch_case = None
             if note:
                 out["notes"].append(note)
-    ctx = LadderContext(problem=prob, candidate=cand, backend=be, kb=kb, settings=settings, evaluation=ev,
+    ctx = LadderContext(problem=prob, candidate=cand, backend=be, kb=TimedKB(kb, clock) if kb is not None else None, settings=settings,
+                        evaluation=ev,
+                        phases=clock,
                         workdir=Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="ladder-diagnose-")),
                         cache={"input_dtypes": _input_dtypes(prob)} | ({"launch_case": launch_case} if launch_case else {}))
     outcome = run_ladder(ctx, max_level=max_level, stop_early=False)  # type: ignore[arg-type]
@@ -252,6 +261,7 @@ def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str 
     out["causes"] = [f.model_dump(mode="json") for r in outcome.results for f in r.findings]
     last = next((r.decision for r in reversed(outcome.results) if r.decision is not None), None)
     out["decision"] = last.model_dump(mode="json") if last else None
+    out["phase_s"] = clock.finish(time.perf_counter() - t_start)
     return out
 
 

@@ -52,6 +52,7 @@ FEATURE_DOC: dict[str, str] = {
     "pid_2d_matmul": "a tl.dot kernel indexed by two program ids with no grouped order",
     "pointer_advance_in_loop": "a pointer argument advanced with += inside a loop",
     "multi_kernel_same_input": "the launcher passes the same tensor to two kernels (each reads it)",
+    "intermediate_roundtrip": "one kernel writes a buffer the launcher allocated and a later kernel reads it back",
     "launch_in_loop": "a kernel launched inside a Python loop of the launcher (one launch per iteration)",
     "unaligned_launch_arg": "a recorded launch passes an integer (size/stride) or pointer not divisible by 16",
 }
@@ -229,6 +230,9 @@ def extract_features(
                     v = defs[0].value
                 if c.upper().startswith("BLOCK") and isinstance(v, ast.Constant):
                     toks.add("hard_coded_block_size")
+    if trips := intermediate_roundtrips(sites, kernels):
+        toks.add("intermediate_roundtrip")
+        details_extra["roundtrips"] = trips
     if len({s.kernel for s in sites}) > 1 or len(sites) > 1:
         toks.add("multiple_kernels")
         if (shared := _shared_tensor_args(sites)) >= 2:
@@ -322,6 +326,61 @@ def _shared_tensor_args(sites: list[Any]) -> int:
             if isinstance(a, ast.Name) and a.id in inputs:
                 seen.setdefault(a.id, set()).add(site.kernel)
     return max((len(v) for v in seen.values()), default=0)
+
+
+_ALLOCATORS = frozenset({"empty", "empty_like", "zeros", "zeros_like", "full", "full_like", "empty_strided", "new_empty",
+                         "new_zeros"})
+
+
+def _pointer_params(k: Kernel, op: str) -> set[str]:
+    """Kernel parameters that reach the pointer argument of ``tl.<op>`` (through assignments, loop-carried too)."""
+    derived = {p: {p} for p in k.params}
+    assigns = [(n.targets, n.value) for n in ast.walk(k.node) if isinstance(n, ast.Assign)]
+    assigns += [([n.target], n.value) for n in ast.walk(k.node) if isinstance(n, ast.AugAssign)]
+    for _ in range(4):  # a short fixpoint: pointer chains in kernels are a few assignments deep
+        for targets, value in assigns:
+            used = {x.id for x in ast.walk(value) if isinstance(x, ast.Name)}
+            for p, names in derived.items():
+                if used & names:
+                    names |= {t.id for tgt in targets for t in ast.walk(tgt) if isinstance(t, ast.Name)}
+    out = set()
+    for c in ast.walk(k.node):
+        if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == op and c.args:
+            used = {x.id for x in ast.walk(c.args[0]) if isinstance(x, ast.Name)}
+            out |= {p for p, names in derived.items() if used & names}
+    return out
+
+
+def intermediate_roundtrips(sites: list[Any], kernels: dict[str, Kernel]) -> list[dict[str, Any]]:
+    """Buffers the launcher allocates, one kernel stores into and a later kernel loads from, that the launcher does
+    not return: the data makes a round trip through DRAM between two launches (a fusion would keep it in registers)."""
+    out: list[dict[str, Any]] = []
+    by_fn: dict[int, list[Any]] = {}
+    for site in sites:
+        if site.function is not None:
+            by_fn.setdefault(id(site.function), []).append(site)
+    for fsites in by_fn.values():
+        fn = fsites[0].function
+        fresh = {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+                 and isinstance(n.value.func, ast.Attribute) and n.value.func.attr in _ALLOCATORS
+                 for tgt in n.targets for t in ast.walk(tgt) if isinstance(t, ast.Name)}
+        returned = {x.id for n in ast.walk(fn) if isinstance(n, ast.Return) and n.value is not None
+                    for x in ast.walk(n.value) if isinstance(x, ast.Name)}
+        ordered = sorted(fsites, key=lambda s: (s.call.lineno, s.call.col_offset))
+        for buf in sorted(fresh - returned):
+            writer = reader = None
+            for site in ordered:
+                k = kernels[site.kernel]
+                passed = {p for p in k.params if isinstance(a := site.arg_for(k, p), ast.Name) and a.id == buf}
+                if writer is None and passed & _pointer_params(k, "store"):
+                    writer = site
+                elif writer is not None and passed & _pointer_params(k, "load"):
+                    reader = site
+                    break
+            if writer is not None and reader is not None:
+                out.append({"buffer": buf, "written_by": writer.kernel, "read_by": reader.kernel,
+                            "lines": [writer.call.lineno, reader.call.lineno]})
+    return out
 
 
 def _launch_in_loop(sites: list[Any]) -> list[int]:

@@ -56,3 +56,11 @@ def test_a_confirmed_cause_explains_its_symptoms() -> None:
     d = decide([_f("per_element_grid", "L1", 0.85), _f("unvectorized_access", "L3", 0.8)])
     assert d.decided and d.cause == "per_element_grid"
     assert any("unvectorized_access" in o for o in d.overruled)
+
+
+def test_an_fma_dot_explains_its_spills() -> None:
+    # FMA dots hold both operand tiles in registers: the spills go once the dot runs on tensor cores
+    d = decide([_f("fma_dot", "L3", 0.9), _f("register_spills", "L3", 0.9), _f("register_spills", "L2", 0.5, structural=False)])
+    assert d.decided and d.cause == "fma_dot"
+    # without an FMA dot the spills decide on their own
+    assert decide([_f("register_spills", "L3", 0.9)]).cause == "register_spills"

@@ -45,3 +45,37 @@ def test_matmul_and_elementwise_features() -> None:
     for tok in ("elementwise", "cdiv_grid", "bf16", "torch_ops_in_forward", "masked_load"):
         assert tok in g.tokens, tok
     assert extract_features("def broken(:\n").tokens == ["syntax_error"]
+
+
+ROUNDTRIP = '''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def a_kernel(x_ptr, t_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    out = t_ptr + offs
+    tl.store(out, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+@triton.jit
+def b_kernel(t_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(t_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+def forward(x):
+    t = torch.empty_like(x)
+    y = torch.empty_like(x)
+    a_kernel[(4,)](x, t, x.numel(), BLOCK=1024)
+    b_kernel[(4,)](t, y, x.numel(), BLOCK=1024)
+    return y
+'''
+
+
+def test_an_intermediate_written_then_read_back_is_a_roundtrip() -> None:
+    f = extract_features(ROUNDTRIP)
+    assert "intermediate_roundtrip" in f.tokens
+    (trip,) = f.details["roundtrips"]
+    assert trip["buffer"] == "t" and trip["written_by"] == "a_kernel" and trip["read_by"] == "b_kernel"
+    # the returned output is not an intermediate; nor is a buffer only one kernel touches
+    assert "intermediate_roundtrip" not in extract_features(ROUNDTRIP.replace("return y", "return t, y")).tokens
+    one = ROUNDTRIP.replace("    b_kernel[(4,)](t, y, x.numel(), BLOCK=1024)\n", "")
+    assert "intermediate_roundtrip" not in extract_features(one).tokens

@@ -112,6 +112,12 @@ def code_findings(feats: CodeFeatures, launches: list[dict[str, Any]], *, hot_ke
         out.append(Finding(cause="redundant_passes", level="L1", confidence=conf, structural=bool(st.multi_pass), supporting=supp,
                            summary="the same data is read in several passes: " + ", ".join(
                                f"{p} x{len(ls)}" for p, ls in st.multi_pass.items()) if st.multi_pass else "one input feeds several kernels"))
+    if trips := feats.details.get("roundtrips"):
+        what = ", ".join(f"{t['buffer']} ({t['written_by']} -> {t['read_by']})" for t in trips[:4])
+        out.append(Finding(cause="redundant_passes", level="L1", confidence=0.7 if len(trips) >= 2 else 0.6, structural=True,
+                           supporting=[_ref("code_feature", "intermediate_roundtrip", f"written to DRAM and read back: {what}",
+                                            [n for t in trips for n in t["lines"]])],
+                           summary=f"{len(trips)} intermediate buffer(s) make a DRAM round trip between launches: {what}"))
     tile = dot_tile((rec or {}).get("constexprs") or {})
     fp32 = any(v == "*fp32" for v in ((rec or {}).get("signature") or {}).values())
     for d in st.dots:

@@ -5,7 +5,16 @@ Rules (measured -> cause, confidence), calibrated on the tuning half of ``benchm
   the H200 copy kernel reaches ~0.89 of datasheet HBM bandwidth, so 0.75 leaves at most ~1.2x);
 - the launch-overhead rule of ``classify_cuda`` on the dominant share -> ``launch_overhead`` 0.7;
 - the tiny-programs rule -> ``per_element_grid`` (under 64 B per program) or ``tiny_programs`` 0.5;
-- occupancy-limited with spilled bytes in ncu -> ``register_spills`` 0.5.
+- occupancy-limited with spilled bytes in ncu -> ``register_spills`` 0.5;
+- excess traffic: DRAM busy (ncu ``dram_pct`` >= ``BUSY_DRAM_PCT``) while the useful traffic (the problem's
+  ``bytes_moved`` over the time, as a fraction of peak) is at most 1/``EXCESS_TRAFFIC`` of what DRAM moves, with no
+  spills -> ``redundant_passes`` 0.6 (0.75 from 2.5x): the kernel moves several times the bytes it needs
+  (intermediates written and re-read, the same rows read by several loops). A saturated bus also refutes
+  ``unvectorized_access`` (scalar loads starve the bus; they do not fill it);
+- stalled residency: warps resident (``occupancy_pct`` >= ``STALL_OCCUPANCY_PCT``) while DRAM and SM throughput both stay
+  under ``STALL_THROUGHPUT_PCT`` -> the warps wait on something serial: supports ``same_address_atomics`` 0.5 and
+  refutes ``tiny_programs`` / ``per_element_grid`` 0.4 (programs with too little work finish and leave the SMs
+  under-occupied; they do not sit resident).
 Measured findings are not structural: they support or refute the code/IR findings, and they decide on their own
 only when no structural finding exists.
 """
@@ -19,6 +28,8 @@ from optimizer.ladder.findings import EvidenceRef, Finding
 __all__ = ["AT_ROOFLINE", "profile_findings"]
 
 AT_ROOFLINE = 0.75
+BUSY_DRAM_PCT, EXCESS_TRAFFIC = 50.0, 1.6
+STALL_OCCUPANCY_PCT, STALL_THROUGHPUT_PCT = 80.0, 10.0
 
 
 def _ref(kind: str, reference: str, detail: str) -> EvidenceRef:
@@ -61,4 +72,45 @@ def profile_findings(cases: list[dict[str, Any]], dominant: str, share: float) -
         out.append(Finding(cause="register_spills", level="L2", confidence=0.5,
                            supporting=[_ref("counter", "spill_bytes", f"{spilled[0]['signals']['spill_bytes']:.0f} B spilled (ncu)")],
                            summary="ncu sees local-memory spills and low occupancy"))
+    out += _traffic_findings(cases)
+    return out
+
+
+def _num(c: dict[str, Any], key: str) -> float | None:
+    v = (c.get("signals") or {}).get(key)
+    return float(v) if isinstance(v, (int, float)) else None
+
+
+def _traffic_findings(cases: list[dict[str, Any]]) -> list[Finding]:
+    """Counter patterns (ncu) that point at a cause: more DRAM traffic than the work needs; resident warps idle."""
+    out: list[Finding] = []
+    ratios = []
+    for c in cases:
+        dram, useful, spill = _num(c, "dram_pct"), _num(c, "mem_fraction"), _num(c, "spill_bytes") or 0.0
+        if dram is not None and useful and dram >= BUSY_DRAM_PCT and not spill:
+            ratios.append((c["case"], dram, useful, dram / 100.0 / useful))
+    if ratios and all(r >= EXCESS_TRAFFIC for *_, r in ratios):
+        worst = min(r for *_, r in ratios)
+        detail = ", ".join(f"{case}: DRAM {d:.0f}% busy, useful traffic {u:.0%} of peak ({r:.1f}x)" for case, d, u, r in ratios)
+        out.append(Finding(cause="redundant_passes", level="L2", confidence=0.75 if worst >= 2.5 else 0.6,
+                           supporting=[_ref("counter", "dram_pct/mem_fraction", detail)],
+                           summary=f"DRAM moves {worst:.1f}x the bytes the problem needs: data is written and re-read "
+                                   "or read in several passes"))
+    if ratios and all(d >= 75.0 for _, d, _, _ in ratios):
+        out.append(Finding(cause="unvectorized_access", level="L2", confidence=0.0, refute_strength=0.6,
+                           refuting=[_ref("counter", "dram_pct", f"DRAM {min(d for _, d, _, _ in ratios):.0f}% busy")],
+                           summary="the memory bus is saturated: narrow loads are not what limits this kernel"))
+    stalled = []
+    for c in cases:
+        occ, dram, sm = _num(c, "occupancy_pct"), _num(c, "dram_pct"), _num(c, "sm_pct")
+        if None not in (occ, dram, sm) and occ >= STALL_OCCUPANCY_PCT and dram < STALL_THROUGHPUT_PCT and sm < STALL_THROUGHPUT_PCT:  # type: ignore[operator]
+            stalled.append((c["case"], occ, dram, sm))
+    if stalled and len(stalled) == len([c for c in cases if _num(c, "occupancy_pct") is not None]):
+        case, occ, dram, sm = stalled[0]
+        ref = _ref("counter", "occupancy_pct/dram_pct/sm_pct", f"{case}: {occ:.0f}% occupancy, DRAM {dram:.1f}%, SM {sm:.1f}%")
+        out.append(Finding(cause="same_address_atomics", level="L2", confidence=0.5, supporting=[ref],
+                           summary="warps stay resident but move no data and issue little: they wait on serialized updates"))
+        for cause in ("tiny_programs", "per_element_grid"):
+            out.append(Finding(cause=cause, level="L2", confidence=0.0, refute_strength=0.4, refuting=[ref],  # type: ignore[arg-type]
+                               summary="the SMs are fully occupied by waiting warps: per-program overhead is not the limit"))
     return out
