@@ -75,6 +75,9 @@ def _acc(rows: list[dict[str, Any]], key: str) -> float | None:
         return None
     if key == "family":
         ok = [r["family"] in r["label_families"] if r["label_families"] else r["family"] is None for r in rows]
+    elif key == "actionable":  # what a session would apply now: the chosen family, not the diagnosed one
+        ok = [r.get("actionable_family") in r["label_families"] if r["label_families"] else r.get("actionable_family") is None
+              for r in rows]
     elif key == "class":
         ok = [r["class"] == r["label_class"] for r in rows]
     else:
@@ -95,6 +98,7 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         both = [r for r in rs if r["cause"] == r["label_cause"] and (r["family"] in r["label_families"] or
                                                                       (not r["label_families"] and r["family"] is None))]
         out[split] = {"n": len(rs), "cause": _acc(rs, "cause"), "class": _acc(rs, "class"), "family": _acc(rs, "family"),
+                      "actionable_family": _acc(rs, "actionable"),
                       "cause_and_family": round(len(both) / len(rs), 3) if rs else None,
                       "static_n": len(static), "static_cause": _acc(static, "cause"), "cause_per_level": per_level,
                       "confusion": dict(Counter(f"{r['label_cause']} -> {r['cause']}" for r in rs if r["cause"] != r["label_cause"]))}
@@ -102,12 +106,14 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def print_tables(summary: dict[str, Any], rows: list[dict[str, Any]]) -> None:
-    print(f"{'split':6} {'n':>3} {'cause':>6} {'class':>6} {'family':>7} {'c+f':>6} {'static':>10}  per level")
+    print(f"{'split':6} {'n':>3} {'cause':>6} {'class':>6} {'family':>7} {'c+f':>6} {'acted':>6} {'static':>10}  per level")
     for split, s in summary.items():
         per = " ".join(f"{lv} {v:.2f}" for lv, v in s["cause_per_level"].items() if v is not None)
         st = f"{s['static_cause']:.2f}/{s['static_n']}" if s["static_cause"] is not None else "-"
         print(f"{split:6} {s['n']:>3} {s['cause'] or 0:>6.2f} {s['class'] or 0:>6.2f} {s['family'] or 0:>7.2f} "
-              f"{s['cause_and_family'] or 0:>6.2f} {st:>10}  {per}")
+              f"{s['cause_and_family'] or 0:>6.2f} {s['actionable_family'] or 0:>6.2f} {st:>10}  {per}")
+    print("(family: the family the decided cause calls for; acted: the family the ladder would apply now, which\n"
+          " differs when every family of the cause refused the kernel and a class-based family was chosen instead)")
     print("\nmisses (label -> decided, family):")
     for r in rows:
         if r["cause"] != r["label_cause"] or (r["label_families"] and r["family"] not in r["label_families"]):

@@ -101,7 +101,8 @@ class ProfileLevel:
         evidence.append(EvidenceItem(level="L2", kind="bottleneck", reference=cls, summary=why_loc,
                                      data={"class": cls, "localized": localized, "source": "measured", "share": share}))
         data = {"per_case": [{"case": c, "ms": ms, "class": k} for c, ms, k in per_case], "signals": signal_tokens}
-        findings = profile_findings(ctx.cache.get(f"l2rows:{ctx.source_sha}", []), cls, share)
+        findings = profile_findings(ctx.cache.get(f"l2rows:{ctx.source_sha}", []), cls, share,
+                                    dots="tl.dot" in (feats.tokens if feats else []))
         step = causal_step(ctx, "L2", findings, measured=(cls if localized else "unknown", True))
         evidence.append(step.evidence("L2"))
         tests, chosen_final, best = merge_tests(step, tests, chosen if single else None, chosen if justified else None)

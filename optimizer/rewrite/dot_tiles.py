@@ -86,14 +86,17 @@ def _literal(t: Target, e: cst.BaseExpression | None) -> cst.Integer | None:
 
 
 def _axis_roles(t: Target, names: dict[str, str]) -> dict[int, str]:
-    """Program axis -> the tile constexpr it multiplies (``pid_m * BLOCK_M``)."""
+    """Program axis -> the tile constexpr it multiplies (``pid_m * BLOCK_M``, or inline ``tl.program_id(0) * BLOCK_M``)."""
     out = {}
-    for axis, var in t.facts.pid.items():
+    forms = {axis: {var} for axis, var in t.facts.pid.items()}
+    for axis in (0, 1, 2):
+        forms.setdefault(axis, set()).add(f"tl.program_id({axis})")
+    for axis, spelled in forms.items():
         for n in walk(t.kernel.node.body):
             if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Multiply):
                 sides = {t.tree.code(n.left), t.tree.code(n.right)}
                 hit = [c for c in names.values() if c in sides]
-                if var in sides and hit:
+                if spelled & sides and hit:
                     out[axis] = hit[0]
     return out
 

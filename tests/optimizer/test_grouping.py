@@ -63,3 +63,38 @@ def test_grouped_candidates_validate_in_the_interpreter(op: str, tmp_path: Path)
     path.write_text(res.source)
     ev = evaluate(load_problem(SUITE / op), path, backend="interpreter", settings=LadderSettings(validation_seeds=[0]))
     assert ev.passed, ev.reason
+
+
+DIAG = Path(__file__).parents[2] / "benchmarks" / "diagnosis"
+
+
+@pytest.mark.parametrize(("item", "blocks", "walk"), [
+    ("lm_head_linear_bf16", "BLOCK_M, BLOCK_N, BLOCK_K = 64, 128, 64", "row-major"),
+    ("matmul_tall_bf16", "BLOCK_M, BLOCK_N, BLOCK_K = 128, 256, 64", "column-major"),
+])
+def test_a_split_1d_program_id_is_grouped_and_validates(item: str, blocks: str, walk: str, tmp_path: Path) -> None:
+    """The 1-D form (``pid_m = pid // n``, ``pid_n = pid % n`` or the column-major twin) on 16x16 tiles with
+    groups of 2, in the interpreter against the torch reference."""
+    from optimizer.evaluation import evaluate
+    from optimizer.problem import load_problem
+    from optimizer.settings import LadderSettings
+
+    src = (DIAG / item / "initial.py").read_text()
+    small = src.replace(blocks, "BLOCK_M, BLOCK_N, BLOCK_K = 16, 16, 16")
+    assert small != src
+    res = apply_recipe({"kind": "grouped_program_order", "params": {"GROUP_SIZE_M": [2]}},
+                       RecipeContext(source=small, launches=[]))
+    assert walk in res.description and "_n_m" in res.source and "GROUP_SIZE_M=2" in res.source
+    path = tmp_path / "grouped.py"
+    path.write_text(res.source)
+    ev = evaluate(load_problem(DIAG / item), path, backend="interpreter", settings=LadderSettings(validation_seeds=[0]))
+    assert ev.passed, ev.reason
+
+
+def test_a_1d_grid_that_is_not_a_tile_product_is_refused() -> None:
+    src = (DIAG / "lm_head_linear_bf16" / "initial.py").read_text()
+    padded = src.replace("grid = (triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N),)",
+                         "grid = (triton.cdiv(M * N, BLOCK_M * BLOCK_N) + 1,)")
+    assert padded != src
+    with pytest.raises(NotApplicable, match="not one product of two tile counts"):
+        apply_recipe(RECIPE, RecipeContext(source=padded, launches=[]))

@@ -55,3 +55,9 @@ def test_the_stall_pattern_breaks_an_atomics_versus_tiny_programs_tie() -> None:
     l2 = profile_findings([_case("a", occupancy_pct=94.0, dram_pct=1.7, sm_pct=2.3)], "latency_bound", 1.0)
     d = decide(static + l2, measured="latency_bound", measured_any=True)
     assert d.decided and d.cause == "same_address_atomics"
+
+
+def test_a_tiled_matmul_rereading_operands_is_not_called_redundant_passes() -> None:
+    busy = [_case("a", dram_pct=70.0, mem_fraction=0.1, spill_bytes=0.0)]
+    assert _by(profile_findings(busy, "memory_bound", 1.0), "redundant_passes")
+    assert not _by(profile_findings(busy, "memory_bound", 1.0, dots=True), "redundant_passes")

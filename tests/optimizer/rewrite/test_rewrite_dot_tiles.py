@@ -25,6 +25,7 @@ def variants(kernel: str, **ctx: object) -> list:
     ("dot_kloop", "lambda META: (triton.cdiv(M, META['BLOCK_M']), triton.cdiv(N, META['BLOCK_N']))"),
     ("dot_bmm_names", "lambda META: (triton.cdiv(M, META['BM']), triton.cdiv(N, META['BN']), B)"),
     ("dot_linear_relu", "lambda META: (triton.cdiv(N, META['BLOCK_N']), triton.cdiv(M, META['BLOCK_M']))"),
+    ("dot_inline_pid", "lambda META: (triton.cdiv(M, META['BLOCK_M']), triton.cdiv(N, META['BLOCK_N']))"),
 ])
 def test_autotune_then_fixed_configs_that_still_match(kernel: str, grid: str, tmp_path: Path) -> None:
     out = variants(kernel)
