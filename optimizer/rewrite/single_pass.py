@@ -21,7 +21,8 @@ Two fusions, tried in order; a refusal lists the reason of each:
    the lanes merge with Chan's formula written as sums (``acc = count * mean_lane`` keeps ``tl.sum(acc)`` the row
    sum; ``acc2 = M2_lane + count * (mean_lane - mean)^2`` makes ``tl.sum(acc2)`` the row's M2), so the statements
    after the loops are unchanged and the row is read once for its statistics. Preconditions: both loops have the
-   same header and identical statements up to the load; the first ends in ``acc += x``; between them only
+   same header and identical statements up to the load; the first ends in ``acc += x`` (or ``acc += <load expr>``
+   when the second loop names that expression, ``x = <load expr>``); between them only
    ``mean = ... tl.sum(acc ...) ...`` and ``acc2``'s initialisation; the second ends in ``acc2 += d * d`` with
    ``d = tl.where(mask, x - mean, 0.0)`` or ``d = x - mean`` (then the load must be unmasked, or masked lanes
    would add mean^2); ``acc`` read nowhere else.
@@ -84,27 +85,40 @@ def _match(t: Target) -> dict[str, Any]:
         if not isinstance(loop1, cst.For) or not loop1.body.body:
             continue
         acc_x = _accumulate(loop1.body.body[-1])
-        if acc_x is None or not isinstance(acc_x[1], cst.Name):
+        if acc_x is None:
             continue
-        acc, x = acc_x[0], acc_x[1].value
+        acc, inline = acc_x[0], None
         prefix = list(loop1.body.body[:-1])
-        xdef = next((a for s in prefix if (a := _assigned(s)) and a[0] == x), None)
+        j = next((k for k in range(i + 1, len(top)) if isinstance(top[k], cst.For)), None)
+        loop2 = top[j] if j is not None else None
+        body2 = list(loop2.body.body) if loop2 is not None else []  # type: ignore[attr-defined]
+        if isinstance(acc_x[1], cst.Name):
+            x = acc_x[1].value
+        else:  # `acc += tl.load(...)...`: the second loop names the same expression (`x = tl.load(...)...`)
+            if not any(isinstance(n, cst.Call) and call_name(n) == "tl.load" for n in walk(acc_x[1])):
+                continue  # not a sum of loaded values (e.g. the squared-deviation loop itself)
+            named = _assigned(body2[len(prefix)]) if len(body2) > len(prefix) else None
+            if named is None or code(named[1]) != code(acc_x[1]):
+                reason = f"{acc} accumulates an expression that the second loop does not name the same way"
+                continue
+            x, inline = named[0], code(acc_x[1])
+        xdef = (x, acc_x[1]) if inline else next((a for s in prefix if (a := _assigned(s)) and a[0] == x), None)
         load = next((n for n in walk(xdef[1]) if isinstance(n, cst.Call) and call_name(n) == "tl.load"), None) if xdef else None
         if load is None:
             reason = f"{x} (accumulated into {acc}) is not loaded in the first loop"
             continue
-        j = next((k for k in range(i + 1, len(top)) if isinstance(top[k], cst.For)), None)
-        if j is None:
+        if loop2 is None or j is None:
             reason = f"the sum loop into {acc} is not followed by a second loop"
             continue
-        loop2, between = top[j], top[i + 1:j]
+        between = top[i + 1:j]
         if (code(loop1.target), code(loop1.iter)) != (code(loop2.target), code(loop2.iter)):  # type: ignore[attr-defined]
             reason = "the two loops iterate differently"
             continue
-        body2 = list(loop2.body.body)  # type: ignore[attr-defined]
         if [code(s) for s in body2[:len(prefix)]] != [code(s) for s in prefix]:
             reason = "the second loop does not load the chunk the same way as the first"
             continue
+        if inline:
+            prefix = [*prefix, body2[len(prefix)]]
         mean_stmt = next((s for s in between if (a := _assigned(s)) and any(
             isinstance(n, cst.Call) and call_name(n) == "tl.sum" and code(arg_value(n, "input", 0)) == acc  # type: ignore[arg-type]
             for n in walk(a[1]))), None)
@@ -142,12 +156,12 @@ def _match(t: Target) -> dict[str, Any]:
             reason = f"{acc} is not initialised with tl.zeros before the first loop"
             continue
         others = [s for s in between if s is not mean_stmt and not ((a := _assigned(s)) and a[0] == acc2)]
-        later = top[j + 1:] + others
+        later = (top[j + 1:] if acc2 != acc else []) + others  # one name reused for both sums: later reads are acc2's
         if others or any(acc in _names(s) for s in later) or mean in {n for s in prefix for n in _names(s)}:
             reason = f"{acc} or {acc2} is used beyond the statistics, or other statements sit between the loops"
             continue
         return {"loop1": loop1, "loop2": loop2, "acc": acc, "acc2": acc2, "x": x, "mean": mean, "init": init,
-                "mask": code(load_mask) if load_mask is not None else None}
+                "mask": code(load_mask) if load_mask is not None else None, "inline": inline}
     raise NotApplicable(reason)
 
 
@@ -176,8 +190,9 @@ class Welford:
         tree.insert_after(m["init"], f"{cnt} = {zeros}\n{mw} = {zeros}\n{m2} = {zeros}\n")
         ok_expr = f"({m['mask']}).to(tl.float32)" if m["mask"] else "1.0"
         tree.remove(m["loop1"].body.body[-1])
+        named = f"{x} = {m['inline']}\n" if m["inline"] else ""  # `acc += tl.load(...)` gets its value a name
         tree.insert_before(m["loop1"].body.body[-1],
-                           f"{ok} = {ok_expr}\n{cnt} += {ok}\n{dl} = {x} - {mw}\n"
+                           f"{named}{ok} = {ok_expr}\n{cnt} += {ok}\n{dl} = {x} - {mw}\n"
                            f"{mw} += {ok} * {dl} / tl.maximum({cnt}, 1.0)\n{m2} += {ok} * {dl} * ({x} - {mw})\n")
         tree.insert_after(m["loop1"], f"{m['acc']} = {cnt} * {mw}  # per-lane sums: tl.sum gives the row sum\n")
         tree.remove(m["loop2"])

@@ -35,3 +35,22 @@ def test_masked_lanes_without_where_are_refused_with_both_reasons() -> None:
         "        d = tl.where(cols < N, x - mean, 0.0)\n        acc2 += d * d\n", "        acc2 += (x - mean) * (x - mean)\n")
     with pytest.raises(NotApplicable, match=r"welford: .*masked lanes add mean\^2.*; online max/sum: "):
         apply_recipe(RECIPE, RecipeContext(source=src))
+
+
+def test_an_inline_load_sum_and_a_reused_accumulator_fuse_and_validate(tmp_path: Path) -> None:
+    """`acc += tl.load(...)` (the value unnamed in the sum loop) and `acc` re-zeroed for the squared deviations:
+    the labelled three-loop layernorm, checked against its torch reference in the interpreter."""
+    from optimizer.evaluation import evaluate
+    from optimizer.problem import load_problem
+    from optimizer.proposers.recipes import RecipeContext, apply_recipe
+    from optimizer.settings import LadderSettings
+
+    item = Path(__file__).parents[3] / "benchmarks" / "diagnosis" / "layernorm_three_loops"
+    res = apply_recipe({"kind": "single_pass_fusion", "params": {}},
+                       RecipeContext(source=(item / "initial.py").read_text(), launches=[]))
+    assert res.applied == {"fusion": "welford"}
+    assert res.source.count("for start in range(0, N, BLOCK):") == 2  # the statistics pass and the output pass
+    path = tmp_path / "fused.py"
+    path.write_text(res.source)
+    ev = evaluate(load_problem(item), path, backend="interpreter", settings=LadderSettings(validation_seeds=[0]))
+    assert ev.passed, ev.reason
