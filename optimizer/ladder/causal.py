@@ -143,6 +143,10 @@ def merge_tests(step: CausalStep, tests: EscalationTests, chosen: CardRef | None
     if step.tests is not None:
         return step.tests, (step.family if step.tests.passed else None), step.family or best
     if step.level in ("L3", "L4") and not step.decision.contradiction:
+        if step.decision.decided and step.refusals:  # say plainly that the class-based family leaves the cause in place
+            tests = tests.model_copy(update={"notes": f"{tests.notes}; cause {step.decision.cause} decided but every family "
+                                             f"that removes it refused this kernel ({'; '.join(step.refusals[:2])[:300]}): "
+                                             "the class-based family does not remove the cause"})
         return tests, chosen, best  # an IR signature tied to source lines may decide on its own; a contradiction may not
     if step.decision.ranking:
         why = step.decision.summary()
