@@ -14,6 +14,7 @@ dot precision, divisibility, spills, dot tiles.
 
     ladder bench diagnosis [--split eval] [--backend interpreter] [--max-level L3] [--items a,b] [--out DIR]
     ladder bench diagnosis --from benchmarks/results/diagnosis/gpu/diagnosis_runs.json
+    ladder bench diagnosis --replay benchmarks/results/diagnosis/gpu/rows_h200_recorded.jsonl   (see diagnosis/replay.py)
 """
 
 from __future__ import annotations
@@ -162,7 +163,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--from", dest="from_file", default=None, help="summarize committed rows instead of running")
     ap.add_argument("--budget-s", type=float, default=0.0, help="stop starting items after this many seconds")
     ap.add_argument("--out", default=None, help="folder for the result file (default benchmarks/results/diagnosis)")
+    ap.add_argument("--replay", nargs="+", default=None, metavar="ROWS",
+                    help="re-decide recorded GPU rows with the current rules (recorded counters; L1/L3/L4 re-derived here)")
     a = ap.parse_args(argv)
+    if a.replay:
+        from benchmarks.diagnosis.replay import main as replay_main
+
+        return replay_main([*a.replay, *(["--out", a.out] if a.out else [])])
     from benchmarks.diagnosis.dataset import load_items
 
     out_dir = Path(a.out) if a.out else RESULTS / "diagnosis"

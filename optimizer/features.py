@@ -53,6 +53,7 @@ FEATURE_DOC: dict[str, str] = {
     "pointer_advance_in_loop": "a pointer argument advanced with += inside a loop",
     "multi_kernel_same_input": "the launcher passes the same tensor to two kernels (each reads it)",
     "intermediate_roundtrip": "one kernel writes a buffer the launcher allocated and a later kernel reads it back",
+    "upcast_before_dot": "a tl.dot operand is converted to fp32 in the kernel (x.to(tl.float32)) before the dot",
     "launch_in_loop": "a kernel launched inside a Python loop of the launcher (one launch per iteration)",
     "unaligned_launch_arg": "a recorded launch passes an integer (size/stride) or pointer not divisible by 16",
 }
@@ -117,6 +118,8 @@ def _kernel_features(k: Kernel) -> set[str]:
                     toks.add(f"input_precision_{kw.value.value}")
                 if kw.arg == "allow_tf32" and isinstance(kw.value, ast.Constant) and kw.value.value is False:
                     toks.add("input_precision_ieee")
+            if any(_upcast(k, a) for a in c.args[:2]):
+                toks.add("upcast_before_dot")
         elif n.startswith("tl.atomic_"):
             toks.add(n)
         elif n in ("tl.multiple_of", "tl.max_contiguous", "tl.assume", "tl.max_constancy"):
@@ -164,6 +167,17 @@ def _kernel_features(k: Kernel) -> set[str]:
         toks.add("grid_over_tiles")
         toks.add("matmul")
     return toks
+
+
+def _upcast(k: Kernel, e: ast.expr) -> bool:
+    """A dot operand that is ``X.to(tl.float32)``, or a name some assignment of which is one."""
+    def up(x: ast.AST) -> bool:
+        return (isinstance(x, ast.Call) and isinstance(x.func, ast.Attribute) and x.func.attr == "to" and bool(x.args)
+                and ast.unparse(x.args[0]) == "tl.float32")
+    if up(e):
+        return True
+    return isinstance(e, ast.Name) and any(isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == e.id for t in n.targets)
+                                           and up(n.value) for n in ast.walk(k.node))
 
 
 def _one_row_per_program(k: Kernel, loops: list[ast.AST]) -> bool:

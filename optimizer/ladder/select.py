@@ -42,6 +42,7 @@ def recipe_context(ctx: LadderContext, card_id: str, bottleneck: str = "unknown"
         source=ctx.source, filename=ctx.candidate.name, bottleneck=bottleneck, launches=list(ev.launches) if ev else [],
         tried=tried_points(ctx, card_id), backend=ctx.backend, hot_kernel=ctx.cache.get("hot_kernel"),
         tolerance={"atol": tol.atol, "rtol": tol.rtol} if tol is not None else None,
+        tolerances={k: {"atol": v.atol, "rtol": v.rtol} for k, v in (getattr(ctx.problem, "tolerances", None) or {}).items()},
         evidence=[*(f"ir:{x}" for x in ctx.known_signatures()), *(f"code:{t}" for t in (feats.tokens if feats is not None else []))],
     )
 

@@ -46,6 +46,9 @@ class RecipeContext:
     new_filename: str = "candidate_new.py"
     #: the problem's fp32 tolerance ``{"atol": .., "rtol": ..}`` (None: unknown; precision recipes then stay exact)
     tolerance: dict[str, float] | None = None
+    #: the problem's tolerance per dtype name (``"bfloat16": {"atol": .., "rtol": ..}``); outputs are judged under
+    #: their own dtype's entry, so a recipe that rounds to 16 bits reads the entry of the type it stores
+    tolerances: dict[str, dict[str, float]] = field(default_factory=dict)
     #: evidence tokens of earlier levels, prefixed: ``ir:register_spill`` (L3 signatures), ``code:tl.dot`` (L1
     #: features), ``cause:register_spills`` (decided causes); recipe domains are checked against them
     evidence: list[str] = field(default_factory=list)

@@ -79,3 +79,20 @@ def test_an_intermediate_written_then_read_back_is_a_roundtrip() -> None:
     assert "intermediate_roundtrip" not in extract_features(ROUNDTRIP.replace("return y", "return t, y")).tokens
     one = ROUNDTRIP.replace("    b_kernel[(4,)](t, y, x.numel(), BLOCK=1024)\n", "")
     assert "intermediate_roundtrip" not in extract_features(one).tokens
+
+
+def test_an_operand_upcast_before_the_dot_is_a_feature() -> None:
+    base = '''
+import triton, triton.language as tl
+
+@triton.jit
+def k(a_ptr, b_ptr, c_ptr, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + r[:, None] * BLOCK + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * BLOCK + r[None, :])
+    tl.store(c_ptr + r[:, None] * BLOCK + r[None, :], DOT)
+'''
+    assert "upcast_before_dot" in extract_features(base.replace("DOT", "tl.dot(a.to(tl.float32), b.to(tl.float32))")).tokens
+    named = base.replace("    b = tl.load", "    a = a.to(tl.float32)\n    b = tl.load").replace("DOT", "tl.dot(a, b)")
+    assert "upcast_before_dot" in extract_features(named).tokens
+    assert "upcast_before_dot" not in extract_features(base.replace("DOT", "tl.dot(a, b)")).tokens
