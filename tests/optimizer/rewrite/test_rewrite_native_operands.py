@@ -56,3 +56,30 @@ def test_the_rewrite_validates_and_compiles_to_wgmma(tmp_path: Path) -> None:
                                     per_pass=False))
     sigs = {s.name for s in report.signatures}
     assert "fma_dot" not in sigs and ({"wgmma_dot", "mma_dot"} & sigs), sigs
+
+
+LINEAR = Path(__file__).parents[3] / "benchmarks" / "diagnosis" / "linear_relu_fp16"
+
+
+def test_named_upcasts_in_a_k_loop_are_narrowed_back_exactly(tmp_path: Path) -> None:
+    from rewrite_support import rewrite, same_outputs
+
+    sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"}
+    res = rewrite("dot_fp16_upcast", RECIPE, launches=[{"kernel": "mm16_kernel", "signature": sig}])
+    assert "acc += tl.dot(a.to(a_ptr.dtype.element_ty), b.to(b_ptr.dtype.element_ty))" in res.source
+    same_outputs("dot_fp16_upcast", res.source, tmp_path, atol=1e-2, rtol=1e-2)
+
+
+def test_inline_upcasts_with_an_accumulator_argument_validate(tmp_path: Path) -> None:
+    from optimizer.evaluation import evaluate
+    from optimizer.problem import load_problem
+    from optimizer.settings import LadderSettings
+
+    sig = {"x_ptr": "*fp16", "w_ptr": "*fp16", "acc_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32"}
+    src = (LINEAR / "initial.py").read_text()
+    res = apply_recipe(RECIPE, RecipeContext(source=src, launches=[{"kernel": "linear_kernel", "signature": sig}]))
+    assert "tl.dot(x, w, acc)" in res.source
+    path = tmp_path / "native.py"
+    path.write_text(res.source)
+    ev = evaluate(load_problem(LINEAR), path, backend="interpreter", settings=LadderSettings(validation_seeds=[0]))
+    assert ev.passed, ev.reason
