@@ -1,19 +1,24 @@
-"""The one place where pydantic models (kb.models) and protobuf messages (retrieval.v1) meet.
+"""The one place where pydantic models (kb.models, synthesis.models) and protobuf messages (retrieval.v1) meet.
 
 Every ``from_proto_*`` validates through pydantic and raises ``kb.errors.InvalidArgument`` whose ``field`` is
-the dotted path of the offending request field (e.g. ``card.symptoms.ir_signatures.0``).
+the dotted path of the offending request field (e.g. ``card.symptoms.ir_signatures.0``). Trajectories are the
+one document that travels as JSON (``trajectory_json``, schema in protos/retrieval/v1/trajectory.schema.json).
 """
 
 from __future__ import annotations
 
+import json
+from datetime import datetime, timezone
 from typing import Any
 
 from google.protobuf import json_format
 from google.protobuf.struct_pb2 import Struct
+from google.protobuf.timestamp_pb2 import Timestamp
 from pydantic import BaseModel, ValidationError
 
 from kb.errors import InvalidArgument
-from kb.models import AnyCard, parse_card
+from kb.limits import Limits, check_json
+from kb.models import AnyCard, Trajectory, parse_card
 from kb.models.search import (
     CardFilter,
     CardPage,
@@ -24,9 +29,16 @@ from kb.models.search import (
     SearchQuery,
 )
 from retrieval.v1 import ladder_pb2 as pb
+from synthesis.models import MappingComponents, Proposal, SynthesisReport
 
 __all__ = [
+    "from_json_trajectory",
     "from_proto_card",
+    "from_proto_job_result",
+    "from_proto_proposal",
+    "from_proto_review_card",
+    "from_proto_review_item",
+    "from_proto_trajectory",
     "from_proto_filter",
     "from_proto_hits",
     "from_proto_page",
@@ -34,6 +46,11 @@ __all__ = [
     "from_proto_quick_match",
     "from_proto_search",
     "to_proto_card",
+    "to_proto_job",
+    "to_proto_proposal",
+    "to_proto_review",
+    "to_proto_review_item",
+    "to_proto_trajectory",
     "to_proto_filter",
     "to_proto_hits",
     "to_proto_page",
@@ -212,3 +229,136 @@ def to_proto_page(page: CardPage) -> pb.ListCardsResponse:
 
 def from_proto_page(resp: pb.ListCardsResponse) -> CardPage:
     return CardPage(cards=[from_proto_card(c) for c in resp.cards], next_cursor=resp.next_cursor, total=resp.total)
+
+
+# ---------------------------------------------------------------- synthesis: trajectories
+def _json_object(raw: str, field: str, limits: Limits) -> dict[str, Any]:
+    check_json(raw, limits, field)  # before the parser recurses into a deep document
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError) as e:  # JSONDecodeError, or a 5000-digit integer (int_max_str_digits)
+        raise InvalidArgument(f"not valid JSON: {e}", field=field) from e
+    if not isinstance(data, dict):
+        raise InvalidArgument("must be a JSON object", field=field)
+    return data
+
+
+def from_json_trajectory(raw: str, limits: Limits | None = None, field: str = "trajectory_json") -> Trajectory:
+    """A trajectory from its JSON text, checked against ``limits`` and the model (errors name ``field.<path>``)."""
+    return validate(Trajectory, _json_object(raw, field, limits or Limits()), field)
+
+
+def from_proto_trajectory(req: pb.SubmitTrajectoryRequest, limits: Limits | None = None) -> Trajectory:
+    return from_json_trajectory(req.trajectory_json, limits)
+
+
+def to_proto_trajectory(trajectory: Trajectory) -> pb.SubmitTrajectoryRequest:
+    return pb.SubmitTrajectoryRequest(trajectory_json=trajectory.model_dump_json())
+
+
+# ---------------------------------------------------------------- synthesis: jobs
+def to_proto_job(doc: dict[str, Any]) -> pb.JobStatus:
+    """A job record (``synthesis.curation.Curator.job``) as JobStatus; ``result`` is set once the run is done."""
+    msg = pb.JobStatus(job_id=doc["job_id"], state=doc["state"], done=int(doc.get("done", 0)),
+                       total=int(doc.get("total", 0)), message=doc.get("message", ""))
+    if doc.get("result"):
+        result = dict(doc["result"])
+        new = int(result.pop("new_proposals", 0))
+        report = SynthesisReport.model_validate(result).model_dump()
+        msg.result.CopyFrom(pb.SynthesisReport(**report, new_proposals=new))
+    return msg
+
+
+def from_proto_job_result(msg: pb.JobStatus) -> tuple[SynthesisReport, int]:
+    """The report of a finished job and how many proposals it queued (an empty report while it runs)."""
+    r = msg.result
+    report = validate(SynthesisReport, {
+        "trajectories": r.trajectories, "rounds": r.rounds, "categories": dict(r.categories), "mapped": r.mapped,
+        "unmatched": r.unmatched, "proposals": dict(r.proposals), "excluded": dict(r.excluded),
+        "pending_rounds": list(r.pending_rounds), "polished": r.polished, "duration_s": r.duration_s,
+        "rounds_per_min": r.rounds_per_min}, "result")
+    return report, r.new_proposals
+
+
+# ---------------------------------------------------------------- synthesis: proposals and review
+def _timestamp(dt: datetime) -> Timestamp:
+    ts = Timestamp()
+    ts.FromDatetime(dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc))
+    return ts
+
+
+def _optional(msg: Any, name: str) -> Any:
+    return getattr(msg, name) if msg.HasField(name) else None
+
+
+def _components(c: MappingComponents) -> pb.MappingComponents:
+    return pb.MappingComponents(**c.model_dump())
+
+
+def to_proto_proposal(p: Proposal) -> pb.Proposal:
+    msg = pb.Proposal(
+        id=p.id, kind=p.kind, status=p.status, card=to_proto_card(p.card), target_family=p.target_family,
+        base_version=p.base_version, confidence=p.confidence,
+        evidence=[pb.EvidenceRef(**e.model_dump()) for e in p.evidence],
+        nearest=[pb.FamilyCandidate(family_id=c.family_id, score=c.score, components=_components(c.components))
+                 for c in p.nearest],
+        reason=p.reason, created_at=_timestamp(p.created_at), author=p.author, polished=p.polished,
+        reviewer=p.reviewer, reviewer_notes=p.reviewer_notes)
+    if p.reviewed_at is not None:
+        msg.reviewed_at.CopyFrom(_timestamp(p.reviewed_at))
+    return msg
+
+
+def _evidence_ref(e: pb.EvidenceRef) -> dict[str, Any]:
+    return {"round_ref": e.round_ref, "problem": e.problem, "backend": e.backend, "outcome": e.outcome,
+            "speedup": _optional(e, "speedup"), "lift": _optional(e, "lift"),
+            "confidence": _optional(e, "confidence"), "note": e.note, "copies": e.copies or 1}
+
+
+def _candidate(c: pb.FamilyCandidate) -> dict[str, Any]:
+    m = c.components
+    return {"family_id": c.family_id, "score": c.score,
+            "components": {"dense": m.dense, **{k: _optional(m, k) for k in ("symptoms", "levels", "cited")}}}
+
+
+def from_proto_proposal(msg: pb.Proposal, prefix: str = "proposal") -> Proposal:
+    if not msg.HasField("card"):
+        raise InvalidArgument("a proposal carries its draft card", field=f"{prefix}.card")
+    d: dict[str, Any] = {
+        "id": msg.id, "kind": msg.kind, "status": msg.status or "pending",
+        "card": from_proto_card(msg.card, f"{prefix}.card"), "target_family": _optional(msg, "target_family"),
+        "base_version": _optional(msg, "base_version"), "confidence": msg.confidence,
+        "evidence": [_evidence_ref(e) for e in msg.evidence], "nearest": [_candidate(c) for c in msg.nearest],
+        "reason": msg.reason, "author": msg.author or "synthesis@offline", "polished": msg.polished,
+        "reviewer": _optional(msg, "reviewer"), "reviewer_notes": msg.reviewer_notes,
+        "reviewed_at": msg.reviewed_at.ToDatetime(tzinfo=timezone.utc) if msg.HasField("reviewed_at") else None}
+    if msg.HasField("created_at"):
+        d["created_at"] = msg.created_at.ToDatetime(tzinfo=timezone.utc)
+    return validate(Proposal, d, prefix)
+
+
+def to_proto_review_item(proposal: Proposal, nearest: AnyCard | None = None) -> pb.ReviewItem:
+    msg = pb.ReviewItem(proposal=to_proto_proposal(proposal))
+    if nearest is not None:
+        msg.nearest_card.CopyFrom(to_proto_card(nearest))
+    return msg
+
+
+def from_proto_review_item(msg: pb.ReviewItem) -> tuple[Proposal, AnyCard | None]:
+    """The proposal and the existing family shown beside it (``None`` when there is none)."""
+    near = from_proto_card(msg.nearest_card, "nearest_card") if msg.HasField("nearest_card") else None
+    return from_proto_proposal(msg.proposal), near
+
+
+def to_proto_review(proposal_id: str, action: str, *, reviewer: str, reason: str = "",
+                    card: AnyCard | None = None, merge_into: str = "") -> pb.ReviewRequest:
+    req = pb.ReviewRequest(proposal_id=proposal_id, action=action, reason=reason, merge_into=merge_into,
+                           reviewer=reviewer)
+    if card is not None:
+        req.card.CopyFrom(to_proto_card(card))
+    return req
+
+
+def from_proto_review_card(req: pb.ReviewRequest) -> AnyCard | None:
+    """The edited card of a ReviewRequest (``None`` when the request carries none)."""
+    return from_proto_card(req.card, "card") if req.HasField("card") else None

@@ -202,11 +202,11 @@ class Curator:
             done = p.transition("rejected", reviewer=reviewer, notes=reason)
         elif action == "edit":
             if card is None:
-                raise InvalidArgument("edit needs the edited card", field="card_json")
+                raise InvalidArgument("edit needs the edited card", field="card")
             check_storable(card, "card", self.kb.settings.limits)
             edited = card if not isinstance(card, dict) else parse_card(card)
             if edited.kind != p.card.kind:
-                raise InvalidArgument(f"the edited card must stay a {p.card.kind}", field="card_json.kind")
+                raise InvalidArgument(f"the edited card must stay a {p.card.kind}", field="card.kind")
             done = p.model_copy(update={"card": edited, "reviewer": reviewer, "reviewer_notes": reason})
         elif action == "approve":
             done = p.transition("approved", reviewer=reviewer, notes=reason)

@@ -108,7 +108,7 @@ class GrpcKBClient:
         return convert.from_proto_card(self.call(self.knowledge.SetCardStatus, req))
 
     def submit_trajectory(self, trajectory: Trajectory) -> bool:
-        req = pb.SubmitTrajectoryRequest(trajectory_json=trajectory.model_dump_json())
+        req = convert.to_proto_trajectory(trajectory)
         return self.call(self.synthesis.SubmitTrajectory, req).created
 
     def close(self) -> None:

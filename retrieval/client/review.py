@@ -7,16 +7,16 @@ stub of a running server (errors come back as ``kb.errors`` exceptions). ``conne
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from kb.errors import InvalidArgument, Unavailable
-from kb.models import AnyCard, Trajectory, parse_card
+from kb.models import AnyCard, Trajectory
 from kb.service import KnowledgeBase
 from kb.settings import Settings
+from retrieval import convert
 from retrieval.client.remote import GrpcKBClient
 from retrieval.v1 import ladder_pb2 as pb
 from synthesis.curation import Curator
@@ -174,16 +174,15 @@ class RemoteReview:
         self.stub = client.synthesis
         self.poll_s = poll_s
 
-    def _item(self, msg: pb.Proposal) -> ReviewItem:
-        near = parse_card(json.loads(msg.nearest_card_json)) if msg.nearest_card_json else None
-        return ReviewItem(Proposal.model_validate_json(msg.proposal_json), near)
+    def _item(self, msg: pb.ReviewItem) -> ReviewItem:
+        return ReviewItem(*convert.from_proto_review_item(msg))
 
     def proposals(self, status: str | None = "pending") -> list[Proposal]:
         req = pb.ListProposalsRequest(status=_check_status(status) or "", page_size=500)
         out: list[Proposal] = []
         while True:  # pages stop at the server's message limit; follow next_cursor to the end of the queue
             resp = self.client.call(self.stub.ListProposals, req)
-            out += [Proposal.model_validate_json(p.proposal_json) for p in resp.proposals]
+            out += [convert.from_proto_proposal(p) for p in resp.proposals]
             if not resp.next_cursor:
                 return out
             req.cursor = resp.next_cursor
@@ -196,12 +195,12 @@ class RemoteReview:
         _check_action(action)
         if not proposal_id:
             raise InvalidArgument("a proposal id is required; see `ladder review list`", field="proposal_id")
-        req = pb.ReviewRequest(proposal_id=proposal_id, action=action, reason=reason, merge_into=merge_into,
-                               reviewer=reviewer, card_json=card.model_dump_json() if card is not None else "")
+        req = convert.to_proto_review(proposal_id, action, reviewer=reviewer, reason=reason, card=card,
+                                      merge_into=merge_into)
         return self._item(self.client.call(self.stub.Review, req))
 
     def propose_edit(self, card: AnyCard, *, author: str, reason: str = "") -> ReviewItem:
-        req = pb.ReviewRequest(action="edit", card_json=card.model_dump_json(), reviewer=author, reason=reason)
+        req = convert.to_proto_review("", "edit", reviewer=author, reason=reason, card=card)
         return self._item(self.client.call(self.stub.Review, req))
 
     def get_card(self, card_id: str) -> AnyCard:
@@ -221,7 +220,8 @@ class RemoteReview:
             job = self.client.call(self.stub.GetJob, pb.GetJobRequest(job_id=job.job_id))
         if job.state == "failed":
             raise Unavailable(f"synthesis job {job.job_id} failed: {job.message}")
-        return json.loads(job.result_json or "{}")
+        report, new = convert.from_proto_job_result(job)
+        return report.model_dump(mode="json") | {"new_proposals": new}
 
     def close(self) -> None:
         self.client.close()

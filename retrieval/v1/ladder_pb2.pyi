@@ -1,4 +1,7 @@
+import datetime
+
 from google.protobuf import struct_pb2 as _struct_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
@@ -310,6 +313,55 @@ class SubmitTrajectoryResponse(_message.Message):
     created: bool
     def __init__(self, trajectory_id: _Optional[str] = ..., created: _Optional[bool] = ...) -> None: ...
 
+class SynthesisReport(_message.Message):
+    __slots__ = ("trajectories", "rounds", "categories", "mapped", "unmatched", "proposals", "excluded", "pending_rounds", "polished", "duration_s", "rounds_per_min", "new_proposals")
+    class CategoriesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    class ProposalsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    class ExcludedEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    TRAJECTORIES_FIELD_NUMBER: _ClassVar[int]
+    ROUNDS_FIELD_NUMBER: _ClassVar[int]
+    CATEGORIES_FIELD_NUMBER: _ClassVar[int]
+    MAPPED_FIELD_NUMBER: _ClassVar[int]
+    UNMATCHED_FIELD_NUMBER: _ClassVar[int]
+    PROPOSALS_FIELD_NUMBER: _ClassVar[int]
+    EXCLUDED_FIELD_NUMBER: _ClassVar[int]
+    PENDING_ROUNDS_FIELD_NUMBER: _ClassVar[int]
+    POLISHED_FIELD_NUMBER: _ClassVar[int]
+    DURATION_S_FIELD_NUMBER: _ClassVar[int]
+    ROUNDS_PER_MIN_FIELD_NUMBER: _ClassVar[int]
+    NEW_PROPOSALS_FIELD_NUMBER: _ClassVar[int]
+    trajectories: int
+    rounds: int
+    categories: _containers.ScalarMap[str, int]
+    mapped: int
+    unmatched: int
+    proposals: _containers.ScalarMap[str, int]
+    excluded: _containers.ScalarMap[str, str]
+    pending_rounds: _containers.RepeatedScalarFieldContainer[str]
+    polished: int
+    duration_s: float
+    rounds_per_min: float
+    new_proposals: int
+    def __init__(self, trajectories: _Optional[int] = ..., rounds: _Optional[int] = ..., categories: _Optional[_Mapping[str, int]] = ..., mapped: _Optional[int] = ..., unmatched: _Optional[int] = ..., proposals: _Optional[_Mapping[str, int]] = ..., excluded: _Optional[_Mapping[str, str]] = ..., pending_rounds: _Optional[_Iterable[str]] = ..., polished: _Optional[int] = ..., duration_s: _Optional[float] = ..., rounds_per_min: _Optional[float] = ..., new_proposals: _Optional[int] = ...) -> None: ...
+
 class RunSynthesisRequest(_message.Message):
     __slots__ = ("only_new",)
     ONLY_NEW_FIELD_NUMBER: _ClassVar[int]
@@ -317,26 +369,114 @@ class RunSynthesisRequest(_message.Message):
     def __init__(self, only_new: _Optional[bool] = ...) -> None: ...
 
 class JobStatus(_message.Message):
-    __slots__ = ("job_id", "state", "done", "total", "message", "result_json")
+    __slots__ = ("job_id", "state", "done", "total", "message", "result")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     DONE_FIELD_NUMBER: _ClassVar[int]
     TOTAL_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
-    RESULT_JSON_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
     job_id: str
     state: str
     done: int
     total: int
     message: str
-    result_json: str
-    def __init__(self, job_id: _Optional[str] = ..., state: _Optional[str] = ..., done: _Optional[int] = ..., total: _Optional[int] = ..., message: _Optional[str] = ..., result_json: _Optional[str] = ...) -> None: ...
+    result: SynthesisReport
+    def __init__(self, job_id: _Optional[str] = ..., state: _Optional[str] = ..., done: _Optional[int] = ..., total: _Optional[int] = ..., message: _Optional[str] = ..., result: _Optional[_Union[SynthesisReport, _Mapping]] = ...) -> None: ...
 
 class GetJobRequest(_message.Message):
     __slots__ = ("job_id",)
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     job_id: str
     def __init__(self, job_id: _Optional[str] = ...) -> None: ...
+
+class MappingComponents(_message.Message):
+    __slots__ = ("dense", "symptoms", "levels", "cited")
+    DENSE_FIELD_NUMBER: _ClassVar[int]
+    SYMPTOMS_FIELD_NUMBER: _ClassVar[int]
+    LEVELS_FIELD_NUMBER: _ClassVar[int]
+    CITED_FIELD_NUMBER: _ClassVar[int]
+    dense: float
+    symptoms: float
+    levels: float
+    cited: float
+    def __init__(self, dense: _Optional[float] = ..., symptoms: _Optional[float] = ..., levels: _Optional[float] = ..., cited: _Optional[float] = ...) -> None: ...
+
+class FamilyCandidate(_message.Message):
+    __slots__ = ("family_id", "score", "components")
+    FAMILY_ID_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    COMPONENTS_FIELD_NUMBER: _ClassVar[int]
+    family_id: str
+    score: float
+    components: MappingComponents
+    def __init__(self, family_id: _Optional[str] = ..., score: _Optional[float] = ..., components: _Optional[_Union[MappingComponents, _Mapping]] = ...) -> None: ...
+
+class EvidenceRef(_message.Message):
+    __slots__ = ("round_ref", "problem", "backend", "outcome", "speedup", "lift", "confidence", "note", "copies")
+    ROUND_REF_FIELD_NUMBER: _ClassVar[int]
+    PROBLEM_FIELD_NUMBER: _ClassVar[int]
+    BACKEND_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    SPEEDUP_FIELD_NUMBER: _ClassVar[int]
+    LIFT_FIELD_NUMBER: _ClassVar[int]
+    CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
+    NOTE_FIELD_NUMBER: _ClassVar[int]
+    COPIES_FIELD_NUMBER: _ClassVar[int]
+    round_ref: str
+    problem: str
+    backend: str
+    outcome: str
+    speedup: float
+    lift: float
+    confidence: float
+    note: str
+    copies: int
+    def __init__(self, round_ref: _Optional[str] = ..., problem: _Optional[str] = ..., backend: _Optional[str] = ..., outcome: _Optional[str] = ..., speedup: _Optional[float] = ..., lift: _Optional[float] = ..., confidence: _Optional[float] = ..., note: _Optional[str] = ..., copies: _Optional[int] = ...) -> None: ...
+
+class Proposal(_message.Message):
+    __slots__ = ("id", "kind", "status", "card", "target_family", "base_version", "confidence", "evidence", "nearest", "reason", "created_at", "author", "polished", "reviewer", "reviewer_notes", "reviewed_at")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    CARD_FIELD_NUMBER: _ClassVar[int]
+    TARGET_FAMILY_FIELD_NUMBER: _ClassVar[int]
+    BASE_VERSION_FIELD_NUMBER: _ClassVar[int]
+    CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
+    EVIDENCE_FIELD_NUMBER: _ClassVar[int]
+    NEAREST_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    AUTHOR_FIELD_NUMBER: _ClassVar[int]
+    POLISHED_FIELD_NUMBER: _ClassVar[int]
+    REVIEWER_FIELD_NUMBER: _ClassVar[int]
+    REVIEWER_NOTES_FIELD_NUMBER: _ClassVar[int]
+    REVIEWED_AT_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    kind: str
+    status: str
+    card: Card
+    target_family: str
+    base_version: int
+    confidence: float
+    evidence: _containers.RepeatedCompositeFieldContainer[EvidenceRef]
+    nearest: _containers.RepeatedCompositeFieldContainer[FamilyCandidate]
+    reason: str
+    created_at: _timestamp_pb2.Timestamp
+    author: str
+    polished: bool
+    reviewer: str
+    reviewer_notes: str
+    reviewed_at: _timestamp_pb2.Timestamp
+    def __init__(self, id: _Optional[str] = ..., kind: _Optional[str] = ..., status: _Optional[str] = ..., card: _Optional[_Union[Card, _Mapping]] = ..., target_family: _Optional[str] = ..., base_version: _Optional[int] = ..., confidence: _Optional[float] = ..., evidence: _Optional[_Iterable[_Union[EvidenceRef, _Mapping]]] = ..., nearest: _Optional[_Iterable[_Union[FamilyCandidate, _Mapping]]] = ..., reason: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., author: _Optional[str] = ..., polished: _Optional[bool] = ..., reviewer: _Optional[str] = ..., reviewer_notes: _Optional[str] = ..., reviewed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class ReviewItem(_message.Message):
+    __slots__ = ("proposal", "nearest_card")
+    PROPOSAL_FIELD_NUMBER: _ClassVar[int]
+    NEAREST_CARD_FIELD_NUMBER: _ClassVar[int]
+    proposal: Proposal
+    nearest_card: Card
+    def __init__(self, proposal: _Optional[_Union[Proposal, _Mapping]] = ..., nearest_card: _Optional[_Union[Card, _Mapping]] = ...) -> None: ...
 
 class ListProposalsRequest(_message.Message):
     __slots__ = ("status", "page_size", "cursor")
@@ -347,14 +487,6 @@ class ListProposalsRequest(_message.Message):
     page_size: int
     cursor: str
     def __init__(self, status: _Optional[str] = ..., page_size: _Optional[int] = ..., cursor: _Optional[str] = ...) -> None: ...
-
-class Proposal(_message.Message):
-    __slots__ = ("proposal_json", "nearest_card_json")
-    PROPOSAL_JSON_FIELD_NUMBER: _ClassVar[int]
-    NEAREST_CARD_JSON_FIELD_NUMBER: _ClassVar[int]
-    proposal_json: str
-    nearest_card_json: str
-    def __init__(self, proposal_json: _Optional[str] = ..., nearest_card_json: _Optional[str] = ...) -> None: ...
 
 class ListProposalsResponse(_message.Message):
     __slots__ = ("proposals", "next_cursor")
@@ -371,17 +503,17 @@ class GetProposalRequest(_message.Message):
     def __init__(self, proposal_id: _Optional[str] = ...) -> None: ...
 
 class ReviewRequest(_message.Message):
-    __slots__ = ("proposal_id", "action", "reason", "card_json", "merge_into", "reviewer")
+    __slots__ = ("proposal_id", "action", "reason", "card", "merge_into", "reviewer")
     PROPOSAL_ID_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
-    CARD_JSON_FIELD_NUMBER: _ClassVar[int]
+    CARD_FIELD_NUMBER: _ClassVar[int]
     MERGE_INTO_FIELD_NUMBER: _ClassVar[int]
     REVIEWER_FIELD_NUMBER: _ClassVar[int]
     proposal_id: str
     action: str
     reason: str
-    card_json: str
+    card: Card
     merge_into: str
     reviewer: str
-    def __init__(self, proposal_id: _Optional[str] = ..., action: _Optional[str] = ..., reason: _Optional[str] = ..., card_json: _Optional[str] = ..., merge_into: _Optional[str] = ..., reviewer: _Optional[str] = ...) -> None: ...
+    def __init__(self, proposal_id: _Optional[str] = ..., action: _Optional[str] = ..., reason: _Optional[str] = ..., card: _Optional[_Union[Card, _Mapping]] = ..., merge_into: _Optional[str] = ..., reviewer: _Optional[str] = ...) -> None: ...

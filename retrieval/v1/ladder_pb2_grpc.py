@@ -387,12 +387,12 @@ class SynthesisServiceStub:
         self.GetProposal = channel.unary_unary(
                 '/ladder.v1.SynthesisService/GetProposal',
                 request_serializer=retrieval_dot_v1_dot_ladder__pb2.GetProposalRequest.SerializeToString,
-                response_deserializer=retrieval_dot_v1_dot_ladder__pb2.Proposal.FromString,
+                response_deserializer=retrieval_dot_v1_dot_ladder__pb2.ReviewItem.FromString,
                 _registered_method=True)
         self.Review = channel.unary_unary(
                 '/ladder.v1.SynthesisService/Review',
                 request_serializer=retrieval_dot_v1_dot_ladder__pb2.ReviewRequest.SerializeToString,
-                response_deserializer=retrieval_dot_v1_dot_ladder__pb2.Proposal.FromString,
+                response_deserializer=retrieval_dot_v1_dot_ladder__pb2.ReviewItem.FromString,
                 _registered_method=True)
 
 
@@ -461,12 +461,12 @@ def add_SynthesisServiceServicer_to_server(servicer, server):
             'GetProposal': grpc.unary_unary_rpc_method_handler(
                     servicer.GetProposal,
                     request_deserializer=retrieval_dot_v1_dot_ladder__pb2.GetProposalRequest.FromString,
-                    response_serializer=retrieval_dot_v1_dot_ladder__pb2.Proposal.SerializeToString,
+                    response_serializer=retrieval_dot_v1_dot_ladder__pb2.ReviewItem.SerializeToString,
             ),
             'Review': grpc.unary_unary_rpc_method_handler(
                     servicer.Review,
                     request_deserializer=retrieval_dot_v1_dot_ladder__pb2.ReviewRequest.FromString,
-                    response_serializer=retrieval_dot_v1_dot_ladder__pb2.Proposal.SerializeToString,
+                    response_serializer=retrieval_dot_v1_dot_ladder__pb2.ReviewItem.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -603,7 +603,7 @@ class SynthesisService:
             target,
             '/ladder.v1.SynthesisService/GetProposal',
             retrieval_dot_v1_dot_ladder__pb2.GetProposalRequest.SerializeToString,
-            retrieval_dot_v1_dot_ladder__pb2.Proposal.FromString,
+            retrieval_dot_v1_dot_ladder__pb2.ReviewItem.FromString,
             options,
             channel_credentials,
             insecure,
@@ -630,7 +630,7 @@ class SynthesisService:
             target,
             '/ladder.v1.SynthesisService/Review',
             retrieval_dot_v1_dot_ladder__pb2.ReviewRequest.SerializeToString,
-            retrieval_dot_v1_dot_ladder__pb2.Proposal.FromString,
+            retrieval_dot_v1_dot_ladder__pb2.ReviewItem.FromString,
             options,
             channel_credentials,
             insecure,

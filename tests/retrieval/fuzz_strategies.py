@@ -203,9 +203,10 @@ def _set(msg: Any, name: str, value: Any) -> None:
 
 
 @st.composite
-def cards(draw: st.DrawFn) -> pb.Card:
+def cards(draw: st.DrawFn, bases: list[pb.Card] | None = None) -> pb.Card:
+    """A valid base card (one of ``bases``, default BASE_CARDS) with 0-3 fields replaced by garbage."""
     card = pb.Card()
-    card.CopyFrom(draw(st.sampled_from(BASE_CARDS)))
+    card.CopyFrom(draw(st.sampled_from(bases or BASE_CARDS)))
     if draw(st.booleans()):
         card.id = draw(new_ids)
     for name in draw(st.lists(st.sampled_from(sorted(CARD_GARBAGE)), max_size=3, unique=True)):
@@ -255,11 +256,11 @@ def get_proposal_requests(proposal_ids: list[str]) -> st.SearchStrategy[pb.GetPr
     return st.builds(pb.GetProposalRequest, proposal_id=known_or_junk(proposal_ids))
 
 
-def review_requests(proposal_ids: list[str], cards_json: list[dict[str, Any]]) -> st.SearchStrategy[pb.ReviewRequest]:
-    """Review requests aimed at real proposals (and at none), with edited cards mutated from real ones."""
+def review_requests(proposal_ids: list[str], drafts: list[pb.Card]) -> st.SearchStrategy[pb.ReviewRequest]:
+    """Review requests aimed at real proposals (and at none), with edited cards mutated from real drafts."""
     pid = known_or_junk(proposal_ids)
-    card_json = mostly(st.sampled_from(cards_json).flatmap(json_texts), st.one_of(st.just(""), texts))
+    card = mostly(cards(drafts), st.one_of(st.none(), st.just(pb.Card())))
     return st.builds(pb.ReviewRequest, proposal_id=pid, action=vocab(("approve", "reject", "edit", "merge")),
-                     reason=mostly(st.text(max_size=40), st.just("")), card_json=card_json,
+                     reason=mostly(st.text(max_size=40), st.just("")), card=card,
                      merge_into=mostly(ids, st.just("")),
                      reviewer=short)

@@ -30,9 +30,11 @@ from kb.models import (
     TimingProtocol,
     Trajectory,
     Validation,
+    parse_card,
 )
 from kb.service import KnowledgeBase
 from kb.settings import Settings
+from retrieval.convert import to_proto_card
 from retrieval.errors import CODE_KEY
 from retrieval.v1 import ladder_pb2 as pb
 from retrieval.v1 import ladder_pb2_grpc as pb_grpc
@@ -200,9 +202,9 @@ def test_kill9_during_review_burst(home: Path, tmp_path: Path, embedder):
     def edit(p: dict) -> None:
         i = 0
         while not stop.is_set():
-            card = dict(p["card"], summary=f"Edited summary number {i} of a burst-reviewed family.")
-            req = pb.ReviewRequest(proposal_id=p["id"], action="edit", card_json=json.dumps(card), reason=f"edit {i}",
-                                   reviewer="ben")
+            summary = f"Edited summary number {i} of a burst-reviewed family."
+            card = to_proto_card(parse_card(dict(p["card"], summary=summary)))
+            req = pb.ReviewRequest(proposal_id=p["id"], action="edit", card=card, reason=f"edit {i}", reviewer="ben")
             try:
                 srv.s.Review(req, metadata=REVIEW, timeout=60)
             except grpc.RpcError:
@@ -228,13 +230,13 @@ def test_kill9_during_review_burst(home: Path, tmp_path: Path, embedder):
     handle, knowledge, synth, ch = _restart(home, embedder)
     try:
         for pid, status in decided.items():
-            got = json.loads(synth.GetProposal(pb.GetProposalRequest(proposal_id=pid), timeout=30).proposal_json)
-            assert got["status"] == status, f"acknowledged decision on {pid} lost"
+            got = synth.GetProposal(pb.GetProposalRequest(proposal_id=pid), timeout=30).proposal
+            assert got.status == status, f"acknowledged decision on {pid} lost"
             if status == "approved":
-                assert knowledge.GetCard(pb.GetCardRequest(id=got["card"]["id"]), timeout=30).status == "active"
+                assert knowledge.GetCard(pb.GetCardRequest(id=got.card.id), timeout=30).status == "active"
         for pid, last in edits.items():
-            got = json.loads(synth.GetProposal(pb.GetProposalRequest(proposal_id=pid), timeout=30).proposal_json)
-            assert int(got["reviewer_notes"].split()[-1]) >= last, f"acknowledged edit {last} of {pid} lost"
+            got = synth.GetProposal(pb.GetProposalRequest(proposal_id=pid), timeout=30).proposal
+            assert int(got.reviewer_notes.split()[-1]) >= last, f"acknowledged edit {last} of {pid} lost"
         handle.kb.store.check()
         _index_matches_store(handle.kb)
     finally:

@@ -130,7 +130,7 @@ def wait_jobs(server, timeout: float = 300) -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def proposals(rpc: Rpc, server) -> tuple[list[str], list[dict[str, Any]]]:
+def proposals(rpc: Rpc, server) -> tuple[list[str], list[pb.Card]]:
     """Real proposals to aim Review at: submit a few trajectories and run one synthesis job."""
     for k, family in enumerate(("rows-per-program", "rows-per-program", "brand-new-lookup-table")):
         doc = json.loads(json.dumps(TRAJECTORY_BASE))
@@ -140,9 +140,9 @@ def proposals(rpc: Rpc, server) -> tuple[list[str], list[dict[str, Any]]]:
         rpc.send("SubmitTrajectory", pb.SubmitTrajectoryRequest(trajectory_json=json.dumps(doc)))
     rpc.send("RunSynthesis", pb.RunSynthesisRequest(only_new=True))
     assert all(j["state"] == "done" for j in wait_jobs(server)), "seed synthesis job failed"
-    props = [json.loads(p.proposal_json) for p in rpc.s.ListProposals(pb.ListProposalsRequest()).proposals]
+    props = list(rpc.s.ListProposals(pb.ListProposalsRequest()).proposals)
     assert props, "seed synthesis produced no proposal to review"
-    return [p["id"] for p in props], [p["card"] for p in props]
+    return [p.id for p in props], [p.card for p in props]
 
 
 @pytest.mark.parametrize("name", list(BUDGET))

@@ -155,7 +155,7 @@ def test_submit_trajectory_idempotent(synth):
     assert (r1.created, r2.created) == (True, False)
     with pytest.raises(grpc.RpcError) as e:
         synth.SubmitTrajectory(pb.SubmitTrajectoryRequest(trajectory_json='{"id": "x"}'), metadata=CONTRIB)
-    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT and _field(e.value).startswith("trajectory.")
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT and _field(e.value).startswith("trajectory_json.")
 
 
 def test_typed_client_maps_errors(server):

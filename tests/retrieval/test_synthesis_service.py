@@ -59,7 +59,8 @@ def _run_job(synth) -> dict:
             break
         time.sleep(0.1)
     assert job.state == "done", job.message
-    return json.loads(job.result_json)
+    assert job.HasField("result")
+    return job.result
 
 
 def test_synthesis_job_and_review_flow(synth, server):
@@ -70,40 +71,44 @@ def test_synthesis_job_and_review_flow(synth, server):
         synth.RunSynthesis(pb.RunSynthesisRequest(), metadata=CONTRIB)
     assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED
     report = _run_job(synth)
-    assert report["trajectories"] >= 2 and "caches_results" in json.dumps(report["excluded"])
-    props = [json.loads(p.proposal_json) for p in synth.ListProposals(pb.ListProposalsRequest(status="pending")).proposals]
+    assert report.trajectories >= 2 and "caches_results" in json.dumps(dict(report.excluded))
+    assert report.new_proposals >= 1
+    props = list(synth.ListProposals(pb.ListProposalsRequest(status="pending")).proposals)
     assert props, "synthesis produced no proposals"
+    # every field is typed on the wire (grpcurl shows it): the draft card is a Card message, not a JSON string
+    assert all(p.card.id and p.card.kind and p.HasField("created_at") for p in props)
     # hack-tripped rounds are never mined into patterns
-    assert not any("#4" in e["round_ref"] for p in props if p["kind"] != "anti_signal" for e in p["evidence"])
-    kinds = {p["kind"] for p in props}
+    assert not any("#4" in e.round_ref for p in props if p.kind != "anti_signal" for e in p.evidence)
+    kinds = {p.kind for p in props}
     assert "example" in kinds
-    example = next(p for p in props if p["kind"] == "example")
-    shown = synth.GetProposal(pb.GetProposalRequest(proposal_id=example["id"]))
-    assert json.loads(shown.nearest_card_json)["id"] == example["target_family"]
+    example = next(p for p in props if p.kind == "example")
+    shown = synth.GetProposal(pb.GetProposalRequest(proposal_id=example.id))
+    assert shown.proposal == example
+    assert shown.nearest_card.id == example.target_family
 
     with pytest.raises(grpc.RpcError) as e:
-        synth.Review(pb.ReviewRequest(proposal_id=example["id"], action="reject"), metadata=REVIEW)
+        synth.Review(pb.ReviewRequest(proposal_id=example.id, action="reject"), metadata=REVIEW)
     assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert dict(e.value.trailing_metadata())["ladder-error-field"] == "reason"
 
-    before = server.kb.get_card(example["target_family"]).version
-    done = json.loads(synth.Review(pb.ReviewRequest(proposal_id=example["id"], action="approve", reviewer="ana"),
-                                   metadata=REVIEW).proposal_json)
-    assert done["status"] == "approved" and done["reviewer"] == "ana"
-    after = server.kb.get_card(example["target_family"])
+    before = server.kb.get_card(example.target_family).version
+    done = synth.Review(pb.ReviewRequest(proposal_id=example.id, action="approve", reviewer="ana"),
+                        metadata=REVIEW).proposal
+    assert done.status == "approved" and done.reviewer == "ana" and done.HasField("reviewed_at")
+    after = server.kb.get_card(example.target_family)
     assert after.version == before + 1 and after.status == "active"
     with pytest.raises(grpc.RpcError) as e:  # a decided proposal cannot be decided again
-        synth.Review(pb.ReviewRequest(proposal_id=example["id"], action="approve"), metadata=REVIEW)
+        synth.Review(pb.ReviewRequest(proposal_id=example.id, action="approve"), metadata=REVIEW)
     assert e.value.code() == grpc.StatusCode.FAILED_PRECONDITION
 
-    new_fams = [p for p in props if p["kind"] == "new_family"]
+    new_fams = [p for p in props if p.kind == "new_family"]
     if new_fams:
         nf = new_fams[0]
-        synth.Review(pb.ReviewRequest(proposal_id=nf["id"], action="approve"), metadata=REVIEW)
+        synth.Review(pb.ReviewRequest(proposal_id=nf.id, action="approve"), metadata=REVIEW)
         from kb.models.search import QuickMatchQuery
 
-        hits = server.kb.quick_match(QuickMatchQuery(text=nf["card"]["title"], top_k=5))
-        assert nf["card"]["id"] in [h.card.id for h in hits]  # served by quick-match without a restart
+        hits = server.kb.quick_match(QuickMatchQuery(text=nf.card.title, top_k=5))
+        assert nf.card.id in [h.card.id for h in hits]  # served by quick-match without a restart
 
 
 def test_review_rejects_bad_input(synth):
@@ -113,6 +118,43 @@ def test_review_rejects_bad_input(synth):
     with pytest.raises(grpc.RpcError) as e:
         synth.GetProposal(pb.GetProposalRequest(proposal_id="nope-nope"))
     assert e.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+def _edit_fails(synth, card: pb.Card, proposal_id: str = "") -> str:
+    with pytest.raises(grpc.RpcError) as e:
+        synth.Review(pb.ReviewRequest(proposal_id=proposal_id, action="edit", card=card, reason="fix"),
+                     metadata=REVIEW)
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    return dict(e.value.trailing_metadata())["ladder-error-field"]
+
+
+def test_a_bad_field_of_the_edited_card_is_invalid_argument_naming_it(synth, server):
+    from retrieval import convert
+
+    served = convert.to_proto_card(server.kb.get_card("rows-per-program"))
+    bad = pb.Card()
+    bad.CopyFrom(served)
+    bad.ClearField("levels")
+    bad.levels.append("L9")
+    assert _edit_fails(synth, bad) == "card.levels.0"
+    bad.CopyFrom(served)
+    bad.kind = "recipe"
+    assert _edit_fails(synth, bad) == "card.kind"
+    bad.CopyFrom(served)
+    bad.symptoms.ir_signatures.append("x" * 100_000)  # over the per-field card limit
+    assert _edit_fails(synth, bad).startswith("card.symptoms")
+    with pytest.raises(grpc.RpcError) as e:  # an edit without proposal_id needs the card itself
+        synth.Review(pb.ReviewRequest(action="edit", reason="fix"), metadata=REVIEW)
+    assert dict(e.value.trailing_metadata())["ladder-error-field"] == "proposal_id"
+
+
+def test_a_trajectory_with_a_bad_field_is_invalid_argument_naming_its_path(synth):
+    doc = json.loads(_traj("syn-bad-0").model_dump_json())
+    doc["rounds"][1]["timing"]["geomean_speedup"] = "fast"
+    with pytest.raises(grpc.RpcError) as e:
+        synth.SubmitTrajectory(pb.SubmitTrajectoryRequest(trajectory_json=json.dumps(doc)), metadata=CONTRIB)
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert dict(e.value.trailing_metadata())["ladder-error-field"] == "trajectory_json.rounds.1.timing.geomean_speedup"
 
 
 def test_list_proposals_pages_stay_under_the_message_limit(synth, server):
@@ -133,7 +175,7 @@ def test_list_proposals_pages_stay_under_the_message_limit(synth, server):
     while True:
         resp = synth.ListProposals(req)
         assert resp.ByteSize() <= limit
-        seen += [json.loads(p.proposal_json)["id"] for p in resp.proposals]
+        seen += [p.id for p in resp.proposals]
         pages += 1
         if not resp.next_cursor:
             break

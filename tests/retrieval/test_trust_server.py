@@ -3,7 +3,6 @@ in domain code, and hostile Content-Length headers on the review page. Each is a
 
 from __future__ import annotations
 
-import json
 import logging
 import shutil
 import socket
@@ -84,7 +83,7 @@ def test_the_reviewer_is_the_token_not_the_request(srv):
     srv.kb.store.put_proposal(p.id, p.status, p.model_dump(mode="json"))
     resp = srv.stubs[1].Review(pb.ReviewRequest(proposal_id=p.id, action="approve", reviewer="someone-else"),
                                metadata=REVIEW, timeout=60)
-    assert json.loads(resp.proposal_json)["reviewer"] == "ana"
+    assert resp.proposal.reviewer == "ana"
     assert srv.curator.proposal(p.id).reviewer == "ana"
 
 
