@@ -1,6 +1,6 @@
 """Replay recorded GPU diagnoses through the current decision rules, on a machine without a GPU.
 
-    python benchmarks/diagnosis/replay.py ROWS.jsonl [ROWS.jsonl ...] [--out DIR]     (or ladder bench diagnosis --replay)
+    python benchmarks/diagnosis/replay.py ROWS.jsonl [ROWS.jsonl ...] [--out DIR]   (ladder bench diagnosis --replay)
 
 A GPU row (``benchmarks/diagnosis_bench.py --backend cuda``) keeps the raw L2 figures it measured (per-case
 roofline fractions, classification tokens, ncu counters). Replaying one re-derives the L1/L3/L4 findings from the
@@ -44,8 +44,15 @@ def l2_cases(l2_raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
         signals: dict[str, Any] = {k: v for k, v in ncu.items() if isinstance(v, (int, float))}
         signals |= {k: v for k, v in (roof.get(label) or {}).items() if isinstance(v, (int, float))}
         signals["tokens"] = list(data.get("signals") or [])
-        out.append({"case": label, "ms": (timing.get("ms") or {}).get(label), "class": data.get("bottleneck", "unknown"),
-                    "figures": data.get("figures") or {}, "signals": signals})
+        out.append(
+            {
+                "case": label,
+                "ms": (timing.get("ms") or {}).get(label),
+                "class": data.get("bottleneck", "unknown"),
+                "figures": data.get("figures") or {},
+                "signals": signals,
+            }
+        )
     return out
 
 
@@ -68,8 +75,15 @@ def replay_rows(rows: list[dict[str, Any]], *, max_level: str = "L4") -> list[di
             print(f"[{n}/{len(rows)}] {row['item']}: not in the labelled set, skipped", file=sys.stderr)
             continue
         t0 = time.monotonic()
-        d = diagnose(item.problem_path, item.initial_path, backend="interpreter", max_level=max_level, kb=kb,
-                     workdir=tempfile.mkdtemp(prefix=f"replay-{item.name}-"), validate=False)
+        d = diagnose(
+            item.problem_path,
+            item.initial_path,
+            backend="interpreter",
+            max_level=max_level,
+            kb=kb,
+            workdir=tempfile.mkdtemp(prefix=f"replay-{item.name}-"),
+            validate=False,
+        )
         static = [Finding.model_validate(f) for f in d.get("causes") or [] if f.get("level") != "L2"]
         measured = row.get("measured_class") or "unknown"
         dots = "tl.dot" in extract_features(item.initial_path.read_text()).tokens
@@ -77,16 +91,28 @@ def replay_rows(rows: list[dict[str, Any]], *, max_level: str = "L4") -> list[di
         dec = decide(static + l2, measured=measured, measured_any=bool(l2))
         cause = dec.cause if dec.decided else "unknown"
         fams = CAUSE_FAMILIES.get(cause, ())
-        new = dict(row, cause=cause, family=(row["family"] if row.get("family") in fams else fams[0] if fams else None),
-                   overruled=dec.overruled, decided_by=[r.reference for r in dec.decided_by],
-                   replay={"recorded_cause": row["cause"], "recorded_family": row.get("family"), "reason": dec.reason,
-                           "ranking": [s.model_dump(mode="json") for s in dec.ranking[:5]],
-                           "static_seconds": round(time.monotonic() - t0, 1)})
+        new = dict(
+            row,
+            cause=cause,
+            family=(row["family"] if row.get("family") in fams else fams[0] if fams else None),
+            overruled=dec.overruled,
+            decided_by=[r.reference for r in dec.decided_by],
+            replay={
+                "recorded_cause": row["cause"],
+                "recorded_family": row.get("family"),
+                "reason": dec.reason,
+                "ranking": [s.model_dump(mode="json") for s in dec.ranking[:5]],
+                "static_seconds": round(time.monotonic() - t0, 1),
+            },
+        )
         # per-level figures stay those of the recorded run; the final decision is the replayed one
         out.append(new)
         mark = "ok" if cause == row["label_cause"] else "MISS"
-        print(f"[{n}/{len(rows)}] {row['item']}: {row['label_cause']} -> {cause} (recorded {row['cause']}) {mark}",
-              file=sys.stderr, flush=True)
+        print(
+            f"[{n}/{len(rows)}] {row['item']}: {row['label_cause']} -> {cause} (recorded {row['cause']}) {mark}",
+            file=sys.stderr,
+            flush=True,
+        )
     return out
 
 
@@ -101,14 +127,29 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     for p in a.rows:
         text = p.read_text()
-        rows += json.loads(text)["rows"] if p.suffix == ".json" else [json.loads(ln) for ln in text.splitlines() if ln.strip()]
+        rows += (
+            json.loads(text)["rows"]
+            if p.suffix == ".json"
+            else [json.loads(ln) for ln in text.splitlines() if ln.strip()]
+        )
     new = replay_rows(rows, max_level=a.max_level)
     summary = summarize(new)
     print_tables(summary, new)
     recorded = summarize(rows)
-    path = write_result("diagnosis_replay", {"source": {"replayed": [str(p) for p in a.rows], "max_level": a.max_level,
-                                                        "note": "recorded L2 counters, L1/L3/L4 re-derived here"},
-                                             "summary": summary, "recorded_summary": recorded, "rows": new}, a.out)
+    path = write_result(
+        "diagnosis_replay",
+        {
+            "source": {
+                "replayed": [str(p) for p in a.rows],
+                "max_level": a.max_level,
+                "note": "recorded L2 counters, L1/L3/L4 re-derived here",
+            },
+            "summary": summary,
+            "recorded_summary": recorded,
+            "rows": new,
+        },
+        a.out,
+    )
     print(f"\nwrote {path}")
     return 0
 

@@ -38,8 +38,14 @@ _UPCAST = {"tl.float32", "tl.float64"}
 
 def _is_upcast(t: Target, e: cst.BaseExpression) -> cst.BaseExpression | None:
     """``X.to(tl.float32)`` -> X."""
-    if (isinstance(e, cst.Call) and isinstance(e.func, cst.Attribute) and e.func.attr.value == "to" and e.args
-            and t.tree.code(e.args[0].value) in _UPCAST and isinstance(e.func.value, cst.BaseExpression)):
+    if (
+        isinstance(e, cst.Call)
+        and isinstance(e.func, cst.Attribute)
+        and e.func.attr.value == "to"
+        and e.args
+        and t.tree.code(e.args[0].value) in _UPCAST
+        and isinstance(e.func.value, cst.BaseExpression)
+    ):
         return e.func.value
     return None
 
@@ -56,10 +62,18 @@ def _load_dtype(t: Target, e: cst.BaseExpression, sig: dict[str, str]) -> str | 
 def _assigned_values(t: Target, name: str) -> list[cst.BaseExpression]:
     out = []
     for n in walk(t.kernel.node.body):
-        if isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name) \
-                and n.targets[0].target.value == name:
+        if (
+            isinstance(n, cst.Assign)
+            and len(n.targets) == 1
+            and isinstance(n.targets[0].target, cst.Name)
+            and n.targets[0].target.value == name
+        ):
             out.append(n.value)
-        elif isinstance(n, (cst.AugAssign, cst.AnnAssign)) and isinstance(n.target, cst.Name) and n.target.value == name:
+        elif (
+            isinstance(n, (cst.AugAssign, cst.AnnAssign))
+            and isinstance(n.target, cst.Name)
+            and n.target.value == name
+        ):
             out.append(n.value if n.value is not None else cst.Name("None"))  # type: ignore[arg-type]
     return out
 
@@ -75,7 +89,9 @@ def classify(t: Target, e: cst.BaseExpression, sig: dict[str, str]) -> tuple[str
     if isinstance(e, cst.Name):
         values = _assigned_values(t, e.value)
         kinds = set()
-        for v in values:  # `q = tl.load(...)` then `q = q.to(tl.float32)`: every definition must keep the 16-bit value
+        for (
+            v
+        ) in values:  # `q = tl.load(...)` then `q = q.to(tl.float32)`: every definition must keep the 16-bit value
             if (up := _is_upcast(t, v)) is not None and isinstance(up, cst.Name) and up.value == e.value:
                 kinds.add(("upcast", None))
                 continue
@@ -94,12 +110,18 @@ class LowPrecisionOperands:
     kind = "low_precision_operands"
     card = "low-precision-operands-fp32-accumulate"
 
-    def _plan(self, t: Target, ctx: RecipeContext) -> tuple[list[tuple[cst.Call, list[tuple[int, str, str]]]], list[str]]:
+    def _plan(
+        self, t: Target, ctx: RecipeContext
+    ) -> tuple[list[tuple[cst.Call, list[tuple[int, str, str]]]], list[str]]:
         sig = launch_record(t, ctx).get("signature") or {}
         plan, notes = [], []
-        stored = {sig.get(p) for c in walk(t.kernel.node.body) if isinstance(c, cst.Call) and call_name(c) == "tl.store"
-                  and c.args for p in {n.value for n in walk(c.args[0].value) if isinstance(n, cst.Name)}
-                  if isinstance(sig.get(p), str) and sig[p].startswith("*")}
+        stored = {
+            sig.get(p)
+            for c in walk(t.kernel.node.body)
+            if isinstance(c, cst.Call) and call_name(c) == "tl.store" and c.args
+            for p in {n.value for n in walk(c.args[0].value) if isinstance(n, cst.Name)}
+            if isinstance(sig.get(p), str) and sig[p].startswith("*")
+        }
         out_name = {"*bf16": "bfloat16", "*fp16": "float16"}.get(next(iter(stored))) if len(stored) == 1 else None
         # outputs are judged under their dtype's tolerance: a 16-bit output uses that entry, anything else fp32's
         tol = (ctx.tolerances.get(out_name) if out_name else None) or ctx.tolerance or {}
@@ -107,15 +129,20 @@ class LowPrecisionOperands:
             ops = [classify(t, a.value, sig) for a in d.node.args[:2]]
             tys = {_LOW[sig[p]] for _, p in ops if p}
             if len(tys) != 1 or all(k == "native" for k, _ in ops):
-                notes.append(f"{t.tree.code(d.node)[:40]}: operands " + ", ".join(k + (f" from {p}" if p else "") for k, p in ops))
+                notes.append(
+                    f"{t.tree.code(d.node)[:40]}: operands "
+                    + ", ".join(k + (f" from {p}" if p else "") for k, p in ops)
+                )
                 continue
             ty = next(iter(tys))
             src = next(p for _, p in ops if p)  # the 16-bit pointer whose element type the operands take
             if any(k == "fp32" for k, _ in ops):
                 floor = _ROUNDING_TOL[ty]
                 if not tol or min(tol.get("atol", 0.0), tol.get("rtol", 0.0)) < floor:
-                    notes.append(f"an fp32-computed operand would be rounded to {ty}: needs atol and rtol >= {floor} "
-                                 f"(tolerance {tol or 'unknown'})")
+                    notes.append(
+                        f"an fp32-computed operand would be rounded to {ty}: needs atol and rtol >= {floor} "
+                        f"(tolerance {tol or 'unknown'})"
+                    )
                     continue
             plan.append((d.node, [(i, k, f"{p or src}.dtype.element_ty") for i, (k, p) in enumerate(ops)]))
         return plan, notes
@@ -166,5 +193,8 @@ class LowPrecisionOperands:
                 new_args.append(text)
             t.tree.replace(call, f"{code(call.func)}({', '.join(new_args)})")
         ty = point["dtype"].removeprefix("tl.")
-        return (f"{t.kernel.name}: {len(plan)} tl.dot fed native {ty} operands (fp32 accumulate; upcasts before the dot "
-                f"removed)" + (f"; {rounded} fp32-computed operand(s) rounded to {ty} under the tolerance" if rounded else ""))
+        return (
+            f"{t.kernel.name}: {len(plan)} tl.dot fed native {ty} operands (fp32 accumulate; upcasts before the dot "
+            f"removed)"
+            + (f"; {rounded} fp32-computed operand(s) rounded to {ty} under the tolerance" if rounded else "")
+        )

@@ -1,4 +1,4 @@
-"""low_precision_operands: 16-bit tiles upcast before tl.dot fed natively (fp32 accumulate), exact or tolerance-gated."""
+"""low_precision_operands: 16-bit tiles upcast before tl.dot fed natively (fp32 accumulate), exact or gated."""
 
 from __future__ import annotations
 
@@ -29,10 +29,13 @@ def test_exact_upcasts_are_narrowed_and_computed_operands_wait_for_a_tolerance()
     assert "1 fp32-computed operand(s) rounded to bfloat16" in loose.description
 
 
-@pytest.mark.parametrize(("sig", "reason"), [
-    (None, "no recorded launch"),
-    ({**SIG, "q_ptr": "*fp32", "k_ptr": "*fp32", "v_ptr": "*fp32"}, "no tl.dot takes an upcast 16-bit operand"),
-])
+@pytest.mark.parametrize(
+    ("sig", "reason"),
+    [
+        (None, "no recorded launch"),
+        ({**SIG, "q_ptr": "*fp32", "k_ptr": "*fp32", "v_ptr": "*fp32"}, "no tl.dot takes an upcast 16-bit operand"),
+    ],
+)
 def test_refusals(sig: dict[str, str] | None, reason: str) -> None:
     with pytest.raises(NotApplicable, match=reason):
         apply_recipe(RECIPE, _ctx((ITEM / "initial.py").read_text(), sig))
@@ -50,10 +53,22 @@ def test_the_rewrite_validates_and_compiles_to_wgmma(tmp_path: Path) -> None:
     path.write_text(res.source)
     ev = evaluate(load_problem(ITEM), path, backend="interpreter", settings=LadderSettings(validation_seeds=[0]))
     assert ev.passed, ev.reason
-    args = ["q_ptr=*bf16", "k_ptr=*bf16", "v_ptr=*bf16", "o_ptr=*bf16", "S=2048", "qk_scale=0.18", "HEAD_DIM=64",
-            "BLOCK_M=64", "BLOCK_N=64"]
-    report = analyze(capture_kernel(f"{path}::attention_kernel", "cuda:90", args, options={"num_warps": 4, "num_stages": 2},
-                                    per_pass=False))
+    args = [
+        "q_ptr=*bf16",
+        "k_ptr=*bf16",
+        "v_ptr=*bf16",
+        "o_ptr=*bf16",
+        "S=2048",
+        "qk_scale=0.18",
+        "HEAD_DIM=64",
+        "BLOCK_M=64",
+        "BLOCK_N=64",
+    ]
+    report = analyze(
+        capture_kernel(
+            f"{path}::attention_kernel", "cuda:90", args, options={"num_warps": 4, "num_stages": 2}, per_pass=False
+        )
+    )
     sigs = {s.name for s in report.signatures}
     assert "fma_dot" not in sigs and ({"wgmma_dot", "mma_dot"} & sigs), sigs
 
