@@ -16,8 +16,12 @@ GPU paths (``bench_cuda``) are written for Triton 3.6 / torch 2.11 on an H200 an
 Ascend path (``bench_npu``) follows the torch-npu Event API and has never run on NPU hardware. On the CPU the
 Triton interpreter gives correctness only: ``interpreter_protocol()`` says timing is unavailable.
 
-The event and synchronize functions and triton's do_bench functions are bound when this module is imported (in the worker, before any
-candidate is imported), so a candidate that patches ``torch.cuda.Event`` cannot reach the timer.
+A single kernel (the PyTorch reference, the suite's runs) is timed by ``bench_cuda``: ``do_bench`` itself, or
+the same loop with a per-rep ``setup`` outside the timed region when in-place outputs must be restored.
+
+The event and synchronize functions are bound when this module is imported, triton's do_bench functions by
+``bind_timers`` (both in the worker, before any candidate is imported); do_bench looks ``torch.cuda.Event`` up
+when called, so every do_bench call first checks that it is still the bound one (``timer_tampered``).
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ try:  # bound at import time on purpose (see module docstring)
 
     _CudaEvent = _torch.cuda.Event
     _cuda_sync = _torch.cuda.synchronize
-except Exception:  # pragma: no cover - torch is always present where timing runs
+except Exception:  # noqa: BLE001  pragma: no cover - ImportError, or a broken CUDA library's OSError: no timing
     _torch = None  # type: ignore[assignment]
 _do_bench: Any = None
 _do_bench_cudagraph: Any = None
