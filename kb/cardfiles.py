@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from kb.errors import InvalidArgument
+from kb.errors import InvalidArgument, field_error
 from kb.models import AnyCard, parse_card
 
 __all__ = ["CardFileError", "dump_card", "load_card_file", "load_dir", "packaged_cards_dir"]
@@ -44,15 +44,9 @@ def load_card_file(path: Path) -> AnyCard:
     try:
         card = parse_card(data)
     except ValidationError as e:
-        first = e.errors()[0]
-        parts = [str(x) for x in first["loc"]]
-        if len(parts) > 1 and parts[0] in ("pattern", "anti_signal", "invariant"):
-            parts = parts[1:]  # the tagged-union member, not a field of the file
-        if not parts and first["type"].startswith("union_tag"):
-            raise CardFileError(f"{path}: field kind: missing or unknown; use pattern, anti_signal or invariant",
-                                field="kind") from e
-        loc = ".".join(parts) or "card"
-        raise CardFileError(f"{path}: field {loc}: {first['msg']}", field=loc) from e
+        where = field_error(e)
+        loc = where.field or "card"
+        raise CardFileError(f"{path}: field {loc}: {where.message}", field=loc) from e
     if card.id != path.stem:
         raise CardFileError(f"{path}: id {card.id!r} must equal the file name stem {path.stem!r}", field="id")
     return card

@@ -18,7 +18,12 @@ module stays free of grpc.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, get_args
+
+from kb.vocab import CardKind
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 __all__ = [
     "AlreadyExists",
@@ -31,7 +36,9 @@ __all__ = [
     "ToolchainError",
     "Unauthenticated",
     "Unavailable",
+    "FieldError",
     "error_for_code",
+    "field_error",
 ]
 
 _REGISTRY: dict[str, type[LadderError]] = {}
@@ -101,3 +108,32 @@ class StorageError(LadderError):
 
 class ToolchainError(LadderError):
     code = "toolchain"
+
+
+class FieldError(NamedTuple):
+    """The first error of a pydantic ``ValidationError``, located in the caller's input."""
+
+    field: str  # dotted path to the value at fault ("preconditions.0", "kind"); "" for the input as a whole
+    message: str  # pydantic's message ("Field required"), or the card-kind message below
+    input: Any  # the offending value
+
+
+#: a location step naming one of these is the branch a tagged card union took, not a field of the input
+_CARD_KINDS = get_args(CardKind)
+
+
+def field_error(e: ValidationError) -> FieldError:
+    """Where the first error of ``e`` is and what it says, in the input's own terms.
+
+    The steps pydantic adds for validator functions and unions (``function-after[...]``, ``tagged-union[...]``,
+    the card kind a ``Card`` union branched to) are left out of ``field``. A card whose ``kind`` is missing or
+    unknown is reported at ``kind`` with the values to use. Every transport formats its message from this
+    (card files, the gRPC edge, the MCP tools, the review CLI), so they all name the same field.
+    """
+    err = e.errors()[0]
+    loc = [str(x) for x in err["loc"] if not str(x).startswith(("function-", "tagged-union"))]
+    loc = [x for x in loc if x not in _CARD_KINDS or len(loc) == 1]
+    if err["type"].startswith("union_tag"):
+        kinds = ", ".join(_CARD_KINDS[:-1]) + f" or {_CARD_KINDS[-1]}"  # the one discriminated union: Card
+        return FieldError(".".join([*loc, "kind"]), f"missing or unknown; use {kinds}", err.get("input"))
+    return FieldError(".".join(loc), err["msg"], err.get("input"))

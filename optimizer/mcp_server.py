@@ -18,7 +18,7 @@ import anyio
 from pydantic import ValidationError
 
 from kb.client import KBClient
-from kb.errors import InvalidArgument, LadderError, Unavailable
+from kb.errors import InvalidArgument, LadderError, Unavailable, field_error
 from kb.models import AnyCard
 from kb.models.search import (
     CardFilter,
@@ -108,8 +108,9 @@ def _query(model: type, **data: Any) -> Any:
     try:
         return model.model_validate(data)
     except ValidationError as e:
-        err = e.errors()[0]
-        raise InvalidArgument(f"{'.'.join(map(str, err['loc']))}: {err['msg']}", field=str(err["loc"][0])) from e
+        where = field_error(e)
+        field = where.field or "arguments"
+        raise InvalidArgument(f"{field}: {where.message}", field=field) from e
 
 
 def build_server(lazy: LazyClient) -> Any:

@@ -10,6 +10,25 @@ with ``select`` and reaps children with ``waitpid(WNOHANG)``.
 Protocol (JSON lines): request ``{"id", "req", "res", "token", "stdout", "stderr", "cwd", "memory_mb",
 "limit_as"}``; replies ``{"id", "pid"}`` once forked and ``{"id", "pid", "returncode"}`` when the child exits
 (negative return codes are signals, as with ``subprocess``).
+
+Why not ``multiprocessing.get_context("forkserver")`` with ``set_forkserver_preload`` (deliberately left, checked
+on CPython 3.11.7): the per-worker part would survive (``setsid``, ``RLIMIT_CORE``/``RLIMIT_AS``, the ``dup2``
+capture and ``-signal`` exit codes can all run in the target), but two properties the sandbox relies on do not.
+
+1. One server per parent process, with the parent's environment: ``multiprocessing.forkserver`` keeps a single
+   module-level server, started with the parent's ``os.environ`` (``spawnv_passfds`` passes no environment).
+   The preload (``triton.language`` above all) must be imported under ``TRITON_INTERPRET=1`` and the workers'
+   ``PYTHONPATH``, which are set for workers only: in the session's own environment ``TRITON_INTERPRET`` would
+   reach every process it starts from ``os.environ`` (the IR capture worker, ``optimizer.ir.capture``, copies
+   it), and there ``@triton.jit`` would yield interpreter functions that cannot be compiled.
+   ``optimizer.sandbox`` keeps one zygote per (interpreter, PYTHONPATH). A probe that changed ``os.environ``
+   between two ``Process.start()`` calls saw the first value in both children.
+2. Workers outlive their parent: when the parent dies, the forkserver does not kill its children (the same
+   probe's hung, ``setsid`` children were still running after the parent's ``os._exit``). The zygote kills
+   every child's process group when its stdin closes, so a hung candidate cannot keep a core busy after a
+   killed session (``tests/optimizer/test_zygote.py``).
+
+Each forkserver child would also re-run the parent's ``__main__`` (``spawn.prepare``), e.g. the CLI script.
 """
 
 from __future__ import annotations
@@ -76,7 +95,7 @@ def _warm_imports() -> None:
     for name in _WARM_IMPORTS:
         try:
             importlib.import_module(name)
-        except Exception:  # an optimisation only
+        except Exception:  # noqa: BLE001  an optimisation only: a module that fails here fails again where it is used
             pass
 
 
@@ -202,7 +221,7 @@ class ZygoteClient:
             if self._proc.stdin:
                 self._proc.stdin.close()
             self._proc.wait(timeout=5)
-        except Exception:
+        except (OSError, subprocess.TimeoutExpired):  # a broken pipe, or children that outlast the grace time
             self._proc.kill()
 
 

@@ -16,7 +16,7 @@ from google.protobuf.struct_pb2 import Struct
 from google.protobuf.timestamp_pb2 import Timestamp
 from pydantic import BaseModel, ValidationError
 
-from kb.errors import InvalidArgument
+from kb.errors import InvalidArgument, field_error
 from kb.limits import Limits, check_json
 from kb.models import AnyCard, Trajectory, parse_card
 from kb.models.search import (
@@ -67,11 +67,9 @@ def validate(model: type[BaseModel], data: dict[str, Any], prefix: str = "") -> 
 
 
 def _invalid(e: ValidationError, prefix: str) -> InvalidArgument:
-    err = e.errors()[0]
-    loc = [str(x) for x in err["loc"] if not str(x).startswith(("function-", "tagged-union"))]
-    loc = [x for x in loc if x not in ("pattern", "anti_signal", "invariant") or len(loc) == 1]
-    field = ".".join(([prefix] if prefix else []) + loc) or prefix or "request"
-    return InvalidArgument(f"{err['msg']} (got {str(err.get('input'))[:80]!r})", field=field)
+    where = field_error(e)
+    field = ".".join(x for x in (prefix, where.field) if x) or "request"
+    return InvalidArgument(f"{where.message} (got {str(where.input)[:80]!r})", field=field)
 
 
 # ---------------------------------------------------------------- cards

@@ -21,7 +21,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from kb.errors import InvalidArgument, NotFound, PermissionDenied
+from kb.errors import InvalidArgument, NotFound, PermissionDenied, field_error
 from kb.models import AnyCard, Trajectory, parse_card
 from optimizer.cli._common import (
     HomeOpt,
@@ -217,8 +217,8 @@ def _parse(data: Any, where: str) -> AnyCard:
     try:
         return parse_card(data)
     except ValidationError as e:
-        err = e.errors()[0]
-        raise InvalidArgument(f"{where}: {'.'.join(map(str, err['loc']))}: {err['msg']}", field="card") from e
+        at = field_error(e)
+        raise InvalidArgument(f"{where}: {at.field or 'card'}: {at.message}", field="card") from e
 
 
 def _edit_interactively(card: AnyCard) -> AnyCard:
@@ -274,8 +274,8 @@ def synthesize_command(
         except OSError as e:
             raise InvalidArgument(f"cannot read {path}: {e}", field="trajectory") from e
         except ValidationError as e:
-            err = e.errors()[0]
-            raise InvalidArgument(f"{path}: {'.'.join(map(str, err['loc']))}: {err['msg']}", field="trajectory") from e
+            at = field_error(e)
+            raise InvalidArgument(f"{path}: {at.field or 'trajectory'}: {at.message}", field="trajectory") from e
     skipped = ""
     with _queue(server, home, token, write=True) as q:
         submitted = {t.id: q.submit(t) for t in parsed}

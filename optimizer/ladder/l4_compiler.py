@@ -12,6 +12,7 @@ source, and the family's card cites the same signature or invariant.
 
 from __future__ import annotations
 
+from kb.errors import NotFound
 from kb.models import EscalationTests, EvidenceItem
 from kb.models.cards import InvariantCard, PatternCard
 from optimizer.ladder.causal import causal_step, merge_tests
@@ -34,7 +35,8 @@ class CompilerLevel:
             l3 = ctx.previous("L3")
             focus = (l3.data.get("signatures") if l3 else None) or [s.name for s in report.signatures if s.name in SIGNATURE_CLASS]
             account = explain(report, ctx.kb, focus=focus or None, compiler_source=ctx.settings.compiler_source)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001  capture compiles with Triton (any error type) and explain reads the KB:
+            # every failure, a KB ``Unavailable`` included, becomes an inconclusive L4 that names it (type and message)
             reason = f"L4 could not run: {type(exc).__name__}: {exc}"[:600]
             return LevelResult(level="L4", tests=EscalationTests(localized=False, single_family=False, justified=False, notes=f"(1) {reason}"),
                                inconclusive=True, rationale=reason, evidence=[EvidenceItem(level="L4", kind="invariant", summary=reason)])
@@ -92,7 +94,7 @@ class CompilerLevel:
             for cid in f.cards:
                 try:
                     inv = ctx.kb.get_card(cid)
-                except Exception:
+                except NotFound:  # cited by the IR engine but not served by this KB; any other KB error propagates
                     continue
                 if not isinstance(inv, InvariantCard):
                     continue
@@ -101,7 +103,7 @@ class CompilerLevel:
                         continue
                     try:
                         card = ctx.kb.get_card(rid)
-                    except Exception:
+                    except NotFound:  # a related family this KB does not hold; Unavailable is not "no family"
                         continue
                     if not isinstance(card, PatternCard) or card.status != "active":
                         continue
