@@ -26,13 +26,11 @@ from synthesis.rounds import RoundRecord, is_clean
 
 __all__ = ["card_stats", "deprecation_proposals", "lift_interval"]
 
-# two-sided 95% Student t quantiles t_{0.975, df}, df = 1..30; the normal quantile beyond
-_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
-
-
 def _t975(df: int) -> float:
-    return _T975[df - 1] if df <= len(_T975) else 1.96 + 2.4 / df  # within 0.003 of the exact value for df > 30
+    """Two-sided 95% Student t quantile t_{0.975, df} (scipy is installed with sentence-transformers)."""
+    from scipy.stats import t
+
+    return float(t.ppf(0.975, df))
 
 
 def lift_interval(

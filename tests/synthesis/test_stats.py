@@ -16,7 +16,8 @@ def test_t_interval_on_log_lift():
     m = sum(x) / 4
     sd = math.sqrt(sum((v - m) ** 2 for v in x) / 3)
     assert mean == pytest.approx(math.exp(m))
-    assert lo == pytest.approx(math.exp(m - 3.182 * sd / 2)) and hi == pytest.approx(math.exp(m + 3.182 * sd / 2))
+    t3 = 3.1824463  # t_{0.975, 3}
+    assert lo == pytest.approx(math.exp(m - t3 * sd / 2)) and hi == pytest.approx(math.exp(m + t3 * sd / 2))
     assert lift_interval([1.3]) == (pytest.approx(1.3), None, None)
     assert lift_interval([]) == (None, None, None)
 
