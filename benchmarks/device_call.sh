@@ -61,6 +61,9 @@ for step in "$@"; do
         --budget-s $(( t - 25 )) --compile-budget-s 40 --ops ${ops//,/ } --out /tmp/naive \
         --pack "$OUT/naive.tar.gz" > "$OUT/campaign.log" 2>&1; echo "campaign rc=$?"
       grep -v "Loading weights" "$OUT/campaign.log" | tail -40 ;;
+    timingpaths) # bench_cuda's do_bench path against the kept restore loop (issue 18: library timing)
+      t=$(box "${arg:-60}"); timeout "$t" python3 benchmarks/timing_paths_check.py "$OUT/timingpaths" 2>&1 | tail -20
+      pack timingpaths ;;
     *) echo "unknown step $name" ;;
   esac
   echo "=== step $name done in $(( $(date +%s) - t0 )) s"

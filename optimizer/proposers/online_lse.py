@@ -60,17 +60,24 @@ def _assign(stmt: ast.stmt) -> tuple[str, ast.expr] | None:
     return None
 
 
+def _loaded(e: ast.expr) -> bool:
+    return any(isinstance(n, ast.Call) and ast.unparse(n.func) == "tl.load" for n in ast.walk(e))
+
+
 def _running_max(stmt: ast.stmt) -> tuple[str, str] | None:
-    """``m = tl.maximum(m, x)`` (either order) -> (m, x)."""
+    """``m = tl.maximum(m, x)`` (either order) -> (m, x); x may also be an inline loaded expression
+    (``tl.maximum(m, tl.load(...))``), returned as its source text."""
     a = _assign(stmt)
     c = _call(a[1], "tl.maximum") if a else None
-    if not a or not c or len(c.args) != 2 or not all(isinstance(v, ast.Name) for v in c.args):
+    if not a or not c or len(c.args) != 2:
         return None
-    names = [v.id for v in c.args]  # type: ignore[attr-defined]
-    if a[0] not in names:
+    mine = [i for i, v in enumerate(c.args) if isinstance(v, ast.Name) and v.id == a[0]]
+    if not mine:
         return None
-    other = names[1] if names[0] == a[0] else names[0]
-    return a[0], other
+    other = c.args[1 - mine[0]]
+    if isinstance(other, ast.Name):
+        return a[0], other.id
+    return (a[0], ast.unparse(other)) if _loaded(other) else None
 
 
 def _sum_of_exp(stmt: ast.stmt) -> tuple[str, str, str] | None:
@@ -86,9 +93,9 @@ def _sum_of_exp(stmt: ast.stmt) -> tuple[str, str, str] | None:
     if not e or len(e.args) != 1 or not isinstance(e.args[0], ast.BinOp) or not isinstance(e.args[0].op, ast.Sub):
         return None
     x, r = e.args[0].left, e.args[0].right
-    if not isinstance(x, ast.Name) or not isinstance(r, ast.Name):
+    if not isinstance(r, ast.Name) or not (isinstance(x, ast.Name) or _loaded(x)):
         return None
-    return s, x.id, r.id
+    return s, (x.id if isinstance(x, ast.Name) else ast.unparse(x)), r.id
 
 
 def _reads(stmts: list[ast.stmt], names: set[str]) -> bool:
@@ -158,7 +165,10 @@ def _rewrite(p: Any, ctx: RecipeContext, kernel: str, pat: dict[str, Any]) -> Re
     ind = st.indent_of(loop1.lineno)
     inner = st.indent_of(loop1.body[-1].lineno)
     last = loop1.body[-1]
-    online = (f"{inner}{m}_new = tl.maximum({m}, {x})\n"
+    bind, shown = "", x if x.isidentifier() else "the loaded chunk"
+    if not x.isidentifier():  # an inline load: read the chunk once, under a name
+        bind, x = f"{inner}{m}_x = {x}\n", f"{m}_x"
+    online = (bind + f"{inner}{m}_new = tl.maximum({m}, {x})\n"
               f"{inner}{m}_ref = tl.where({m}_new == float(\"-inf\"), 0.0, {m}_new)\n"
               f"{inner}{s} = {s} * tl.exp({m} - {m}_ref) + tl.exp({x} - {m}_ref)\n"
               f"{inner}{m} = {m}_new\n")
@@ -171,6 +181,6 @@ def _rewrite(p: Any, ctx: RecipeContext, kernel: str, pat: dict[str, Any]) -> Re
            + f"{ind}{red_text}\n"
            + f"{ind}{s} = {s} * tl.exp({m} - {r})\n")
     st.replace_range(st.line_start(loop1.lineno), st.line_start(loop2.end_lineno + 1), new)
-    desc = (f"{kernel}: max pass and sum-of-exp pass over {x} fused into one online pass ({m} per lane, {s} rescaled "
+    desc = (f"{kernel}: max pass and sum-of-exp pass over {shown} fused into one online pass ({m} per lane, {s} rescaled "
             f"when the max grows, then once to {r}); each row is read once instead of twice")
     return _finish("online_logsumexp", ctx, st.apply(), desc, {"max": m, "sum": s})

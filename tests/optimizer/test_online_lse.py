@@ -63,3 +63,21 @@ def test_refusals_say_why(old: str, new: str, reason: str) -> None:
     assert old in src
     with pytest.raises(NotApplicable, match=reason):
         apply_recipe(RECIPE, RecipeContext(source=src.replace(old, new, 1)))
+
+
+def test_inline_loads_in_both_loops_fuse_and_validate(tmp_path: Path) -> None:
+    """`m = tl.maximum(m, tl.load(...))` and `s += tl.exp(tl.load(...) - row_max)`: the labelled two-loop
+    cross-entropy, the chunk read once under a name, checked against torch in the interpreter."""
+    from optimizer.evaluation import evaluate
+    from optimizer.problem import load_problem
+    from optimizer.settings import LadderSettings
+
+    item = Path(__file__).parents[2] / "benchmarks" / "diagnosis" / "cross_entropy_two_loops"
+    res = apply_recipe({"kind": "online_logsumexp", "params": {}},
+                       RecipeContext(source=(item / "initial.py").read_text(), launches=[]))
+    assert "m_x = tl.load(base + cols" in res.source and res.source.count("for start in range(0, V, BLOCK):") == 1
+    assert "the loaded chunk" in res.description
+    path = tmp_path / "online.py"
+    path.write_text(res.source)
+    ev = evaluate(load_problem(item), path, backend="interpreter", settings=LadderSettings(validation_seeds=[0]))
+    assert ev.passed, ev.reason
