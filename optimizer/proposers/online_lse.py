@@ -181,6 +181,6 @@ def _rewrite(p: Any, ctx: RecipeContext, kernel: str, pat: dict[str, Any]) -> Re
            + f"{ind}{red_text}\n"
            + f"{ind}{s} = {s} * tl.exp({m} - {r})\n")
     st.replace_range(st.line_start(loop1.lineno), st.line_start(loop2.end_lineno + 1), new)
-    desc = (f"{kernel}: max pass and sum-of-exp pass over {shown} fused into one online pass ({m} per lane, {s} rescaled "
-            f"when the max grows, then once to {r}); each row is read once instead of twice")
+    desc = (f"{kernel}: max pass and sum-of-exp pass over {shown} fused into one online pass ({m} per lane, "
+            f"{s} rescaled when the max grows, then once to {r}); each row is read once instead of twice")
     return _finish("online_logsumexp", ctx, st.apply(), desc, {"max": m, "sum": s})
