@@ -37,6 +37,8 @@ RECIPE_PARAMS = {
     "register_spill_relief": {"values", "search", "objective"},
     "dot_precision": {"tf32_min_tolerance"},
     "dot_tile_search": {"configs", "fixed_variants"},
+    "low_precision_operands": set(),
+    "launch_loop_grid": set(),
 }
 
 
