@@ -49,7 +49,7 @@ from optimizer.ladder.types import LadderContext
 from optimizer.phases import PhaseClock, TimedKB
 from optimizer.problem import Problem, load_problem
 from optimizer.proposers.base import Proposer
-from optimizer.proposers.recipes import NotApplicable
+from optimizer.recipes.appliers import NotApplicable
 from optimizer.settings import LadderSettings
 from optimizer.timing import geomean
 

@@ -18,7 +18,7 @@ from optimizer.ladder.causal import causal_step, merge_tests
 from optimizer.ladder.l3_ir import SIGNATURE_CLASS, capture_report
 from optimizer.ladder.select import nonimproving_tries, recipe_context, spent
 from optimizer.ladder.types import CardRef, LadderContext, LevelResult
-from optimizer.proposers.recipes import can_apply
+from optimizer.recipes.appliers import can_apply
 
 __all__ = ["CompilerLevel"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from kb.models import Symptoms
 from kb.models.search import QuickMatchQuery, SearchHit
 from optimizer.ladder.types import CardRef, LadderContext, card_ref
-from optimizer.proposers.recipes import RecipeContext, can_apply
+from optimizer.recipes.appliers import RecipeContext, can_apply
 
 __all__ = ["GENERIC_TOKENS", "choose_family", "match_cards", "nonimproving_tries", "recipe_context", "relevant", "spent",
            "tried_points"]
