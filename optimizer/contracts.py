@@ -102,8 +102,10 @@ class CompileCheckRequest(_CandidateRequest):
     arch: int = 90
 
 
-WorkerRequest = Annotated[EvaluateRequest | TimeRequest | ProfileRequest | RunRequest | LaunchesRequest | CompileCheckRequest,
-                          Field(discriminator="task")]
+WorkerRequest = Annotated[
+    EvaluateRequest | TimeRequest | ProfileRequest | RunRequest | LaunchesRequest | CompileCheckRequest,
+    Field(discriminator="task"),
+]
 _REQUEST: TypeAdapter[Any] = TypeAdapter(WorkerRequest)
 
 
@@ -123,7 +125,7 @@ class Stats(_Contract):
 class TimingCase(_Contract):
     case: str = Field(description="the case label (optimizer.problem.case_label)")
     stats: Stats = Field(description="the candidate")
-    reference_stats: Stats | None = Field(default=None, description="the PyTorch reference, timed once (not interleaved)")
+    reference_stats: Stats | None = Field(default=None, description="the PyTorch reference (timed once per case)")
     method: str = ""
     method_note: str = ""
     blocks: dict[str, list[float]] = Field(default_factory=dict, description="role -> interleaved block medians (ms)")
@@ -245,7 +247,8 @@ def _explain(exc: ValidationError, what: str) -> ContractError:
 def parse_request(data: dict[str, Any]) -> WorkerRequest:
     """The typed request for ``data`` (its ``task`` picks the model); ``ContractError`` names a wrong field."""
     if not isinstance(data, dict) or "task" not in data:
-        raise ContractError("worker request: field 'task' is missing (one of evaluate, time, profile, run, launches, compile_check)")
+        tasks = "evaluate, time, profile, run, launches or compile_check"
+        raise ContractError(f"worker request: field 'task' is missing ({tasks})")
     try:
         return _REQUEST.validate_python(data)
     except ValidationError as exc:

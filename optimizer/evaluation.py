@@ -173,8 +173,9 @@ def evaluate(
     ev = Evaluation(
         candidate=cand, backend=backend, status="ok", reason=validation.failure_reason, validation=validation,
         findings=findings, launches=p.launches, timing_cases=p.timing.cases if p.timing else [],
-        protocol=p.timing.protocol if p.timing else None, device=p.device, versions=p.versions, duration_s=res.duration_s,
-        torch_compute_ops=p.torch_compute_ops, timing_error=p.timing_error, phase_s=_phases(p.phase_s, res),
+        protocol=p.timing.protocol if p.timing else None, device=p.device, versions=p.versions,
+        duration_s=res.duration_s, torch_compute_ops=p.torch_compute_ops, timing_error=p.timing_error,
+        phase_s=_phases(p.phase_s, res),
     )
     if ev.passed and ev.timing_cases:
         extra = sanity_findings(problem, ev, run_cases)
@@ -226,9 +227,10 @@ def _block_pointers_on_36(what: str | None, python: str | None, settings: Ladder
 
 
 def timing_request(settings: LadderSettings, against: dict[str, Path] | None, aa: bool) -> TimingOptions:
-    return TimingOptions(warmup_ms=settings.timing_warmup_ms, rep_ms=settings.timing_rep_ms, blocks=settings.timing_blocks,
-                         graph_below_us=settings.timing_graph_below_us, flush_bytes=settings.l2_flush_mb * 1024 * 1024,
-                         reference=True, against={k: str(v) for k, v in (against or {}).items()}, aa=aa)
+    return TimingOptions(warmup_ms=settings.timing_warmup_ms, rep_ms=settings.timing_rep_ms,
+                         blocks=settings.timing_blocks, graph_below_us=settings.timing_graph_below_us,
+                         flush_bytes=settings.l2_flush_mb * 1024 * 1024, reference=True,
+                         against={k: str(v) for k, v in (against or {}).items()}, aa=aa)
 
 
 def _run(request: WorkerRequest, backend: str, settings: LadderSettings, *, python: str | None = None) -> SandboxResult:
@@ -249,8 +251,10 @@ def retime(problem: Problem, candidate: Path, against: dict[str, Path], *, backe
            cases: list[dict[str, Any]] | None = None, blocks: int | None = None) -> Evaluation:
     """Time an already validated candidate against ``against`` (no validation: the winner's confirmation)."""
     run_cases = cases if cases is not None else problem.cases_for(backend)
-    t = timing_request(settings, against, False).model_copy(update={"reference": False, "blocks": blocks or settings.timing_blocks})
-    request = TimeRequest(problem=str(problem.path), candidate=str(candidate), backend=backend, cases=run_cases, timing=t)  # type: ignore[arg-type]
+    t = timing_request(settings, against, False).model_copy(
+        update={"reference": False, "blocks": blocks or settings.timing_blocks})
+    request = TimeRequest(problem=str(problem.path), candidate=str(candidate), backend=backend,  # type: ignore[arg-type]
+                          cases=run_cases, timing=t)
     res = _run(request, backend, settings)
     if not res.ok:
         return _failed(candidate, backend, res.status, res.reason, None, res)

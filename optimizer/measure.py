@@ -84,8 +84,8 @@ def ncu(problem: Problem, candidate: Path, *, settings: LadderSettings, kernels:
     from optimizer.profile.cuda import CLASSIFIER_METRICS, ncu_command, parse_ncu_csv, summarize_ncu
 
     log = Path(tempfile.mkdtemp(prefix="ladder_ncu_")) / "ncu.csv"
-    req = RunRequest(problem=str(problem.path), candidate=str(candidate), backend="cuda", cases=problem.cases_for("cuda"),
-                     iters=1)
+    req = RunRequest(problem=str(problem.path), candidate=str(candidate), backend="cuda",
+                     cases=problem.cases_for("cuda"), iters=1)
     res = run_worker(req.model_dump(mode="json"), limits=_limits(settings, max(settings.sandbox_timeout_s, 600)),
                      prefix_cmd=ncu_command(str(log), kernels or None, metrics=CLASSIFIER_METRICS))
     rows = parse_ncu_csv(log.read_text()) if log.exists() else []

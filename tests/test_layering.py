@@ -61,8 +61,10 @@ def test_optimizer_subpackages_layer_without_a_cycle():
     """proposers -> ladder -> recipes (never back): the ladder dry-runs recipes, the proposers apply them; L4 reads
     the IR report from the IR package, not from L3; the levels reach the sandbox only through evaluation/measure."""
     assert _importers("optimizer/ladder", "optimizer.proposers") == []
-    assert _importers("optimizer/recipes", "optimizer.ladder") == [] and _importers("optimizer/recipes", "optimizer.proposers") == []
+    assert _importers("optimizer/recipes", "optimizer.ladder") == []
+    assert _importers("optimizer/recipes", "optimizer.proposers") == []
     assert _importers("optimizer/ir", "optimizer.ladder") == []
     assert _importers("optimizer/ladder", "optimizer.ladder.l3_ir") == ["optimizer/ladder/engine.py"]
-    assert _importers("optimizer/ladder", "optimizer.sandbox") == [] and _importers("optimizer/ladder", "optimizer.worker") == []
+    assert _importers("optimizer/ladder", "optimizer.sandbox") == []
+    assert _importers("optimizer/ladder", "optimizer.worker") == []
     assert _importers("optimizer/proposers", "optimizer.ladder"), "the proposers read the ladder's outcome"

@@ -54,7 +54,7 @@ def hot_launch(launches: Sequence[dict[str, Any]], hot_kernel: str | None = None
 
 
 def ir_cache_key(rec: dict[str, Any], target: str, options: dict[str, Any]) -> str:
-    """sha256 of what decides the compiled IR: kernel source file, kernel name, specialization, target, options, Triton."""
+    """sha256 of what decides the compiled IR: kernel file, kernel name, specialization, target, options, Triton."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -62,13 +62,14 @@ def ir_cache_key(rec: dict[str, Any], target: str, options: dict[str, Any]) -> s
     except PackageNotFoundError:
         triton_version = "?"
     h = hashlib.sha256(Path(rec["file"]).read_bytes())
-    h.update(json.dumps([rec["kernel"], rec.get("ir_args") or {}, target, options, triton_version], sort_keys=True, default=str).encode())
+    what = [rec["kernel"], rec.get("ir_args") or {}, target, options, triton_version]
+    h.update(json.dumps(what, sort_keys=True, default=str).encode())
     return h.hexdigest()
 
 
-def capture_report(launches: Sequence[dict[str, Any]], *, target: str, cache_dir: str | Path, memo: MutableMapping[str, Any],
-                   memo_key: str, hot_kernel: str | None = None, workdir: Path | None = None, timeout_s: float = 600.0,
-                   clock: PhaseClock | None = None) -> IRReport:
+def capture_report(launches: Sequence[dict[str, Any]], *, target: str, cache_dir: str | Path,
+                   memo: MutableMapping[str, Any], memo_key: str, hot_kernel: str | None = None,
+                   workdir: Path | None = None, timeout_s: float = 600.0, clock: PhaseClock | None = None) -> IRReport:
     """The IRReport of the hot launch: from ``memo[memo_key]``, else the on-disk cache (``<cache_dir>/ir/<key>.json``),
     else captured now (timed as ``ir_capture`` on ``clock``) and cached; raises on toolchain errors."""
     if memo_key in memo:
@@ -90,8 +91,8 @@ def capture_report(launches: Sequence[dict[str, Any]], *, target: str, cache_dir
             pass
     where = workdir / f"{rec['kernel']}-{key[:8]}" if workdir else None
     with clock.time("ir_capture") if clock else nullcontext():
-        capture = ir.capture_kernel(f"{rec['file']}::{rec['kernel']}", target, rec.get("ir_args") or {}, options=options,
-                                    workdir=where, timeout_s=timeout_s)
+        capture = ir.capture_kernel(f"{rec['file']}::{rec['kernel']}", target, rec.get("ir_args") or {},
+                                    options=options, workdir=where, timeout_s=timeout_s)
         report = ir.analyze(capture)
     memo[memo_key] = report
     disk.parent.mkdir(parents=True, exist_ok=True)

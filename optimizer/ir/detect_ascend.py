@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 
 from optimizer.ir import patterns as P
-from optimizer.ir._ctx import Ctx
-from optimizer.ir._ctx import make_signature as _sig
+from optimizer.ir._ctx import Ctx, make_signature as _sig
 from optimizer.ir.types import Signature
 
 __all__ = ["detect_ascend"]

@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 
 from optimizer.ir import patterns as P
-from optimizer.ir._ctx import DECIDED_BY, Ctx, closing_line
-from optimizer.ir._ctx import make_signature as _sig
+from optimizer.ir._ctx import DECIDED_BY, Ctx, closing_line, make_signature as _sig
 from optimizer.ir.locs import LocResolver, PtxLines, same_file
 from optimizer.ir.types import FRONTEND, Signature
 

@@ -133,8 +133,9 @@ class LadderContext:
 
         return capture_report(self.evaluation.launches if self.evaluation else [], target=self.ir_target,
                               cache_dir=self.settings.cache_dir, memo=self.cache, memo_key=keys.ir(self.source_sha),
-                              hot_kernel=self.cache.get(keys.HOT_KERNEL), timeout_s=min(600.0, self.settings.sandbox_timeout_s * 2),
-                              workdir=self.workdir / "ir" if self.workdir else None, clock=self.phases)
+                              hot_kernel=self.cache.get(keys.HOT_KERNEL), clock=self.phases,
+                              timeout_s=min(600.0, self.settings.sandbox_timeout_s * 2),
+                              workdir=self.workdir / "ir" if self.workdir else None)
 
     def previous(self, level: Level) -> LevelResult | None:
         return next((r for r in reversed(self.results) if r.level == level), None)

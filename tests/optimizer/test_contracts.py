@@ -32,17 +32,18 @@ from optimizer.worker import run_request
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).parent / "data"
 SOFTMAX = DATA / "softmax"
+PC = {"problem": "p.py", "candidate": "c.py"}
 
 
 def test_requests_in_the_former_wire_format_parse_into_their_task_model() -> None:
     """The dicts the levels and evaluation wrote before the models existed are still valid requests."""
-    old_profile = {"task": "profile", "problem": "p.py", "candidate": "c.py", "backend": "cuda", "cases": [{"N": 8}], "iters": 20}
+    old_profile = {"task": "profile", **PC, "backend": "cuda", "cases": [{"N": 8}], "iters": 20}
     req = parse_request(old_profile)
     assert isinstance(req, ProfileRequest) and req.iters == 20 and req.cases == [{"N": 8}]
-    old_run = {"task": "run", "problem": "p.py", "candidate": "c.py", "backend": "cuda", "cases": [], "iters": 1}
+    old_run = {"task": "run", **PC, "backend": "cuda", "cases": [], "iters": 1}
     assert parse_request(old_run) == RunRequest(problem="p.py", candidate="c.py", backend="cuda", cases=[], iters=1)
     timing = timing_request(LadderSettings(), {"initial": Path("/x/initial.py")}, False)
-    old_eval = {"task": "evaluate", "problem": "p.py", "candidate": "c.py", "backend": "interpreter", "cases": [{"N": 8}],
+    old_eval = {"task": "evaluate", **PC, "backend": "interpreter", "cases": [{"N": 8}],
                 "seeds": [0, 1], "timing": timing.model_dump()}
     req = parse_request(json.loads(json.dumps(old_eval)))
     assert req.timing is not None and req.timing.against == {"initial": "/x/initial.py"}
@@ -51,12 +52,12 @@ def test_requests_in_the_former_wire_format_parse_into_their_task_model() -> Non
 
 @pytest.mark.parametrize(("data", "field"), [
     ({"problem": "p.py"}, "'task'"),
-    ({"task": "profile", "problem": "p.py", "candidate": "c.py", "backend": "gpu", "cases": []}, "'profile.backend'"),
-    ({"task": "run", "problem": "p.py", "candidate": "c.py", "backend": "cuda", "cases": [], "iters": 0}, "'run.iters'"),
+    ({"task": "profile", **PC, "backend": "gpu", "cases": []}, "'profile.backend'"),
+    ({"task": "run", **PC, "backend": "cuda", "cases": [], "iters": 0}, "'run.iters'"),
     ({"task": "launches", "problem": "p.py", "candidate": "c.py"}, "'launches.case'"),
-    ({"task": "time", "problem": "p.py", "candidate": "c.py", "backend": "cuda", "cases": [], "timing": {"blocks": "x"}},
+    ({"task": "time", **PC, "backend": "cuda", "cases": [], "timing": {"blocks": "x"}},
      "'time.timing.blocks'"),
-    ({"task": "evaluate", "problem": "p.py", "candidate": "c.py", "backend": "cuda", "cases": [], "seeds": [], "extra": 1},
+    ({"task": "evaluate", **PC, "backend": "cuda", "cases": [], "seeds": [], "extra": 1},
      "'evaluate.extra'"),
 ])
 def test_a_bad_request_names_the_field(data: dict, field: str) -> None:
@@ -71,7 +72,7 @@ def test_unknown_task_is_refused() -> None:
 
 def test_the_worker_answers_a_malformed_request_with_a_bad_request_error(tmp_path: Path) -> None:
     req, res = tmp_path / "request.json", tmp_path / "result.json"
-    req.write_text(json.dumps({"task": "run", "problem": "p.py", "candidate": "c.py", "backend": "cuda", "cases": "all"}))
+    req.write_text(json.dumps({"task": "run", **PC, "backend": "cuda", "cases": "all"}))
     assert run_request(req, res, "tok") == 0
     payload = json.loads(res.read_text())
     assert payload["token"] == "tok" and payload["error"]["kind"] == "bad_request"
@@ -107,7 +108,8 @@ def test_committed_trajectories_still_load() -> None:
 
 def _cuda_ctx() -> LadderContext:
     problem = load_problem(SOFTMAX)
-    ev = Evaluation(candidate=SOFTMAX / "initial.py", backend="cuda", status="ok", reason="", validation=Validation(passed=True),
+    ev = Evaluation(candidate=SOFTMAX / "initial.py", backend="cuda", status="ok", reason="",
+                    validation=Validation(passed=True),
                     launches=[{"kernel": "softmax_kernel", "file": str(SOFTMAX / "initial.py")}],
                     timing_cases=[{"case": "x", "stats": {"median_ms": 1.0}}], device="NVIDIA H200")
     return LadderContext(problem=problem, candidate=SOFTMAX / "initial.py", backend="cuda", kb=FakeKB(LADDER_CARDS),
@@ -128,8 +130,9 @@ def test_l2_profiles_through_measure_with_the_same_request_and_cache(monkeypatch
     prof = ProfileLevel()._profile(ctx)
     assert prof == {"cases": [case]} and ctx.cache[keys.profile(ctx.source_sha)] is prof
     assert ProfileLevel()._profile(ctx) is prof and len(sent) == 1  # cached per source
-    assert sent[0] == {"task": "profile", "problem": str(ctx.problem.path), "candidate": str(ctx.candidate), "backend": "cuda",
-                       "cases": ctx.problem.cases_for("cuda"), "iters": 20, "out_dir": "."}
+    wire = {"problem": str(ctx.problem.path), "candidate": str(ctx.candidate), "backend": "cuda",
+            "cases": ctx.problem.cases_for("cuda")}
+    assert sent[0] == {"task": "profile", **wire, "iters": 20, "out_dir": "."}
     assert "profiler" in ctx.phases.seconds
 
 
@@ -157,8 +160,9 @@ def test_l2_ncu_runs_the_forward_under_ncu(monkeypatch: pytest.MonkeyPatch) -> N
     ctx = _cuda_ctx()
     out = ProfileLevel()._ncu(ctx)
     (request, cmd), = calls
-    assert request == {"task": "run", "problem": str(ctx.problem.path), "candidate": str(ctx.candidate), "backend": "cuda",
-                       "cases": ctx.problem.cases_for("cuda"), "iters": 1}
+    wire = {"problem": str(ctx.problem.path), "candidate": str(ctx.candidate), "backend": "cuda",
+            "cases": ctx.problem.cases_for("cuda")}
+    assert request == {"task": "run", **wire, "iters": 1}
     log = cmd[cmd.index("--log-file") + 1]
     assert cmd == ncu_command(log, "softmax_kernel", metrics=CLASSIFIER_METRICS)
     assert ctx.cache[keys.ncu(ctx.source_sha)] is out and "ncu" in ctx.phases.seconds
