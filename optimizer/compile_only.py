@@ -205,6 +205,6 @@ def evaluate_compile_only(problem: Any, candidate: Any, source_findings: list[An
     return Evaluation(
         candidate=candidate, backend="interpreter", status="ok", reason=reason,
         validation=Validation(passed=passed, cases=case_results, hack_flags=codes, failure_reason=first),
-        findings=list(source_findings), launches=[r for c in p["compile"] for r in c["launches"]],
+        findings=list(source_findings), launches=[r for c in p.compile for r in c.launches],
         device=p.device, versions=p.versions, duration_s=res.duration_s, static_only=True,
     )

@@ -222,7 +222,7 @@ class LaunchesResult(_Contract):
 class CompileCase(_Contract):
     case: Case
     ok: bool
-    launches: list[Any] = Field(default_factory=list)
+    launches: list[Launch] = Field(default_factory=list, description="compile records (kernel, ok, message ...)")
     message: str = ""
 
 
