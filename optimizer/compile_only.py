@@ -173,14 +173,14 @@ def evaluate_compile_only(problem: Any, candidate: Any, source_findings: list[An
     that was detected); it is part of every case message and of the reason, beside ``STATIC_ONLY``.
     """
     from kb.models import CaseValidation, Validation
-    from optimizer.contracts import CompileCheckRequest, CompileCheckResult, ContractError, parse_result
+    from optimizer.contracts import CompileCheckRequest, CompileCheckResult, ContractError, parse_result, to_wire
     from optimizer.evaluation import Evaluation
     from optimizer.problem import case_label
     from optimizer.sandbox import SandboxLimits, run_worker
 
     request = CompileCheckRequest(problem=str(problem.path), candidate=str(candidate), cases=cases, arch=90)
     limits = SandboxLimits(settings.sandbox_timeout_s, settings.sandbox_memory_mb, address_space_limit=False)
-    res = run_worker(request.model_dump(mode="json"), limits=limits, interpreter=False, python=python)
+    res = run_worker(to_wire(request), limits=limits, interpreter=False, python=python)
     codes = list(dict.fromkeys(f.code for f in source_findings))
     p, err = None, res.reason
     if res.ok:

@@ -1,8 +1,8 @@
 """Typed contracts of the sandboxed worker (``optimizer.worker``): one request model per task and its result.
 
-On the pipe everything stays JSON: the parent writes ``request.model_dump(mode="json")``, the worker reads it
-back with ``parse_request`` and answers ``result.model_dump(mode="json")`` (plus the sandbox's ``token`` and
-``worker_s``), and the parent reads that with ``parse_result``. Both raise ``ContractError`` naming the field
+On the pipe everything stays JSON: the parent writes ``to_wire(request)``, the worker reads it back with
+``parse_request`` and answers ``to_wire(result)`` (plus the sandbox's ``token`` and ``worker_s``), and the parent
+reads that with ``parse_result``. Both raise ``ContractError`` naming the field
 that is wrong. Tasks: ``evaluate``, ``time``, ``profile``, ``run``, ``launches``, ``compile_check``; any task
 may answer ``{"error": WorkerError}`` instead (the sandbox classifies it).
 
@@ -23,7 +23,7 @@ __all__ = [
     "AscendProfileCase", "ErrorResult", "EvaluateRequest", "EvaluateResult", "Finding", "KernelTime", "LaunchesRequest",
     "LaunchesResult", "ProfileRequest", "ProfileResult", "RunRequest", "RunResult", "Stats", "TimeRequest",
     "TimeResult", "TimingCase", "TimingOptions", "TimingResult", "WorkerError", "WorkerRequest", "parse_request",
-    "parse_result",
+    "parse_result", "to_wire",
 ]
 
 Backend = Literal["interpreter", "cuda", "ascend"]
@@ -242,6 +242,12 @@ def _explain(exc: ValidationError, what: str) -> ContractError:
     where = ".".join(str(p) for p in first["loc"]) or "(top level)"
     more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
     return ContractError(f"{what}: field {where!r}: {first['msg']}{more}")
+
+
+def to_wire(model: BaseModel) -> dict[str, Any]:
+    """``model`` as the dict the sandbox writes with ``json.dumps(..., default=str)``: Python mode, so a value JSON
+    cannot hold (a torch dtype in a case, a tuple in a launch record) is written as before, not refused."""
+    return model.model_dump()
 
 
 def parse_request(data: dict[str, Any]) -> WorkerRequest:

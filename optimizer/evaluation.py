@@ -34,6 +34,7 @@ from optimizer.contracts import (
     TimingOptions,
     WorkerRequest,
     parse_result,
+    to_wire,
 )
 from optimizer.hacks import HackFinding, by_code, static_scan
 from optimizer.problem import Problem, case_label
@@ -206,7 +207,7 @@ def record_launches(problem: Problem, candidate: str | Path, settings: LadderSet
             case = min(cases, key=lambda c: problem.bytes_moved(c) or 0)
     request = LaunchesRequest(problem=str(problem.path), candidate=str(Path(candidate).resolve()), case=case)
     limits = SandboxLimits(settings.sandbox_timeout_s, max(settings.sandbox_memory_mb, 8192), address_space_limit=False)
-    res = run_worker(request.model_dump(mode="json"), limits=limits, interpreter=True)
+    res = run_worker(to_wire(request), limits=limits, interpreter=True)
     try:
         out = parse_result(LaunchesResult, res.payload) if res.ok else None
     except ContractError as exc:
@@ -235,7 +236,7 @@ def timing_request(settings: LadderSettings, against: dict[str, Path] | None, aa
 
 def _run(request: WorkerRequest, backend: str, settings: LadderSettings, *, python: str | None = None) -> SandboxResult:
     limits = SandboxLimits(settings.sandbox_timeout_s, settings.sandbox_memory_mb, address_space_limit=backend == "interpreter")
-    return run_worker(request.model_dump(mode="json"), limits=limits, interpreter=backend == "interpreter", python=python,
+    return run_worker(to_wire(request), limits=limits, interpreter=backend == "interpreter", python=python,
                       use_zygote=settings.sandbox_fork_server and backend == "interpreter")
 
 

@@ -20,6 +20,7 @@ from optimizer.contracts import (
     ProfileResult,
     RunRequest,
     parse_result,
+    to_wire,
 )
 from optimizer.problem import Problem
 from optimizer.sandbox import SandboxLimits, SandboxResult, run_worker
@@ -72,7 +73,7 @@ def profile(problem: Problem, candidate: Path, *, settings: LadderSettings, iter
     """torch.profiler per case of ``problem.cases_for("cuda")`` (kernels, device vs host wall time); GPU only."""
     req = ProfileRequest(problem=str(problem.path), candidate=str(candidate), backend="cuda",
                          cases=problem.cases_for("cuda"), iters=iters)
-    out, error = _profile_result(run_worker(req.model_dump(mode="json"), limits=_limits(settings)))
+    out, error = _profile_result(run_worker(to_wire(req), limits=_limits(settings)))
     if out is None:
         return Profile(error=error)
     return Profile(cases=[c for c in out.profile or [] if isinstance(c, CudaProfileCase)])
@@ -86,7 +87,7 @@ def ncu(problem: Problem, candidate: Path, *, settings: LadderSettings, kernels:
     log = Path(tempfile.mkdtemp(prefix="ladder_ncu_")) / "ncu.csv"
     req = RunRequest(problem=str(problem.path), candidate=str(candidate), backend="cuda",
                      cases=problem.cases_for("cuda"), iters=1)
-    res = run_worker(req.model_dump(mode="json"), limits=_limits(settings, max(settings.sandbox_timeout_s, 600)),
+    res = run_worker(to_wire(req), limits=_limits(settings, max(settings.sandbox_timeout_s, 600)),
                      prefix_cmd=ncu_command(str(log), kernels or None, metrics=CLASSIFIER_METRICS))
     rows = parse_ncu_csv(log.read_text()) if log.exists() else []
     if rows:
@@ -98,7 +99,7 @@ def ascend_profile(problem: Problem, candidate: Path, *, settings: LadderSetting
     """torch-npu profiler + msprof op-summary per case of ``problem.cases_for("ascend")``. UNTESTED: no NPU here."""
     req = ProfileRequest(problem=str(problem.path), candidate=str(candidate), backend="ascend",
                          cases=problem.cases_for("ascend"), out_dir=tempfile.mkdtemp(prefix="ladder_msprof_"))
-    out, error = _profile_result(run_worker(req.model_dump(mode="json"), limits=_limits(settings)))
+    out, error = _profile_result(run_worker(to_wire(req), limits=_limits(settings)))
     if out is None:
         return AscendProfile(error=error)
     return AscendProfile(cases=[c for c in out.profile or [] if isinstance(c, AscendProfileCase)])

@@ -50,6 +50,7 @@ from optimizer.contracts import (
     TimingResult,
     WorkerError,
     parse_request,
+    to_wire,
 )
 
 __all__ = ["main", "run_request"]
@@ -384,7 +385,7 @@ def run_request(req_path: Path, res_path: Path, token: str) -> int:
         from optimizer.probes import classify_exception
 
         result = _failure(classify_exception(exc), str(raw.get("task", "?")) if isinstance(raw, dict) else "?", exc)
-    payload = result.model_dump(mode="json")
+    payload = to_wire(result)
     payload["token"] = token
     payload["worker_s"] = time.perf_counter() - t0
     tmp = res_path.with_suffix(".tmp")

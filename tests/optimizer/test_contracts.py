@@ -19,6 +19,7 @@ from optimizer.contracts import (
     TimingCase,
     parse_request,
     parse_result,
+    to_wire,
 )
 from optimizer.evaluation import Evaluation, timing_request
 from optimizer.ladder import keys
@@ -48,6 +49,14 @@ def test_requests_in_the_former_wire_format_parse_into_their_task_model() -> Non
     req = parse_request(json.loads(json.dumps(old_eval)))
     assert req.timing is not None and req.timing.against == {"initial": "/x/initial.py"}
     assert parse_request(req.model_dump(mode="json")) == req  # JSON round trip
+
+
+def test_values_json_cannot_hold_are_written_as_text_as_before() -> None:
+    import torch
+
+    req = RunRequest(**PC, backend="cuda", cases=[{"N": 8, "dtype": torch.float16}])
+    sent = json.loads(json.dumps(to_wire(req), default=str))  # what the sandbox writes
+    assert parse_request(sent).cases == [{"N": 8, "dtype": "torch.float16"}]
 
 
 @pytest.mark.parametrize(("data", "field"), [
