@@ -119,9 +119,10 @@ def _time_cases(run_cases: list[dict[str, Any]], t: TimingOptions, problem: Any,
                 ref = problem.make_model(case, seed=0, device=device)
                 bench = timing.bench_cuda if backend == "cuda" else timing.bench_npu
                 r = bench(lambda m=ref, xs=inputs: m(*xs), warmup_ms=warmup_ms, rep_ms=rep_ms, flush_bytes=flush)
-        cases.append(TimingCase(case=case_label(case), stats=res["stats"]["candidate"], reference_stats=r.as_dict() if r else None,
-                                method=res["method"], method_note=res["method_note"], blocks=res["blocks"],
-                                role_stats=res["stats"]))
+        cases.append(TimingCase.model_validate({
+            "case": case_label(case), "stats": res["stats"]["candidate"], "reference_stats": r.as_dict() if r else None,
+            "method": res["method"], "method_note": res["method_note"], "blocks": res["blocks"],
+            "role_stats": res["stats"]}))
     return TimingResult(protocol=protocol, cases=cases)
 
 

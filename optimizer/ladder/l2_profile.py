@@ -15,7 +15,7 @@ import math
 import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from kb.models import EscalationTests, EvidenceItem, Symptoms
 from kb.vocab import BottleneckClass
@@ -35,11 +35,11 @@ __all__ = ["CaseClass", "ProfileData", "ProfileLevel", "case_shape", "launch_sha
 class CaseClass(BaseModel):
     """One case's measured time and bottleneck class (``LevelResult.data["per_case"]`` as JSON, key ``class``)."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid")
 
     case: str
     ms: float
-    bottleneck: BottleneckClass = Field(alias="class")
+    bottleneck: BottleneckClass = Field(validation_alias=AliasChoices("class", "bottleneck"), serialization_alias="class")
 
 
 class ProfileData(BaseModel):
@@ -121,8 +121,8 @@ class ProfileLevel:
                                 notes=f"(1) {why_loc}; (2) {note}; (3) " + (f"{chosen.id} names {cls}" if justified and chosen else "no card ties the measured class to a rewrite"))
         evidence.append(EvidenceItem(level="L2", kind="bottleneck", reference=cls, summary=why_loc,
                                      data={"class": cls, "localized": localized, "source": "measured", "share": share}))
-        data = ProfileData(per_case=[CaseClass(case=c, ms=ms, bottleneck=k) for c, ms, k in per_case],
-                           signals=signal_tokens).model_dump(by_alias=True)
+        classes = [CaseClass.model_validate({"case": c, "ms": ms, "class": k}) for c, ms, k in per_case]
+        data = ProfileData(per_case=classes, signals=signal_tokens).model_dump(by_alias=True)
         findings = profile_findings(ctx.cache.get(keys.l2rows(ctx.source_sha), []), cls, share)
         step = causal_step(ctx, "L2", findings, measured=(cls if localized else "unknown", True))
         evidence.append(step.evidence("L2"))
