@@ -35,7 +35,8 @@ def _evaluate(folder: Path) -> dict[str, Any]:
     return {"problem": str(folder.relative_to(ROOT)), "passed": ev.passed, "static_only": ev.static_only,
             "reason": ev.reason, "device": ev.device, "versions": ev.versions, "timing_error": ev.timing_error,
             "cases": [{"case": c.case, "ms": c.stats.median_ms,
-                       "reference_ms": c.reference_stats.median_ms if c.reference_stats else None} for c in ev.timing_cases],
+                       "reference_ms": c.reference_stats.median_ms if c.reference_stats else None}
+                      for c in ev.timing_cases],
             "ok": ev.passed and not ev.static_only and bool(ev.timing_cases)}
 
 
