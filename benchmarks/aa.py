@@ -37,12 +37,13 @@ from _provenance import provenance
 DEFAULT_OPS = ["softmax", "rmsnorm", "cumsum", "matmul"]
 
 
-def _evaluation(payload: dict[str, Any], candidate: Path, device: str) -> Any:
-    from kb.models import TimingProtocol, Validation
+def _evaluation(result: Any, candidate: Path, device: str) -> Any:
+    """An Evaluation around a ``optimizer.contracts.TimingResult`` (what the worker's ``_time_cases`` returns)."""
+    from kb.models import Validation
     from optimizer.evaluation import Evaluation
 
     return Evaluation(candidate=candidate, backend="cuda", status="ok", reason="", validation=Validation(passed=True),
-                      timing_cases=payload["cases"], protocol=TimingProtocol.model_validate(payload["protocol"]), device=device)
+                      timing_cases=result.cases, protocol=result.protocol, device=device)
 
 
 def run_operator(op: str, n: int, max_cases: int, old_rule: bool, smoke: bool = False) -> dict[str, Any]:
@@ -61,10 +62,10 @@ def run_operator(op: str, n: int, max_cases: int, old_rule: bool, smoke: bool = 
     cls = load_candidate(initial)
     cases = _smallest_first(problem, problem.smoke_cases if smoke else problem.cases)[:max_cases]
     device = torch.cuda.get_device_name()
-    base_req = {"cases": cases, "timing": timing_request(settings, None, True) | {"reference": False}}
+    aa_timing = timing_request(settings, None, True).model_copy(update={"reference": False})
     t0 = time.perf_counter()
-    floor = verdict.noise_floor(_evaluation(_time_cases(base_req, problem, cls, "cuda", "cuda"), initial, device).pairs("aa"))
-    req = {"cases": cases, "timing": timing_request(settings, {"initial": initial}, False) | {"reference": False}}
+    floor = verdict.noise_floor(_evaluation(_time_cases(cases, aa_timing, problem, cls, "cuda", "cuda"), initial, device).pairs("aa"))
+    vs_initial = timing_request(settings, {"initial": initial}, False).model_copy(update={"reference": False})
     old_base: dict[str, float] = {}
     if old_rule:
         for c in cases:
@@ -76,7 +77,7 @@ def run_operator(op: str, n: int, max_cases: int, old_rule: bool, smoke: bool = 
     methods: Counter[str] = Counter()
     points, widths = [], []
     for _ in range(n):
-        ev = _evaluation(_time_cases(req, problem, cls, "cuda", "cuda"), initial, device)
+        ev = _evaluation(_time_cases(cases, vs_initial, problem, cls, "cuda", "cuda"), initial, device)
         t = to_timing(ev, None, backend="cuda", problem=problem, cases=cases)
         calls[verdict.judge(t.vs_base, floor.floor, settings.improvement_threshold)] += 1
         methods.update(c.method for c in t.cases)

@@ -34,8 +34,9 @@ def _evaluate(folder: Path) -> dict[str, Any]:
     ev = evaluate(problem, folder / "initial.py", backend="cuda", settings=LadderSettings())
     return {"problem": str(folder.relative_to(ROOT)), "passed": ev.passed, "static_only": ev.static_only,
             "reason": ev.reason, "device": ev.device, "versions": ev.versions, "timing_error": ev.timing_error,
-            "cases": [{"case": c["case"], "ms": c["stats"]["median_ms"],
-                       "reference_ms": (c.get("reference_stats") or {}).get("median_ms")} for c in ev.timing_cases],
+            "cases": [{"case": c.case, "ms": c.stats.median_ms,
+                       "reference_ms": c.reference_stats.median_ms if c.reference_stats else None}
+                      for c in ev.timing_cases],
             "ok": ev.passed and not ev.static_only and bool(ev.timing_cases)}
 
 

@@ -198,6 +198,7 @@ def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str 
     import tempfile
 
     from optimizer.evaluation import evaluate, record_launches, to_timing
+    from optimizer.ladder import keys
     from optimizer.ladder.engine import run_ladder
     from optimizer.ladder.types import LadderContext
     from optimizer.problem import load_problem
@@ -252,7 +253,7 @@ def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str 
                         evaluation=ev,
                         phases=clock,
                         workdir=Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="ladder-diagnose-")),
-                        cache={"input_dtypes": _input_dtypes(prob)} | ({"launch_case": launch_case} if launch_case else {}))
+                        cache={keys.INPUT_DTYPES: _input_dtypes(prob)} | ({keys.LAUNCH_CASE: launch_case} if launch_case else {}))
     outcome = run_ladder(ctx, max_level=max_level, stop_early=False)  # type: ignore[arg-type]
     out["levels"] = [r.model_dump(mode="json") for r in outcome.results]
     out["stop"] = outcome.stop.model_dump(mode="json") if outcome.stop else None

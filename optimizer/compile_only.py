@@ -173,35 +173,38 @@ def evaluate_compile_only(problem: Any, candidate: Any, source_findings: list[An
     that was detected); it is part of every case message and of the reason, beside ``STATIC_ONLY``.
     """
     from kb.models import CaseValidation, Validation
+    from optimizer.contracts import CompileCheckRequest, CompileCheckResult, ContractError, parse_result, to_wire
     from optimizer.evaluation import Evaluation
     from optimizer.problem import case_label
     from optimizer.sandbox import SandboxLimits, run_worker
 
-    request = {"task": "compile_check", "problem": str(problem.path), "candidate": str(candidate), "cases": cases,
-               "arch": 90}
+    request = CompileCheckRequest(problem=str(problem.path), candidate=str(candidate), cases=cases, arch=90)
     limits = SandboxLimits(settings.sandbox_timeout_s, settings.sandbox_memory_mb, address_space_limit=False)
-    res = run_worker(request, limits=limits, interpreter=False, python=python)
+    res = run_worker(to_wire(request), limits=limits, interpreter=False, python=python)
     codes = list(dict.fromkeys(f.code for f in source_findings))
-    if not res.ok or "compile" not in res.payload:
-        err = res.payload.get("error", {}).get("message", "") if res.ok else res.reason
+    p, err = None, res.reason
+    if res.ok:
+        try:
+            p = parse_result(CompileCheckResult, res.payload)
+        except ContractError as exc:
+            err = f"bad_result: {exc}"
+    if p is None:
         reason = f"{STATIC_ONLY} ({why}); the compile-only check failed: {err}"
         return Evaluation(candidate=candidate, backend="interpreter", status=res.status if not res.ok else "error",
                           reason=reason, validation=Validation(passed=False, hack_flags=codes, failure_reason=reason),
                           findings=list(source_findings), duration_s=res.duration_s, static_only=True)
-    p = res.payload
-    triton_v = p.get("versions", {}).get("triton", "?")
+    triton_v = p.versions.get("triton", "?")
     case_results = []
-    for c in p["compile"]:
-        n = len(c["launches"])
-        note = f"{STATIC_ONLY} ({why}); {n} launch(es) compiled for cuda:90 with Triton {triton_v}"
-        msg = note if c["ok"] else f"compile_error: {c['message']} [{note}]"
-        case_results.append(CaseValidation(case=case_label(c["case"]), passed=bool(c["ok"]), message=msg[:2000]))
+    for c in p.compile:
+        note = f"{STATIC_ONLY} ({why}); {len(c.launches)} launch(es) compiled for cuda:90 with Triton {triton_v}"
+        msg = note if c.ok else f"compile_error: {c.message} [{note}]"
+        case_results.append(CaseValidation(case=case_label(c.case), passed=c.ok, message=msg[:2000]))
     passed = bool(case_results) and all(c.passed for c in case_results)
     first = next((f"[{c.case}] {c.message}" for c in case_results if not c.passed), "")
     reason = first or f"{STATIC_ONLY} ({why}): compiled for cuda:90 with Triton {triton_v}; validate on the GPU"
     return Evaluation(
         candidate=candidate, backend="interpreter", status="ok", reason=reason,
         validation=Validation(passed=passed, cases=case_results, hack_flags=codes, failure_reason=first),
-        findings=list(source_findings), launches=[r for c in p["compile"] for r in c["launches"]],
-        device=p.get("device", ""), versions=p.get("versions", {}), duration_s=res.duration_s, static_only=True,
+        findings=list(source_findings), launches=[r for c in p.compile for r in c.launches],
+        device=p.device, versions=p.versions, duration_s=res.duration_s, static_only=True,
     )

@@ -6,6 +6,10 @@ error, a wrong shape or NaN all come back as an ``Evaluation`` whose ``validatio
 baseline (the comparison target), with the protocol attached. The candidate is timed interleaved with its
 comparison kernels (``against``: the initial candidate, the round's base) so that ``to_timing`` can attach
 bootstrap intervals (``optimizer.verdict``) to every speedup; ``phase_s`` says where the seconds went.
+
+Requests and results are the typed contracts of ``optimizer.contracts``; a worker result that does not match
+its contract becomes a failed ``Evaluation`` (``bad_result: ...`` naming the field). Profilers (torch.profiler,
+Nsight Compute, msprof) are reached through ``optimizer.measure``.
 """
 
 from __future__ import annotations
@@ -18,6 +22,20 @@ from typing import Any
 from kb.models import CaseTiming, Timing, TimingProtocol, Validation
 from optimizer import timing as timing_mod
 from optimizer import verdict
+from optimizer.contracts import (
+    ContractError,
+    EvaluateRequest,
+    EvaluateResult,
+    LaunchesRequest,
+    LaunchesResult,
+    TimeRequest,
+    TimeResult,
+    TimingCase,
+    TimingOptions,
+    WorkerRequest,
+    parse_result,
+    to_wire,
+)
 from optimizer.hacks import HackFinding, by_code, static_scan
 from optimizer.problem import Problem, case_label
 from optimizer.sandbox import SandboxLimits, SandboxResult, run_worker
@@ -35,7 +53,7 @@ class Evaluation:
     validation: Validation
     findings: list[HackFinding] = field(default_factory=list)
     launches: list[dict[str, Any]] = field(default_factory=list)
-    timing_cases: list[dict[str, Any]] = field(default_factory=list)
+    timing_cases: list[TimingCase] = field(default_factory=list)
     protocol: TimingProtocol | None = None
     device: str = ""
     versions: dict[str, str] = field(default_factory=dict)
@@ -44,6 +62,9 @@ class Evaluation:
     timing_error: str = ""
     static_only: bool = False  # compiled for the GPU, never executed (CPU_VALIDATION / interpreter limits)
     phase_s: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:  # timing cases given as JSON (recorded runs, tests) are read into the model
+        self.timing_cases = [TimingCase.model_validate(c) for c in self.timing_cases]
 
     @property
     def passed(self) -> bool:
@@ -64,11 +85,11 @@ class Evaluation:
         return next((f.code for f in self.findings if f.severity == "reject"), "failed")
 
     def case_ms(self) -> dict[str, float]:
-        return {c["case"]: float(c["stats"]["median_ms"]) for c in self.timing_cases}
+        return {c.case: c.stats.median_ms for c in self.timing_cases}
 
     def blocks(self, role: str) -> dict[str, list[float]]:
         """Per case, the interleaved block medians of ``role`` (candidate, initial, base, aa); empty if not timed."""
-        return {c["case"]: c["blocks"][role] for c in self.timing_cases if role in (c.get("blocks") or {})}
+        return {c.case: c.blocks[role] for c in self.timing_cases if role in c.blocks}
 
     def pairs(self, ref_role: str, cand_role: str = "candidate") -> dict[str, tuple[list[float], list[float]]]:
         """Per case ``(ref blocks, cand blocks)`` for ``optimizer.verdict`` (only cases where both were timed)."""
@@ -76,7 +97,7 @@ class Evaluation:
         return {k: (ref[k], cand[k]) for k in ref if k in cand}
 
     def reference_ms(self) -> dict[str, float]:
-        return {c["case"]: float(c["reference_stats"]["median_ms"]) for c in self.timing_cases if c.get("reference_stats")}
+        return {c.case: c.reference_stats.median_ms for c in self.timing_cases if c.reference_stats is not None}
 
 
 def fp32_reference(problem: Problem) -> bool:
@@ -124,23 +145,20 @@ def evaluate(
 
         return evaluate_compile_only(problem, cand, static, settings=settings, cases=run_cases, python=python,
                                      why='CPU_VALIDATION = "compile_only"')
-    request = {
-        "task": "evaluate",
-        "problem": str(problem.path),
-        "candidate": str(cand),
-        "backend": backend,
-        "cases": run_cases,
-        "seeds": list(settings.validation_seeds),
-        "timing": timing_request(settings, against, aa) if timing else None,
-    }
+    request = EvaluateRequest(problem=str(problem.path), candidate=str(cand), backend=backend, cases=run_cases,  # type: ignore[arg-type]
+                              seeds=list(settings.validation_seeds),
+                              timing=timing_request(settings, against, aa) if timing else None)
     res = _run(request, backend, settings, python=python)
     if not res.ok:
         return _failed(cand, backend, res.status, res.reason, static, res)
-    p = res.payload
-    if backend == "interpreter" and not p.get("validation", {}).get("passed", True):
+    try:
+        p = parse_result(EvaluateResult, res.payload)
+    except ContractError as exc:
+        return _failed(cand, backend, "error", f"bad_result: {exc}", static, res)
+    if backend == "interpreter" and not p.validation.passed:
         from optimizer.compile_only import evaluate_compile_only, interpreter_limitation
 
-        what = interpreter_limitation(p["validation"].get("failure_reason", ""), source)
+        what = interpreter_limitation(p.validation.failure_reason, source)
         rerun = _block_pointers_on_36(what, python, settings)
         if rerun is not None:  # Triton 3.9 removed block pointers; the GPU image's 3.6 interpreter runs them
             ev = evaluate(problem, cand, backend=backend, settings=rerun, cases=cases, timing=timing)
@@ -150,17 +168,15 @@ def evaluate(
         if what:  # the interpreter cannot run it: compile-only, said plainly
             return evaluate_compile_only(problem, cand, static, settings=settings, cases=run_cases, python=python,
                                          why=f"the interpreter cannot run {what}")
-    findings = static + [HackFinding(**f) for f in p.get("findings", [])]
-    validation = Validation.model_validate(p["validation"])
+    findings = static + [HackFinding(f.code, f.severity, f.message, f.line) for f in p.findings]  # type: ignore[arg-type]
+    validation = p.validation
     validation.hack_flags = list(dict.fromkeys([f.code for f in static] + validation.hack_flags))
-    t = p.get("timing") or {}
     ev = Evaluation(
         candidate=cand, backend=backend, status="ok", reason=validation.failure_reason, validation=validation,
-        findings=findings, launches=p.get("launches", []), timing_cases=t.get("cases", []),
-        protocol=TimingProtocol.model_validate(t["protocol"]) if t.get("protocol") else None,
-        device=p.get("device", ""), versions=p.get("versions", {}), duration_s=res.duration_s,
-        torch_compute_ops=p.get("torch_compute_ops", []), timing_error=p.get("timing_error", ""),
-        phase_s=_phases(p, res),
+        findings=findings, launches=p.launches, timing_cases=p.timing.cases if p.timing else [],
+        protocol=p.timing.protocol if p.timing else None, device=p.device, versions=p.versions,
+        duration_s=res.duration_s, torch_compute_ops=p.torch_compute_ops, timing_error=p.timing_error,
+        phase_s=_phases(p.phase_s, res),
     )
     if ev.passed and ev.timing_cases:
         extra = sanity_findings(problem, ev, run_cases)
@@ -189,12 +205,16 @@ def record_launches(problem: Problem, candidate: str | Path, settings: LadderSet
         case = cases[0]
         if (problem.bytes_moved(case) or 0) > DRY_RECORD_MAX_BYTES:
             case = min(cases, key=lambda c: problem.bytes_moved(c) or 0)
-    request = {"task": "launches", "problem": str(problem.path), "candidate": str(Path(candidate).resolve()), "case": case}
+    request = LaunchesRequest(problem=str(problem.path), candidate=str(Path(candidate).resolve()), case=case)
     limits = SandboxLimits(settings.sandbox_timeout_s, max(settings.sandbox_memory_mb, 8192), address_space_limit=False)
-    res = run_worker(request, limits=limits, interpreter=True)
-    if not res.ok:
+    res = run_worker(to_wire(request), limits=limits, interpreter=True)
+    try:
+        out = parse_result(LaunchesResult, res.payload) if res.ok else None
+    except ContractError as exc:
+        return [], f"dry launch record failed: bad_result: {exc}"[:600], case
+    if out is None:
         return [], f"dry launch record failed: {res.reason}"[:600], case
-    return list(res.payload.get("launches") or []), str(res.payload.get("note") or ""), case
+    return out.launches, out.note, case
 
 
 def _block_pointers_on_36(what: str | None, python: str | None, settings: LadderSettings) -> LadderSettings | None:
@@ -207,22 +227,23 @@ def _block_pointers_on_36(what: str | None, python: str | None, settings: Ladder
     return settings.model_copy(update={"triton_python": str(py)}) if py is not None else None
 
 
-def timing_request(settings: LadderSettings, against: dict[str, Path] | None, aa: bool) -> dict[str, Any]:
-    return {"warmup_ms": settings.timing_warmup_ms, "rep_ms": settings.timing_rep_ms, "blocks": settings.timing_blocks,
-            "graph_below_us": settings.timing_graph_below_us, "flush_bytes": settings.l2_flush_mb * 1024 * 1024,
-            "reference": True, "against": {k: str(v) for k, v in (against or {}).items()}, "aa": aa}
+def timing_request(settings: LadderSettings, against: dict[str, Path] | None, aa: bool) -> TimingOptions:
+    return TimingOptions(warmup_ms=settings.timing_warmup_ms, rep_ms=settings.timing_rep_ms,
+                         blocks=settings.timing_blocks, graph_below_us=settings.timing_graph_below_us,
+                         flush_bytes=settings.l2_flush_mb * 1024 * 1024, reference=True,
+                         against={k: str(v) for k, v in (against or {}).items()}, aa=aa)
 
 
-def _run(request: dict[str, Any], backend: str, settings: LadderSettings, *, python: str | None = None) -> SandboxResult:
+def _run(request: WorkerRequest, backend: str, settings: LadderSettings, *, python: str | None = None) -> SandboxResult:
     limits = SandboxLimits(settings.sandbox_timeout_s, settings.sandbox_memory_mb, address_space_limit=backend == "interpreter")
-    return run_worker(request, limits=limits, interpreter=backend == "interpreter", python=python,
+    return run_worker(to_wire(request), limits=limits, interpreter=backend == "interpreter", python=python,
                       use_zygote=settings.sandbox_fork_server and backend == "interpreter")
 
 
-def _phases(payload: dict[str, Any], res: SandboxResult) -> dict[str, float]:
+def _phases(phase_s: dict[str, float], res: SandboxResult) -> dict[str, float]:
     """The worker's own phases plus ``process_start``: sandbox wall time the worker did not account for."""
-    out = {k: float(v) for k, v in (payload.get("phase_s") or {}).items()}
-    worker_s = float(payload.get("worker_s") or 0.0)
+    out = {k: float(v) for k, v in phase_s.items()}
+    worker_s = float(res.payload.get("worker_s") or 0.0)
     out["process_start"] = max(0.0, res.duration_s - worker_s)
     return out
 
@@ -231,17 +252,20 @@ def retime(problem: Problem, candidate: Path, against: dict[str, Path], *, backe
            cases: list[dict[str, Any]] | None = None, blocks: int | None = None) -> Evaluation:
     """Time an already validated candidate against ``against`` (no validation: the winner's confirmation)."""
     run_cases = cases if cases is not None else problem.cases_for(backend)
-    t = timing_request(settings, against, False) | {"reference": False, "blocks": blocks or settings.timing_blocks}
-    res = _run({"task": "time", "problem": str(problem.path), "candidate": str(candidate), "backend": backend,
-                "cases": run_cases, "timing": t}, backend, settings)
+    t = timing_request(settings, against, False).model_copy(
+        update={"reference": False, "blocks": blocks or settings.timing_blocks})
+    request = TimeRequest(problem=str(problem.path), candidate=str(candidate), backend=backend,  # type: ignore[arg-type]
+                          cases=run_cases, timing=t)
+    res = _run(request, backend, settings)
     if not res.ok:
         return _failed(candidate, backend, res.status, res.reason, None, res)
-    p = res.payload
-    tm = p.get("timing") or {}
+    try:
+        p = parse_result(TimeResult, res.payload)
+    except ContractError as exc:
+        return _failed(candidate, backend, "error", f"bad_result: {exc}", None, res)
     return Evaluation(candidate=candidate, backend=backend, status="ok", reason="", validation=Validation(passed=True),
-                      timing_cases=tm.get("cases", []), device=p.get("device", ""), versions=p.get("versions", {}),
-                      protocol=TimingProtocol.model_validate(tm["protocol"]) if tm.get("protocol") else None,
-                      duration_s=res.duration_s, phase_s=_phases(p, res))
+                      timing_cases=p.timing.cases, device=p.device, versions=p.versions, protocol=p.timing.protocol,
+                      duration_s=res.duration_s, phase_s=_phases(p.phase_s, res))
 
 
 def sanity_findings(problem: Problem, ev: Evaluation, cases: list[dict[str, Any]]) -> list[HackFinding]:
@@ -285,14 +309,14 @@ def to_timing(ev: Evaluation, baseline_ms: dict[str, float] | None, *, backend: 
     out: list[CaseTiming] = []
     by_label = {case_label(c): c for c in (cases if cases is not None else problem.cases_for(backend))}
     initial = ev.pairs("initial")
-    init_ms = {c["case"]: c["role_stats"]["initial"]["median_ms"] for c in ev.timing_cases if "initial" in (c.get("role_stats") or {})}
-    raw = {c["case"]: c for c in ev.timing_cases}
+    init_ms = {c.case: c.role_stats["initial"].median_ms for c in ev.timing_cases if "initial" in c.role_stats}
+    raw = {c.case: c for c in ev.timing_cases}
     for label, ms in ev.case_ms().items():
         case = by_label.get(label, {})
         frac = roofline_fraction(problem.flops(case), problem.bytes_moved(case), ms, peaks, compute=kind) if peaks else None
         out.append(CaseTiming(case=label, ms=ms, baseline_ms=init_ms.get(label, (baseline_ms or {}).get(label)), roofline_fraction=frac,
                               speedup_ci=verdict.case_ratio(*initial[label]) if label in initial else None,
-                              method=raw[label].get("method", ""), method_note=raw[label].get("method_note", "")))
+                              method=raw[label].method, method_note=raw[label].method_note))
     t = timing_mod.make_timing(ev.protocol, out)
     if initial and len(initial) == len(out):
         t.geomean_ci = verdict.geomean_ratio(initial)

@@ -44,12 +44,13 @@ from kb.models import (
 from optimizer import verdict
 from optimizer.evaluation import Evaluation, evaluate, retime, to_timing
 from optimizer.gpulock import GPULock, device_key
+from optimizer.ladder import keys
 from optimizer.ladder.engine import LadderOutcome, run_ladder
 from optimizer.ladder.types import LadderContext
 from optimizer.phases import PhaseClock, TimedKB
 from optimizer.problem import Problem, load_problem
 from optimizer.proposers.base import Proposer
-from optimizer.proposers.recipes import NotApplicable
+from optimizer.recipes.appliers import NotApplicable
 from optimizer.settings import LadderSettings
 from optimizer.timing import geomean
 
@@ -180,7 +181,7 @@ class Session:
         self.kb, self.settings, self.backend, self.proposer = kb, settings, backend, proposer
         self.out = Path(out_dir).resolve()
         self.progress = progress or (lambda _e, _d: None)
-        self.cache: dict[str, Any] = {"input_dtypes": _input_dtypes(self.problem)}
+        self.cache: dict[str, Any] = {keys.INPUT_DTYPES: _input_dtypes(self.problem)}
         self.exhausted: set[str] = set()
         self.force_shared_gpu = force_shared_gpu
         self.floor: float | None = None

@@ -8,8 +8,12 @@ that token, so a candidate cannot forge a result file it was never told about. T
 - ``time``: time an already validated candidate against comparison kernels (the winner's re-time).
 - ``profile``: torch.profiler kernel breakdown per case (CUDA; GPU only) and, on Ascend, the torch-npu path.
 - ``run``: just run the candidate forward a few times (the target process for ncu / msprof).
+- ``launches``: record the launches of one full-size forward on the CPU without executing a kernel.
 - ``compile_check``: compile every launch for ``cuda:90`` without executing anything (``optimizer.compile_only``),
   for kernels the CPU interpreter cannot run.
+
+Requests and results are the models of ``optimizer.contracts``, validated here: a malformed request is answered
+with a ``bad_request`` error naming the field.
 
 Probes (launch recorder, global snapshot) are installed before the candidate is imported.
 """
@@ -23,6 +27,31 @@ import time
 import traceback
 from pathlib import Path
 from typing import Any
+
+from optimizer.contracts import (
+    CompileCase,
+    CompileCheckRequest,
+    CompileCheckResult,
+    ContractError,
+    ErrorResult,
+    EvaluateRequest,
+    EvaluateResult,
+    Finding,
+    LaunchesRequest,
+    LaunchesResult,
+    ProfileRequest,
+    ProfileResult,
+    RunRequest,
+    RunResult,
+    TimeRequest,
+    TimeResult,
+    TimingCase,
+    TimingOptions,
+    TimingResult,
+    WorkerError,
+    parse_request,
+    to_wire,
+)
 
 __all__ = ["main", "run_request"]
 
@@ -53,7 +82,8 @@ def _device_name(backend: str) -> str:
     return "cpu"
 
 
-def _time_cases(req: dict[str, Any], problem: Any, cand_cls: type, device: str, backend: str) -> dict[str, Any]:
+def _time_cases(run_cases: list[dict[str, Any]], t: TimingOptions, problem: Any, cand_cls: type, device: str,
+                backend: str) -> TimingResult:
     """Interleaved timing per case of the candidate and its comparison kernels (GPU/NPU only; untested on CPU CI).
 
     Roles: ``candidate``; ``initial`` / ``base`` from ``timing.against`` (other candidate files); ``aa`` (a second
@@ -64,19 +94,16 @@ def _time_cases(req: dict[str, Any], problem: Any, cand_cls: type, device: str, 
     from optimizer import timing
     from optimizer.problem import case_label, load_candidate
 
-    t = req.get("timing", {})
-    warmup_ms, rep_ms = float(t.get("warmup_ms", 25)), float(t.get("rep_ms", 20))
-    blocks, graph_us = int(t.get("blocks", 8)), t.get("graph_below_us", 50.0)
-    flush = int(t.get("flush_bytes", 256 * 1024 * 1024))
-    others = {role: _load_once(load_candidate, path) for role, path in (t.get("against") or {}).items()}
+    warmup_ms, rep_ms, blocks, graph_us, flush = t.warmup_ms, t.rep_ms, t.blocks, t.graph_below_us, t.flush_bytes
+    others = {role: _load_once(load_candidate, path) for role, path in t.against.items()}
     protocol = timing.interleaved_protocol(_device_name(backend), blocks=blocks, warmup_ms=warmup_ms, rep_ms=rep_ms,
                                            graph_below_us=graph_us if backend == "cuda" else None)
-    cases: list[dict[str, Any]] = []
-    for case in req["cases"]:
+    cases: list[TimingCase] = []
+    for case in run_cases:
         inputs = problem.make_inputs(case, 0, device=device)
         models = {"candidate": problem.instantiate(cand_cls, case, seed=0, device=device)}
         models |= {role: problem.instantiate(cls, case, seed=0, device=device) for role, cls in others.items()}
-        if t.get("aa"):
+        if t.aa:
             models["aa"] = problem.instantiate(cand_cls, case, seed=0, device=device)
         fns = {role: (lambda m=m, xs=inputs: m(*xs)) for role, m in models.items()}
         # INPLACE_OUTPUTS: the inputs start pristine; the interleaved blocks (do_bench) repeat the call without a
@@ -88,14 +115,15 @@ def _time_cases(req: dict[str, Any], problem: Any, cand_cls: type, device: str, 
             res = timing.time_interleaved(fns, backend=backend, blocks=blocks, warmup_ms=warmup_ms, rep_ms=rep_ms,
                                           graph_below_us=graph_us, flush_bytes=flush)
             r = None
-            if t.get("reference", True):
+            if t.reference:
                 ref = problem.make_model(case, seed=0, device=device)
                 bench = timing.bench_cuda if backend == "cuda" else timing.bench_npu
                 r = bench(lambda m=ref, xs=inputs: m(*xs), warmup_ms=warmup_ms, rep_ms=rep_ms, flush_bytes=flush)
-        cases.append({"case": case_label(case), "stats": res["stats"]["candidate"], "reference_stats": r.as_dict() if r else None,
-                      "method": res["method"], "method_note": res["method_note"], "blocks": res["blocks"],
-                      "role_stats": res["stats"]})
-    return {"protocol": protocol.model_dump(), "cases": cases}
+        cases.append(TimingCase.model_validate({
+            "case": case_label(case), "stats": res["stats"]["candidate"], "reference_stats": r.as_dict() if r else None,
+            "method": res["method"], "method_note": res["method_note"], "blocks": res["blocks"],
+            "role_stats": res["stats"]}))
+    return TimingResult(protocol=protocol, cases=cases)
 
 
 def _inplace_restore(problem: Any, inputs: list[Any]) -> Any:
@@ -173,12 +201,17 @@ def _interpreter_shims() -> None:
     Autotuner.do_bench = property(lambda self: _cpu_bench)  # type: ignore[assignment]
 
 
-def _evaluate(req: dict[str, Any]) -> dict[str, Any]:
+def _failure(kind: str, stage: str, exc: BaseException) -> ErrorResult:
+    return ErrorResult(error=WorkerError(kind=kind, stage=stage, message=f"{type(exc).__name__}: {exc}"[:4000],
+                                         traceback=traceback.format_exc()[-4000:]))
+
+
+def _evaluate(req: EvaluateRequest) -> EvaluateResult | ErrorResult:
     from optimizer.probes import GlobalSnapshot, LaunchRecorder, classify_exception
     from optimizer.problem import load_candidate, load_problem
     from optimizer.validate import validate_candidate
 
-    backend = req["backend"]
+    backend = req.backend
     device = _device_for(backend)
     if backend == "ascend":
         import torch_npu  # noqa: F401
@@ -190,52 +223,46 @@ def _evaluate(req: dict[str, Any]) -> dict[str, Any]:
     compile_clock = _CompileClock().install()
     launches = LaunchRecorder().install()
     snapshot = GlobalSnapshot()
-    problem = load_problem(req["problem"])
+    problem = load_problem(req.problem)
     stage = "import"
     t0 = time.perf_counter()
     try:
-        cand_cls = load_candidate(req["candidate"])
+        cand_cls = load_candidate(req.candidate)
         stage = "validate"
-        run = validate_candidate(problem, cand_cls, _smallest_first(problem, req["cases"]), req["seeds"], device=device,
+        run = validate_candidate(problem, cand_cls, _smallest_first(problem, req.cases), req.seeds, device=device,
                                  snapshot=snapshot, launches=launches, stop_on_failure=True)
     except Exception as exc:
         kind = classify_exception(exc)
-        return {"error": {"kind": kind if stage == "validate" or kind != "runtime_error" else "import_error", "stage": stage,
-                          "message": f"{type(exc).__name__}: {exc}"[:4000], "traceback": traceback.format_exc()[-4000:]}}
+        return _failure(kind if stage == "validate" or kind != "runtime_error" else "import_error", stage, exc)
     validated, val_compile = time.perf_counter(), compile_clock.seconds
-    result: dict[str, Any] = {
-        "validation": run.validation.model_dump(),
-        "findings": [f.__dict__ for f in run.findings],
-        "launches": run.launches,
-        "torch_compute_ops": run.torch_compute_ops,
-        "versions": _versions(),
-        "device": _device_name(backend),
-    }
-    if run.validation.passed and req.get("timing") and backend in ("cuda", "ascend"):
+    result = EvaluateResult(validation=run.validation, findings=[Finding(**f.__dict__) for f in run.findings],
+                            launches=run.launches, torch_compute_ops=run.torch_compute_ops, versions=_versions(),
+                            device=_device_name(backend))
+    if run.validation.passed and req.timing is not None and backend in ("cuda", "ascend"):
         try:
-            result["timing"] = _time_cases(req, problem, cand_cls, device, backend)
+            result.timing = _time_cases(req.cases, req.timing, problem, cand_cls, device, backend)
         except Exception as exc:
-            result["timing_error"] = f"{classify_exception(exc)}: {type(exc).__name__}: {exc}"[:2000]
+            result.timing_error = f"{classify_exception(exc)}: {type(exc).__name__}: {exc}"[:2000]
     c_val, c_all = val_compile, compile_clock.seconds
-    result["phase_s"] = {"compile": c_all, "validation": max(0.0, validated - t0 - c_val),
-                         "timing": max(0.0, time.perf_counter() - validated - (c_all - c_val))}
+    result.phase_s = {"compile": c_all, "validation": max(0.0, validated - t0 - c_val),
+                      "timing": max(0.0, time.perf_counter() - validated - (c_all - c_val))}
     return result
 
 
-def _time(req: dict[str, Any]) -> dict[str, Any]:
+def _time(req: TimeRequest) -> TimeResult:
     """Time an already validated candidate against ``timing.against`` (the winner's confirmation re-time)."""
     import optimizer.timing  # binds timer functions before the candidate can touch them
 
     optimizer.timing.bind_timers()
     from optimizer.problem import load_candidate, load_problem
 
-    backend = req["backend"]
-    problem = load_problem(req["problem"])
-    cand_cls = load_candidate(req["candidate"])
+    backend = req.backend
+    problem = load_problem(req.problem)
+    cand_cls = load_candidate(req.candidate)
     t0 = time.perf_counter()
-    out = {"timing": _time_cases(req, problem, cand_cls, _device_for(backend), backend), "device": _device_name(backend),
-           "versions": _versions()}
-    return out | {"phase_s": {"timing": time.perf_counter() - t0}}
+    timing = _time_cases(req.cases, req.timing, problem, cand_cls, _device_for(backend), backend)
+    return TimeResult(timing=timing, device=_device_name(backend), versions=_versions(),
+                      phase_s={"timing": time.perf_counter() - t0})
 
 
 def _smallest_first(problem: Any, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -249,47 +276,47 @@ def _smallest_first(problem: Any, cases: list[dict[str, Any]]) -> list[dict[str,
     return sorted(cases, key=size)
 
 
-def _profile(req: dict[str, Any]) -> dict[str, Any]:
+def _profile(req: ProfileRequest) -> ProfileResult:
     from optimizer.problem import load_candidate, load_problem
 
-    backend = req["backend"]
-    problem = load_problem(req["problem"])
-    cand_cls = load_candidate(req["candidate"])
+    backend = req.backend
+    problem = load_problem(req.problem)
+    cand_cls = load_candidate(req.candidate)
     if backend == "cuda":
         from optimizer.profile.cuda import profile_cases
 
-        return {"profile": profile_cases(problem, cand_cls, req["cases"], iters=int(req.get("iters", 20)))}
+        return ProfileResult.model_validate({"profile": profile_cases(problem, cand_cls, req.cases, iters=req.iters)})
     if backend == "ascend":
         from optimizer.profile.ascend import profile_cases_npu
 
-        return {"profile": profile_cases_npu(problem, cand_cls, req["cases"], out_dir=req.get("out_dir", "."))}
-    return {"profile": None, "note": f"no profiler for backend {backend}"}
+        return ProfileResult.model_validate({"profile": profile_cases_npu(problem, cand_cls, req.cases, out_dir=req.out_dir)})
+    return ProfileResult(profile=None, note=f"no profiler for backend {backend}")
 
 
-def _run(req: dict[str, Any]) -> dict[str, Any]:
+def _run(req: RunRequest) -> RunResult:
     """Run the forward ``iters`` times per case (the process ncu or msprof wraps)."""
     import torch
 
     from optimizer.problem import load_candidate, load_problem
 
-    backend = req["backend"]
+    backend = req.backend
     device = _device_for(backend)
     if backend == "ascend":
         import torch_npu  # noqa: F401
-    problem = load_problem(req["problem"])
-    cand_cls = load_candidate(req["candidate"])
-    for case in req["cases"]:
+    problem = load_problem(req.problem)
+    cand_cls = load_candidate(req.candidate)
+    for case in req.cases:
         inputs = problem.make_inputs(case, 0, device=device)
         cand = problem.instantiate(cand_cls, case, seed=0, device=device)
         with torch.no_grad():
-            for _ in range(int(req.get("iters", 3))):
+            for _ in range(req.iters):
                 cand(*inputs)
         if device == "cuda":
             torch.cuda.synchronize()
-    return {"ran": True}
+    return RunResult(ran=True)
 
 
-def _launches(req: dict[str, Any]) -> dict[str, Any]:
+def _launches(req: LaunchesRequest) -> LaunchesResult:
     """Record the launches of one forward on CPU tensors WITHOUT executing any kernel (``LaunchRecorder(dry=True)``).
 
     This gives L1 and L3 the grid, constexprs and argument divisibility of a full-size case on a machine that
@@ -303,9 +330,9 @@ def _launches(req: dict[str, Any]) -> dict[str, Any]:
 
     _interpreter_shims()
     rec = LaunchRecorder(dry=True).install()
-    problem = load_problem(req["problem"])
-    cand_cls = load_candidate(req["candidate"])
-    case = req["case"]
+    problem = load_problem(req.problem)
+    cand_cls = load_candidate(req.candidate)
+    case = req.case
     note = ""
     try:
         inputs = problem.make_inputs(case, 0, device="cpu")
@@ -316,30 +343,27 @@ def _launches(req: dict[str, Any]) -> dict[str, Any]:
         note = f"forward stopped after {rec.count} launch(es): {type(exc).__name__}: {exc}"[:600]
     finally:
         rec.uninstall()
-    return {"launches": rec.summary(), "note": note, "case": case}
+    return LaunchesResult(launches=rec.summary(), note=note, case=case)
 
-
-
-def _compile_check(req: dict[str, Any]) -> dict[str, Any]:
+def _compile_check(req: CompileCheckRequest) -> CompileCheckResult | ErrorResult:
     """Compile-only check (no TRITON_INTERPRET): every launch of the forward on meta compiles for sm_90."""
     from optimizer.compile_only import CompileRecorder, compile_cases
     from optimizer.problem import load_candidate, load_problem
 
-    recorder = CompileRecorder(int(req.get("arch", 90))).install()
-    problem = load_problem(req["problem"])
+    recorder = CompileRecorder(req.arch).install()
+    problem = load_problem(req.problem)
     try:
-        cand_cls = load_candidate(req["candidate"])
+        cand_cls = load_candidate(req.candidate)
     except Exception as exc:
-        return {"error": {"kind": "import_error", "stage": "import", "message": f"{type(exc).__name__}: {exc}"[:4000],
-                          "traceback": traceback.format_exc()[-4000:]}}
+        return _failure("import_error", "import", exc)
     import triton  # noqa: F401  (for _versions)
 
-    return {"compile": compile_cases(problem, cand_cls, req["cases"], recorder), "versions": _versions(),
-            "device": f"none (compiled for cuda:{recorder.arch})"}
+    compiled = [CompileCase.model_validate(c) for c in compile_cases(problem, cand_cls, req.cases, recorder)]
+    return CompileCheckResult(compile=compiled, versions=_versions(), device=f"none (compiled for cuda:{recorder.arch})")
 
 
-_TASKS = {"evaluate": _evaluate, "time": _time, "profile": _profile, "run": _run, "launches": _launches,
-          "compile_check": _compile_check}
+_TASKS: dict[str, Any] = {"evaluate": _evaluate, "time": _time, "profile": _profile, "run": _run, "launches": _launches,
+                          "compile_check": _compile_check}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -351,15 +375,18 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_request(req_path: Path, res_path: Path, token: str) -> int:
     """Run the task in ``req_path`` and write the result (with ``token``) atomically to ``res_path``."""
-    req = json.loads(req_path.read_text())
+    raw = json.loads(req_path.read_text())
     t0 = time.perf_counter()
     try:
-        payload = _TASKS[req["task"]](req)
+        req = parse_request(raw)
+        result = _TASKS[req.task](req)
+    except ContractError as exc:
+        result = ErrorResult(error=WorkerError(kind="bad_request", stage="request", message=str(exc)[:4000]))
     except Exception as exc:
         from optimizer.probes import classify_exception
 
-        payload = {"error": {"kind": classify_exception(exc), "stage": req.get("task", "?"),
-                             "message": f"{type(exc).__name__}: {exc}"[:4000], "traceback": traceback.format_exc()[-4000:]}}
+        result = _failure(classify_exception(exc), str(raw.get("task", "?")) if isinstance(raw, dict) else "?", exc)
+    payload = to_wire(result)
     payload["token"] = token
     payload["worker_s"] = time.perf_counter() - t0
     tmp = res_path.with_suffix(".tmp")

@@ -38,3 +38,33 @@ def test_layering():
             if wrong:
                 bad.append(f"{rel} imports {sorted(wrong)}")
     assert not bad, "\n".join(bad)
+
+
+def _modules(path: Path) -> set[str]:
+    """Full dotted names of our modules that ``path`` imports (absolute imports, module-level or lazy)."""
+    mods: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            mods |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            mods.add(node.module)
+            mods |= {f"{node.module}.{a.name}" for a in node.names}
+    return {m for m in mods if m.split(".")[0] in OURS}
+
+
+def _importers(pkg: str, target: str) -> list[str]:
+    return sorted(str(f.relative_to(ROOT)) for f in (ROOT / pkg).rglob("*.py")
+                  if any(m == target or m.startswith(target + ".") for m in _modules(f)))
+
+
+def test_optimizer_subpackages_layer_without_a_cycle():
+    """proposers -> ladder -> recipes (never back): the ladder dry-runs recipes, the proposers apply them; L4 reads
+    the IR report from the IR package, not from L3; the levels reach the sandbox only through evaluation/measure."""
+    assert _importers("optimizer/ladder", "optimizer.proposers") == []
+    assert _importers("optimizer/recipes", "optimizer.ladder") == []
+    assert _importers("optimizer/recipes", "optimizer.proposers") == []
+    assert _importers("optimizer/ir", "optimizer.ladder") == []
+    assert _importers("optimizer/ladder", "optimizer.ladder.l3_ir") == ["optimizer/ladder/engine.py"]
+    assert _importers("optimizer/ladder", "optimizer.sandbox") == []
+    assert _importers("optimizer/ladder", "optimizer.worker") == []
+    assert _importers("optimizer/proposers", "optimizer.ladder"), "the proposers read the ladder's outcome"

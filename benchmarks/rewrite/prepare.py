@@ -29,7 +29,7 @@ def module_literal(source: str, name: str) -> Any:
 
 def variants(path: Path) -> list[tuple[str, dict[str, Any]]]:
     """Every point of the example's recipe (``VARIANTS = True``): autotune, fixed configs, persistent, ..."""
-    from optimizer.proposers.recipes import RecipeContext, apply_recipe_variants
+    from optimizer.recipes.appliers import RecipeContext, apply_recipe_variants
 
     src = path.read_text()
     recipe, context = module_literal(src, "RECIPE"), module_literal(src, "CONTEXT")
@@ -39,7 +39,7 @@ def variants(path: Path) -> list[tuple[str, dict[str, Any]]]:
 
 
 def transform(path: Path) -> tuple[str, dict[str, Any]]:
-    from optimizer.proposers.recipes import RecipeContext, apply_recipe
+    from optimizer.recipes.appliers import RecipeContext, apply_recipe
 
     src = path.read_text()
     recipe, context = module_literal(src, "RECIPE"), module_literal(src, "CONTEXT")

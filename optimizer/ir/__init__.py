@@ -8,7 +8,9 @@ Typical use::
     result.report.signature("multi_operand_reduction").pass_introduced    # 'ast_to_ttir'
     result.account.findings[0].condition
 
-or step by step: :func:`capture_kernel` (one worker process per kernel: every stage, every per-pass snapshot,
+The ladder's L3 and L4 read the hot kernel's report through :func:`capture_report` (memory and disk cache).
+
+Or step by step: :func:`capture_kernel` (one worker process per kernel: every stage, every per-pass snapshot,
 remarks, ptxas figures) -> :func:`analyze` (stage summaries, adjacent-pass changes, signatures with the pass
 that introduced them and their source lines) -> :func:`explain` (invariant cards through a
 :class:`kb.client.KBClient`, filled question templates, compiler-source locations of the passes).
@@ -29,6 +31,7 @@ from pydantic import BaseModel, ConfigDict
 from kb.client import KBClient
 from optimizer.ir.analysis import analyze
 from optimizer.ir.ascend import ASCEND_ENV_HINT, ascend_python, find_ascend_python
+from optimizer.ir.cached import SIGNATURE_CLASS, capture_report, hot_launch, ir_cache_key
 from optimizer.ir.capture import capture_kernel, parse_args, parse_spec, parse_target
 from optimizer.ir.l4 import explain
 from optimizer.ir.types import (
@@ -64,6 +67,7 @@ __all__ = [
     "PassSnapshot",
     "Remark",
     "ResourceUsage",
+    "SIGNATURE_CLASS",
     "Signature",
     "StageSummary",
     "Target",
@@ -71,8 +75,11 @@ __all__ = [
     "ascend_python",
     "attribute",
     "capture_kernel",
+    "capture_report",
     "explain",
     "find_ascend_python",
+    "hot_launch",
+    "ir_cache_key",
     "parse_args",
     "parse_spec",
     "parse_target",

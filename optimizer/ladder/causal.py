@@ -11,11 +11,12 @@ from __future__ import annotations
 from kb.models import EscalationTests, EvidenceItem
 from kb.models.cards import PatternCard
 from kb.vocab import CAUSE_CLASS
+from optimizer.ladder import keys
 from optimizer.ladder.decide import Decision, decide
 from optimizer.ladder.findings import Finding
 from optimizer.ladder.select import GENERIC_TOKENS, nonimproving_tries, recipe_context, spent
 from optimizer.ladder.types import CardRef, LadderContext
-from optimizer.proposers.recipes import can_apply
+from optimizer.recipes.appliers import can_apply
 
 __all__ = ["CausalStep", "all_findings", "causal_step", "evidence_tokens", "merge_tests"]
 
@@ -36,7 +37,7 @@ class CausalStep:
 
 def evidence_tokens(ctx: LadderContext, findings: list[Finding] | None = None) -> list[str]:
     """code:/ir:/cause: tokens known so far (the recipe domain check reads them)."""
-    feats = ctx.cache.get("features")
+    feats = ctx.cache.get(keys.FEATURES)
     toks = [f"code:{t}" for t in (feats.tokens if feats else [])]
     toks += [f"ir:{s}" for s in ctx.known_signatures()]
     for f in all_findings(ctx) + list(findings or []):

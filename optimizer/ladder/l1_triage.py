@@ -18,6 +18,7 @@ from __future__ import annotations
 from kb.models import EscalationTests, EvidenceItem, Symptoms
 from kb.vocab import CAUSE_CLASS
 from optimizer.features import extract_features
+from optimizer.ladder import keys
 from optimizer.ladder.causal import causal_step, merge_tests
 from optimizer.ladder.causes import code_findings
 from optimizer.ladder.select import (
@@ -54,8 +55,8 @@ class TriageLevel:
         ev = ctx.evaluation
         cases = ctx.problem.cases_for(ctx.backend)
         feats = extract_features(ctx.source, launches=ev.launches if ev else [], cases=cases,
-                                 input_dtypes=ctx.cache.get("input_dtypes"), torch_ops=ev.torch_compute_ops if ev else None)
-        ctx.cache["features"] = feats
+                                 input_dtypes=ctx.cache.get(keys.INPUT_DTYPES), torch_ops=ev.torch_compute_ops if ev else None)
+        ctx.cache[keys.FEATURES] = feats
         known, known_from = ctx.known_bottleneck()
         sigs = ctx.known_signatures()
         symptoms = Symptoms(code_features=feats.tokens, bottleneck_classes=[known] if known != "unknown" else [],
@@ -99,8 +100,8 @@ class TriageLevel:
                                 notes=f"(1) {why_loc}; (2) {note}; (3) {why_just}")
         evidence.append(EvidenceItem(level="L1", kind="bottleneck", reference=known, summary=why_loc,
                                      data={"class": known, "localized": localized, "source": "history"}))
-        case = ctx.cache.get("launch_case") or (cases[0] if cases else {})
-        findings = code_findings(feats, ev.launches if ev else [], hot_kernel=ctx.cache.get("hot_kernel"), row_bytes=_row_bytes(ev),
+        case = ctx.cache.get(keys.LAUNCH_CASE) or (cases[0] if cases else {})
+        findings = code_findings(feats, ev.launches if ev else [], hot_kernel=ctx.cache.get(keys.HOT_KERNEL), row_bytes=_row_bytes(ev),
                                  case_bytes=ctx.problem.bytes_moved(case) if case else None)
         # L1 may stop on a cause only when an earlier round measured this kernel (code alone never localizes)
         step = causal_step(ctx, "L1", findings, may_stop=localized and known_from.startswith("round"))

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import math
 import re
-import tempfile
-from pathlib import Path
 from typing import Any
 
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+
 from kb.models import EscalationTests, EvidenceItem, Symptoms
+from kb.vocab import BottleneckClass
+from optimizer import measure
+from optimizer.ladder import keys
 from optimizer.ladder.causal import causal_step, merge_tests
 from optimizer.ladder.causes import profile_findings
 from optimizer.ladder.select import choose_family, match_cards
@@ -25,9 +28,27 @@ from optimizer.ladder.types import LadderContext, LevelResult
 from optimizer.problem import case_label
 from optimizer.profile.classify import Classification, classify_cuda, dominant_class
 from optimizer.profile.roofline import RESIDENT_PROGRAMS_PER_SM, DevicePeaks, compute_kind, peaks_for
-from optimizer.sandbox import SandboxLimits, run_worker
 
-__all__ = ["ProfileLevel", "case_shape", "launch_shape"]
+__all__ = ["CaseClass", "ProfileData", "ProfileLevel", "case_shape", "launch_shape"]
+
+
+class CaseClass(BaseModel):
+    """One case's measured time and bottleneck class (``LevelResult.data["per_case"]`` as JSON, key ``class``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    case: str
+    ms: float
+    bottleneck: BottleneckClass = Field(validation_alias=AliasChoices("class", "bottleneck"), serialization_alias="class")
+
+
+class ProfileData(BaseModel):
+    """L2's ``LevelResult.data``: per-case classes and the profile signal tokens over all cases."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    per_case: list[CaseClass]
+    signals: list[str] = Field(default_factory=list)
 
 
 def _fail(reason: str, evidence: list[EvidenceItem]) -> LevelResult:
@@ -46,7 +67,7 @@ def launch_shape(ctx: LadderContext, prof: dict[str, Any], peaks: DevicePeaks | 
     nbytes = ctx.problem.bytes_moved(first_case)
     if not recs or peaks is None or not peaks.sms or not nbytes:
         return {}
-    hot = ctx.cache.get("hot_kernel") or next((c["kernels"][0]["name"] for c in prof.get("cases", []) if c.get("kernels")), None)
+    hot = ctx.cache.get(keys.HOT_KERNEL) or next((c["kernels"][0]["name"] for c in prof.get("cases", []) if c.get("kernels")), None)
     rec = max([r for r in recs if hot and r["kernel"] in str(hot)] or recs, key=lambda r: r.get("launches", 1))
     programs = float(math.prod(rec["grid"]))
     flops = ctx.problem.flops(first_case)
@@ -65,7 +86,7 @@ def case_shape(shape: dict[str, float], nbytes: float | None) -> dict[str, float
 
 def _hot_kernel_name(ctx: LadderContext) -> str | None:
     """The recorded kernel (a Triton function name) that the torch.profiler breakdown puts on top, if any."""
-    prof = ctx.cache.get(f"profile:{ctx.source_sha}") or {}
+    prof = ctx.cache.get(keys.profile(ctx.source_sha)) or {}
     top = next((c["kernels"][0]["name"] for c in prof.get("cases", []) if c.get("kernels")), None)
     recorded = {r.get("kernel") for r in (ctx.evaluation.launches if ctx.evaluation else []) if r.get("kernel")}
     return next((k for k in sorted(recorded, key=len, reverse=True) if top and k in str(top)), None)
@@ -86,7 +107,7 @@ class ProfileLevel:
         cls, share = dominant_class([(c, ms, k) for c, ms, k in per_case])
         localized = cls != "unknown"
         signal_tokens = sorted({t for s in signals_all for t in s})
-        feats = ctx.cache.get("features")
+        feats = ctx.cache.get(keys.FEATURES)
         symptoms = Symptoms(bottleneck_classes=[cls] if localized else [], profile_signals=signal_tokens,  # type: ignore[list-item]
                             code_features=feats.tokens if feats else [])
         refs = match_cards(ctx, symptoms, f"{cls} {' '.join(signal_tokens)}", bottleneck=cls) if localized else []
@@ -100,8 +121,9 @@ class ProfileLevel:
                                 notes=f"(1) {why_loc}; (2) {note}; (3) " + (f"{chosen.id} names {cls}" if justified and chosen else "no card ties the measured class to a rewrite"))
         evidence.append(EvidenceItem(level="L2", kind="bottleneck", reference=cls, summary=why_loc,
                                      data={"class": cls, "localized": localized, "source": "measured", "share": share}))
-        data = {"per_case": [{"case": c, "ms": ms, "class": k} for c, ms, k in per_case], "signals": signal_tokens}
-        findings = profile_findings(ctx.cache.get(f"l2rows:{ctx.source_sha}", []), cls, share,
+        classes = [CaseClass.model_validate({"case": c, "ms": ms, "class": k}) for c, ms, k in per_case]
+        data = ProfileData(per_case=classes, signals=signal_tokens).model_dump(by_alias=True)
+        findings = profile_findings(ctx.cache.get(keys.l2rows(ctx.source_sha), []), cls, share,
                                     dots="tl.dot" in (feats.tokens if feats else []))
         step = causal_step(ctx, "L2", findings, measured=(cls if localized else "unknown", True))
         evidence.append(step.evidence("L2"))
@@ -132,15 +154,15 @@ class ProfileLevel:
             evidence.append(EvidenceItem(level="L2", kind="ncu", reference=ncu.get("hot_kernel", ""),
                                          summary=", ".join(f"{k} {v:.3g}" for k, v in ncu.items() if isinstance(v, (int, float))),
                                          data=ncu))
-            ctx.cache.setdefault("hot_kernel", ncu.get("hot_kernel"))
+            ctx.cache.setdefault(keys.HOT_KERNEL, ncu.get("hot_kernel"))
         per_case, signals_all = [], []
         from optimizer.profile.cuda import case_signals
 
         first = next(iter(cases.values()), None)
         shape = launch_shape(ctx, prof, peaks, first) if ctx.backend == "cuda" and first is not None else {}
-        feats = ctx.cache.get("features")
+        feats = ctx.cache.get(keys.FEATURES)
         kind = compute_kind(feats.tokens if feats else [], ev.launches)
-        rows: list[dict[str, Any]] = ctx.cache.setdefault(f"l2rows:{ctx.source_sha}", [])
+        rows: list[dict[str, Any]] = ctx.cache.setdefault(keys.l2rows(ctx.source_sha), [])
         rows.clear()
         for label, m in ms.items():
             case = cases.get(label, {})
@@ -161,7 +183,7 @@ class ProfileLevel:
                         f"{p['launches_per_call']:.0f} launches; top: " + ", ".join(f"{k['name'][:40]} {k['us_per_call']:.1f} us" for k in top),
                         data=p))
                     if top:
-                        ctx.cache.setdefault("hot_kernel", top[0]["name"])
+                        ctx.cache.setdefault(keys.HOT_KERNEL, top[0]["name"])
                 if sig.get("mem_fraction") is not None or sig.get("compute_fraction") is not None:
                     evidence.append(EvidenceItem(level="L2", kind="roofline", reference=label,
                                                  summary=f"[{label}] memory {sig.get('mem_fraction', 0):.0%}, compute {sig.get('compute_fraction', 0):.0%} of {peaks.name if peaks else '?'} roofline ({kind} compute peak)",
@@ -173,52 +195,35 @@ class ProfileLevel:
         return per_case, evidence, signals_all
 
     def _profile(self, ctx: LadderContext) -> dict[str, Any]:
-        key = f"profile:{ctx.source_sha}"
+        key = keys.profile(ctx.source_sha)
         if key not in ctx.cache:
-            req = {"task": "profile", "problem": str(ctx.problem.path), "candidate": str(ctx.candidate), "backend": "cuda",
-                   "cases": ctx.problem.cases_for("cuda"), "iters": 20}
             with ctx.phases.time("profiler"):
-                res = run_worker(req, limits=SandboxLimits(ctx.settings.sandbox_timeout_s, ctx.settings.sandbox_memory_mb, False))
-            ctx.cache[key] = {"cases": res.payload.get("profile") or []} if res.ok else {"error": res.reason}
+                run = measure.profile(ctx.problem, ctx.candidate, settings=ctx.settings, iters=20)
+            ctx.cache[key] = {"error": run.error} if run.error else {"cases": [c.model_dump() for c in run.cases]}
         return ctx.cache[key]
 
     def _ncu(self, ctx: LadderContext) -> dict[str, Any]:
         """Nsight Compute counters for one forward per case (GPU with ncu only; untested in CI)."""
-        from optimizer.profile.cuda import (
-            CLASSIFIER_METRICS,
-            ncu_available,
-            ncu_command,
-            parse_ncu_csv,
-            summarize_ncu,
-        )
+        from optimizer.profile.cuda import ncu_available
 
-        key = f"ncu:{ctx.source_sha}"
+        key = keys.ncu(ctx.source_sha)
         if key in ctx.cache:
             return ctx.cache[key]
         if not ncu_available():
             ctx.cache[key] = {}
             return {}
-        log = Path(tempfile.mkdtemp(prefix="ladder_ncu_")) / "ncu.csv"
         hot = _hot_kernel_name(ctx)
         recorded = sorted({r.get("kernel", "") for r in (ctx.evaluation.launches if ctx.evaluation else []) if r.get("kernel")})
         kernels = re.escape(hot) if hot else "|".join(map(re.escape, recorded))
-        req = {"task": "run", "problem": str(ctx.problem.path), "candidate": str(ctx.candidate), "backend": "cuda",
-               "cases": ctx.problem.cases_for("cuda"), "iters": 1}
         with ctx.phases.time("ncu"):
-            res = run_worker(req, limits=SandboxLimits(max(ctx.settings.sandbox_timeout_s, 600), ctx.settings.sandbox_memory_mb, False),
-                             prefix_cmd=ncu_command(str(log), kernels or None, metrics=CLASSIFIER_METRICS))
-        rows = parse_ncu_csv(log.read_text()) if log.exists() else []
-        ctx.cache[key] = summarize_ncu(rows) if rows else ({"error": res.reason} if not res.ok else {})
+            run = measure.ncu(ctx.problem, ctx.candidate, settings=ctx.settings, kernels=kernels or None)
+        ctx.cache[key] = run.summary or ({"error": run.error} if run.error else {})
         return ctx.cache[key]
 
     def _ascend(self, ctx: LadderContext) -> dict[str, Any]:
         """torch-npu profiler + op-summary parse per case. UNTESTED: no NPU was available."""
-        key = f"ascend:{ctx.source_sha}"
+        key = keys.ascend(ctx.source_sha)
         if key not in ctx.cache:
-            out_dir = tempfile.mkdtemp(prefix="ladder_msprof_")
-            req = {"task": "profile", "problem": str(ctx.problem.path), "candidate": str(ctx.candidate), "backend": "ascend",
-                   "cases": ctx.problem.cases_for("ascend"), "out_dir": out_dir}
-            res = run_worker(req, limits=SandboxLimits(ctx.settings.sandbox_timeout_s, ctx.settings.sandbox_memory_mb, False))
-            rows = res.payload.get("profile") or [] if res.ok else []
-            ctx.cache[key] = {r["case"]: r.get("classification") or {} for r in rows}
+            run = measure.ascend_profile(ctx.problem, ctx.candidate, settings=ctx.settings)
+            ctx.cache[key] = {c.case: c.classification or {} for c in run.cases}
         return ctx.cache[key]

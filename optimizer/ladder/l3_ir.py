@@ -13,98 +13,18 @@ that maps to source lines of the kernel.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-from pathlib import Path
-from typing import Any
-
 from kb.models import EscalationTests, EvidenceItem, Symptoms
+from optimizer.ir import SIGNATURE_CLASS
+from optimizer.ladder import keys
 from optimizer.ladder.causal import causal_step, merge_tests
 from optimizer.ladder.causes import ir_findings
 from optimizer.ladder.select import choose_family, match_cards
 from optimizer.ladder.types import LadderContext, LevelResult
 
-__all__ = ["SIGNATURE_CLASS", "IRLevel", "capture_report", "ir_cache_key"]
+__all__ = ["IRLevel"]
 
-#: Problem signatures and the bottleneck class each indicates (healthy ones such as mma_dot are absent).
-SIGNATURE_CLASS: dict[str, str] = {
-    "register_spill": "occupancy_limited",
-    "ascend_max_with_index": "scalar_bound",
-    "ascend_min_with_index": "scalar_bound",
-    "ascend_discrete_mem_access": "scalar_bound",
-    "scalar_global_load": "memory_bound",
-    "masked_load_not_vectorized": "memory_bound",
-    "ascend_padding_fill": "memory_bound",
-    "multi_operand_reduction": "sync_bound",
-    "cross_warp_reduction": "sync_bound",
-    "warp_shuffle": "sync_bound",
-    "barrier": "sync_bound",
-    "shared_memory_roundtrip": "sync_bound",
-    "surviving_convert_layout": "sync_bound",
-    "fma_dot": "compute_bound",
-    "no_software_pipelining": "latency_bound",
-}
 #: When several classes are present, the more specific one wins.
 _PRIORITY = ["occupancy_limited", "scalar_bound", "compute_bound", "memory_bound", "sync_bound", "latency_bound"]
-
-
-def _hot_launch(ctx: LadderContext) -> dict[str, Any] | None:
-    ev = ctx.evaluation
-    recs = [r for r in (ev.launches if ev else []) if r.get("kernel") and "error" not in r]
-    if not recs:
-        return None
-    hot = ctx.cache.get("hot_kernel")
-    by_name = [r for r in recs if hot and r["kernel"] in str(hot)]
-    pool = by_name or recs
-    return max(pool, key=lambda r: (r.get("launches", 1), len(str(r.get("grid")))))
-
-
-def ir_cache_key(rec: dict[str, Any], target: str, options: dict[str, Any]) -> str:
-    """sha256 of what decides the compiled IR: kernel source file, kernel name, specialization, target, options, Triton."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        triton_version = version("triton")
-    except PackageNotFoundError:
-        triton_version = "?"
-    h = hashlib.sha256(Path(rec["file"]).read_bytes())
-    h.update(json.dumps([rec["kernel"], rec.get("ir_args") or {}, target, options, triton_version], sort_keys=True, default=str).encode())
-    return h.hexdigest()
-
-
-def capture_report(ctx: LadderContext) -> Any:
-    """The IRReport of the hot kernel: from this session's memory, else the on-disk cache under ``settings.cache_dir``
-    (``ir/<key>.json``, keyed by ``ir_cache_key``), else captured now (and cached); raises on toolchain errors."""
-    key = f"ir:{ctx.source_sha}"
-    if key in ctx.cache:
-        return ctx.cache[key]
-    from optimizer.ir import IRReport, analyze, capture_kernel
-
-    rec = _hot_launch(ctx)
-    if rec is None:
-        raise RuntimeError("no recorded kernel launch to compile (validate the candidate first)")
-    target = ctx.settings.ir_target or ("ascend" if ctx.backend == "ascend" else "cuda:90")
-    options = {k: v for k, v in (rec.get("options") or {}).items() if k in ("num_warps", "num_stages", "num_ctas", "maxnreg")}
-    disk = Path(ctx.settings.cache_dir) / "ir" / f"{ir_cache_key(rec, target, options)}.json"
-    if disk.is_file():
-        try:
-            ctx.cache[key] = IRReport.model_validate_json(disk.read_text())
-            ctx.cache["ir_cache_hits"] = ctx.cache.get("ir_cache_hits", 0) + 1
-            return ctx.cache[key]
-        except ValueError:  # a stale or torn entry: capture again and overwrite it
-            pass
-    workdir = (ctx.workdir / "ir" / f"{rec['kernel']}-{ctx.source_sha[:8]}") if ctx.workdir else None
-    with ctx.phases.time("ir_capture"):
-        capture = capture_kernel(f"{rec['file']}::{rec['kernel']}", target, rec.get("ir_args") or {}, options=options,
-                                 workdir=workdir, timeout_s=min(600.0, ctx.settings.sandbox_timeout_s * 2))
-        report = analyze(capture)
-    ctx.cache[key] = report
-    disk.parent.mkdir(parents=True, exist_ok=True)
-    tmp = disk.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(report.model_dump_json())
-    os.replace(tmp, disk)
-    return report
 
 
 class IRLevel:
@@ -112,7 +32,7 @@ class IRLevel:
 
     def run(self, ctx: LadderContext) -> LevelResult:
         try:
-            report = capture_report(ctx)
+            report = ctx.ir_report()
         except Exception as exc:  # toolchain missing, compile failure: the level yields nothing actionable
             reason = f"IR capture failed: {type(exc).__name__}: {exc}"[:600]
             tests = EscalationTests(localized=False, single_family=False, justified=False, notes=f"(1) {reason}")
@@ -142,7 +62,7 @@ class IRLevel:
             cls = next((c for c in _PRIORITY if c in classes), "unknown")
         tied = [s for s in problems if s.source_lines]
         localized = bool(problems) and cls != "unknown" and (measured == "unknown" or measured in classes or measured == cls)
-        feats = ctx.cache.get("features")
+        feats = ctx.cache.get(keys.FEATURES)
         sig_names = [s.name for s in problems]
         symptoms = Symptoms(ir_signatures=sig_names, bottleneck_classes=[cls] if cls != "unknown" else [],  # type: ignore[arg-type]
                             code_features=feats.tokens if feats else [])

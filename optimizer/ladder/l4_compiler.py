@@ -15,11 +15,11 @@ from __future__ import annotations
 from kb.errors import NotFound
 from kb.models import EscalationTests, EvidenceItem
 from kb.models.cards import InvariantCard, PatternCard
+from optimizer.ir import SIGNATURE_CLASS
 from optimizer.ladder.causal import causal_step, merge_tests
-from optimizer.ladder.l3_ir import SIGNATURE_CLASS, capture_report
 from optimizer.ladder.select import nonimproving_tries, recipe_context, spent
 from optimizer.ladder.types import CardRef, LadderContext, LevelResult
-from optimizer.proposers.recipes import can_apply
+from optimizer.recipes.appliers import can_apply
 
 __all__ = ["CompilerLevel"]
 
@@ -29,7 +29,7 @@ class CompilerLevel:
 
     def run(self, ctx: LadderContext) -> LevelResult:
         try:
-            report = capture_report(ctx)
+            report = ctx.ir_report()
             from optimizer.ir import explain
 
             l3 = ctx.previous("L3")

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from kb.models import Symptoms
 from kb.models.search import QuickMatchQuery, SearchHit
+from optimizer.ladder import keys
 from optimizer.ladder.types import CardRef, LadderContext, card_ref
-from optimizer.proposers.recipes import RecipeContext, can_apply
+from optimizer.recipes.appliers import RecipeContext, can_apply
 
 __all__ = ["GENERIC_TOKENS", "choose_family", "match_cards", "nonimproving_tries", "recipe_context", "relevant", "spent",
            "tried_points"]
@@ -37,10 +38,10 @@ def tried_points(ctx: LadderContext, card_id: str) -> list[dict]:
 def recipe_context(ctx: LadderContext, card_id: str, bottleneck: str = "unknown") -> RecipeContext:
     ev = ctx.evaluation
     tol = getattr(ctx.problem, "tolerances", {}).get("float32")
-    feats = ctx.cache.get("features")
+    feats = ctx.cache.get(keys.FEATURES)
     return RecipeContext(
         source=ctx.source, filename=ctx.candidate.name, bottleneck=bottleneck, launches=list(ev.launches) if ev else [],
-        tried=tried_points(ctx, card_id), backend=ctx.backend, hot_kernel=ctx.cache.get("hot_kernel"),
+        tried=tried_points(ctx, card_id), backend=ctx.backend, hot_kernel=ctx.cache.get(keys.HOT_KERNEL),
         tolerance={"atol": tol.atol, "rtol": tol.rtol} if tol is not None else None,
         tolerances={k: {"atol": v.atol, "rtol": v.rtol} for k, v in (getattr(ctx.problem, "tolerances", None) or {}).items()},
         evidence=[*(f"ir:{x}" for x in ctx.known_signatures()), *(f"code:{t}" for t in (feats.tokens if feats is not None else []))],

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,11 +19,15 @@ from kb.models import EscalationTests, EvidenceItem, Round
 from kb.models.search import SearchHit
 from kb.vocab import BottleneckClass, Level
 from optimizer.evaluation import Evaluation
+from optimizer.ladder import keys
 from optimizer.ladder.decide import Decision
 from optimizer.ladder.findings import Finding
 from optimizer.phases import PhaseClock
 from optimizer.problem import Problem
 from optimizer.settings import LadderSettings
+
+if TYPE_CHECKING:
+    from optimizer.ir import IRReport
 
 __all__ = ["EVIDENCE_SOURCES", "CardRef", "LadderContext", "LadderLevel", "LevelResult", "card_ref"]
 
@@ -117,6 +121,21 @@ class LadderContext:
     @property
     def kb_backend(self) -> str:
         return "cuda" if self.backend == "interpreter" else self.backend
+
+    @property
+    def ir_target(self) -> str:
+        return self.settings.ir_target or ("ascend" if self.backend == "ascend" else "cuda:90")
+
+    def ir_report(self) -> IRReport:
+        """The hot kernel's IR report (``optimizer.ir.capture_report``: this context's memory, else the disk cache
+        under ``settings.cache_dir``, else captured now); raises on toolchain errors."""
+        from optimizer.ir import capture_report
+
+        return capture_report(self.evaluation.launches if self.evaluation else [], target=self.ir_target,
+                              cache_dir=self.settings.cache_dir, memo=self.cache, memo_key=keys.ir(self.source_sha),
+                              hot_kernel=self.cache.get(keys.HOT_KERNEL), clock=self.phases,
+                              timeout_s=min(600.0, self.settings.sandbox_timeout_s * 2),
+                              workdir=self.workdir / "ir" if self.workdir else None)
 
     def previous(self, level: Level) -> LevelResult | None:
         return next((r for r in reversed(self.results) if r.level == level), None)

@@ -19,7 +19,7 @@ from optimizer.ladder.engine import LadderOutcome
 from optimizer.ladder.select import recipe_context
 from optimizer.ladder.types import LadderContext
 from optimizer.proposers.base import Proposal
-from optimizer.proposers.recipes import (
+from optimizer.recipes.appliers import (
     NotApplicable,
     RecipeContext,
     can_apply,

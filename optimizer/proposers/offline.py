@@ -6,7 +6,7 @@ from optimizer.ladder.engine import LadderOutcome
 from optimizer.ladder.select import recipe_context
 from optimizer.ladder.types import LadderContext
 from optimizer.proposers.base import Proposal
-from optimizer.proposers.recipes import NotApplicable, apply_recipe
+from optimizer.recipes.appliers import NotApplicable, apply_recipe
 
 __all__ = ["OfflineProposer"]
 

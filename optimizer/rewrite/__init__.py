@@ -1,6 +1,6 @@
 """A rewrite engine on the libcst syntax tree: kernel facts, structural transforms, and their recipe appliers.
 
-``TRANSFORMS`` maps a recipe kind to its transform; ``optimizer.proposers.recipes.APPLIERS`` registers each one,
+``TRANSFORMS`` maps a recipe kind to its transform; ``optimizer.recipes.appliers.APPLIERS`` registers each one,
 so the ladder and the offline proposer use them through ``apply_recipe`` / ``can_apply``.
 """
 

@@ -37,7 +37,7 @@ from typing import Any
 
 import libcst as cst
 
-from optimizer.proposers.recipe_base import RecipeContext
+from optimizer.recipes.base import RecipeContext
 from optimizer.rewrite.common import (
     and_mask,
     fresh,

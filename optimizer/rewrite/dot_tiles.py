@@ -21,7 +21,7 @@ from typing import Any
 
 import libcst as cst
 
-from optimizer.proposers.recipe_base import NotApplicable, RecipeContext
+from optimizer.recipes.base import NotApplicable, RecipeContext
 from optimizer.rewrite.common import grid_node, single_site_reasons
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.tree import Tree, arg_value, call_name, expr, walk

@@ -3,7 +3,7 @@
 A ``Transform`` names its recipe kind and its card, lists the reasons it does not apply
 (``preconditions(target, ctx, params) -> [reason, ...]``; empty means it applies), enumerates its parameter
 points (``points``), and edits the tree for one point (``rewrite``). ``applier(transform)`` turns it into an
-entry of ``optimizer.proposers.recipes.APPLIERS``: the ladder and the offline proposer call it through
+entry of ``optimizer.recipes.appliers.APPLIERS``: the ladder and the offline proposer call it through
 ``apply_recipe`` / ``can_apply`` unchanged, a refusal is a ``NotApplicable`` whose message carries every failed
 precondition (recorded as evidence), and the kernel chosen is the profiled hot kernel, else the most launched.
 Transforms compose because each one starts from the candidate it is given, the best so far.
@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 import libcst as cst
 
-from optimizer.proposers.recipe_base import (
+from optimizer.recipes.base import (
     NotApplicable,
     RecipeContext,
     RewriteResult,

@@ -27,7 +27,7 @@ from typing import Any
 
 import libcst as cst
 
-from optimizer.proposers.recipe_base import RecipeContext
+from optimizer.recipes.base import RecipeContext
 from optimizer.rewrite.common import fresh, grid_node, single_site_reasons
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.tree import walk

@@ -23,7 +23,7 @@ from typing import Any
 
 import libcst as cst
 
-from optimizer.proposers.recipe_base import RecipeContext
+from optimizer.recipes.base import RecipeContext
 from optimizer.rewrite.common import launch_record
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.tree import call_name, walk

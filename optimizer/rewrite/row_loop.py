@@ -1,6 +1,6 @@
 """The loop form of ``rows_per_program`` on the syntax tree: a static loop over ROWS rows per program.
 
-Used where the kernel is not straight-line code (the tile form of ``optimizer.proposers.row_tile`` needs that).
+Used where the kernel is not straight-line code (the tile form of ``optimizer.recipes.row_tile`` needs that).
 A kernel that advances pointers or offsets it received (``x_ptr += row * stride``, or ``x_ptr += BLOCK`` inside
 a column loop) would carry the advance from one row of the loop into the next: the H200 campaign's norm
 kernel read out of bounds ("illegal memory access"). Every name the row body rebinds that exists before the
@@ -23,7 +23,7 @@ import textwrap
 
 import libcst as cst
 
-from optimizer.proposers.recipe_base import (
+from optimizer.recipes.base import (
     NotApplicable,
     RecipeContext,
     RewriteResult,

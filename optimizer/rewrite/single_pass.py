@@ -26,7 +26,7 @@ Two fusions, tried in order; a refusal lists the reason of each:
    ``mean = ... tl.sum(acc ...) ...`` and ``acc2``'s initialisation; the second ends in ``acc2 += d * d`` with
    ``d = tl.where(mask, x - mean, 0.0)`` or ``d = x - mean`` (then the load must be unmasked, or masked lanes
    would add mean^2); ``acc`` read nowhere else.
-2. **Online max/sum** (``optimizer.proposers.online_lse``): a max pass followed by a sum-of-exp pass (softmax,
+2. **Online max/sum** (``optimizer.recipes.online_lse``): a max pass followed by a sum-of-exp pass (softmax,
    logsumexp, cross-entropy) -> one pass with a running max per lane and a rescaled sum.
 
 Keeping a whole row in registers when BLOCK covers the row is the card ``fused-softmax-row-in-registers``.
@@ -38,8 +38,8 @@ from typing import Any
 
 import libcst as cst
 
-from optimizer.proposers.online_lse import apply_online_logsumexp
-from optimizer.proposers.recipe_base import NotApplicable, RecipeContext, RewriteResult
+from optimizer.recipes.base import NotApplicable, RecipeContext, RewriteResult
+from optimizer.recipes.online_lse import apply_online_logsumexp
 from optimizer.rewrite.common import fresh
 from optimizer.rewrite.engine import Target, applier
 from optimizer.rewrite.facts import _names

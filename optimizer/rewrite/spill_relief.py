@@ -29,7 +29,7 @@ from typing import Any
 
 import libcst as cst
 
-from optimizer.proposers.recipe_base import NotApplicable, RecipeContext, RewriteResult
+from optimizer.recipes.base import NotApplicable, RecipeContext, RewriteResult
 from optimizer.rewrite.common import fresh
 from optimizer.rewrite.engine import Target, parse_tree, targets
 from optimizer.rewrite.facts import _names, rank_of
@@ -146,7 +146,7 @@ def apply_register_spill_relief(params: dict[str, Any], ctx: RecipeContext) -> R
     ``params``: ``values`` (CHUNK sizes) and ``search`` (``launch_params`` space, e.g. num_warps and BLOCK_SIZE).
     Without register_spill evidence only the launch search runs, as before this transform existed.
     """
-    from optimizer.proposers.recipes import APPLIERS, apply_launch_params
+    from optimizer.recipes.appliers import APPLIERS, apply_launch_params
 
     try:
         res = APPLIERS["chunked_row_reduction"]({"values": params.get("values")}, ctx)

@@ -45,14 +45,16 @@ def test_aa_runs_the_session_verdict_on_identical_kernels(monkeypatch: pytest.Mo
 
     rng = random.Random(0)
 
-    def fake_time_cases(req, problem, cls, device, backend):
-        roles = ["candidate", *req["timing"]["against"], *(["aa"] if req["timing"]["aa"] else [])]
+    from optimizer.contracts import TimingResult
+
+    def fake_time_cases(run_cases, t, problem, cls, device, backend):
+        roles = ["candidate", *t.against, *(["aa"] if t.aa else [])]
         cases = []
-        for c in req["cases"]:
+        for c in run_cases:
             blocks = {r: [1.0 + rng.gauss(0, 0.01) for _ in range(8)] for r in roles}
             cases.append({"case": ",".join(f"{k}={c[k]}" for k in sorted(c)), "stats": {"median_ms": 1.0}, "blocks": blocks,
                           "role_stats": {r: {"median_ms": 1.0} for r in roles}, "method": "do_bench", "method_note": ""})
-        return {"protocol": {"method": "interleaved-blocks", "blocks": 8}, "cases": cases}
+        return TimingResult.model_validate({"protocol": {"method": "interleaved-blocks", "blocks": 8}, "cases": cases})
 
     monkeypatch.setattr("optimizer.worker._time_cases", fake_time_cases)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "fake")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.proposers.alignment import count_async_copies
-from optimizer.proposers.recipes import NotApplicable, RecipeContext, apply_recipe
+from optimizer.recipes.alignment import count_async_copies
+from optimizer.recipes.appliers import NotApplicable, RecipeContext, apply_recipe
 
 SUITE = Path(__file__).parents[2] / "benchmarks" / "suite"
 RECIPE = {"kind": "alignment_hints", "params": {}}

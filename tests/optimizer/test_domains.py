@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.proposers.recipes import NotApplicable, RecipeContext, apply_recipe, can_apply
+from optimizer.recipes.appliers import NotApplicable, RecipeContext, apply_recipe, can_apply
 
 SUITE = Path(__file__).resolve().parents[2] / "benchmarks" / "suite"
 TILE_SEARCH = {"kind": "autotune", "params": {"configs": [{"kwargs": {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64}, "num_warps": 8,

@@ -28,7 +28,7 @@ def test_cuda_evaluation_is_validated_and_timed() -> None:
     ev = evaluate(problem, DATA / "softmax" / "initial.py", backend="cuda", settings=SETTINGS)
     assert ev.passed, ev.reason
     assert ev.protocol is not None and ev.protocol.method == "interleaved-blocks" and ev.protocol.blocks == 4
-    assert all(c["method"] in ("cudagraph", "do_bench") and len(c["blocks"]["candidate"]) == 4 for c in ev.timing_cases)
+    assert all(c.method in ("cudagraph", "do_bench") and len(c.blocks["candidate"]) == 4 for c in ev.timing_cases)
     assert ev.phase_s["timing"] > 0 and ev.phase_s["process_start"] > 0
     ms, ref = ev.case_ms(), ev.reference_ms()
     assert set(ms) == {"M=4096,N=1024", "M=8192,N=512"} and all(v > 0 for v in ms.values()) and set(ref) == set(ms)

@@ -11,7 +11,6 @@ from ladder_fakes import LADDER_CARDS, FakeKB
 from kb.models import Validation
 from optimizer.evaluation import Evaluation
 from optimizer.ir import IRReport, Signature
-from optimizer.ladder.l3_ir import capture_report
 from optimizer.ladder.types import LadderContext
 from optimizer.problem import load_problem
 from optimizer.settings import LadderSettings
@@ -46,15 +45,15 @@ def test_unchanged_kernel_hits_the_disk_cache(tmp_path: Path, monkeypatch: pytes
     cand = tmp_path / "round_00.py"
     shutil.copyfile(DATA / "softmax" / "initial.py", cand)
 
-    first = capture_report(_ctx(cand, settings, {"num_warps": 4}))
+    first = _ctx(cand, settings, {"num_warps": 4}).ir_report()
     again_ctx = _ctx(tmp_path / "round_00.py", settings, {"num_warps": 4})  # a new session: empty in-memory cache
-    again = capture_report(again_ctx)
+    again = again_ctx.ir_report()
     assert len(compiled) == 1 and again == first and again_ctx.cache["ir_cache_hits"] == 1
     assert again.source_excerpt == {12: "x = x - tl.max(x, axis=0)"} and again.signature("cross_warp_reduction")
     assert list((tmp_path / "cache" / "ir").glob("*.json"))
 
-    capture_report(_ctx(cand, settings, {"num_warps": 8}))  # other options: compiled again
+    _ctx(cand, settings, {"num_warps": 8}).ir_report()  # other options: compiled again
     edited = tmp_path / "round_01.py"
     edited.write_text(cand.read_text().replace("num_warps=4", "num_warps=2"))
-    capture_report(_ctx(edited, settings, {"num_warps": 4}))  # other source: compiled again
+    _ctx(edited, settings, {"num_warps": 4}).ir_report()  # other source: compiled again
     assert [o["num_warps"] for _, o in compiled] == [4, 8, 4] and compiled[-1][0].startswith(str(edited))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from optimizer.features import extract_features
-from optimizer.proposers.recipes import NotApplicable, RecipeContext, apply_recipe
+from optimizer.recipes.appliers import NotApplicable, RecipeContext, apply_recipe
 
 ROOT = Path(__file__).resolve().parents[2]
 CE = ROOT / "benchmarks" / "suite" / "cross_entropy"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from optimizer.proposers.recipes import NotApplicable, RecipeContext, apply_recipe
+from optimizer.recipes.appliers import NotApplicable, RecipeContext, apply_recipe
 
 ROOT = Path(__file__).resolve().parents[2]
 

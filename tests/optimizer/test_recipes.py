@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.proposers.recipes import (
+from optimizer.recipes.appliers import (
     NotApplicable,
     RecipeContext,
     apply_recipe,

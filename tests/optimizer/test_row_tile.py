@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.proposers.recipes import NotApplicable, RecipeContext, apply_recipe
+from optimizer.recipes.appliers import NotApplicable, RecipeContext, apply_recipe
 
 DATA = Path(__file__).parent / "data"
 RECIPE = {"kind": "rows_per_program", "params": {"param": "ROWS_PER_PROGRAM", "values": [2, 4, 8, 16, 32, 64]}}
@@ -63,9 +63,9 @@ def test_refusals_fall_back_to_the_loop_and_say_why(edit: str, reason: str) -> N
     assert "form" not in res.applied and "tl.static_range" in res.source
     assert reason in res.description
     with pytest.raises(NotApplicable):
-        from optimizer.proposers.recipe_base import _parse
-        from optimizer.proposers.recipes import _pid_stmt
-        from optimizer.proposers.row_tile import plan_row_tile
+        from optimizer.recipes.appliers import _pid_stmt
+        from optimizer.recipes.base import _parse
+        from optimizer.recipes.row_tile import plan_row_tile
 
         p = _parse(RecipeContext(source=bad))
         k = p.kernels["softmax_kernel"]

@@ -97,8 +97,9 @@ def test_winner_is_retimed_and_selection_uses_the_retime(tmp_path: Path, monkeyp
     def fake_retime(problem, candidate, against, **kw):
         calls.append(candidate.name)
         assert set(against) == {"initial"} and kw["blocks"] == 16
-        r = {"case": "c", "stats": {}, "blocks": {"initial": blocks(1.0, 0.002, seed=1),
-                                                   "candidate": blocks(1 / confirmed[candidate.name], 0.002, seed=2)}}
+        r = {"case": "c", "stats": {"median_ms": 1 / confirmed[candidate.name]},
+             "blocks": {"initial": blocks(1.0, 0.002, seed=1),
+                        "candidate": blocks(1 / confirmed[candidate.name], 0.002, seed=2)}}
         return _ev([r])
 
     monkeypatch.setattr("optimizer.session.retime", fake_retime)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from optimizer.proposers.recipes import RecipeContext, RewriteResult, apply_recipe
+from optimizer.recipes.appliers import RecipeContext, RewriteResult, apply_recipe
 
 KERNELS = Path(__file__).parent / "kernels"
 

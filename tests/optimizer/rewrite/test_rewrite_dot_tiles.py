@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from rewrite_support import KERNELS, same_outputs
 
-from optimizer.proposers.recipes import (
+from optimizer.recipes.appliers import (
     NotApplicable,
     RecipeContext,
     apply_recipe,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.proposers.recipes import NotApplicable, RecipeContext, apply_recipe
+from optimizer.recipes.appliers import NotApplicable, RecipeContext, apply_recipe
 
 DIAG = Path(__file__).parents[3] / "benchmarks" / "diagnosis"
 RECIPE = {"kind": "launch_loop_grid", "params": {}}

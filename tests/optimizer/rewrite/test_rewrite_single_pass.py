@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from rewrite_support import KERNELS, rewrite, same_outputs
 
-from optimizer.proposers.recipes import NotApplicable, RecipeContext, apply_recipe
+from optimizer.recipes.appliers import NotApplicable, RecipeContext, apply_recipe
 
 RECIPE = {"kind": "single_pass_fusion", "params": {}}
 ROOT = Path(__file__).resolve().parents[3]
@@ -42,7 +42,7 @@ def test_an_inline_load_sum_and_a_reused_accumulator_fuse_and_validate(tmp_path:
     the labelled three-loop layernorm, checked against its torch reference in the interpreter."""
     from optimizer.evaluation import evaluate
     from optimizer.problem import load_problem
-    from optimizer.proposers.recipes import RecipeContext, apply_recipe
+    from optimizer.recipes.appliers import RecipeContext, apply_recipe
     from optimizer.settings import LadderSettings
 
     item = Path(__file__).parents[3] / "benchmarks" / "diagnosis" / "layernorm_three_loops"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from rewrite_support import KERNELS, rewrite, same_outputs
 
-from optimizer.proposers.recipes import NotApplicable, RecipeContext, apply_recipe
+from optimizer.recipes.appliers import NotApplicable, RecipeContext, apply_recipe
 
 RECIPE = {"kind": "two_stage_reduction", "params": {}}
 

@@ -24,7 +24,7 @@ import ast
 import re
 from typing import Any
 
-from optimizer.proposers.recipe_base import (
+from optimizer.recipes.base import (
     NotApplicable,
     RecipeContext,
     RewriteResult,

@@ -31,7 +31,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from optimizer.proposers.recipe_base import NotApplicable
+from optimizer.recipes.base import NotApplicable
 from optimizer.source import Kernel, SourceText
 
 __all__ = ["TileEdit", "plan_row_tile"]

@@ -10,16 +10,16 @@ Kinds (``kb.models.Recipe.kind``) and their params:
 - ``compiler_hints`` ``{"hints": [...], "targets": [...], "value": 16}``: ``tl.multiple_of`` / ``tl.max_contiguous``
   on block offsets, and on stride arguments that every recorded launch shows divisible.
 - ``rows_per_program`` ``{"param": "ROWS_PER_PROGRAM", "values": [...], "form": "tile"|"loop"}``: a
-  one-row-per-program kernel becomes a [ROWS, BLOCK] tile reduced along axis=1 (``optimizer.proposers.row_tile``)
+  one-row-per-program kernel becomes a [ROWS, BLOCK] tile reduced along axis=1 (``optimizer.recipes.row_tile``)
   where the kernel is straight-line code, else a loop over several rows per program (``optimizer.rewrite.row_loop``:
   parameters the row body advances are restored per row); new constexpr, grid divided with ``triton.cdiv``.
 - ``input_precision`` ``{"value": ...}`` on every tl.dot; ``care_padding_false`` (Ascend only) on masked loads.
 - ``alignment_hints`` ``{}``: ``tl.multiple_of`` / ``tl.max_constancy`` on stride products and bound checks,
-  guarded by an ``ALIGN`` constexpr computed at each launch (``optimizer.proposers.alignment``).
+  guarded by an ``ALIGN`` constexpr computed at each launch (``optimizer.recipes.alignment``).
 - ``grouped_program_order`` ``{"GROUP_SIZE_M": [...]}``: the matmul tutorial's grouped tile order, remapped inside
-  the kernel from the linear program index (``optimizer.proposers.grouping``); grid and host unchanged.
+  the kernel from the linear program index (``optimizer.recipes.grouping``); grid and host unchanged.
 - ``value_only_reduction`` ``{}``: an argmax whose index only masks the maximum becomes value masks plus a
-  duplicate count (``optimizer.proposers.reductions``).
+  duplicate count (``optimizer.recipes.reductions``).
 
 Structural transforms of the rewrite engine (``optimizer.rewrite``: libcst tree, kernel facts, preconditions
 -> rewrite; each module's docstring states its domain):
@@ -46,11 +46,8 @@ from dataclasses import replace
 from typing import Any
 
 from kb.models import Recipe
-from optimizer.proposers.alignment import apply_alignment_hints
-from optimizer.proposers.domains import check_domain, check_point
-from optimizer.proposers.grouping import apply_grouped_program_order
-from optimizer.proposers.online_lse import apply_online_logsumexp
-from optimizer.proposers.recipe_base import (
+from optimizer.recipes.alignment import apply_alignment_hints
+from optimizer.recipes.base import (
     _PREF,
     NotApplicable,
     RecipeContext,
@@ -67,8 +64,11 @@ from optimizer.proposers.recipe_base import (
     next_point,
     unified_diff,
 )
-from optimizer.proposers.reductions import apply_value_only_reduction
-from optimizer.proposers.row_tile import plan_row_tile
+from optimizer.recipes.domains import check_domain, check_point
+from optimizer.recipes.grouping import apply_grouped_program_order
+from optimizer.recipes.online_lse import apply_online_logsumexp
+from optimizer.recipes.reductions import apply_value_only_reduction
+from optimizer.recipes.row_tile import plan_row_tile
 from optimizer.rewrite import TRANSFORMS, applier, parse_tree, targets
 from optimizer.rewrite.dot_precision import set_precision
 from optimizer.rewrite.row_loop import rows_as_loop
@@ -355,7 +355,7 @@ _TILE_ELEMENTS = 2048
 
 def _rows_as_tile(ctx: RecipeContext, k: Kernel, site: LaunchSite, grid: ast.expr, pid: ast.Assign,
                   param: str, bound: str, n_rows: str | None, options: list[int], fit: list[int]) -> RewriteResult:
-    """The vectorized form (``optimizer.proposers.row_tile``): rows become the first axis of a 2-D tile."""
+    """The vectorized form (``optimizer.recipes.row_tile``): rows become the first axis of a 2-D tile."""
     st = SourceText(ctx.source)
     edit = plan_row_tile(st, k, pid, param, bound)
     consts = next((r.get("constexprs") or {} for r in ctx.launches if r.get("kernel") == k.name), {})
@@ -438,7 +438,7 @@ APPLIERS["register_spill_relief"] = apply_register_spill_relief
 
 
 def apply_recipe(recipe: Recipe | dict[str, Any], ctx: RecipeContext) -> RewriteResult:
-    """Apply a recipe inside its domain (``optimizer.proposers.domains``); outside it, raise with the reason."""
+    """Apply a recipe inside its domain (``optimizer.recipes.domains``); outside it, raise with the reason."""
     r = recipe if isinstance(recipe, Recipe) else Recipe.model_validate(recipe)
     fn = APPLIERS.get(r.kind)
     if fn is None:

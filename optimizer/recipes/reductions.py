@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from optimizer.proposers.recipe_base import (
+from optimizer.recipes.base import (
     NotApplicable,
     RecipeContext,
     RewriteResult,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from optimizer.proposers.recipe_base import NotApplicable, RecipeContext, RewriteResult
+from optimizer.recipes.base import NotApplicable, RecipeContext, RewriteResult
 
 __all__ = ["check_domain", "check_point", "domain_violations", "evidence_tokens", "round_tokens"]
 

@@ -1,0 +1,269 @@
+"""Typed contracts of the sandboxed worker (``optimizer.worker``): one request model per task and its result.
+
+On the pipe everything stays JSON: the parent writes ``to_wire(request)``, the worker reads it back with
+``parse_request`` and answers ``to_wire(result)`` (plus the sandbox's ``token`` and ``worker_s``), and the parent
+reads that with ``parse_result``. Both raise ``ContractError`` naming the field
+that is wrong. Tasks: ``evaluate``, ``time``, ``profile``, ``run``, ``launches``, ``compile_check``; any task
+may answer ``{"error": WorkerError}`` instead (the sandbox classifies it).
+
+``TimingCase`` is one case's interleaved timing (``Evaluation.timing_cases``): ``stats`` of the candidate,
+``reference_stats`` of the PyTorch reference, block medians and stats per role.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from kb.models import TimingProtocol, Validation
+
+__all__ = [
+    "Backend", "CompileCase", "CompileCheckRequest", "CompileCheckResult", "ContractError", "CudaProfileCase",
+    "AscendProfileCase", "ErrorResult", "EvaluateRequest", "EvaluateResult", "Finding", "KernelTime", "LaunchesRequest",
+    "LaunchesResult", "ProfileRequest", "ProfileResult", "RunRequest", "RunResult", "Stats", "TimeRequest",
+    "TimeResult", "TimingCase", "TimingOptions", "TimingResult", "WorkerError", "WorkerRequest", "parse_request",
+    "parse_result", "to_wire",
+]
+
+Backend = Literal["interpreter", "cuda", "ascend"]
+Case = dict[str, Any]
+#: a launch record of ``optimizer.probes.LaunchRecorder.summary`` (kernel, file, grid, constexprs, ir_args ...)
+Launch = dict[str, Any]
+
+
+class ContractError(ValueError):
+    """A worker request or result does not match its contract; the message names the field."""
+
+
+class _Contract(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# ---------------------------------------------------------------------------------------------- requests
+class TimingOptions(_Contract):
+    """How ``evaluate`` / ``time`` measure: the interleaved-block protocol (``optimizer.timing``)."""
+
+    warmup_ms: float = 25.0
+    rep_ms: float = 20.0
+    blocks: int = Field(default=8, ge=1)
+    graph_below_us: float | None = 50.0
+    flush_bytes: int = Field(default=256 * 1024 * 1024, ge=0)
+    reference: bool = Field(default=True, description="also time the PyTorch reference once per case")
+    against: dict[str, str] = Field(default_factory=dict, description="role (initial, base) -> candidate file")
+    aa: bool = Field(default=False, description="time a second instance of the candidate (the A/A noise floor)")
+
+
+class _CandidateRequest(_Contract):
+    problem: str
+    candidate: str
+
+
+class EvaluateRequest(_CandidateRequest):
+    task: Literal["evaluate"] = "evaluate"
+    backend: Backend
+    cases: list[Case]
+    seeds: list[int]
+    timing: TimingOptions | None = None
+
+
+class TimeRequest(_CandidateRequest):
+    task: Literal["time"] = "time"
+    backend: Backend
+    cases: list[Case]
+    timing: TimingOptions
+
+
+class ProfileRequest(_CandidateRequest):
+    task: Literal["profile"] = "profile"
+    backend: Backend
+    cases: list[Case]
+    iters: int = Field(default=20, ge=1)
+    out_dir: str = Field(default=".", description="where the Ascend profiler writes its traces")
+
+
+class RunRequest(_CandidateRequest):
+    """Run the forward ``iters`` times per case: the process ``ncu`` or ``msprof`` wraps."""
+
+    task: Literal["run"] = "run"
+    backend: Backend
+    cases: list[Case]
+    iters: int = Field(default=3, ge=1)
+
+
+class LaunchesRequest(_CandidateRequest):
+    task: Literal["launches"] = "launches"
+    case: Case
+
+
+class CompileCheckRequest(_CandidateRequest):
+    task: Literal["compile_check"] = "compile_check"
+    cases: list[Case]
+    arch: int = 90
+
+
+WorkerRequest = Annotated[
+    EvaluateRequest | TimeRequest | ProfileRequest | RunRequest | LaunchesRequest | CompileCheckRequest,
+    Field(discriminator="task"),
+]
+_REQUEST: TypeAdapter[Any] = TypeAdapter(WorkerRequest)
+
+
+# ----------------------------------------------------------------------------------------------- results
+class Stats(_Contract):
+    """``optimizer.timing.BenchStats`` as JSON; only the median is required (older records carry only it)."""
+
+    median_ms: float
+    mean_ms: float | None = None
+    min_ms: float | None = None
+    max_ms: float | None = None
+    p20_ms: float | None = None
+    p80_ms: float | None = None
+    n: int | None = None
+
+
+class TimingCase(_Contract):
+    case: str = Field(description="the case label (optimizer.problem.case_label)")
+    stats: Stats = Field(description="the candidate")
+    reference_stats: Stats | None = Field(default=None, description="the PyTorch reference (timed once per case)")
+    method: str = ""
+    method_note: str = ""
+    blocks: dict[str, list[float]] = Field(default_factory=dict, description="role -> interleaved block medians (ms)")
+    role_stats: dict[str, Stats] = Field(default_factory=dict, description="role -> stats over its blocks")
+
+
+class TimingResult(_Contract):
+    protocol: TimingProtocol
+    cases: list[TimingCase] = Field(default_factory=list)
+
+
+class Finding(_Contract):
+    """``optimizer.hacks.HackFinding`` as JSON."""
+
+    code: str
+    severity: str
+    message: str
+    line: int | None = None
+
+
+class WorkerError(_Contract):
+    kind: str = "runtime_error"
+    stage: str = "?"
+    message: str = ""
+    traceback: str = ""
+
+
+class ErrorResult(_Contract):
+    """The answer of a task that failed (the sandbox turns it into a non-ok ``SandboxResult``)."""
+
+    error: WorkerError
+
+
+class EvaluateResult(_Contract):
+    validation: Validation
+    findings: list[Finding] = Field(default_factory=list)
+    launches: list[Launch] = Field(default_factory=list)
+    torch_compute_ops: list[str] = Field(default_factory=list)
+    versions: dict[str, str] = Field(default_factory=dict)
+    device: str = ""
+    timing: TimingResult | None = None
+    timing_error: str = ""
+    phase_s: dict[str, float] = Field(default_factory=dict)
+
+
+class TimeResult(_Contract):
+    timing: TimingResult
+    device: str = ""
+    versions: dict[str, str] = Field(default_factory=dict)
+    phase_s: dict[str, float] = Field(default_factory=dict)
+
+
+class KernelTime(_Contract):
+    name: str
+    us_per_call: float
+    launches_per_call: float
+
+
+class CudaProfileCase(_Contract):
+    """One case of the torch.profiler breakdown (``optimizer.profile.cuda.profile_cases``)."""
+
+    case: str
+    wall_ms: float
+    device_ms: float
+    kernel_fraction: float | None = Field(description="device / wall time; None when no kernel was seen")
+    launches_per_call: float
+    kernels: list[KernelTime] = Field(default_factory=list)
+
+
+class AscendProfileCase(_Contract):
+    """One case of the torch-npu profiler (``optimizer.profile.ascend.profile_cases_npu``; untested on hardware)."""
+
+    case: str
+    csv: str | None = None
+    summary: dict[str, Any] = Field(default_factory=dict)
+    classification: dict[str, Any] | None = None
+
+
+class ProfileResult(_Contract):
+    profile: list[CudaProfileCase] | list[AscendProfileCase] | None = None
+    note: str = ""
+
+
+class RunResult(_Contract):
+    ran: bool
+
+
+class LaunchesResult(_Contract):
+    launches: list[Launch] = Field(default_factory=list)
+    note: str = ""
+    case: Case = Field(default_factory=dict)
+
+
+class CompileCase(_Contract):
+    case: Case
+    ok: bool
+    launches: list[Launch] = Field(default_factory=list, description="compile records (kernel, ok, message ...)")
+    message: str = ""
+
+
+class CompileCheckResult(_Contract):
+    compile: list[CompileCase]
+    versions: dict[str, str] = Field(default_factory=dict)
+    device: str = ""
+
+
+#: what the sandbox adds to every result, and the error answer any task may give instead
+ENVELOPE = frozenset({"token", "worker_s"})
+R = TypeVar("R", bound=BaseModel)
+
+
+def _explain(exc: ValidationError, what: str) -> ContractError:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return ContractError(f"{what}: field {where!r}: {first['msg']}{more}")
+
+
+def to_wire(model: BaseModel) -> dict[str, Any]:
+    """``model`` as the dict the sandbox writes with ``json.dumps(..., default=str)``: Python mode, so a value JSON
+    cannot hold (a torch dtype in a case, a tuple in a launch record) is written as before, not refused."""
+    return model.model_dump()
+
+
+def parse_request(data: dict[str, Any]) -> WorkerRequest:
+    """The typed request for ``data`` (its ``task`` picks the model); ``ContractError`` names a wrong field."""
+    if not isinstance(data, dict) or "task" not in data:
+        tasks = "evaluate, time, profile, run, launches or compile_check"
+        raise ContractError(f"worker request: field 'task' is missing ({tasks})")
+    try:
+        return _REQUEST.validate_python(data)
+    except ValidationError as exc:
+        raise _explain(exc, f"worker request {data.get('task')!r}") from None
+
+
+def parse_result(model: type[R], payload: dict[str, Any]) -> R:
+    """``payload`` (a worker result without its envelope) as ``model``; ``ContractError`` names a wrong field."""
+    try:
+        return model.model_validate({k: v for k, v in payload.items() if k not in ENVELOPE})
+    except ValidationError as exc:
+        raise _explain(exc, f"worker result {model.__name__}") from None

@@ -1,0 +1,102 @@
+"""The IR report of a candidate's hot kernel, cached in memory and on disk (L3 and L4 both read it).
+
+The report is keyed by what decides the compiled IR (``ir_cache_key``: kernel source file, kernel name,
+specialization, target, launch options, Triton version), so an unchanged kernel is never recompiled, also
+across sessions, and a changed one always is. ``SIGNATURE_CLASS`` maps problem signatures to the bottleneck
+class each indicates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import MutableMapping, Sequence
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any
+
+from optimizer.ir.types import IRReport
+from optimizer.phases import PhaseClock
+
+__all__ = ["IR_CACHE_HITS", "SIGNATURE_CLASS", "capture_report", "hot_launch", "ir_cache_key"]
+
+#: Problem signatures and the bottleneck class each indicates (healthy ones such as mma_dot are absent).
+SIGNATURE_CLASS: dict[str, str] = {
+    "register_spill": "occupancy_limited",
+    "ascend_max_with_index": "scalar_bound",
+    "ascend_min_with_index": "scalar_bound",
+    "ascend_discrete_mem_access": "scalar_bound",
+    "scalar_global_load": "memory_bound",
+    "masked_load_not_vectorized": "memory_bound",
+    "ascend_padding_fill": "memory_bound",
+    "multi_operand_reduction": "sync_bound",
+    "cross_warp_reduction": "sync_bound",
+    "warp_shuffle": "sync_bound",
+    "barrier": "sync_bound",
+    "shared_memory_roundtrip": "sync_bound",
+    "surviving_convert_layout": "sync_bound",
+    "fma_dot": "compute_bound",
+    "no_software_pipelining": "latency_bound",
+}
+#: ``memo`` key counting reports read back from the disk cache
+IR_CACHE_HITS = "ir_cache_hits"
+_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+
+
+def hot_launch(launches: Sequence[dict[str, Any]], hot_kernel: str | None = None) -> dict[str, Any] | None:
+    """The recorded launch to compile: of the profiler's hot kernel when named, else the most launched one."""
+    recs = [r for r in launches if r.get("kernel") and "error" not in r]
+    if not recs:
+        return None
+    by_name = [r for r in recs if hot_kernel and r["kernel"] in str(hot_kernel)]
+    return max(by_name or recs, key=lambda r: (r.get("launches", 1), len(str(r.get("grid")))))
+
+
+def ir_cache_key(rec: dict[str, Any], target: str, options: dict[str, Any]) -> str:
+    """sha256 of what decides the compiled IR: kernel file, kernel name, specialization, target, options, Triton."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        triton_version = version("triton")
+    except PackageNotFoundError:
+        triton_version = "?"
+    h = hashlib.sha256(Path(rec["file"]).read_bytes())
+    what = [rec["kernel"], rec.get("ir_args") or {}, target, options, triton_version]
+    h.update(json.dumps(what, sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
+def capture_report(launches: Sequence[dict[str, Any]], *, target: str, cache_dir: str | Path,
+                   memo: MutableMapping[str, Any], memo_key: str, hot_kernel: str | None = None,
+                   workdir: Path | None = None, timeout_s: float = 600.0, clock: PhaseClock | None = None) -> IRReport:
+    """The IRReport of the hot launch: from ``memo[memo_key]``, else the on-disk cache (``<cache_dir>/ir/<key>.json``),
+    else captured now (timed as ``ir_capture`` on ``clock``) and cached; raises on toolchain errors."""
+    if memo_key in memo:
+        return memo[memo_key]
+    from optimizer import ir
+
+    rec = hot_launch(launches, hot_kernel)
+    if rec is None:
+        raise RuntimeError("no recorded kernel launch to compile (validate the candidate first)")
+    options = {k: v for k, v in (rec.get("options") or {}).items() if k in _OPTIONS}
+    key = ir_cache_key(rec, target, options)
+    disk = Path(cache_dir) / "ir" / f"{key}.json"
+    if disk.is_file():
+        try:
+            memo[memo_key] = IRReport.model_validate_json(disk.read_text())
+            memo[IR_CACHE_HITS] = memo.get(IR_CACHE_HITS, 0) + 1
+            return memo[memo_key]
+        except ValueError:  # a stale or torn entry: capture again and overwrite it
+            pass
+    where = workdir / f"{rec['kernel']}-{key[:8]}" if workdir else None
+    with clock.time("ir_capture") if clock else nullcontext():
+        capture = ir.capture_kernel(f"{rec['file']}::{rec['kernel']}", target, rec.get("ir_args") or {},
+                                    options=options, workdir=where, timeout_s=timeout_s)
+        report = ir.analyze(capture)
+    memo[memo_key] = report
+    disk.parent.mkdir(parents=True, exist_ok=True)
+    tmp = disk.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(report.model_dump_json())
+    os.replace(tmp, disk)
+    return report

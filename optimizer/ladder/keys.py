@@ -1,0 +1,49 @@
+"""The keys of ``LadderContext.cache``, in one place. The cache lives for a session (``optimizer.session``), so
+per-candidate entries carry the candidate's ``source_sha``; the others are session-wide.
+
+Session-wide:
+- ``INPUT_DTYPES`` (list[str]): dtypes of the problem's inputs, set by the session / ``ladder diagnose``.
+- ``LAUNCH_CASE`` (dict): the full-size case whose launches were dry-recorded (``evaluation.record_launches``).
+- ``FEATURES`` (``optimizer.features.CodeFeatures``): L1's code features of the current candidate.
+- ``HOT_KERNEL`` (str): the kernel ncu or torch.profiler put on top (L2); L1/L3 compile and judge that one.
+- ``IR_CACHE_HITS`` (int): IR reports read back from the disk cache (``optimizer.ir.capture_report``).
+
+Per candidate (``key(sha)``):
+- ``profile(sha)``: ``{"cases": [CudaProfileCase as JSON]}`` or ``{"error": reason}`` (L2, torch.profiler).
+- ``ncu(sha)``: ``summarize_ncu`` figures, ``{"error": reason}``, or ``{}`` without ncu (L2).
+- ``ascend(sha)``: case label -> msprof classification (L2 on Ascend).
+- ``l2rows(sha)``: L2's per-case classifier rows that ``ladder.causes.profile_findings`` reads.
+- ``ir(sha)``: the hot kernel's ``optimizer.ir.IRReport`` (L3, L4).
+"""
+
+from __future__ import annotations
+
+from optimizer.ir.cached import IR_CACHE_HITS
+
+__all__ = ["FEATURES", "HOT_KERNEL", "INPUT_DTYPES", "IR_CACHE_HITS", "LAUNCH_CASE", "ascend", "ir", "l2rows", "ncu",
+           "profile"]
+
+INPUT_DTYPES = "input_dtypes"
+LAUNCH_CASE = "launch_case"
+FEATURES = "features"
+HOT_KERNEL = "hot_kernel"
+
+
+def profile(sha: str) -> str:
+    return f"profile:{sha}"
+
+
+def ncu(sha: str) -> str:
+    return f"ncu:{sha}"
+
+
+def ascend(sha: str) -> str:
+    return f"ascend:{sha}"
+
+
+def l2rows(sha: str) -> str:
+    return f"l2rows:{sha}"
+
+
+def ir(sha: str) -> str:
+    return f"ir:{sha}"

@@ -1,0 +1,105 @@
+"""Profilers run in the sandbox for L2: torch.profiler, Nsight Compute and the Ascend profiler (GPU/NPU only).
+
+The ladder's levels reach the sandbox only through here and ``optimizer.evaluation``. Each function builds the
+worker request of ``optimizer.contracts``, runs it with the session's limits and returns a typed result whose
+``error`` says why nothing was measured; none raises for a candidate or tool fault.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from optimizer.contracts import (
+    AscendProfileCase,
+    ContractError,
+    CudaProfileCase,
+    ProfileRequest,
+    ProfileResult,
+    RunRequest,
+    parse_result,
+    to_wire,
+)
+from optimizer.problem import Problem
+from optimizer.sandbox import SandboxLimits, SandboxResult, run_worker
+from optimizer.settings import LadderSettings
+
+__all__ = ["AscendProfile", "NcuCounters", "Profile", "ascend_profile", "ncu", "profile"]
+
+
+class Profile(BaseModel):
+    """The torch.profiler breakdown per case, or why there is none."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cases: list[CudaProfileCase] = Field(default_factory=list)
+    error: str = ""
+
+
+class AscendProfile(BaseModel):
+    """The torch-npu profiler per case (untested on hardware), or why there is none."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cases: list[AscendProfileCase] = Field(default_factory=list)
+    error: str = ""
+
+
+class NcuCounters(BaseModel):
+    """``optimizer.profile.cuda.summarize_ncu`` over the launches ncu saw (empty if none), or why the run failed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    summary: dict[str, object] = Field(default_factory=dict)
+    error: str = ""
+
+
+def _limits(settings: LadderSettings, timeout_s: float | None = None) -> SandboxLimits:
+    return SandboxLimits(timeout_s or settings.sandbox_timeout_s, settings.sandbox_memory_mb, False)
+
+
+def _profile_result(res: SandboxResult) -> tuple[ProfileResult | None, str]:
+    if not res.ok:
+        return None, res.reason
+    try:
+        return parse_result(ProfileResult, res.payload), ""
+    except ContractError as exc:
+        return None, f"bad_result: {exc}"
+
+
+def profile(problem: Problem, candidate: Path, *, settings: LadderSettings, iters: int = 20) -> Profile:
+    """torch.profiler per case of ``problem.cases_for("cuda")`` (kernels, device vs host wall time); GPU only."""
+    req = ProfileRequest(problem=str(problem.path), candidate=str(candidate), backend="cuda",
+                         cases=problem.cases_for("cuda"), iters=iters)
+    out, error = _profile_result(run_worker(to_wire(req), limits=_limits(settings)))
+    if out is None:
+        return Profile(error=error)
+    return Profile(cases=[c for c in out.profile or [] if isinstance(c, CudaProfileCase)])
+
+
+def ncu(problem: Problem, candidate: Path, *, settings: LadderSettings, kernels: str | None) -> NcuCounters:
+    """Nsight Compute counters (``CLASSIFIER_METRICS``) of one forward per case, for kernels matching the regular
+    expression ``kernels`` (all when None). Needs ``ncu`` on PATH and a GPU; untested in CI."""
+    from optimizer.profile.cuda import CLASSIFIER_METRICS, ncu_command, parse_ncu_csv, summarize_ncu
+
+    log = Path(tempfile.mkdtemp(prefix="ladder_ncu_")) / "ncu.csv"
+    req = RunRequest(problem=str(problem.path), candidate=str(candidate), backend="cuda",
+                     cases=problem.cases_for("cuda"), iters=1)
+    res = run_worker(to_wire(req), limits=_limits(settings, max(settings.sandbox_timeout_s, 600)),
+                     prefix_cmd=ncu_command(str(log), kernels or None, metrics=CLASSIFIER_METRICS))
+    rows = parse_ncu_csv(log.read_text()) if log.exists() else []
+    if rows:
+        return NcuCounters(summary=summarize_ncu(rows))
+    return NcuCounters(error="" if res.ok else res.reason)
+
+
+def ascend_profile(problem: Problem, candidate: Path, *, settings: LadderSettings) -> AscendProfile:
+    """torch-npu profiler + msprof op-summary per case of ``problem.cases_for("ascend")``. UNTESTED: no NPU here."""
+    req = ProfileRequest(problem=str(problem.path), candidate=str(candidate), backend="ascend",
+                         cases=problem.cases_for("ascend"), out_dir=tempfile.mkdtemp(prefix="ladder_msprof_"))
+    out, error = _profile_result(run_worker(to_wire(req), limits=_limits(settings)))
+    if out is None:
+        return AscendProfile(error=error)
+    return AscendProfile(cases=[c for c in out.profile or [] if isinstance(c, AscendProfileCase)])
