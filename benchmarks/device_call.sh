@@ -64,6 +64,10 @@ for step in "$@"; do
     timingpaths) # bench_cuda's do_bench path against the kept restore loop (issue 18: library timing)
       t=$(box "${arg:-60}"); timeout "$t" python3 benchmarks/timing_paths_check.py "$OUT/timingpaths" 2>&1 | tail -20
       pack timingpaths ;;
+    gputests)   # the GPU-marked tests (timing in the worker, winner re-time, diagnose through L2, A/A path)
+      t=$(box "${arg:-240}"); mkdir -p "$OUT/gputests"
+      timeout "$t" python3 -m pytest tests/optimizer/test_gpu.py -q -p no:cacheprovider 2>&1 | tee "$OUT/gputests/pytest.log" | tail -15
+      pack gputests ;;
     *) echo "unknown step $name" ;;
   esac
   echo "=== step $name done in $(( $(date +%s) - t0 )) s"
