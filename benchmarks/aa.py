@@ -4,8 +4,8 @@ For each operator (``benchmarks/suite/<op>/initial.py``; its smallest CASES, or 
 SMOKE_CASES, microsecond kernels that take the CUDA-graph path), exactly as a session does: the A/A noise floor is
 measured on the baseline (the initial kernel timed against a second instance of itself, interleaved); then
 ``--n`` rounds each time the SAME kernel as the candidate against the initial candidate through the session's
-timing function (``optimizer.worker._time_cases``, the code the sandboxed worker runs), turn it into a Timing
-(``optimizer.evaluation.to_timing``) and judge it (``optimizer.verdict.judge`` with the floor and
+timing function (``optimizer.harness.worker._time_cases``, the code the sandboxed worker runs), turn it into a Timing
+(``optimizer.harness.evaluation.to_timing``) and judge it (``optimizer.harness.verdict.judge`` with the floor and
 ``improvement_threshold``). Every verdict other than ``neutral`` is a false call. The process boundary is the
 only difference from a session round (a worker start per comparison would cost ~4 s each on the GPU host).
 
@@ -38,9 +38,9 @@ DEFAULT_OPS = ["softmax", "rmsnorm", "cumsum", "matmul"]
 
 
 def _evaluation(result: Any, candidate: Path, device: str) -> Any:
-    """An Evaluation around a ``optimizer.contracts.TimingResult`` (what the worker's ``_time_cases`` returns)."""
+    """An Evaluation around a ``optimizer.harness.contracts.TimingResult`` (what the worker's ``_time_cases`` returns)."""
     from kb.models import Validation
-    from optimizer.evaluation import Evaluation
+    from optimizer.harness.evaluation import Evaluation
 
     return Evaluation(candidate=candidate, backend="cuda", status="ok", reason="", validation=Validation(passed=True),
                       timing_cases=result.cases, protocol=result.protocol, device=device)
@@ -49,11 +49,11 @@ def _evaluation(result: Any, candidate: Path, device: str) -> Any:
 def run_operator(op: str, n: int, max_cases: int, old_rule: bool, smoke: bool = False) -> dict[str, Any]:
     import torch
 
-    from optimizer import timing, verdict
-    from optimizer.evaluation import timing_request, to_timing
-    from optimizer.problem import case_label, load_candidate, load_problem
+    from optimizer.harness import timing, verdict
+    from optimizer.harness.evaluation import timing_request, to_timing
+    from optimizer.harness.problem import case_label, load_candidate, load_problem
     from optimizer.settings import LadderSettings
-    from optimizer.worker import _smallest_first, _time_cases
+    from optimizer.harness.worker import _smallest_first, _time_cases
 
     settings = LadderSettings()
     folder = ROOT / "benchmarks" / "suite" / op

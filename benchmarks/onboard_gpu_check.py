@@ -3,7 +3,7 @@
     python benchmarks/onboard_gpu_check.py OUT_DIR [PROBLEM_DIR ...]
 
 For each problem folder (default: the worked example and the onboarding test problems) ``initial.py`` is
-validated by execution and timed through the same path a session uses (``optimizer.evaluation.evaluate`` with
+validated by execution and timed through the same path a session uses (``optimizer.harness.evaluation.evaluate`` with
 ``backend="cuda"``): kernels that are compile-only on the CPU (libdevice, block pointers) must execute and pass
 here. A direct probe checks the in-place restore of the timing protocol: after ``bench_cuda(fn, setup=restore)``
 the in-place input must hold exactly one application of the kernel to the pristine values. Writes
@@ -26,8 +26,8 @@ DEFAULT = [ROOT / "benchmarks/realistic/onboard_liger_geglu", *(ROOT / "tests/op
 
 
 def _evaluate(folder: Path) -> dict[str, Any]:
-    from optimizer.evaluation import evaluate
-    from optimizer.problem import load_problem
+    from optimizer.harness.evaluation import evaluate
+    from optimizer.harness.problem import load_problem
     from optimizer.settings import LadderSettings
 
     problem = load_problem(folder)
@@ -43,9 +43,9 @@ def _evaluate(folder: Path) -> dict[str, Any]:
 def _inplace_restore_probe() -> dict[str, Any]:
     import torch
 
-    from optimizer import timing
-    from optimizer.problem import load_candidate, load_problem
-    from optimizer.worker import _inplace_restore
+    from optimizer.harness import timing
+    from optimizer.harness.problem import load_candidate, load_problem
+    from optimizer.harness.worker import _inplace_restore
 
     folder = ROOT / "tests/optimizer/data/onboard/inplace_scale"
     problem = load_problem(folder)

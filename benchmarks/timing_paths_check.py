@@ -3,7 +3,7 @@
     python benchmarks/timing_paths_check.py OUT_DIR [--rounds 6]
 
 ``bench_cuda(fn)`` is ``triton.testing.do_bench(return_mode="all")``; with a ``setup`` or another flush size it
-runs the event loop kept in ``optimizer.timing`` (``_bench_events``, the code bench_cuda ran before). For a few
+runs the event loop kept in ``optimizer.harness.timing`` (``_bench_events``, the code bench_cuda ran before). For a few
 memory-bound torch ops (4 MB to 512 MB tensors, and a softmax), both paths are timed in interleaved rounds (ABAB...,
 order reversed every other round); the paired ratio loop/do_bench per round is summarised by its median.
 A third path, the loop with a no-op ``setup``, shows the setup hook itself costs nothing measurable.
@@ -47,7 +47,7 @@ def main(argv: list[str]) -> int:
 
     import torch
 
-    from optimizer import timing
+    from optimizer.harness import timing
 
     timing.bind_timers()
     paths = {

@@ -149,7 +149,7 @@ def select_triton(version: str | None) -> None:
         return
     import os
 
-    from optimizer.triton_env import ENV_VAR, triton_python
+    from optimizer.harness.triton_env import ENV_VAR, triton_python
 
     os.environ.pop(ENV_VAR, None)  # --triton names the version; the env for it is found, not overridden
     py = triton_python(version)
@@ -197,11 +197,11 @@ def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str 
     """Validate (and time) the candidate, then run the ladder up to ``max_level`` without stopping early."""
     import tempfile
 
-    from optimizer.evaluation import evaluate, record_launches, to_timing
+    from optimizer.harness.evaluation import evaluate, record_launches, to_timing
     from optimizer.ladder import keys
     from optimizer.ladder.engine import run_ladder
     from optimizer.ladder.types import LadderContext
-    from optimizer.problem import load_problem
+    from optimizer.harness.problem import load_problem
     from optimizer.session import _input_dtypes, check_backend, default_candidate
     from optimizer.settings import LadderSettings
 
@@ -220,7 +220,7 @@ def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str 
         clock.merge(ev.phase_s)
     else:  # static diagnosis only (the labelled benchmark validates its kernels in its own tests)
         from kb.models import Validation
-        from optimizer.evaluation import Evaluation
+        from optimizer.harness.evaluation import Evaluation
 
         ev = Evaluation(candidate=cand, backend=be, status="ok", reason="", validation=Validation(passed=True))
     timing = to_timing(ev, ev.case_ms(), backend=be, problem=prob)

@@ -7,10 +7,10 @@ geomean speedup under the declared protocol, the outcome, the stop decision and 
 Rounds that produce nothing actionable are ``inconclusive``; faulty candidates are ``failed`` with their
 reason, and the session continues.
 
-Honest timing (``optimizer.verdict`` has the exact rule): the baseline is timed against itself (A/A) to measure
+Honest timing (``optimizer.harness.verdict`` has the exact rule): the baseline is timed against itself (A/A) to measure
 the session's noise floor; every candidate is timed interleaved with the initial candidate and the round's base,
 and a round is ``improved`` only when the interval of its geomean speedup over the base clears
-``max(noise floor, improvement_threshold)``. On a GPU the session holds a per-GPU lock (``optimizer.gpulock``).
+``max(noise floor, improvement_threshold)``. On a GPU the session holds a per-GPU lock (``optimizer.harness.gpulock``).
 Selection: the best improved rounds are re-timed interleaved with the initial candidate (more blocks) and the
 highest confirmed one whose interval clears the margin wins; none confirmed -> round 0. Untimed backends keep the
 earliest validated round. Afterwards the winner is validated and timed on the problem's ``UNSEEN_CASES``.
@@ -41,18 +41,18 @@ from kb.models import (
     Trajectory,
     UnseenReport,
 )
-from optimizer import verdict
-from optimizer.evaluation import Evaluation, evaluate, retime, to_timing
-from optimizer.gpulock import GPULock, device_key
+from optimizer.harness import verdict
+from optimizer.harness.evaluation import Evaluation, evaluate, retime, to_timing
+from optimizer.harness.gpulock import GPULock, device_key
 from optimizer.ladder import keys
 from optimizer.ladder.engine import LadderOutcome, run_ladder
 from optimizer.ladder.types import LadderContext
 from optimizer.phases import PhaseClock, TimedKB
-from optimizer.problem import Problem, load_problem
+from optimizer.harness.problem import Problem, load_problem
 from optimizer.proposers.base import Proposer
 from optimizer.recipes.appliers import NotApplicable
 from optimizer.settings import LadderSettings
-from optimizer.timing import geomean
+from optimizer.harness.timing import geomean
 
 __all__ = ["Session", "default_candidate", "detect_backend", "make_proposer", "select_best", "unseen_cases"]
 
@@ -308,7 +308,7 @@ class Session:
         return rnd, ev
 
     def _judge(self, ev: Evaluation, timing: Timing, best_g: float | None, family: str) -> tuple[str, str]:
-        """The verdict by ``optimizer.verdict.judge`` on the interval over the base; the rule is written into the timing."""
+        """The verdict by ``optimizer.harness.verdict.judge`` on the interval over the base; the rule is written into the timing."""
         if not ev.passed:
             return "failed", f"{family} produced an invalid candidate ({ev.failure_kind}): {ev.reason[:300]}"
         g, vb = timing.geomean_speedup, timing.vs_base

@@ -65,6 +65,10 @@ def test_optimizer_subpackages_layer_without_a_cycle():
     assert _importers("optimizer/recipes", "optimizer.proposers") == []
     assert _importers("optimizer/ir", "optimizer.ladder") == []
     assert _importers("optimizer/ladder", "optimizer.ladder.l3_ir") == ["optimizer/ladder/engine.py"]
-    assert _importers("optimizer/ladder", "optimizer.sandbox") == []
-    assert _importers("optimizer/ladder", "optimizer.worker") == []
+    assert _importers("optimizer/ladder", "optimizer.harness.sandbox") == []
+    assert _importers("optimizer/ladder", "optimizer.harness.worker") == []
     assert _importers("optimizer/proposers", "optimizer.ladder"), "the proposers read the ladder's outcome"
+    # the execution harness sits below everything that decides: it never reaches up
+    for upper in ("optimizer.ladder", "optimizer.proposers", "optimizer.recipes", "optimizer.session", "optimizer.cli",
+                  "optimizer.commands"):
+        assert _importers("optimizer/harness", upper) == [], upper

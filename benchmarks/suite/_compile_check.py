@@ -21,9 +21,9 @@ import sys
 from typing import Any
 
 import _harness  # noqa: F401  (puts the repository root on sys.path for a bare checkout)
-from optimizer.compile_only import SM90_MAX_SHARED, CompileRecorder  # None arguments compile as constexpr None
+from optimizer.harness.compile_only import SM90_MAX_SHARED, CompileRecorder  # None arguments compile as constexpr None
 
-Recorder = CompileRecorder  # the recorder lives in optimizer.compile_only (the CPU compile-only check uses it too)
+Recorder = CompileRecorder  # the recorder lives in optimizer.harness.compile_only (the CPU compile-only check uses it too)
 
 __all__ = ["SM90_MAX_SHARED", "Recorder", "main"]
 

@@ -1,7 +1,7 @@
 """Shared plumbing for the suite's check scripts: list operators, load them, run one case, compare outputs.
 
 Used by ``_check.py`` (CPU, Triton interpreter), ``_gpu_check.py`` (CUDA) and ``_readme.py``. Problems load
-through ``optimizer.problem`` so the suite exercises the same loader the optimizer uses; the repository root
+through ``optimizer.harness.problem`` so the suite exercises the same loader the optimizer uses; the repository root
 is put on ``sys.path`` so the scripts run from a bare checkout (``python benchmarks/suite/_check.py``).
 
 Nothing here imports triton: the interpreter switch (``TRITON_INTERPRET=1``) must be set by the caller before
@@ -23,9 +23,9 @@ if str(REPO_ROOT) not in sys.path:
 
 
 def _import_problem_module() -> Any:
-    """``optimizer.problem``, even where ``kb``'s package init cannot load (the GPU machine has no pydantic).
+    """``optimizer.harness.problem``, even where ``kb``'s package init cannot load (the GPU machine has no pydantic).
 
-    ``optimizer.problem`` needs only ``kb.errors``, which imports nothing; ``kb/__init__.py`` pulls in the
+    ``optimizer.harness.problem`` needs only ``kb.errors``, which imports nothing; ``kb/__init__.py`` pulls in the
     models, the store and the settings. If that fails, register ``kb`` as a bare package so that
     ``kb.errors`` loads from its file without the package init.
     """
@@ -33,14 +33,14 @@ def _import_problem_module() -> Any:
     import types
 
     try:
-        return importlib.import_module("optimizer.problem")
+        return importlib.import_module("optimizer.harness.problem")
     except ImportError:
-        for name in [m for m in sys.modules if m == "kb" or m.startswith(("kb.", "optimizer.problem"))]:
+        for name in [m for m in sys.modules if m == "kb" or m.startswith(("kb.", "optimizer.harness.problem"))]:
             del sys.modules[name]
         bare = types.ModuleType("kb")
         bare.__path__ = [str(REPO_ROOT / "kb")]
         sys.modules["kb"] = bare
-        return importlib.import_module("optimizer.problem")
+        return importlib.import_module("optimizer.harness.problem")
 
 
 _problem = _import_problem_module()

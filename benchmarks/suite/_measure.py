@@ -11,7 +11,7 @@ Tasks (``request["task"]``):
 - ``times``: per case, build the reference ``Model`` and the ``ModelNew`` of each candidate (the initial and
   the session's best) from the same seed and inputs (created directly on the GPU), check each candidate's
   output against the reference (every element, the problem's tolerance), then time eager PyTorch and each
-  candidate with ``optimizer.timing.bench_cuda`` (median of event-timed reps, 256 MB L2 flush before each rep:
+  candidate with ``optimizer.harness.timing.bench_cuda`` (median of event-timed reps, 256 MB L2 flush before each rep:
   the protocol every session round is timed under).
 - ``compile``: per case, ``torch.compile(Model, dynamic=False)``, record the first call's wall time (the
   compile), check its output, then time it with the same protocol. Cases not reached before
@@ -50,7 +50,7 @@ class _Sink:
 
 
 def _bench(fn: Any, timing: dict[str, Any]) -> dict[str, float]:
-    from optimizer.timing import bench_cuda
+    from optimizer.harness.timing import bench_cuda
 
     return bench_cuda(fn, warmup_ms=float(timing["warmup_ms"]), rep_ms=float(timing["rep_ms"]),
                       flush_bytes=int(timing["flush_bytes"])).as_dict()

@@ -39,7 +39,7 @@ folder holding:
 
 `get_inputs` creates tensors without naming a device: the harness builds them under
 `with torch.device(dev):` (see `_harness.build_case`), so the large cases never pass through host memory.
-Load problems with `optimizer.problem.load_problem(folder)` and candidates with `load_candidate`.
+Load problems with `optimizer.harness.problem.load_problem(folder)` and candidates with `load_candidate`.
 
 ## Checks
 

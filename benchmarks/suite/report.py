@@ -377,7 +377,7 @@ def render_md(rep: dict[str, Any], figures: list[str]) -> str:
           "dtype (tf32 for fp32); other operators the fp32 CUDA-core rate; a case is memory-bound when its memory floor is the larger.",
           "- Ceilings measured in the run: " + (p["measured_in_run"]["source"] if p["measured_in_run"] else "none recorded")
           + f"; figures measured on this workplace's H200s before: {p['measured_here_kinds_md']['source']}.",
-          "- Timing: `optimizer.timing.bench_cuda` (median of event-timed reps after warm-up, a 256 MB buffer zeroed "
+          "- Timing: `optimizer.harness.timing.bench_cuda` (median of event-timed reps after warm-up, a 256 MB buffer zeroed "
           "before every rep to flush L2), eager / initial / best back to back in one process per operator; torch.compile "
           "(`dynamic=False`) in its own time-boxed process, its compile time excluded.", ""]
     for r in rep["runs"]:

@@ -18,7 +18,7 @@ KB snapshot, ``export PYTHONPATH=/tmp/site:$PWD LADDER_SNAPSHOT=DIR LADDER_EMBED
 Per operator: an optimizer session (``optimizer.session.Session``, in-process, KB from ``--server`` or the
 embedded KB / ``LADDER_SNAPSHOT``), then on CUDA a measurement pass in a subprocess (``_measure.py``): eager
 PyTorch, the initial and the best candidate, every case, timed back to back under the optimizer's protocol
-(``optimizer.timing.bench_cuda``), then torch.compile in its own time-boxed subprocess. The interpreter backend
+(``optimizer.harness.timing.bench_cuda``), then torch.compile in its own time-boxed subprocess. The interpreter backend
 checks correctness only and measures nothing.
 
 Resuming: each phase's outcome lands in ``<op>/result.json`` before the next starts. Finished operators are
@@ -325,7 +325,7 @@ class Runner:
         """The session as it stood when the budget ran out: best round selected over the rounds run, best.py copied."""
         from kb.models import Trajectory
         from optimizer.session import select_best
-        from optimizer.timing import geomean
+        from optimizer.harness.timing import geomean
 
         traj = Trajectory.model_validate_json((sess_dir / "trajectory.json").read_text())
         traj.best_round = select_best(traj.rounds)
@@ -377,7 +377,7 @@ class Runner:
         msg = "; ".join([*(m for m in fatal if m), *missing])[:2000] or (f"worker exit {rc}" if rc else "")
         measure = {"status": status, "rc": rc, "wall_s": round(time.time() - t0, 1), "device": dev.get("device"),
                    "versions": {k: dev.get(k) for k in ("torch", "triton", "cuda")}, "message": msg,
-                   "protocol": {"method": "optimizer.timing.bench_cuda median", **self._timing()}, "ceilings": self.ceilings}
+                   "protocol": {"method": "optimizer.harness.timing.bench_cuda median", **self._timing()}, "ceilings": self.ceilings}
         return self._record(op, cases=r["cases"], measure=measure)
 
     def measure_compile(self, op: str, r: dict[str, Any]) -> dict[str, Any]:

@@ -140,8 +140,8 @@ def scaffold(kernel: str, reference: str, out: Path, *, force: bool = False) -> 
 
 def check_problem(folder: Path, *, timeout_s: float | None = None) -> dict[str, Any]:
     """Load the problem, validate initial.py on the CPU interpreter; per failed rule, how to declare it."""
-    from optimizer.evaluation import evaluate
-    from optimizer.problem import load_problem
+    from optimizer.harness.evaluation import evaluate
+    from optimizer.harness.problem import load_problem
     from optimizer.settings import LadderSettings
 
     problem = load_problem(folder)

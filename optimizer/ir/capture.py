@@ -119,7 +119,7 @@ def capture_kernel(
     if tgt.backend == "ascend" and mode == "launch":
         raise ToolchainError("launch mode on Ascend needs an NPU and CANN, which this machine does not have")
     if python is None:
-        from optimizer.triton_env import find_triton_python
+        from optimizer.harness.triton_env import find_triton_python
 
         python = find_triton_python() or sys.executable  # $LADDER_TRITON_PYTHON (e.g. Triton 3.6), else this one
         if tgt.backend == "ascend":

@@ -19,13 +19,13 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from kb.models import EscalationTests, EvidenceItem, Symptoms
 from kb.vocab import BottleneckClass
-from optimizer import measure
+from optimizer.harness import measure
 from optimizer.ladder import keys
 from optimizer.ladder.causal import causal_step, merge_tests
 from optimizer.ladder.causes import profile_findings
 from optimizer.ladder.select import choose_family, match_cards
 from optimizer.ladder.types import LadderContext, LevelResult
-from optimizer.problem import case_label
+from optimizer.harness.problem import case_label
 from optimizer.profile.classify import Classification, classify_cuda, dominant_class
 from optimizer.profile.roofline import RESIDENT_PROGRAMS_PER_SM, DevicePeaks, compute_kind, peaks_for
 

@@ -18,12 +18,12 @@ from kb.client import KBClient
 from kb.models import EscalationTests, EvidenceItem, Round
 from kb.models.search import SearchHit
 from kb.vocab import BottleneckClass, Level
-from optimizer.evaluation import Evaluation
+from optimizer.harness.evaluation import Evaluation
 from optimizer.ladder import keys
 from optimizer.ladder.decide import Decision
 from optimizer.ladder.findings import Finding
 from optimizer.phases import PhaseClock
-from optimizer.problem import Problem
+from optimizer.harness.problem import Problem
 from optimizer.settings import LadderSettings
 
 if TYPE_CHECKING:

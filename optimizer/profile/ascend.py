@@ -137,7 +137,7 @@ def profile_cases_npu(problem: Any, cand_cls: type, cases: list[dict[str, Any]],
     import torch
     import torch_npu  # noqa: F401
 
-    from optimizer.problem import case_label
+    from optimizer.harness.problem import case_label
 
     prof_mod = torch_npu.profiler
     out = []

@@ -131,7 +131,7 @@ def profile_cases(problem: Any, cand_cls: type, cases: list[dict[str, Any]], *, 
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    from optimizer.problem import case_label
+    from optimizer.harness.problem import case_label
 
     out = []
     for case in cases:

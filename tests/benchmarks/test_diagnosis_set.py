@@ -1,6 +1,6 @@
 """The labelled diagnosis benchmark (benchmarks/diagnosis): labels against the shared vocabulary, coverage of
 every cause in both halves of the split, and every item's initial kernel AND reference fix validated against
-the PyTorch reference on its SMOKE_CASES with the project's own validation (``optimizer.evaluation.evaluate``
+the PyTorch reference on its SMOKE_CASES with the project's own validation (``optimizer.harness.evaluation.evaluate``
 on the interpreter backend: sandboxed worker, every element compared, hack probes on)."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from benchmarks.diagnosis.dataset import (
     load_items,
 )
 from kb.vocab import CAUSE_CLASS, CAUSE_FAMILIES, CAUSES
-from optimizer.problem import load_problem
+from optimizer.harness.problem import load_problem
 
 ROOT = Path(__file__).resolve().parents[2]
 ITEMS = load_items()
@@ -145,7 +145,7 @@ def test_problem_format(name: str):
         kernels = [f for f in tree.body if isinstance(f, ast.FunctionDef)
                    and any("triton.jit" in ast.unparse(d) for d in f.decorator_list)]
         assert kernels, f"{path.name} defines no @triton.jit kernel"
-    from optimizer.problem import load_candidate
+    from optimizer.harness.problem import load_candidate
 
     for path in {item.initial_path, item.fix_path}:
         cls = load_candidate(path)
@@ -174,7 +174,7 @@ def test_launches_are_tunable(name: str):
 
 def test_initial_and_fix_validate_on_smoke_cases():
     """Both kernels of every item pass the project's validation in the interpreter (two workers)."""
-    from optimizer.evaluation import evaluate
+    from optimizer.harness.evaluation import evaluate
     from optimizer.settings import LadderSettings
 
     settings = LadderSettings(validation_seeds=[0])

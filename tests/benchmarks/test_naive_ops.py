@@ -22,8 +22,8 @@ sys.path.insert(0, str(SUITE))
 
 import _harness  # noqa: E402
 
-from optimizer.hacks import static_scan  # noqa: E402
-from optimizer.problem import load_problem  # noqa: E402
+from optimizer.harness.hacks import static_scan  # noqa: E402
+from optimizer.harness.problem import load_problem  # noqa: E402
 
 OPS = _harness.list_ops()
 WORKERS = 2

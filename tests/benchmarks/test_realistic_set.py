@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 REALISTIC = ROOT / "benchmarks" / "realistic"
 sys.path.insert(0, str(ROOT / "benchmarks" / "suite"))
 
-from optimizer.problem import Tolerance, load_problem
+from optimizer.harness.problem import Tolerance, load_problem
 
 
 def _load_check():

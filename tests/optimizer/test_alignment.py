@@ -36,8 +36,8 @@ def test_kernels_without_broadcast_addressing_are_refused() -> None:
 
 
 def test_hinted_matmul_validates_in_the_interpreter(tmp_path: Path) -> None:
-    from optimizer.evaluation import evaluate
-    from optimizer.problem import load_problem
+    from optimizer.harness.evaluation import evaluate
+    from optimizer.harness.problem import load_problem
     from optimizer.settings import LadderSettings
 
     path = tmp_path / "hinted.py"

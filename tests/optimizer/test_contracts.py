@@ -1,5 +1,5 @@
-"""Worker contracts (``optimizer.contracts``): requests and results validated at the worker boundary, the typed
-timing case, the L2 profilers reached through ``optimizer.measure`` (sandbox faked), committed records still load."""
+"""Worker contracts (``optimizer.harness.contracts``): requests and results validated at the worker boundary, the typed
+timing case, the L2 profilers reached through ``optimizer.harness.measure`` (sandbox faked), committed records still load."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from ladder_fakes import LADDER_CARDS, FakeKB
 
 from kb.models import Trajectory, Validation
-from optimizer import measure
-from optimizer.contracts import (
+from optimizer.harness import measure
+from optimizer.harness.contracts import (
     ContractError,
     EvaluateResult,
     ProfileRequest,
@@ -21,14 +21,14 @@ from optimizer.contracts import (
     parse_result,
     to_wire,
 )
-from optimizer.evaluation import Evaluation, timing_request
+from optimizer.harness.evaluation import Evaluation, timing_request
 from optimizer.ladder import keys
 from optimizer.ladder.l2_profile import ProfileLevel
 from optimizer.ladder.types import LadderContext
-from optimizer.problem import load_problem
-from optimizer.sandbox import SandboxResult
+from optimizer.harness.problem import load_problem
+from optimizer.harness.sandbox import SandboxResult
 from optimizer.settings import LadderSettings
-from optimizer.worker import run_request
+from optimizer.harness.worker import run_request
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).parent / "data"

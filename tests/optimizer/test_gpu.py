@@ -12,8 +12,8 @@ import torch
 from ladder_fakes import LADDER_CARDS, FakeKB
 
 from optimizer.commands import diagnose
-from optimizer.evaluation import evaluate, to_timing
-from optimizer.problem import load_problem
+from optimizer.harness.evaluation import evaluate, to_timing
+from optimizer.harness.problem import load_problem
 from optimizer.proposers.offline import OfflineProposer
 from optimizer.session import Session
 from optimizer.settings import LadderSettings
@@ -70,7 +70,7 @@ def test_cuda_session_is_timed(tmp_path: Path) -> None:
 def test_cuda_aa_comparison_is_neutral() -> None:
     problem = load_problem(DATA / "softmax")
     cand = DATA / "softmax" / "initial.py"
-    from optimizer import verdict
+    from optimizer.harness import verdict
 
     base = evaluate(problem, cand, backend="cuda", settings=SETTINGS, aa=True)
     floor = verdict.noise_floor(base.pairs("aa")).floor

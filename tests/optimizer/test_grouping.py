@@ -50,8 +50,8 @@ def test_rewrite_keeps_grid_and_host_and_adds_the_group_size() -> None:
 def test_grouped_candidates_validate_in_the_interpreter(op: str, tmp_path: Path) -> None:
     """16x16 tiles so the small interpreter shapes span several tiles per axis, and groups of 2 that do not
     divide them: the remap is really exercised, tails included."""
-    from optimizer.evaluation import evaluate
-    from optimizer.problem import load_problem
+    from optimizer.harness.evaluation import evaluate
+    from optimizer.harness.problem import load_problem
     from optimizer.settings import LadderSettings
 
     src = (SUITE / op / "initial.py").read_text()
@@ -75,8 +75,8 @@ DIAG = Path(__file__).parents[2] / "benchmarks" / "diagnosis"
 def test_a_split_1d_program_id_is_grouped_and_validates(item: str, blocks: str, walk: str, tmp_path: Path) -> None:
     """The 1-D form (``pid_m = pid // n``, ``pid_n = pid % n`` or the column-major twin) on 16x16 tiles with
     groups of 2, in the interpreter against the torch reference."""
-    from optimizer.evaluation import evaluate
-    from optimizer.problem import load_problem
+    from optimizer.harness.evaluation import evaluate
+    from optimizer.harness.problem import load_problem
     from optimizer.settings import LadderSettings
 
     src = (DIAG / item / "initial.py").read_text()

@@ -9,10 +9,10 @@ import pytest
 from ladder_fakes import LADDER_CARDS, FakeKB
 
 from kb.models import Validation
-from optimizer.evaluation import Evaluation
+from optimizer.harness.evaluation import Evaluation
 from optimizer.ir import IRReport, Signature
 from optimizer.ladder.types import LadderContext
-from optimizer.problem import load_problem
+from optimizer.harness.problem import load_problem
 from optimizer.settings import LadderSettings
 
 DATA = Path(__file__).parent / "data"

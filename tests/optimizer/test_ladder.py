@@ -10,7 +10,7 @@ from kb.models import EscalationTests
 from optimizer.ladder.engine import run_ladder
 from optimizer.ladder.select import choose_family
 from optimizer.ladder.types import CardRef, LadderContext, LevelResult
-from optimizer.problem import load_problem
+from optimizer.harness.problem import load_problem
 from optimizer.settings import LadderSettings
 
 from ladder_fakes import LADDER_CARDS, FakeKB

@@ -14,11 +14,11 @@ import yaml
 from ladder_fakes import FakeKB
 
 from kb.models import EscalationTests, EvidenceItem, Round, RoundRewrite, Validation
-from optimizer.evaluation import Evaluation
+from optimizer.harness.evaluation import Evaluation
 from optimizer.ladder.engine import run_ladder
 from optimizer.ladder.l1_triage import TriageLevel
 from optimizer.ladder.types import CardRef, LadderContext, LevelResult
-from optimizer.problem import case_label, load_problem
+from optimizer.harness.problem import case_label, load_problem
 from optimizer.profile.classify import classify_cuda
 from optimizer.settings import LadderSettings
 

@@ -9,11 +9,11 @@ import pytest
 import torch
 
 from kb.errors import InvalidArgument
-from optimizer.compile_only import interpreter_limitation
-from optimizer.hacks import static_scan
-from optimizer.probes import OpRecorder
-from optimizer.problem import load_problem
-from optimizer.validate import (
+from optimizer.harness.compile_only import interpreter_limitation
+from optimizer.harness.hacks import static_scan
+from optimizer.harness.probes import OpRecorder
+from optimizer.harness.problem import load_problem
+from optimizer.harness.validate import (
     EPILOGUE_MAX_FRACTION,
     _reference_op_findings,
     compare_outputs,
@@ -214,7 +214,7 @@ def test_interpreter_limitations_are_recognised() -> None:
 
 
 def test_inplace_restore_puts_back_the_pristine_values(tmp_path: Path) -> None:
-    from optimizer.worker import _inplace_restore
+    from optimizer.harness.worker import _inplace_restore
 
     p = _problem(tmp_path, "INPLACE_OUTPUTS = [0]")
     x = torch.arange(4.0)
@@ -244,7 +244,7 @@ def test_compile_recorder_passes_none_arguments(tmp_path: Path) -> None:
     spec = importlib.util.spec_from_file_location("kern_none", tmp_path / "kern.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    from optimizer.compile_only import CompileRecorder
+    from optimizer.harness.compile_only import CompileRecorder
 
     rec = CompileRecorder()
     x = torch.empty(64, device="meta")

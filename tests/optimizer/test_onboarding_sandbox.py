@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.compile_only import STATIC_ONLY
-from optimizer.evaluation import evaluate
-from optimizer.problem import load_problem
+from optimizer.harness.compile_only import STATIC_ONLY
+from optimizer.harness.evaluation import evaluate
+from optimizer.harness.problem import load_problem
 from optimizer.settings import LadderSettings
-from optimizer.triton_env import find_triton_python
+from optimizer.harness.triton_env import find_triton_python
 
 DATA = Path(__file__).parent / "data" / "onboard"
 
@@ -48,7 +48,7 @@ def test_libdevice_kernel_is_compiled_only_on_cpu_and_says_so() -> None:
 def test_block_pointers_under_triton_39_use_the_36_env_or_say_how_to_create_it(monkeypatch) -> None:
     import triton
 
-    import optimizer.triton_env as env
+    import optimizer.harness.triton_env as env
 
     if triton.__version__.startswith("3.6"):
         pytest.skip("the main environment has Triton 3.6: block pointers run there")

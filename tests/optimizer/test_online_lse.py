@@ -39,8 +39,8 @@ def test_cross_entropy_reads_each_row_once() -> None:
 
 
 def test_fused_cross_entropy_validates_in_the_interpreter(tmp_path: Path) -> None:
-    from optimizer.evaluation import evaluate
-    from optimizer.problem import load_problem
+    from optimizer.harness.evaluation import evaluate
+    from optimizer.harness.problem import load_problem
     from optimizer.settings import LadderSettings
 
     path = tmp_path / "fused.py"
@@ -68,8 +68,8 @@ def test_refusals_say_why(old: str, new: str, reason: str) -> None:
 def test_inline_loads_in_both_loops_fuse_and_validate(tmp_path: Path) -> None:
     """`m = tl.maximum(m, tl.load(...))` and `s += tl.exp(tl.load(...) - row_max)`: the labelled two-loop
     cross-entropy, the chunk read once under a name, checked against torch in the interpreter."""
-    from optimizer.evaluation import evaluate
-    from optimizer.problem import load_problem
+    from optimizer.harness.evaluation import evaluate
+    from optimizer.harness.problem import load_problem
     from optimizer.settings import LadderSettings
 
     item = Path(__file__).parents[2] / "benchmarks" / "diagnosis" / "cross_entropy_two_loops"

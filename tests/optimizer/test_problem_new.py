@@ -9,8 +9,8 @@ import pytest
 
 from kb.errors import InvalidArgument
 from optimizer.cli.problemcmd import RULE_HINTS, scaffold
-from optimizer.hacks import static_scan
-from optimizer.problem import load_candidate, load_problem
+from optimizer.harness.hacks import static_scan
+from optimizer.harness.problem import load_candidate, load_problem
 
 KERNEL = """
 import torch

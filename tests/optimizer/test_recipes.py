@@ -103,8 +103,8 @@ def test_refusals_name_the_reason() -> None:
 
 
 def test_value_only_reduction_keeps_ties_and_validates(tmp_path: Path) -> None:
-    from optimizer.evaluation import evaluate
-    from optimizer.problem import load_problem
+    from optimizer.harness.evaluation import evaluate
+    from optimizer.harness.problem import load_problem
     from optimizer.settings import LadderSettings
 
     src = (DATA / "top2" / "initial.py").read_text()

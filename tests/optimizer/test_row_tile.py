@@ -74,8 +74,8 @@ def test_refusals_fall_back_to_the_loop_and_say_why(edit: str, reason: str) -> N
 
 @pytest.mark.parametrize("problem", ["softmax", "top2"])
 def test_tiled_candidates_validate_in_the_interpreter(problem: str, tmp_path: Path) -> None:
-    from optimizer.evaluation import evaluate
-    from optimizer.problem import load_problem
+    from optimizer.harness.evaluation import evaluate
+    from optimizer.harness.problem import load_problem
     from optimizer.settings import LadderSettings
 
     res = tile((DATA / problem / "initial.py").read_text())
@@ -86,8 +86,8 @@ def test_tiled_candidates_validate_in_the_interpreter(problem: str, tmp_path: Pa
 
 
 def test_value_only_reduction_composes_with_the_tile(tmp_path: Path) -> None:
-    from optimizer.evaluation import evaluate
-    from optimizer.problem import load_problem
+    from optimizer.harness.evaluation import evaluate
+    from optimizer.harness.problem import load_problem
     from optimizer.settings import LadderSettings
 
     tiled = tile((DATA / "top2" / "initial.py").read_text()).source

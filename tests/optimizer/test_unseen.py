@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from ladder_fakes import LADDER_CARDS, FakeKB
 
-from optimizer.problem import load_problem
+from optimizer.harness.problem import load_problem
 from optimizer.proposers.offline import OfflineProposer
 from optimizer.session import Session, unseen_cases
 from optimizer.settings import LadderSettings

@@ -9,9 +9,9 @@ import pytest
 from ladder_fakes import LADDER_CARDS, FakeKB
 
 from kb.models import Round, Timing, TimingProtocol, Trajectory, Validation
-from optimizer import verdict
-from optimizer.evaluation import Evaluation, to_timing
-from optimizer.problem import load_problem
+from optimizer.harness import verdict
+from optimizer.harness.evaluation import Evaluation, to_timing
+from optimizer.harness.problem import load_problem
 from optimizer.proposers.offline import OfflineProposer
 from optimizer.session import Session
 from optimizer.settings import LadderSettings

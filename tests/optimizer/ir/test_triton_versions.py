@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from optimizer.ir import analyze, capture_kernel
-from optimizer.triton_env import find_triton_python
+from optimizer.harness.triton_env import find_triton_python
 
 KERNELS = Path(__file__).parent / "kernels"
 ARGS = ["X=*fp32", "Y=*fp32", "n=1000", "BLOCK=1024"]

@@ -21,8 +21,8 @@ def _apply(item: str, source: str | None = None):
     ("layernorm_row_loop", "layernorm_row_kernel[(1, M,)]", 1),  # one program per row, rows by the loop
 ])
 def test_the_loop_becomes_a_grid_axis_and_validates(item: str, grid: str, axis: int, tmp_path: Path) -> None:
-    from optimizer.evaluation import evaluate
-    from optimizer.problem import load_problem
+    from optimizer.harness.evaluation import evaluate
+    from optimizer.harness.problem import load_problem
     from optimizer.settings import LadderSettings
 
     res = _apply(item)

@@ -43,9 +43,9 @@ def test_refusals(sig: dict[str, str] | None, reason: str) -> None:
 
 def test_the_rewrite_validates_and_compiles_to_wgmma(tmp_path: Path) -> None:
     """Against the torch reference in the interpreter (SMOKE_CASES), then compiled for sm_90: no FMA dot left."""
-    from optimizer.evaluation import evaluate
+    from optimizer.harness.evaluation import evaluate
     from optimizer.ir import analyze, capture_kernel
-    from optimizer.problem import load_problem
+    from optimizer.harness.problem import load_problem
     from optimizer.settings import LadderSettings
 
     res = apply_recipe(RECIPE, _ctx((ITEM / "initial.py").read_text(), tolerances=BF16))
@@ -86,8 +86,8 @@ def test_named_upcasts_in_a_k_loop_are_narrowed_back_exactly(tmp_path: Path) -> 
 
 
 def test_inline_upcasts_with_an_accumulator_argument_validate(tmp_path: Path) -> None:
-    from optimizer.evaluation import evaluate
-    from optimizer.problem import load_problem
+    from optimizer.harness.evaluation import evaluate
+    from optimizer.harness.problem import load_problem
     from optimizer.settings import LadderSettings
 
     sig = {"x_ptr": "*fp16", "w_ptr": "*fp16", "acc_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32"}

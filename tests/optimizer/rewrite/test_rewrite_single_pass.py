@@ -40,8 +40,8 @@ def test_masked_lanes_without_where_are_refused_with_both_reasons() -> None:
 def test_an_inline_load_sum_and_a_reused_accumulator_fuse_and_validate(tmp_path: Path) -> None:
     """`acc += tl.load(...)` (the value unnamed in the sum loop) and `acc` re-zeroed for the squared deviations:
     the labelled three-loop layernorm, checked against its torch reference in the interpreter."""
-    from optimizer.evaluation import evaluate
-    from optimizer.problem import load_problem
+    from optimizer.harness.evaluation import evaluate
+    from optimizer.harness.problem import load_problem
     from optimizer.recipes.appliers import RecipeContext, apply_recipe
     from optimizer.settings import LadderSettings
 

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from optimizer.evaluation import evaluate
-from optimizer.problem import load_problem
+from optimizer.harness.evaluation import evaluate
+from optimizer.harness.problem import load_problem
 from optimizer.settings import LadderSettings
-from optimizer.validate import compare_outputs
+from optimizer.harness.validate import compare_outputs
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 
 
 @pytest.fixture(scope="module")

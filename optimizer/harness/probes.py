@@ -213,8 +213,8 @@ _WATCHED = (
     ("torch.testing", "assert_close"), ("torch", "Tensor.__eq__"), ("torch", "Tensor.__ne__"),
     ("torch.cuda", "synchronize"), ("torch.cuda", "Event"), ("torch.cuda", "Event.elapsed_time"),
     ("torch.cuda", "Event.record"), ("torch.cuda", "current_stream"), ("torch.cuda", "set_stream"),
-    ("triton.testing", "do_bench"), ("triton.testing", "do_bench_cudagraph"), ("optimizer.timing", "bench_cuda"),
-    ("optimizer.timing", "time_interleaved"), ("optimizer.validate", "compare_outputs"),
+    ("triton.testing", "do_bench"), ("triton.testing", "do_bench_cudagraph"), ("optimizer.harness.timing", "bench_cuda"),
+    ("optimizer.harness.timing", "time_interleaved"), ("optimizer.harness.validate", "compare_outputs"),
 )
 
 

@@ -1,7 +1,7 @@
 """Profilers run in the sandbox for L2: torch.profiler, Nsight Compute and the Ascend profiler (GPU/NPU only).
 
-The ladder's levels reach the sandbox only through here and ``optimizer.evaluation``. Each function builds the
-worker request of ``optimizer.contracts``, runs it with the session's limits and returns a typed result whose
+The ladder's levels reach the sandbox only through here and ``optimizer.harness.evaluation``. Each function builds the
+worker request of ``optimizer.harness.contracts``, runs it with the session's limits and returns a typed result whose
 ``error`` says why nothing was measured; none raises for a candidate or tool fault.
 """
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from optimizer.contracts import (
+from optimizer.harness.contracts import (
     AscendProfileCase,
     ContractError,
     CudaProfileCase,
@@ -22,8 +22,8 @@ from optimizer.contracts import (
     parse_result,
     to_wire,
 )
-from optimizer.problem import Problem
-from optimizer.sandbox import SandboxLimits, SandboxResult, run_worker
+from optimizer.harness.problem import Problem
+from optimizer.harness.sandbox import SandboxLimits, SandboxResult, run_worker
 from optimizer.settings import LadderSettings
 
 __all__ = ["AscendProfile", "NcuCounters", "Profile", "ascend_profile", "ncu", "profile"]

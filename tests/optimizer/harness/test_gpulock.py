@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from kb.errors import Unavailable
-from optimizer.gpulock import GPULock, device_key
+from optimizer.harness.gpulock import GPULock, device_key
 
 HOLDER = """
 import sys
 from pathlib import Path
-from optimizer.gpulock import GPULock
+from optimizer.harness.gpulock import GPULock
 lock = GPULock(Path(sys.argv[1]), "GPU-test", owner="holder-session").acquire()
 print("locked", flush=True)
 sys.stdin.read()  # hold until the parent closes stdin
@@ -23,7 +23,7 @@ lock.release()
 
 
 def test_two_processes_never_share_a_device(tmp_path: Path) -> None:
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     child = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              text=True, cwd=root, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
     try:

@@ -1,4 +1,4 @@
-"""Typed contracts of the sandboxed worker (``optimizer.worker``): one request model per task and its result.
+"""Typed contracts of the sandboxed worker (``optimizer.harness.worker``): one request model per task and its result.
 
 On the pipe everything stays JSON: the parent writes ``to_wire(request)``, the worker reads it back with
 ``parse_request`` and answers ``to_wire(result)`` (plus the sandbox's ``token`` and ``worker_s``), and the parent
@@ -28,7 +28,7 @@ __all__ = [
 
 Backend = Literal["interpreter", "cuda", "ascend"]
 Case = dict[str, Any]
-#: a launch record of ``optimizer.probes.LaunchRecorder.summary`` (kernel, file, grid, constexprs, ir_args ...)
+#: a launch record of ``optimizer.harness.probes.LaunchRecorder.summary`` (kernel, file, grid, constexprs, ir_args ...)
 Launch = dict[str, Any]
 
 
@@ -42,7 +42,7 @@ class _Contract(BaseModel):
 
 # ---------------------------------------------------------------------------------------------- requests
 class TimingOptions(_Contract):
-    """How ``evaluate`` / ``time`` measure: the interleaved-block protocol (``optimizer.timing``)."""
+    """How ``evaluate`` / ``time`` measure: the interleaved-block protocol (``optimizer.harness.timing``)."""
 
     warmup_ms: float = 25.0
     rep_ms: float = 20.0
@@ -111,7 +111,7 @@ _REQUEST: TypeAdapter[Any] = TypeAdapter(WorkerRequest)
 
 # ----------------------------------------------------------------------------------------------- results
 class Stats(_Contract):
-    """``optimizer.timing.BenchStats`` as JSON; only the median is required (older records carry only it)."""
+    """``optimizer.harness.timing.BenchStats`` as JSON; only the median is required (older records carry only it)."""
 
     median_ms: float
     mean_ms: float | None = None
@@ -123,7 +123,7 @@ class Stats(_Contract):
 
 
 class TimingCase(_Contract):
-    case: str = Field(description="the case label (optimizer.problem.case_label)")
+    case: str = Field(description="the case label (optimizer.harness.problem.case_label)")
     stats: Stats = Field(description="the candidate")
     reference_stats: Stats | None = Field(default=None, description="the PyTorch reference (timed once per case)")
     method: str = ""
@@ -138,7 +138,7 @@ class TimingResult(_Contract):
 
 
 class Finding(_Contract):
-    """``optimizer.hacks.HackFinding`` as JSON."""
+    """``optimizer.harness.hacks.HackFinding`` as JSON."""
 
     code: str
     severity: str

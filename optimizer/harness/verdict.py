@@ -1,6 +1,6 @@
 """When a round counts as improved: speedup intervals from interleaved timing blocks, an A/A noise floor, the rule.
 
-Measurement (``optimizer.timing.time_interleaved``, GPU): per case, every kernel being compared (the
+Measurement (``optimizer.harness.timing.time_interleaved``, GPU): per case, every kernel being compared (the
 candidate, the initial candidate, the round's base) is timed in ``B`` blocks, interleaved ABAB... (the order
 alternates per block), each block one ``triton.testing.do_bench`` (or ``do_bench_cudagraph``) call whose
 samples give one block median. Adjacent blocks share the GPU's state (clocks, temperature, neighbours), so

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from optimizer import timing
+from optimizer.harness import timing
 
 
 def _fake(monkeypatch: pytest.MonkeyPatch, ms: dict[str, float], graph_fails: bool) -> list[tuple[str, bool]]:

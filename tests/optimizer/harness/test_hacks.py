@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.hacks import CATALOGUE, by_code, static_scan
+from optimizer.harness.hacks import CATALOGUE, by_code, static_scan
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 HONEST = (DATA / "softmax" / "initial.py").read_text()
 
 
@@ -37,7 +37,7 @@ def test_honest_candidate_is_clean() -> None:
         ("time.perf_counter = lambda: 0.0", "timer_patch"),
         ("start = torch.cuda.Event(enable_timing=True)", "timer_patch"),
         ("f = sys._getframe(1)", "introspection"),
-        ("from optimizer.validate import compare_outputs", "harness_access"),
+        ("from optimizer.harness.validate import compare_outputs", "harness_access"),
         ("ref = Model()", "harness_access"),
         ("y = x.half()", "precision_downgrade"),
         ("acc = tl.dot(a, b, input_precision='tf32')", "precision_downgrade"),
@@ -60,7 +60,7 @@ def test_comments_docstrings_and_context() -> None:
 def test_review_only_flags_are_warnings_of_the_catalogue() -> None:
     """kb.vocab.REVIEW_ONLY_HACK_FLAGS (rounds stay minable) may only name warn-severity checks that exist."""
     from kb.vocab import REVIEW_ONLY_HACK_FLAGS
-    from optimizer.hacks import CATALOGUE
+    from optimizer.harness.hacks import CATALOGUE
 
     warn = {c.code for c in CATALOGUE if c.severity == "warn"}
     assert REVIEW_ONLY_HACK_FLAGS <= warn

@@ -1,18 +1,18 @@
-"""The sandboxed worker: ``python -m optimizer.worker REQUEST.json RESULT.json`` (spawned by ``sandbox``).
+"""The sandboxed worker: ``python -m optimizer.harness.worker REQUEST.json RESULT.json`` (spawned by ``sandbox``).
 
 It reads a one-line token from stdin before anything else, runs one task, and writes a JSON result carrying
 that token, so a candidate cannot forge a result file it was never told about. Tasks:
 
-- ``evaluate``: validate a candidate (``optimizer.validate``; smallest case first, stopping at the first failure),
+- ``evaluate``: validate a candidate (``optimizer.harness.validate``; smallest case first, stopping at the first failure),
   then time it per case, interleaved with its comparison kernels, when the backend can; reports seconds per phase.
 - ``time``: time an already validated candidate against comparison kernels (the winner's re-time).
 - ``profile``: torch.profiler kernel breakdown per case (CUDA; GPU only) and, on Ascend, the torch-npu path.
 - ``run``: just run the candidate forward a few times (the target process for ncu / msprof).
 - ``launches``: record the launches of one full-size forward on the CPU without executing a kernel.
-- ``compile_check``: compile every launch for ``cuda:90`` without executing anything (``optimizer.compile_only``),
+- ``compile_check``: compile every launch for ``cuda:90`` without executing anything (``optimizer.harness.compile_only``),
   for kernels the CPU interpreter cannot run.
 
-Requests and results are the models of ``optimizer.contracts``, validated here: a malformed request is answered
+Requests and results are the models of ``optimizer.harness.contracts``, validated here: a malformed request is answered
 with a ``bad_request`` error naming the field.
 
 Probes (launch recorder, global snapshot) are installed before the candidate is imported.
@@ -28,7 +28,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from optimizer.contracts import (
+from optimizer.harness.contracts import (
     CompileCase,
     CompileCheckRequest,
     CompileCheckResult,
@@ -91,8 +91,8 @@ def _time_cases(run_cases: list[dict[str, Any]], t: TimingOptions, problem: Any,
     """
     import torch
 
-    from optimizer import timing
-    from optimizer.problem import case_label, load_candidate
+    from optimizer.harness import timing
+    from optimizer.harness.problem import case_label, load_candidate
 
     warmup_ms, rep_ms, blocks, graph_us, flush = t.warmup_ms, t.rep_ms, t.blocks, t.graph_below_us, t.flush_bytes
     others = {role: _load_once(load_candidate, path) for role, path in t.against.items()}
@@ -207,17 +207,17 @@ def _failure(kind: str, stage: str, exc: BaseException) -> ErrorResult:
 
 
 def _evaluate(req: EvaluateRequest) -> EvaluateResult | ErrorResult:
-    from optimizer.probes import GlobalSnapshot, LaunchRecorder, classify_exception
-    from optimizer.problem import load_candidate, load_problem
-    from optimizer.validate import validate_candidate
+    from optimizer.harness.probes import GlobalSnapshot, LaunchRecorder, classify_exception
+    from optimizer.harness.problem import load_candidate, load_problem
+    from optimizer.harness.validate import validate_candidate
 
     backend = req.backend
     device = _device_for(backend)
     if backend == "ascend":
         import torch_npu  # noqa: F401
-    import optimizer.timing  # binds timer functions before the candidate can touch them
+    import optimizer.harness.timing  # binds timer functions before the candidate can touch them
 
-    optimizer.timing.bind_timers()
+    optimizer.harness.timing.bind_timers()
 
     _interpreter_shims()
     compile_clock = _CompileClock().install()
@@ -251,10 +251,10 @@ def _evaluate(req: EvaluateRequest) -> EvaluateResult | ErrorResult:
 
 def _time(req: TimeRequest) -> TimeResult:
     """Time an already validated candidate against ``timing.against`` (the winner's confirmation re-time)."""
-    import optimizer.timing  # binds timer functions before the candidate can touch them
+    import optimizer.harness.timing  # binds timer functions before the candidate can touch them
 
-    optimizer.timing.bind_timers()
-    from optimizer.problem import load_candidate, load_problem
+    optimizer.harness.timing.bind_timers()
+    from optimizer.harness.problem import load_candidate, load_problem
 
     backend = req.backend
     problem = load_problem(req.problem)
@@ -277,7 +277,7 @@ def _smallest_first(problem: Any, cases: list[dict[str, Any]]) -> list[dict[str,
 
 
 def _profile(req: ProfileRequest) -> ProfileResult:
-    from optimizer.problem import load_candidate, load_problem
+    from optimizer.harness.problem import load_candidate, load_problem
 
     backend = req.backend
     problem = load_problem(req.problem)
@@ -297,7 +297,7 @@ def _run(req: RunRequest) -> RunResult:
     """Run the forward ``iters`` times per case (the process ncu or msprof wraps)."""
     import torch
 
-    from optimizer.problem import load_candidate, load_problem
+    from optimizer.harness.problem import load_candidate, load_problem
 
     backend = req.backend
     device = _device_for(backend)
@@ -325,8 +325,8 @@ def _launches(req: LaunchesRequest) -> LaunchesResult:
     """
     import torch
 
-    from optimizer.probes import LaunchRecorder
-    from optimizer.problem import load_candidate, load_problem
+    from optimizer.harness.probes import LaunchRecorder
+    from optimizer.harness.problem import load_candidate, load_problem
 
     _interpreter_shims()
     rec = LaunchRecorder(dry=True).install()
@@ -347,8 +347,8 @@ def _launches(req: LaunchesRequest) -> LaunchesResult:
 
 def _compile_check(req: CompileCheckRequest) -> CompileCheckResult | ErrorResult:
     """Compile-only check (no TRITON_INTERPRET): every launch of the forward on meta compiles for sm_90."""
-    from optimizer.compile_only import CompileRecorder, compile_cases
-    from optimizer.problem import load_candidate, load_problem
+    from optimizer.harness.compile_only import CompileRecorder, compile_cases
+    from optimizer.harness.problem import load_candidate, load_problem
 
     recorder = CompileRecorder(req.arch).install()
     problem = load_problem(req.problem)
@@ -383,7 +383,7 @@ def run_request(req_path: Path, res_path: Path, token: str) -> int:
     except ContractError as exc:
         result = ErrorResult(error=WorkerError(kind="bad_request", stage="request", message=str(exc)[:4000]))
     except Exception as exc:
-        from optimizer.probes import classify_exception
+        from optimizer.harness.probes import classify_exception
 
         result = _failure(classify_exception(exc), str(raw.get("task", "?")) if isinstance(raw, dict) else "?", exc)
     payload = to_wire(result)

@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from kb.errors import InvalidArgument, NotFound
-from optimizer.problem import case_label, load_candidate, load_problem
+from optimizer.harness.problem import case_label, load_candidate, load_problem
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 
 KERNELBENCH_RELU = '''
 import torch

@@ -1,4 +1,4 @@
-"""The zygote's guarantee that multiprocessing's forkserver lacks (see ``optimizer.zygote``): when the parent
+"""The zygote's guarantee that multiprocessing's forkserver lacks (see ``optimizer.harness.zygote``): when the parent
 goes away, every worker it forked is killed, hung ones included."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import os
 import time
 from pathlib import Path
 
-from optimizer.zygote import ZygoteClient
+from optimizer.harness.zygote import ZygoteClient
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _alive(pid: int) -> bool:

@@ -5,11 +5,11 @@ error, a wrong shape or NaN all come back as an ``Evaluation`` whose ``validatio
 ``reason`` says what happened. Timing is turned into the schema's ``Timing`` by ``to_timing`` against a
 baseline (the comparison target), with the protocol attached. The candidate is timed interleaved with its
 comparison kernels (``against``: the initial candidate, the round's base) so that ``to_timing`` can attach
-bootstrap intervals (``optimizer.verdict``) to every speedup; ``phase_s`` says where the seconds went.
+bootstrap intervals (``optimizer.harness.verdict``) to every speedup; ``phase_s`` says where the seconds went.
 
-Requests and results are the typed contracts of ``optimizer.contracts``; a worker result that does not match
+Requests and results are the typed contracts of ``optimizer.harness.contracts``; a worker result that does not match
 its contract becomes a failed ``Evaluation`` (``bad_result: ...`` naming the field). Profilers (torch.profiler,
-Nsight Compute, msprof) are reached through ``optimizer.measure``.
+Nsight Compute, msprof) are reached through ``optimizer.harness.measure``.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from kb.models import CaseTiming, Timing, TimingProtocol, Validation
-from optimizer import timing as timing_mod
-from optimizer import verdict
-from optimizer.contracts import (
+from optimizer.harness import timing as timing_mod
+from optimizer.harness import verdict
+from optimizer.harness.contracts import (
     ContractError,
     EvaluateRequest,
     EvaluateResult,
@@ -36,9 +36,9 @@ from optimizer.contracts import (
     parse_result,
     to_wire,
 )
-from optimizer.hacks import HackFinding, by_code, static_scan
-from optimizer.problem import Problem, case_label
-from optimizer.sandbox import SandboxLimits, SandboxResult, run_worker
+from optimizer.harness.hacks import HackFinding, by_code, static_scan
+from optimizer.harness.problem import Problem, case_label
+from optimizer.harness.sandbox import SandboxLimits, SandboxResult, run_worker
 from optimizer.settings import LadderSettings
 
 __all__ = ["Evaluation", "evaluate", "fp32_reference", "retime", "sanity_findings", "timing_request", "to_timing"]
@@ -92,7 +92,7 @@ class Evaluation:
         return {c.case: c.blocks[role] for c in self.timing_cases if role in c.blocks}
 
     def pairs(self, ref_role: str, cand_role: str = "candidate") -> dict[str, tuple[list[float], list[float]]]:
-        """Per case ``(ref blocks, cand blocks)`` for ``optimizer.verdict`` (only cases where both were timed)."""
+        """Per case ``(ref blocks, cand blocks)`` for ``optimizer.harness.verdict`` (only cases where both were timed)."""
         ref, cand = self.blocks(ref_role), self.blocks(cand_role)
         return {k: (ref[k], cand[k]) for k in ref if k in cand}
 
@@ -141,7 +141,7 @@ def evaluate(
     run_cases = cases if cases is not None else problem.cases_for(backend)
     python = settings.triton_python or None  # another Triton (LADDER_TRITON_PYTHON / --triton 3.6)
     if backend == "interpreter" and problem.cpu_validation == "compile_only":
-        from optimizer.compile_only import evaluate_compile_only
+        from optimizer.harness.compile_only import evaluate_compile_only
 
         return evaluate_compile_only(problem, cand, static, settings=settings, cases=run_cases, python=python,
                                      why='CPU_VALIDATION = "compile_only"')
@@ -156,7 +156,7 @@ def evaluate(
     except ContractError as exc:
         return _failed(cand, backend, "error", f"bad_result: {exc}", static, res)
     if backend == "interpreter" and not p.validation.passed:
-        from optimizer.compile_only import evaluate_compile_only, interpreter_limitation
+        from optimizer.harness.compile_only import evaluate_compile_only, interpreter_limitation
 
         what = interpreter_limitation(p.validation.failure_reason, source)
         rerun = _block_pointers_on_36(what, python, settings)
@@ -221,7 +221,7 @@ def _block_pointers_on_36(what: str | None, python: str | None, settings: Ladder
     """Settings that run the Triton 3.6 env, when block pointers stopped the 3.9 interpreter and that env exists."""
     if not what or "block pointers" not in what or python is not None:
         return None
-    from optimizer.triton_env import find_triton_python
+    from optimizer.harness.triton_env import find_triton_python
 
     py = find_triton_python("3.6")
     return settings.model_copy(update={"triton_python": str(py)}) if py is not None else None

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from optimizer import timing
+from optimizer.harness import timing
 
 
 class _Device:

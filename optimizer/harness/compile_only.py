@@ -173,10 +173,10 @@ def evaluate_compile_only(problem: Any, candidate: Any, source_findings: list[An
     that was detected); it is part of every case message and of the reason, beside ``STATIC_ONLY``.
     """
     from kb.models import CaseValidation, Validation
-    from optimizer.contracts import CompileCheckRequest, CompileCheckResult, ContractError, parse_result, to_wire
-    from optimizer.evaluation import Evaluation
-    from optimizer.problem import case_label
-    from optimizer.sandbox import SandboxLimits, run_worker
+    from optimizer.harness.contracts import CompileCheckRequest, CompileCheckResult, ContractError, parse_result, to_wire
+    from optimizer.harness.evaluation import Evaluation
+    from optimizer.harness.problem import case_label
+    from optimizer.harness.sandbox import SandboxLimits, run_worker
 
     request = CompileCheckRequest(problem=str(problem.path), candidate=str(candidate), cases=cases, arch=90)
     limits = SandboxLimits(settings.sandbox_timeout_s, settings.sandbox_memory_mb, address_space_limit=False)

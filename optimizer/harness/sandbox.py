@@ -29,7 +29,7 @@ from typing import Any, Literal
 __all__ = ["SandboxLimits", "SandboxResult", "run_worker", "shutdown_zygotes"]
 
 Status = Literal["ok", "error", "timeout", "crashed", "oom"]
-_REPO_ROOT = Path(__file__).resolve().parent.parent
+_REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ _ZYGOTE_LOCK = threading.Lock()
 
 def _zygote(env: dict[str, str], interpreter: bool) -> Any:
     """The shared fork server for this environment, started on first use; None if it cannot start."""
-    from optimizer.zygote import ZygoteClient
+    from optimizer.harness.zygote import ZygoteClient
 
     key = (interpreter, env.get("PYTHONPATH", ""))
     with _ZYGOTE_LOCK:
@@ -140,7 +140,7 @@ def run_worker(
     use_zygote: bool = False,
     python: str | Path | None = None,
 ) -> SandboxResult:
-    """Run ``optimizer.worker`` on ``request`` in a fresh process group; classify how it ended.
+    """Run ``optimizer.harness.worker`` on ``request`` in a fresh process group; classify how it ended.
 
     ``use_zygote`` forks the worker from a pre-imported server (fast; used for the CPU interpreter), else a
     fresh interpreter is spawned; ``prefix_cmd`` (e.g. ``ncu ...``) always spawns. ``python`` runs the worker
@@ -162,7 +162,7 @@ def run_worker(
     if zygote is not None:
         rc, status, reason = _run_forked(zygote, limits, token, req_path, res_path, out_path, err_path, tmp, t0)
     else:
-        cmd = [*(prefix_cmd or []), str(python or sys.executable), "-m", "optimizer.worker", str(req_path), str(res_path)]
+        cmd = [*(prefix_cmd or []), str(python or sys.executable), "-m", "optimizer.harness.worker", str(req_path), str(res_path)]
         rc, status, reason = _run_spawned(cmd, limits, child_env, token, out_path, err_path, tmp, t0, bool(prefix_cmd))
     duration = time.monotonic() - t0
     stdout_tail, stderr_tail = _tail(out_path), _tail(err_path)

@@ -10,7 +10,7 @@ is timed in ``blocks`` blocks, ABAB... with the order reversed every other block
 When every kernel of the case takes under ``graph_below_us`` (~50 us, launch overhead matters there), the
 blocks use ``do_bench_cudagraph`` instead (no L2 flush: graph replays run back to back); if graph capture
 fails (a host sync in the launcher, a CPU tensor ...) the case falls back to ``do_bench`` and records why.
-Intervals and the improved/neutral/regressed rule live in ``optimizer.verdict``.
+Intervals and the improved/neutral/regressed rule live in ``optimizer.harness.verdict``.
 
 GPU paths (``bench_cuda``) are written for Triton 3.6 / torch 2.11 on an H200 and run only on a GPU; the
 Ascend path (``bench_npu``) follows the torch-npu Event API and has never run on NPU hardware. On the CPU the
@@ -283,7 +283,7 @@ def time_interleaved(
 
 
 def interleaved_protocol(device: str, *, blocks: int, warmup_ms: float, rep_ms: float, graph_below_us: float | None) -> TimingProtocol:
-    """The protocol record of ``time_interleaved`` (the session's; intervals from ``optimizer.verdict``)."""
+    """The protocol record of ``time_interleaved`` (the session's; intervals from ``optimizer.harness.verdict``)."""
     graph = f"do_bench_cudagraph when every kernel of a case is under {graph_below_us:g} us, else " if graph_below_us else ""
     return TimingProtocol(
         method="interleaved-blocks", warmup=int(warmup_ms), reps=int(rep_ms), l2_flush=True, device=device, blocks=blocks,

@@ -3,7 +3,7 @@
 Each entry is data: a stable ``code``, what it catches, where the hack was documented, whether it is checked
 statically (on the candidate source) or at run time (by the validation worker), and whether it rejects the
 candidate or only warns. Static entries carry their regular expressions here; runtime entries name the probe
-in ``optimizer.validate`` that raises them. ``static_scan`` applies the static entries to a source text.
+in ``optimizer.harness.validate`` that raises them. ``static_scan`` applies the static entries to a source text.
 
 The catalogue starts from the public catalogues summarised in /work/shared/research/peers.md (KernelBench's
 ``kernel_static_checker.py`` and adversarial tests, the KernelBench v0.1 blog, gpu-mode reference-kernels

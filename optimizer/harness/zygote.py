@@ -1,9 +1,9 @@
-"""A pre-imported fork server for sandboxed workers (``python -m optimizer.zygote``).
+"""A pre-imported fork server for sandboxed workers (``python -m optimizer.harness.zygote``).
 
 Importing torch and triton costs several seconds per process; a session evaluates dozens of candidates. The
 zygote imports them once and forks one child per request. Each child starts a new session (its own process
 group, so a timeout kills everything it spawned), applies the resource limits, redirects its output to
-files and runs ``optimizer.worker.run_request``; the zygote itself never runs candidate code and never
+files and runs ``optimizer.harness.worker.run_request``; the zygote itself never runs candidate code and never
 initialises CUDA, so forking stays safe. The zygote is single-threaded: it multiplexes requests on stdin
 with ``select`` and reaps children with ``waitpid(WNOHANG)``.
 
@@ -21,12 +21,12 @@ capture and ``-signal`` exit codes can all run in the target), but two propertie
    ``PYTHONPATH``, which are set for workers only: in the session's own environment ``TRITON_INTERPRET`` would
    reach every process it starts from ``os.environ`` (the IR capture worker, ``optimizer.ir.capture``, copies
    it), and there ``@triton.jit`` would yield interpreter functions that cannot be compiled.
-   ``optimizer.sandbox`` keeps one zygote per (interpreter, PYTHONPATH). A probe that changed ``os.environ``
+   ``optimizer.harness.sandbox`` keeps one zygote per (interpreter, PYTHONPATH). A probe that changed ``os.environ``
    between two ``Process.start()`` calls saw the first value in both children.
 2. Workers outlive their parent: when the parent dies, the forkserver does not kill its children (the same
    probe's hung, ``setsid`` children were still running after the parent's ``os._exit``). The zygote kills
    every child's process group when its stdin closes, so a hung candidate cannot keep a core busy after a
-   killed session (``tests/optimizer/test_zygote.py``).
+   killed session (``tests/optimizer/harness/test_zygote.py``).
 
 Each forkserver child would also re-run the parent's ``__main__`` (``spawn.prepare``), e.g. the CLI script.
 """
@@ -66,7 +66,7 @@ def _child(msg: dict[str, Any]) -> None:
         sys.stdout = os.fdopen(1, "w", buffering=1)
         sys.stderr = os.fdopen(2, "w", buffering=1)
         os.chdir(msg["cwd"])
-        from optimizer.worker import run_request
+        from optimizer.harness.worker import run_request
 
         code = run_request(Path(msg["req"]), Path(msg["res"]), msg["token"])
     except BaseException:  # noqa: BLE001 - report and exit, whatever happened
@@ -103,10 +103,10 @@ def serve() -> None:
     import torch  # noqa: F401  (the point of the zygote: import once)
     import triton  # noqa: F401
 
-    import optimizer.probes  # noqa: F401
-    import optimizer.timing  # noqa: F401
-    import optimizer.validate  # noqa: F401
-    import optimizer.worker  # noqa: F401
+    import optimizer.harness.probes  # noqa: F401
+    import optimizer.harness.timing  # noqa: F401
+    import optimizer.harness.validate  # noqa: F401
+    import optimizer.harness.worker  # noqa: F401
 
     _warm_imports()
 
@@ -169,7 +169,7 @@ class ZygoteClient:
 
     def __init__(self, env: dict[str, str]) -> None:
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "optimizer.zygote"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            [sys.executable, "-m", "optimizer.harness.zygote"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, env=env, start_new_session=True,
         )
         assert self._proc.stdout is not None

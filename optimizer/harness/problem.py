@@ -16,7 +16,7 @@ Onboarding extensions (real kernels as they are; README "Onboarding a kernel"):
   run and timing repetition starts from fresh copies.
 - ``INT_ATOL = n``: absolute tolerance for integer outputs (default 0: exact).
 - ``ALLOWED_TORCH_OPS = ["sum", ...]``: torch ops a launcher may call after its kernel although the reference
-  uses them too, beyond the validator's default epilogue allow-list (``optimizer.validate.EPILOGUE_OPS``).
+  uses them too, beyond the validator's default epilogue allow-list (``optimizer.harness.validate.EPILOGUE_OPS``).
 - ``OUTPUT_DTYPES = {i: "float32"}``: output ``i`` may have this dtype instead of the reference's; it is
   compared in float64 under the looser of the two dtypes' tolerances.
 - ``CPU_VALIDATION = "compile_only"``: the interpreter cannot run this kernel (libdevice calls, block

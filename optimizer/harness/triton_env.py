@@ -20,7 +20,7 @@ from kb.errors import InvalidArgument, ToolchainError
 __all__ = ["ENV_VAR", "find_triton_python", "triton_python", "triton_version"]
 
 ENV_VAR = "LADDER_TRITON_PYTHON"
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 _KNOWN = {"3.6": ".venv-triton36"}
 
 

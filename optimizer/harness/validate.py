@@ -7,7 +7,7 @@ recorders for ATen ops and Triton launches. Every element is compared with the p
 (``|a-b| <= atol + rtol*|b|``); NaN in a candidate output never passes. A final probe changes the inputs in
 place (same addresses, new values) to catch results cached across calls.
 
-Onboarding rules (``optimizer.problem``): tensors named in ``INPLACE_OUTPUTS`` are the reference's result,
+Onboarding rules (``optimizer.harness.problem``): tensors named in ``INPLACE_OUTPUTS`` are the reference's result,
 compared like outputs after both forwards ran on their own fresh copies; integer outputs compare within
 ``INT_ATOL``; an output may take a dtype ``OUTPUT_DTYPES`` declares. The reference-op rule rejects a candidate
 that dispatches the reference's compute ops, except the cheap epilogue ops in ``EPILOGUE_OPS`` applied to a
@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kb.models import CaseValidation, Validation
-from optimizer.hacks import HackFinding, by_code
-from optimizer.problem import Problem, case_label
-from optimizer.probes import GlobalSnapshot, LaunchRecorder, OpRecorder, classify_exception, poison_allocator
+from optimizer.harness.hacks import HackFinding, by_code
+from optimizer.harness.problem import Problem, case_label
+from optimizer.harness.probes import GlobalSnapshot, LaunchRecorder, OpRecorder, classify_exception, poison_allocator
 
 __all__ = ["EPILOGUE_MAX_FRACTION", "EPILOGUE_OPS", "CompareResult", "ValidationRun", "compare_outputs", "validate_candidate"]
 
