@@ -119,7 +119,8 @@ STATUS_TRANSITIONS: dict[str, frozenset[str]] = {
 
 #: Hack-check codes that only ask for a second look (severity ``warn`` in ``optimizer.harness.hacks``): a round that
 #: trips only these stays usable as evidence, and synthesis names the flag in the mined example so the curator
-#: sees it. Every other code blocks mining. ``tests/optimizer/harness/test_hacks.py`` keeps this in step with the catalogue.
+#: sees it. Every other code blocks mining. ``tests/optimizer/harness/test_hacks.py`` keeps this in step with the
+#: catalogue.
 REVIEW_ONLY_HACK_FLAGS: frozenset[str] = frozenset({"excessive_speedup"})
 
 
