@@ -7,7 +7,8 @@ tutorial's grouping; ``tl.num_programs`` gives the tile counts), so every (pid_m
 once::
 
     _pid = tl.program_id(0) + tl.program_id(1) * tl.num_programs(0)
-    _n_m, _n_n = tl.num_programs(0), tl.num_programs(1)
+    _n_m = tl.num_programs(0)
+    _n_n = tl.num_programs(1)
     _in_group = GROUP_SIZE_M * _n_n
     _first_m = (_pid // _in_group) * GROUP_SIZE_M
     _group_m = tl.minimum(_n_m - _first_m, GROUP_SIZE_M)
@@ -79,35 +80,51 @@ def _rewrite(p: Any, ctx: RecipeContext, k: Kernel, values: list[int]) -> Rewrit
     later = [x for x in ast.walk(k.node) if isinstance(x, ast.Name) and x.id in (m, n) and isinstance(x.ctx, ast.Store)]
     if len(later) != 2:
         raise NotApplicable(f"{k.name} reassigns {m} or {n}")
-    sites = [s for s in p.sites if s.kernel == k.name]
+    g = _group_size(ctx, values)
+    ind = p.st.indent_of(s0.lineno)
+    counts = (f"{ind}_pid = tl.program_id(0) + tl.program_id(1) * tl.num_programs(0)\n"
+              f"{ind}_n_m = tl.num_programs(0)\n{ind}_n_n = tl.num_programs(1)\n")
+    _emit(p, k, s0, s1, counts + _grouped(ind, "_pid", m, n), g)
+    desc = (f"{k.name}: grouped program order ({PARAM}={g}): {m}/{n} remapped from the linear program index so "
+            f"{g} tiles along {m} share operand panels in L2; grid and host code unchanged")
+    return _finish("grouped_program_order", ctx, p.st.apply(), desc, {PARAM: g})
+
+
+def _group_size(ctx: RecipeContext, values: list[int]) -> int:
+    """The GROUP_SIZE_M to try: 8 unless tried on this base, else the first untried value."""
     tried = {t.get(PARAM) for t in ctx.tried}
     options = [v for v in values if v not in tried]
     if not options:
         raise NotApplicable(f"every {PARAM} value was already tried on this base")
-    g = 8 if 8 in options else options[0]
-    st, ind = p.st, p.st.indent_of(s0.lineno)
-    block = (f"{ind}_pid = tl.program_id(0) + tl.program_id(1) * tl.num_programs(0)\n"
-             f"{ind}_n_m = tl.num_programs(0)\n"
-             f"{ind}_in_group = {PARAM} * tl.num_programs(1)\n"
-             f"{ind}_first_m = (_pid // _in_group) * {PARAM}\n"
-             f"{ind}_group_m = tl.minimum(_n_m - _first_m, {PARAM})\n"
-             f"{ind}{m} = _first_m + (_pid % _in_group) % _group_m\n"
-             f"{ind}{n} = (_pid % _in_group) // _group_m\n")
-    st.replace_range(st.line_start(s0.lineno), st.line_start(s1.end_lineno + 1), block)
+    return 8 if 8 in options else options[0]
+
+
+def _grouped(ind: str, pid: str, m: str, n: str) -> str:
+    """The tutorial's grouped remap of the linear index ``pid`` over ``_n_m`` x ``_n_n`` tiles (both bound before)."""
+    return (f"{ind}_in_group = {PARAM} * _n_n\n"
+            f"{ind}_first_m = ({pid} // _in_group) * {PARAM}\n"
+            f"{ind}_group_m = tl.minimum(_n_m - _first_m, {PARAM})\n"
+            f"{ind}{m} = _first_m + ({pid} % _in_group) % _group_m\n"
+            f"{ind}{n} = ({pid} % _in_group) // _group_m\n")
+
+
+def _emit(p: Any, k: Kernel, s0: ast.stmt, s1: ast.stmt, block: str, g: int) -> None:
+    """Replace the two tile-index statements by ``block``, add the constexpr, pass it at each launch of ``k``."""
+    st = p.st
+    st.replace_range(st.line_start(s0.lineno), st.line_start(s1.end_lineno + 1), block)  # type: ignore[operator]
     st.insert(st.span(k.node.args.args[-1])[1], f", {PARAM}: tl.constexpr")
-    for site in sites:
+    for site in (s for s in p.sites if s.kernel == k.name):
         _insert_keyword(st, site.call, f"{PARAM}={g}")
-    desc = (f"{k.name}: grouped program order ({PARAM}={g}): {m}/{n} remapped from the linear program index so "
-            f"{g} tiles along {m} share operand panels in L2; grid and host code unchanged")
-    return _finish("grouped_program_order", ctx, st.apply(), desc, {PARAM: g})
 
 
 def _split(stmt: ast.stmt, pid: str) -> tuple[str, str, str] | None:
     """``x = pid // D`` or ``x = pid % D`` at the top level -> (x, "//" or "%", D)."""
     if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-            and isinstance(stmt.value, ast.BinOp) and isinstance(stmt.value.left, ast.Name) and stmt.value.left.id == pid
+            and isinstance(stmt.value, ast.BinOp) and isinstance(stmt.value.left, ast.Name)
+            and stmt.value.left.id == pid
             and isinstance(stmt.value.op, (ast.FloorDiv, ast.Mod))):
-        return stmt.targets[0].id, "//" if isinstance(stmt.value.op, ast.FloorDiv) else "%", ast.unparse(stmt.value.right)
+        op = "//" if isinstance(stmt.value.op, ast.FloorDiv) else "%"
+        return stmt.targets[0].id, op, ast.unparse(stmt.value.right)
     return None
 
 
@@ -133,15 +150,16 @@ def _rewrite_1d(p: Any, ctx: RecipeContext, k: Kernel, values: list[int], pid: s
     (i0, (x0, op0, dim)), (_, (x1, _op1, _)) = splits
     m = _m_role(k, x0, x1)
     if m is None:
-        raise NotApplicable(f"{k.name}: cannot tell which of {x0}, {x1} walks the M tiles (no `* BLOCK_M` / `* BLOCK_N`)")
+        raise NotApplicable(f"{k.name}: cannot tell which of {x0}, {x1} walks the M tiles "
+                            "(no `* BLOCK_M` / `* BLOCK_N`)")
     n = x1 if m == x0 else x0
     quotient = x0 if op0 == "//" else x1
     row_major = quotient == m  # pid_m = pid // n_n: the divisor counts N tiles
-    stores = [x for x in ast.walk(k.node) if isinstance(x, ast.Name) and x.id in (m, n, pid) and isinstance(x.ctx, ast.Store)]
+    stores = [x for x in ast.walk(k.node)
+              if isinstance(x, ast.Name) and x.id in (m, n, pid) and isinstance(x.ctx, ast.Store)]
     if len(stores) != 3:
         raise NotApplicable(f"{k.name} reassigns {pid}, {m} or {n}")
-    sites = [s for s in p.sites if s.kernel == k.name]
-    for site in sites:
+    for site in (s for s in p.sites if s.kernel == k.name):
         grid = site.grid
         if isinstance(grid, ast.Name) and site.function is not None:
             defs = [a.value for a in ast.walk(site.function) if isinstance(a, ast.Assign) and len(a.targets) == 1
@@ -149,28 +167,15 @@ def _rewrite_1d(p: Any, ctx: RecipeContext, k: Kernel, values: list[int], pid: s
             grid = defs[-1] if len(defs) == 1 else grid
         elems = grid.elts if isinstance(grid, ast.Tuple) else None
         if not elems or len(elems) != 1 or not (isinstance(elems[0], ast.BinOp) and isinstance(elems[0].op, ast.Mult)):
-            raise NotApplicable(f"{k.name}: the launch grid is not one product of two tile counts "
-                                f"(got {ast.unparse(site.grid)}): programs beyond the tiles would be remapped out of range")
-    tried = {t.get(PARAM) for t in ctx.tried}
-    options = [v for v in values if v not in tried]
-    if not options:
-        raise NotApplicable(f"every {PARAM} value was already tried on this base")
-    g = 8 if 8 in options else options[0]
+            raise NotApplicable(f"{k.name}: the launch grid is not one product of two tile counts (got "
+                                f"{ast.unparse(site.grid)}): programs beyond the tiles would be remapped out of range")
+    g = _group_size(ctx, values)
     s0, s1 = body[i0], body[i0 + 1]
-    st, ind = p.st, p.st.indent_of(s0.lineno)
+    ind = p.st.indent_of(s0.lineno)
     counts = (f"{ind}_n_n = {dim}\n{ind}_n_m = tl.num_programs(0) // _n_n\n" if row_major
               else f"{ind}_n_m = {dim}\n{ind}_n_n = tl.num_programs(0) // _n_m\n")
-    block = (counts
-             + f"{ind}_in_group = {PARAM} * _n_n\n"
-             f"{ind}_first_m = ({pid} // _in_group) * {PARAM}\n"
-             f"{ind}_group_m = tl.minimum(_n_m - _first_m, {PARAM})\n"
-             f"{ind}{m} = _first_m + ({pid} % _in_group) % _group_m\n"
-             f"{ind}{n} = ({pid} % _in_group) // _group_m\n")
-    st.replace_range(st.line_start(s0.lineno), st.line_start(s1.end_lineno + 1), block)
-    st.insert(st.span(k.node.args.args[-1])[1], f", {PARAM}: tl.constexpr")
-    for site in sites:
-        _insert_keyword(st, site.call, f"{PARAM}={g}")
+    _emit(p, k, s0, s1, counts + _grouped(ind, pid, m, n), g)
     walk = "row-major" if row_major else "column-major"
     desc = (f"{k.name}: grouped program order ({PARAM}={g}) on the 1-D program id: the {walk} split of {pid} into "
             f"{m}/{n} becomes groups of {g} M tiles that share operand panels in L2; grid and host code unchanged")
-    return _finish("grouped_program_order", ctx, st.apply(), desc, {PARAM: g})
+    return _finish("grouped_program_order", ctx, p.st.apply(), desc, {PARAM: g})
