@@ -149,12 +149,9 @@ def evaluate(
                               seeds=list(settings.validation_seeds),
                               timing=timing_request(settings, against, aa) if timing else None)
     res = _run(request, backend, settings, python=python)
-    if not res.ok:
-        return _failed(cand, backend, res.status, res.reason, static, res)
-    try:
-        p = parse_result(EvaluateResult, res.payload)
-    except ContractError as exc:
-        return _failed(cand, backend, "error", f"bad_result: {exc}", static, res)
+    p, failed = _parsed(res, EvaluateResult, cand, backend, static)
+    if failed is not None:
+        return failed
     if backend == "interpreter" and not p.validation.passed:
         from optimizer.harness.compile_only import evaluate_compile_only, interpreter_limitation
 
@@ -240,6 +237,17 @@ def _run(request: WorkerRequest, backend: str, settings: LadderSettings, *, pyth
                       use_zygote=settings.sandbox_fork_server and backend == "interpreter")
 
 
+def _parsed(res: SandboxResult, model: Any, cand: Path, backend: str, static: Any) -> tuple[Any, Evaluation | None]:
+    """The worker's typed result, or (None, the failed Evaluation saying why there is none: the sandbox status, or
+    ``bad_result`` naming the field its contract rejected)."""
+    if not res.ok:
+        return None, _failed(cand, backend, res.status, res.reason, static, res)
+    try:
+        return parse_result(model, res.payload), None
+    except ContractError as exc:
+        return None, _failed(cand, backend, "error", f"bad_result: {exc}", static, res)
+
+
 def _phases(phase_s: dict[str, float], res: SandboxResult) -> dict[str, float]:
     """The worker's own phases plus ``process_start``: sandbox wall time the worker did not account for."""
     out = {k: float(v) for k, v in phase_s.items()}
@@ -257,12 +265,9 @@ def retime(problem: Problem, candidate: Path, against: dict[str, Path], *, backe
     request = TimeRequest(problem=str(problem.path), candidate=str(candidate), backend=backend,  # type: ignore[arg-type]
                           cases=run_cases, timing=t)
     res = _run(request, backend, settings)
-    if not res.ok:
-        return _failed(candidate, backend, res.status, res.reason, None, res)
-    try:
-        p = parse_result(TimeResult, res.payload)
-    except ContractError as exc:
-        return _failed(candidate, backend, "error", f"bad_result: {exc}", None, res)
+    p, failed = _parsed(res, TimeResult, candidate, backend, None)
+    if failed is not None:
+        return failed
     return Evaluation(candidate=candidate, backend=backend, status="ok", reason="", validation=Validation(passed=True),
                       timing_cases=p.timing.cases, device=p.device, versions=p.versions, protocol=p.timing.protocol,
                       duration_s=res.duration_s, phase_s=_phases(p.phase_s, res))
