@@ -23,7 +23,7 @@ def mcp_command(
     Register it with an MCP client as the command `ladder mcp` (add `--server HOST:PORT` to use a running
     server instead of opening the embedded KB). stdout carries only the protocol; logs go to stderr.
     """
-    from optimizer.mcp_server import serve_stdio
+    from retrieval.mcp_server import serve_stdio
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     serve_stdio(server, home=str(home) if home else None, token=token)

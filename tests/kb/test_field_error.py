@@ -86,7 +86,7 @@ def test_the_grpc_edge_prefixes_the_field_and_shows_the_input() -> None:
 
 def test_mcp_tools_and_the_review_cli_use_the_same_field() -> None:
     from optimizer.cli.review import _parse
-    from optimizer.mcp_server import _query
+    from retrieval.mcp_server import _query
 
     with pytest.raises(InvalidArgument) as e:
         _query(Batch, cards=[GOOD | {"title": 3}])

@@ -1,4 +1,5 @@
-"""The KB over the Model Context Protocol (official ``mcp`` SDK): ``ladder mcp`` serves it on stdio.
+"""The KB over the Model Context Protocol (official ``mcp`` SDK), beside the gRPC (``retrieval.server``) and
+HTTP (``retrieval.web``) transports; ``ladder mcp`` (``optimizer.cli.mcpcmd``) serves it on stdio.
 
 Tools: ``search`` (hybrid search), ``quick_match`` (L1 triage by symptoms), ``get_card`` and
 ``get_invariants`` (L4 compiler invariants). Resources: ``card://{card_id}`` (one card as JSON) and
@@ -9,13 +10,14 @@ the first tool call waits for it. Nothing here writes to stdout except the proto
 
 from __future__ import annotations
 
+import importlib
 import json
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from kb.client import KBClient
 from kb.errors import InvalidArgument, LadderError, Unavailable, field_error
@@ -30,6 +32,8 @@ from kb.models.search import (
 from kb.sanitize import terminal_text, terminal_tree
 
 __all__ = ["LazyClient", "build_server", "serve_stdio"]
+
+M = TypeVar("M", bound=BaseModel)
 
 INSTRUCTIONS = (
     "Kernel Ladder knowledge base for Triton kernel optimization: pattern cards (rewrites with preconditions and "
@@ -51,11 +55,10 @@ def _sdk() -> tuple[Any, type[Exception], type[Exception], type[Exception]]:
         )
 
         return MCPServer, ToolError, ResourceError, ResourceNotFoundError
-    except ImportError:
-        from mcp.server.fastmcp import FastMCP
-        from mcp.server.fastmcp.exceptions import ResourceError, ToolError
-
-        return FastMCP, ToolError, ResourceError, ResourceError
+    except ImportError:  # mcp 1.x (looked up by name: the type checker sees the installed 2.x)
+        fastmcp = importlib.import_module("mcp.server.fastmcp")
+        errors = importlib.import_module("mcp.server.fastmcp.exceptions")
+        return fastmcp.FastMCP, errors.ToolError, errors.ResourceError, errors.ResourceError
 
 
 class LazyClient:
@@ -104,7 +107,7 @@ def _card(card: AnyCard) -> dict[str, Any]:
     return card.model_dump(mode="json", exclude_defaults=False)
 
 
-def _query(model: type, **data: Any) -> Any:
+def _query(model: type[M], **data: Any) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as e:
@@ -130,7 +133,7 @@ def build_server(lazy: LazyClient) -> Any:
                 raise (not_found if e.code == "not_found" else resource_error)(msg) from e
             raise tool_error(msg) from e
 
-    def query(model: type, **data: Any) -> Any:
+    def query(model: type[M], **data: Any) -> M:
         try:
             return _query(model, **data)
         except InvalidArgument as e:

@@ -39,7 +39,7 @@ def _texts(result) -> str:
 
 
 def test_tool_answers_and_errors_carry_no_control_characters():
-    from optimizer.mcp_server import LazyClient, build_server
+    from retrieval.mcp_server import LazyClient, build_server
 
     server = build_server(LazyClient(FakeKB))
 
