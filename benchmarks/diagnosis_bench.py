@@ -1,6 +1,6 @@
 """``ladder bench diagnosis``: accuracy of cause, class and rewrite family on the labelled diagnosis set.
 
-Runs ``ladder diagnose`` (``optimizer.commands.diagnose``) on every item's ``initial.py`` of
+Runs ``ladder diagnose`` (``optimizer.diagnosis.diagnose``) on every item's ``initial.py`` of
 ``benchmarks/diagnosis/`` and compares the ladder's decision with the label, per split (tune / eval) and per
 level (the decision after L1, L2, L3, L4), with a cause confusion table.
 
@@ -127,7 +127,7 @@ def run(items: list[Any], backend: str, max_level: str, validate: bool, *, budge
     """Diagnose each item; stop starting new items after ``budget_s`` (0: no limit); rows are appended to
     ``partial`` (JSON lines) as they finish, so a run cut short still leaves its rows."""
     from benchmarks.suite.runner import connect_kb
-    from optimizer.commands import diagnose
+    from optimizer.diagnosis import diagnose
 
     kb = connect_kb(None, None)  # the snapshot KB on a GPU host whose grpcio is older than the stubs
     rows: list[dict[str, Any]] = []
@@ -139,7 +139,8 @@ def run(items: list[Any], backend: str, max_level: str, validate: bool, *, budge
         t0 = time.monotonic()
         try:
             d = diagnose(item.problem_path, item.initial_path, backend=backend, max_level=max_level, kb=kb,
-                         workdir=tempfile.mkdtemp(prefix=f"diag-{item.name}-"), validate=validate)
+                         workdir=tempfile.mkdtemp(prefix=f"diag-{item.name}-"),
+                         validate=validate).model_dump(mode="json")  # the rows read the `ladder diagnose --json` shape
         except Exception as exc:  # one broken item must not end the benchmark; it counts as a miss
             d = {"error": f"{type(exc).__name__}: {exc}"[:400], "levels": []}
         row = _row(item, d, time.monotonic() - t0)

@@ -60,11 +60,10 @@ def replay_rows(rows: list[dict[str, Any]], *, max_level: str = "L4") -> list[di
     from benchmarks.diagnosis.dataset import load_items
     from benchmarks.suite.runner import connect_kb
     from kb.vocab import CAUSE_FAMILIES
-    from optimizer.commands import diagnose
+    from optimizer.diagnosis import diagnose
     from optimizer.features import extract_features
     from optimizer.ladder.causes import profile_findings
     from optimizer.ladder.decide import decide
-    from optimizer.ladder.findings import Finding
 
     items = {i.name: i for i in load_items(None)}
     kb = connect_kb(None, None)
@@ -84,7 +83,7 @@ def replay_rows(rows: list[dict[str, Any]], *, max_level: str = "L4") -> list[di
             workdir=tempfile.mkdtemp(prefix=f"replay-{item.name}-"),
             validate=False,
         )
-        static = [Finding.model_validate(f) for f in d.get("causes") or [] if f.get("level") != "L2"]
+        static = [f for f in d.causes if f.level != "L2"]
         measured = row.get("measured_class") or "unknown"
         dots = "tl.dot" in extract_features(item.initial_path.read_text()).tokens
         l2 = profile_findings(l2_cases(row.get("l2_raw") or []), measured, 1.0, dots=dots)

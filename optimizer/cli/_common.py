@@ -63,6 +63,20 @@ def say_kb(description: str) -> None:
     err_console.print(Text(f"KB: {description}", style="dim"))
 
 
+def out_console(json_out: bool) -> SafeConsole:
+    """Where a command's human output goes: stdout, or stderr when ``--json`` keeps stdout for the JSON."""
+    return err_console if json_out else console
+
+
+def connect_kb(server: str | None, home: str | Path | None, token: str | None = None) -> Any:
+    """The KB client of ``--server`` (gRPC) or the embedded KB at ``home``; says which one it is."""
+    from retrieval.client import connect
+
+    client = connect(server=server, home=home, token=token)
+    say_kb(getattr(client, "opened_as", None) or f"server {server}")
+    return client
+
+
 def settings_for(home: Path | None = None, **overrides: Any) -> Settings:
     s = Settings()
     upd = {k: v for k, v in overrides.items() if v is not None}
@@ -88,7 +102,8 @@ def one_line(text: str) -> str:
 
 
 def friendly_errors(fn: F) -> F:
-    """Print domain errors as one clear line (exit 2) instead of a traceback."""
+    """The CLI's one error path: a domain error (``LadderError``) becomes one clear line on stderr,
+    ``error (code): message``, and exit status 2, instead of a traceback. Every command is wrapped in it."""
 
     @wraps(fn)
     def wrapper(*a: Any, **kw: Any) -> Any:

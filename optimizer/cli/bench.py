@@ -11,6 +11,7 @@ from pathlib import Path
 import typer
 
 from kb.errors import ToolchainError
+from optimizer.cli._common import friendly_errors
 
 bench_app = typer.Typer(help="Benchmark runners (results go to benchmarks/results/ with provenance).",
                         no_args_is_help=True)
@@ -55,12 +56,9 @@ def _run(rel: str, argv: list[str]) -> int:
 def _make(name: str, rel: str, help_: str) -> None:
     @bench_app.command(name, help=help_ + " Extra arguments are passed to the runner (try -- --help).",
                        context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+    @friendly_errors
     def _cmd(ctx: typer.Context) -> None:
-        try:
-            raise typer.Exit(_run(rel, list(ctx.args)))
-        except ToolchainError as e:
-            typer.echo(f"error: {e}", err=True)
-            raise typer.Exit(2) from None
+        raise typer.Exit(_run(rel, list(ctx.args)))
 
 
 for _name, (_rel, _help) in RUNNERS.items():

@@ -1,7 +1,7 @@
 """Pick a runner (Ray or per-device processes), expand problem arguments, print progress and results.
 
-Shared by the Typer command (``optimizer.cluster.command``) and ``python -m optimizer.cluster``, which needs
-neither Typer nor Rich (the lent GPU image has neither).
+Used by ``ladder optimize-cluster`` (``optimizer.cli.cluster``, which ``python -m optimizer.cluster`` also runs);
+progress and results go to plain streams, so the worker side needs no Rich.
 """
 
 from __future__ import annotations

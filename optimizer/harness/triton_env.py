@@ -17,7 +17,7 @@ from pathlib import Path
 
 from kb.errors import InvalidArgument, ToolchainError
 
-__all__ = ["ENV_VAR", "find_triton_python", "triton_python", "triton_version"]
+__all__ = ["ENV_VAR", "find_triton_python", "select_triton", "triton_python", "triton_version"]
 
 ENV_VAR = "LADDER_TRITON_PYTHON"
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -59,6 +59,14 @@ def triton_python(version: str | None = None) -> Path | None:
     if version is not None and not triton_version(str(py)).startswith(version + "."):
         raise ToolchainError(f"{py} has Triton {triton_version(str(py))}, not {version}. {_hint(version)}")
     return py
+
+
+def select_triton(version: str | None) -> None:
+    """``--triton 3.6``: run validation workers with that Triton env (sets LADDER_TRITON_PYTHON for this process)."""
+    if version is None:
+        return
+    os.environ.pop(ENV_VAR, None)  # --triton names the version; the env for it is found, not overridden
+    os.environ[ENV_VAR] = str(triton_python(version))
 
 
 @functools.cache

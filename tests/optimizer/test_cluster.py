@@ -242,8 +242,8 @@ def test_commands_refuse_to_run_without_a_central_kb(monkeypatch: pytest.MonkeyP
     import typer
     from typer.testing import CliRunner
 
+    from optimizer.cli.cluster import cluster_command
     from optimizer.cluster.__main__ import main
-    from optimizer.cluster.command import cluster_command
 
     monkeypatch.delenv("LADDER_SNAPSHOT", raising=False)
     app = typer.Typer()

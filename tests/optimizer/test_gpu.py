@@ -11,7 +11,7 @@ import pytest
 import torch
 from ladder_fakes import LADDER_CARDS, FakeKB
 
-from optimizer.commands import diagnose
+from optimizer.diagnosis import diagnose
 from optimizer.harness.evaluation import evaluate, to_timing
 from optimizer.harness.problem import load_problem
 from optimizer.proposers.offline import OfflineProposer
@@ -48,10 +48,10 @@ def test_cuda_planted_faults(name: str, kind: str) -> None:
 
 def test_cuda_diagnose_profiles_at_l2(tmp_path: Path) -> None:
     d = diagnose(DATA / "softmax", None, backend="cuda", max_level="L2", kb=FakeKB(LADDER_CARDS), workdir=tmp_path)
-    l2 = d["levels"][1]
-    kinds = {e["kind"] for e in l2["evidence"]}
+    l2 = d.levels[1]
+    kinds = {e.kind for e in l2.evidence}
     assert {"timing", "classification", "profiler", "roofline"} <= kinds, kinds
-    assert all(c["class"] != "unknown" for c in l2["data"]["per_case"]), l2["data"]
+    assert all(c["class"] != "unknown" for c in l2.data["per_case"]), l2.data
 
 
 def test_cuda_session_is_timed(tmp_path: Path) -> None:

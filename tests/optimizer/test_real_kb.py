@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.commands import diagnose
+from optimizer.diagnosis import diagnose
 from optimizer.proposers.offline import OfflineProposer
 from optimizer.session import Session
 from optimizer.settings import LadderSettings
@@ -25,11 +25,11 @@ def client(kb):
 
 def test_l1_on_curated_cards(client, tmp_path: Path) -> None:
     d = diagnose(DATA / "top2", None, backend="interpreter", max_level="L1", kb=client, workdir=tmp_path)
-    l1 = d["levels"][0]
-    ids = {c["id"] for c in l1["matched_cards"]}
+    l1 = d.levels[0]
+    ids = {c.id for c in l1.matched_cards}
     assert ids & TOP2_FAMILIES, ids
-    assert any(c.get("recipe") and c.get("applicable") for c in l1["matched_cards"]), l1["matched_cards"]
-    assert {"code_features", "quick_match", "bottleneck", "escalation_tests"} <= {e["kind"] for e in l1["evidence"]}
+    assert any(c.recipe and c.applicable for c in l1.matched_cards), l1.matched_cards
+    assert {"code_features", "quick_match", "bottleneck", "escalation_tests"} <= {e.kind for e in l1.evidence}
 
 
 @pytest.mark.slow

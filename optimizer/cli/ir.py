@@ -1,12 +1,5 @@
 """``ladder ir``: capture a kernel's stages and per-pass IR, print stage summaries, pass changes and signatures.
 
-Mount with ``app.command("ir")(ir_command)``; for ``--explain`` the composition root (the main CLI) installs
-the KB client factory, since this package may import only ``kb``::
-
-    from optimizer.ir.cli import ir_command, set_kb_client_factory
-    from retrieval.client import connect
-    set_kb_client_factory(connect)          # called as factory(server) -> KBClient
-
 Example::
 
     ladder ir kernels.py::top2 --target cuda:90 -a X=*fp32 -a OUT=*fp32 -a n_cols=1000 -a stride=1024 \\
@@ -15,13 +8,14 @@ Example::
 Arguments follow ``NAME=VALUE[:QUALIFIER]`` (see ``optimizer.ir._specialize``): ``x=*fp32`` (16-byte aligned
 pointer), ``x=*fp16:unaligned``, ``n=4096`` (int; %16 -> divisibility, ==1 -> constexpr), ``n=1000:nospec``,
 ``n=i32`` (unknown value), ``BLOCK=1024`` (constexpr by the kernel's annotation), ``PRECISION=ieee``.
+``--explain`` (L4) opens the KB through ``retrieval.client.connect`` (``--server``, else the embedded KB); without
+one, L4 uses the compiler source only.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -32,22 +26,16 @@ from rich.table import Table
 
 from kb.client import KBClient
 from kb.errors import InvalidArgument, LadderError
+from optimizer.cli._common import friendly_errors, out_console
 from optimizer.ir.types import IRReport, L4Account
 
-__all__ = ["ir_command", "render_account", "render_report", "set_kb_client_factory"]
-
-_KB_FACTORY: Callable[[str | None], KBClient] | None = None
-
-
-def set_kb_client_factory(factory: Callable[[str | None], KBClient] | None) -> None:
-    """Install the function ``--explain`` uses to open the KB (``factory(server)``, e.g. ``retrieval.client.connect``)."""
-    global _KB_FACTORY
-    _KB_FACTORY = factory
+__all__ = ["ir_command", "render_account", "render_report"]
 
 ArgsOpt = Annotated[list[str], typer.Option("--arg", "-a", help="kernel argument NAME=VALUE[:QUALIFIER] (repeat)")]
 OptionOpt = Annotated[list[str], typer.Option("--option", "-o", help="compile option KEY=VALUE, e.g. maxnreg=64")]
 
 
+@friendly_errors
 def ir_command(
     spec: Annotated[str, typer.Argument(help="FILE::KERNEL, e.g. kernels/softmax.py::softmax_kernel")],
     target: Annotated[str, typer.Option("--target", "-t", help="cuda:<cc> (e.g. cuda:90, cuda:80) or ascend")] = "cuda:90",
@@ -72,29 +60,25 @@ def ir_command(
     """Capture per-stage and per-pass IR of a Triton kernel and attribute its structural signatures."""
     from optimizer.ir import analyze, capture_kernel, explain
 
-    console = Console(stderr=json_out)
-    try:
-        options = _parse_options(option) | {k: v for k, v in (("num_warps", num_warps), ("num_stages", num_stages))
-                                            if v is not None}
-        grid_t = tuple(int(x) for x in grid.split(",")) if grid else None
-        python = triton_python.absolute() if triton_python else None  # None: $LADDER_TRITON_PYTHON or this one
-        if python is not None and not Path(python).exists():
-            raise InvalidArgument(f"--triton-python {python} does not exist (make triton36-env creates "
-                                  ".venv-triton36/bin/python)", field="triton_python")
-        capture = capture_kernel(spec, target, arg, options=options, mode="launch" if launch else "compile",
-                                 grid=grid_t, workdir=out, python=python)
-        report = analyze(capture)
-        account = None
-        if explain_:
-            client = _kb_client(server, console, token)
-            try:
-                account = explain(report, client, compiler_source=compiler_source)
-            finally:
-                if client is not None:
-                    client.close()
-    except LadderError as e:
-        Console(stderr=True).print(f"[bold red]error[/] ({e.code}): {e}")
-        raise typer.Exit(2) from None
+    console = out_console(json_out)
+    options = _parse_options(option) | {k: v for k, v in (("num_warps", num_warps), ("num_stages", num_stages))
+                                        if v is not None}
+    grid_t = tuple(int(x) for x in grid.split(",")) if grid else None
+    python = triton_python.absolute() if triton_python else None  # None: $LADDER_TRITON_PYTHON or this one
+    if python is not None and not Path(python).exists():
+        raise InvalidArgument(f"--triton-python {python} does not exist (make triton36-env creates "
+                              ".venv-triton36/bin/python)", field="triton_python")
+    capture = capture_kernel(spec, target, arg, options=options, mode="launch" if launch else "compile",
+                             grid=grid_t, workdir=out, python=python)
+    report = analyze(capture)
+    account = None
+    if explain_:
+        client = _kb_client(server, console, token)
+        try:
+            account = explain(report, client, compiler_source=compiler_source)
+        finally:
+            if client is not None:
+                client.close()
     if json_out:
         payload: dict[str, Any] = report.model_dump(mode="json")
         if account is not None:
@@ -126,15 +110,17 @@ def _number(v: str) -> Any:
     return v
 
 
+def _open_kb(server: str | None, token: str | None) -> KBClient:
+    from retrieval.client import connect
+
+    return connect(server, token=token)
+
+
 def _kb_client(server: str | None, console: Console, token: str | None = None) -> KBClient | None:
-    if _KB_FACTORY is None:
-        console.print("[yellow]note[/]: no KB client factory installed (set_kb_client_factory); "
-                      "L4 uses compiler source only")
-        return None
     try:
-        return _KB_FACTORY(server, token=token) if token else _KB_FACTORY(server)
+        return _open_kb(server, token)
     except LadderError as e:
-        console.print(f"[yellow]note[/]: KB unavailable ({e}); L4 uses compiler source only")
+        console.print(f"[yellow]note[/]: KB unavailable ({escape(str(e))}); L4 uses compiler source only")
         return None
 
 

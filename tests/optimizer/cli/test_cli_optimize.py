@@ -1,4 +1,4 @@
-"""``ladder diagnose`` / ``ladder optimize`` command functions, mounted on a throwaway Typer app."""
+"""``ladder diagnose`` / ``ladder optimize`` (``optimizer.cli.optimize``), mounted on a throwaway Typer app."""
 
 from __future__ import annotations
 
@@ -10,19 +10,19 @@ import typer
 from ladder_fakes import LADDER_CARDS, FakeKB
 from typer.testing import CliRunner
 
-from optimizer import commands
+from optimizer.cli import optimize
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 
 
 @pytest.fixture
 def app(monkeypatch: pytest.MonkeyPatch) -> typer.Typer:
     kb = FakeKB(LADDER_CARDS)
-    monkeypatch.setattr(commands, "_connect", lambda server, home, token=None: kb)
+    monkeypatch.setattr(optimize, "connect_kb", lambda server, home, token=None: kb)
     monkeypatch.setenv("LADDER_VALIDATION_SEEDS", "[0]")
     a = typer.Typer()
-    a.command("diagnose")(commands.diagnose_command)
-    a.command("optimize")(commands.optimize_command)
+    a.command("diagnose")(optimize.diagnose_command)
+    a.command("optimize")(optimize.optimize_command)
     return a
 
 

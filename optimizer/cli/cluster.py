@@ -1,4 +1,10 @@
-"""Typer command function for the fan-out (mounted by ``optimizer.cli`` as ``ladder optimize-cluster``)."""
+"""``ladder optimize-cluster``: fan optimization sessions out over Ray or local devices (``optimizer.cluster``).
+
+``python -m optimizer.cluster`` runs this same command (``optimizer/cluster/__main__.py``)::
+
+    python -m optimizer.cluster --cluster local --resource CPU --server 127.0.0.1:50551 P1 P2   # Ray
+    LADDER_SNAPSHOT=snap python -m optimizer.cluster --devices 0,1 --rounds 3 benchmarks/suite/softmax ...  # no Ray
+"""
 
 from __future__ import annotations
 
@@ -7,13 +13,14 @@ from typing import Annotated
 
 import typer
 
-from kb.errors import LadderError
+from optimizer.cli._common import friendly_errors
 from optimizer.cluster.runner import check_outbox, launch, print_progress, print_results
 from optimizer.cluster.spec import new_campaign_id
 
-__all__ = ["cluster_command"]
+__all__ = ["cluster_app", "cluster_command"]
 
 
+@friendly_errors
 def cluster_command(
     problems: Annotated[list[str], typer.Argument(help="problem files or folders; a folder of problem folders (benchmarks/suite) expands")],
     cluster: Annotated[str, typer.Option("--cluster", help="Ray address: local (start one here), auto, ray://HOST:10001")] = "auto",
@@ -33,14 +40,10 @@ def cluster_command(
 ) -> None:
     """Fan optimization sessions out over a Ray cluster (one task per accelerator) against one central KB."""
     campaign = campaign or new_campaign_id()
-    try:
-        results = launch(problems, cluster=cluster, devices=devices.split(",") if devices else None, server=server,
-                         token=token, resource=resource, rounds=rounds, backend=backend, proposer=proposer,
-                         max_retries=max_retries, campaign=campaign, out_root=out, num_cpus=num_cpus,
-                         settings=json.loads(settings), progress=print_progress())
-    except LadderError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+    results = launch(problems, cluster=cluster, devices=devices.split(",") if devices else None, server=server,
+                     token=token, resource=resource, rounds=rounds, backend=backend, proposer=proposer,
+                     max_retries=max_retries, campaign=campaign, out_root=out, num_cpus=num_cpus,
+                     settings=json.loads(settings), progress=print_progress())
     print_results(results, as_json=json_out)
     ok = all(r.status == "ok" for r in results)
     if not server:  # snapshot mode: the outbox stands in for the central KB
@@ -51,3 +54,8 @@ def cluster_command(
         ok = ok and outbox_ok
     if not ok:
         raise typer.Exit(1)
+
+
+#: the command alone, as ``python -m optimizer.cluster`` runs it
+cluster_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+cluster_app.command()(cluster_command)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kb.errors import InvalidArgument
-from optimizer.cli.problemcmd import RULE_HINTS, scaffold
+from optimizer.onboarding import RULE_HINTS, scaffold
 from optimizer.harness.hacks import static_scan
 from optimizer.harness.problem import load_candidate, load_problem
 

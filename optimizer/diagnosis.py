@@ -1,0 +1,116 @@
+"""Diagnosis without rewriting (``ladder diagnose``): validate (and time) a candidate, then run every ladder level
+up to ``max_level`` without stopping early. The result is a typed :class:`Diagnosis`; its JSON (``--json``,
+``Diagnosis.model_dump(mode="json")``) holds, per level, the same objects a round records.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
+
+from kb.models import StopDecision, Timing, Validation
+from optimizer.ladder.decide import Decision
+from optimizer.ladder.findings import Finding
+from optimizer.ladder.types import CardRef, LevelResult
+
+__all__ = ["Diagnosis", "diagnose"]
+
+#: Interpreter failures that say "could not execute it here", not "it computes the wrong thing".
+_CANNOT_EXECUTE = frozenset({"timeout", "oom", "crashed", "runtime_error", "compile_error", "killed", "memory_limit"})
+#: fields the ladder fills; a candidate that does not validate stops before it, and its JSON omits them
+_LADDER_FIELDS = ("summary", "causes", "decision", "phase_s")
+
+
+class Diagnosis(BaseModel):
+    """What ``diagnose`` found. ``error`` is set (and the ladder fields are left out of the JSON) when the candidate
+    does not validate."""
+
+    problem: str
+    candidate: Path
+    backend: str
+    device: str = ""
+    versions: dict[str, str] = Field(default_factory=dict)
+    validation: Validation
+    timing: Timing
+    levels: list[LevelResult] = Field(default_factory=list, description="per level run, in order")
+    stop: StopDecision | None = Field(default=None, description="the level that passed all three tests, if any")
+    chosen: CardRef | None = Field(default=None, description="the one rewrite family the ladder would apply")
+    static_only: bool = Field(default=False, description="no measurement (interpreter, or compiled but not run)")
+    notes: list[str] = Field(default_factory=list)
+    error: str | None = Field(default=None, description="why the ladder did not run (the candidate does not validate)")
+    summary: str = ""
+    causes: list[Finding] = Field(default_factory=list, description="every level's cause findings")
+    decision: Decision | None = Field(default=None, description="the cause decision of the last level that made one")
+    phase_s: dict[str, float] = Field(default_factory=dict, description="wall seconds per phase (PhaseClock)")
+
+    @model_serializer(mode="wrap")
+    def _shape(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out = handler(self)
+        for key in _LADDER_FIELDS if self.error is not None else ("error",):
+            out.pop(key, None)
+        return out
+
+
+def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str | None, max_level: str, kb: Any,
+             workdir: str | Path | None = None, validate: bool = True) -> Diagnosis:
+    """Validate (and time) the candidate, then run the ladder up to ``max_level`` without stopping early."""
+    from optimizer.harness.evaluation import Evaluation, evaluate, record_launches, to_timing
+    from optimizer.harness.problem import load_problem
+    from optimizer.ladder import keys
+    from optimizer.ladder.engine import run_ladder
+    from optimizer.ladder.types import LadderContext
+    from optimizer.phases import PhaseClock, TimedKB
+    from optimizer.session import _input_dtypes, check_backend, default_candidate
+    from optimizer.settings import LadderSettings
+
+    t_start = time.perf_counter()
+    clock = PhaseClock()
+    settings = LadderSettings()
+    be = check_backend(backend)
+    prob = load_problem(problem)
+    cand = Path(candidate).resolve() if candidate else default_candidate(prob.path)
+    if validate or be != "interpreter":
+        ev = evaluate(prob, cand, backend=be, settings=settings)
+        clock.merge(ev.phase_s)
+    else:  # static diagnosis only (the labelled benchmark validates its kernels in its own tests)
+        ev = Evaluation(candidate=cand, backend=be, status="ok", reason="", validation=Validation(passed=True))
+    timing = to_timing(ev, ev.case_ms(), backend=be, problem=prob)
+    out = Diagnosis(problem=prob.name, candidate=cand, backend=be, device=ev.device, versions=ev.versions,
+                    validation=ev.validation, timing=timing, static_only=ev.static_only or be == "interpreter")
+    if not ev.passed:
+        if be != "interpreter" or ev.failure_kind not in _CANNOT_EXECUTE:
+            out.error = f"the candidate does not validate ({ev.failure_kind}); fix it before diagnosing"
+            return out
+        # the interpreter could not execute it (time, memory, libdevice ...): L1 and L3 need no execution
+        out.notes.append(f"static only: the interpreter could not validate the candidate ({ev.failure_kind}: "
+                         f"{ev.reason[:200]}); L1 and L3 still report, L2 has no measurement")
+    if not validate and be == "interpreter":
+        out.notes.append("not validated (validate=False): static diagnosis only")
+    launch_case: dict[str, Any] | None = None
+    if be == "interpreter":
+        launches, note, launch_case = record_launches(prob, cand, settings)
+        if launches:
+            ev.launches = launches  # full-size launch records: L1/L3 see the grid and divisibility of a real case
+            out.notes.append("static only: L1 and L3 read the launches of the first full-size case, recorded "
+                             "without executing any kernel" + (f" ({note})" if note else ""))
+        else:
+            launch_case = None
+            if note:
+                out.notes.append(note)
+    ctx = LadderContext(problem=prob, candidate=cand, backend=be, kb=TimedKB(kb, clock) if kb is not None else None,
+                        settings=settings, evaluation=ev, phases=clock,
+                        workdir=Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="ladder-diagnose-")),
+                        cache={keys.INPUT_DTYPES: _input_dtypes(prob)}
+                        | ({keys.LAUNCH_CASE: launch_case} if launch_case else {}))
+    outcome = run_ladder(ctx, max_level=max_level, stop_early=False)  # type: ignore[arg-type]
+    out.levels = list(outcome.results)
+    out.stop, out.chosen = outcome.stop, outcome.chosen
+    out.summary = outcome.summary()
+    out.causes = [f for r in outcome.results for f in r.findings]
+    out.decision = next((r.decision for r in reversed(outcome.results) if r.decision is not None), None)
+    out.phase_s = clock.finish(time.perf_counter() - t_start)
+    return out
