@@ -1,5 +1,5 @@
 """Package layering (DESIGN "Names"): kb imports nothing of ours and never grpc; synthesis -> kb;
-retrieval -> kb, synthesis; optimizer's core -> kb only (the CLI composition root may use retrieval)."""
+retrieval -> kb, synthesis; optimizer's core -> kb only (the CLI composition root, optimizer/cli/, may use retrieval)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ ROOT = Path(__file__).resolve().parents[1]
 OURS = {"kb", "synthesis", "retrieval", "optimizer"}
 ALLOWED = {"kb": {"kb"}, "synthesis": {"kb", "synthesis"}, "retrieval": {"kb", "synthesis", "retrieval"},
            "optimizer": {"kb", "optimizer"}}
-#: composition roots and transport adapters inside optimizer that may reach the retrieval layer
-OPTIMIZER_ROOTS = ("optimizer/cli/", "optimizer/commands.py", "optimizer/cluster", "optimizer/mcp")
+#: composition roots inside optimizer that may reach the retrieval layer: the CLI and the cluster fan-out (its workers
+#: open the central KB). The transports (gRPC, web, MCP) live in retrieval.
+OPTIMIZER_ROOTS = ("optimizer/cli/", "optimizer/cluster")
 
 
 def _imports(path: Path) -> set[str]:
@@ -70,5 +71,18 @@ def test_optimizer_subpackages_layer_without_a_cycle():
     assert _importers("optimizer/proposers", "optimizer.ladder"), "the proposers read the ladder's outcome"
     # the execution harness sits below everything that decides: it never reaches up
     for upper in ("optimizer.ladder", "optimizer.proposers", "optimizer.recipes", "optimizer.session", "optimizer.cli",
-                  "optimizer.commands"):
+                  "optimizer.diagnosis", "optimizer.onboarding"):
         assert _importers("optimizer/harness", upper) == [], upper
+
+
+def test_the_cli_lives_in_one_package():
+    """Only optimizer/cli/ uses Typer or Rich; outside it, only the ``python -m`` shims import it."""
+    shims = {"optimizer/__main__.py", "optimizer/cluster/__main__.py"}
+    for pkg in OURS:
+        for f in (ROOT / pkg).rglob("*.py"):
+            rel = str(f.relative_to(ROOT))
+            if rel.startswith("optimizer/cli/") or rel.startswith("retrieval/v1/"):
+                continue
+            assert not _imports(f) & {"typer", "rich"}, rel
+            if rel not in shims:
+                assert not any(m == "optimizer.cli" or m.startswith("optimizer.cli.") for m in _modules(f)), rel
