@@ -86,7 +86,7 @@ CAUSE_CLASS: dict[str, str] = {
 #: stopping is the right answer there.
 CAUSE_FAMILIES: dict[str, tuple[str, ...]] = {
     "per_element_grid": ("block-per-program",),
-    "tiny_programs": ("rows-per-program", "groups-per-program-moe-scoring"),
+    "tiny_programs": ("rows-per-program", "enlarge-tiny-blocks", "groups-per-program-moe-scoring"),
     "unvectorized_access": ("unaligned-size-alignment-hints", "compiler-hints-contiguity"),
     "same_address_atomics": ("two-stage-reduction",),
     "redundant_passes": ("single-pass-fusion", "online-softmax", "fused-cross-entropy-online-lse",

@@ -29,6 +29,8 @@ TINY_GRID_PROGRAMS = 4096
 MANY_LAUNCHES, SMALL_CASE_BYTES = 4, 64 * 1024 * 1024
 #: A row per program is "tiny" when the row holds fewer bytes than this (one 128-byte line per warp, 4 warps).
 TINY_ROW_BYTES = 2048
+#: A row loop stepping by at most this many elements per iteration keeps few loads in flight (naive first versions).
+SMALL_LOOP_CHUNK = 256
 
 
 def _ref(kind: str, reference: str, detail: str = "", lines: list[int] | None = None) -> EvidenceRef:
@@ -153,6 +155,15 @@ def code_findings(feats: CodeFeatures, launches: list[dict[str, Any]], *, hot_ke
                            structural=True,
                            supporting=[_ref("code_feature", "row_per_program", f"one row of {row_bytes:.0f} B per program", st.load_lines)],
                            summary=f"one short row ({row_bytes:.0f} B) per program: too little work per program"))
+    chunk = min((int(v) for n, v in ((rec or {}).get("constexprs") or {}).items()
+                 if "BLOCK" in n.upper() and isinstance(v, int) and not isinstance(v, bool)), default=0)
+    if (st.loops and st.block_range and not st.dots and 0 < chunk <= SMALL_LOOP_CHUNK and "inner_loop" in toks
+            and (row_bytes is None or row_bytes > 4 * chunk * 2)):
+        # a prior only: the class (latency_bound) has to agree before it decides (decide.CLASS_BONUS)
+        out.append(Finding(cause="tiny_programs", level="L1", confidence=0.45, structural=True,
+                           supporting=[_ref("launch", "small_loop_chunk", f"the row loop steps by {chunk} elements "
+                                            "(one short vector per iteration)", st.load_lines)],
+                           summary=f"a loop over {chunk}-element chunks keeps too few bytes in flight per program"))
     if "unaligned_launch_arg" in toks and ("masked_load" in toks or "strides" in toks) and st.block_range:
         names = [n for n, t in ((rec or {}).get("signature") or {}).items()
                  if n not in set((rec or {}).get("divisible_by_16") or []) and (t.startswith("*") or t in ("i32", "i64"))]

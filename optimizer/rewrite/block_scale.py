@@ -1,0 +1,264 @@
+"""``block_scale``: a block range too small for the GPU becomes a larger one, grid and launch kept in step.
+
+Card ``enlarge-tiny-blocks``. Domain: a kernel with a block range ``tl.arange(0, B)`` whose size ``B`` is a
+constexpr the single launch passes as an integer (a literal, or a host variable assigned one literal), below 1024
+elements, used either
+
+- on a program axis (``tl.program_id(a) * B + tl.arange(0, B)``, form ``grid``): the host grid's element ``a``
+  divides by the same block (``triton.cdiv(E, B)``, ``(E + B - 1) // B``, or ``META['B']`` in a grid lambda), or
+- as the step of a loop (``for start in range(0, n, B)``, form ``loop``): the grid does not depend on it.
+
+Before (a naive first translation: 64 fp32 columns, 256 B, per program; a million programs per launch)::
+
+    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
+    # host: silu_kernel[(M, triton.cdiv(N, 64))](x, y, N, BLOCK=64)
+
+After (one point of the round's search; 1024, 2048, 4096 and 512 elements are timed together)::
+
+    # host: silu_kernel[(M, triton.cdiv(N, 1024))](x, y, N, BLOCK=1024, num_warps=4)
+
+Every load and store addressed through the block range must be masked (a larger block reaches past the end
+otherwise), and the block literal may appear in the launching function only where the grid divides by it or as
+another kernel's launch keyword (a partial buffer sized ``cdiv(n, 256)`` elsewhere would fall out of step): refused
+otherwise, with the reason. Also refused: ``tl.dot`` kernels (``dot_tile_search`` tunes tiles), autotuned kernels,
+blocks already >= 1024 elements, a loop whose recorded bound already fits in one block. ``num_warps`` follows the block (4 up to 1024 elements,
+8 above), so each thread keeps 4-16 elements in registers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+
+from optimizer.recipes.base import RecipeContext
+from optimizer.rewrite.common import grid_node, launch_record, single_site_reasons
+from optimizer.rewrite.engine import Target
+from optimizer.rewrite.facts import dependents
+from optimizer.rewrite.tree import arg_value, call_name, walk
+
+__all__ = ["BlockScale"]
+
+#: blocks at or above this many elements are not "tiny": the transform refuses them
+_LARGE = 1024
+#: the most elements one program's 2-D tile may hold after scaling (registers: 8 warps x 32 lanes x 64)
+_MAX_TILE = 16384
+
+
+@dataclass
+class _Plan:
+    block: str  # the constexpr
+    current: int
+    form: str  # "grid" | "loop"
+    value_node: cst.BaseExpression  # what sets the block at the launch: the keyword's literal, or the host assignment's
+    grid_literals: list[tuple[cst.Integer, int]] = field(default_factory=list)  # grid literals and their offset from B
+    other_tile: int = 1  # the product of the other constexpr ranges' sizes (a 2-D tile)
+    loop_bound: int | None = None
+
+
+def _int(node: cst.BaseExpression | None) -> int | None:
+    return int(node.value, 0) if isinstance(node, cst.Integer) else None
+
+
+def _block_names(t: Target) -> list[str]:
+    out = []
+    for n in walk(t.kernel.node.body):
+        if isinstance(n, cst.Call) and call_name(n) == "tl.arange" and len(n.args) == 2:
+            end = n.args[1].value
+            if isinstance(end, cst.Name) and end.value in t.kernel.constexprs and end.value not in out:
+                out.append(end.value)
+    return out
+
+
+def _launched_value(t: Target, name: str) -> tuple[int | None, cst.BaseExpression | None, str]:
+    """(value, node to edit, why not) for the constexpr ``name`` at the single launch."""
+    site = t.sites[0]
+    arg = site.arg_for(t.kernel, name)
+    if arg is None:
+        return None, None, f"the launch does not pass {name}"
+    if (v := _int(arg)) is not None:
+        return v, arg, ""
+    if isinstance(arg, cst.Name):
+        assigns = t.tree.assignments(site.function, arg.value)
+        if len(assigns) == 1 and (v := _int(assigns[0].value)) is not None:
+            return v, assigns[0].value, ""
+    return None, None, f"{name}={t.tree.code(arg)} is not an integer literal or a host variable assigned one"
+
+
+def _form(t: Target, name: str) -> str | None:
+    pids = set(t.facts.pid.values())
+    for n in walk(t.kernel.node.body):
+        if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Multiply):
+            sides = (n.left, n.right)
+            if any(isinstance(s, cst.Name) and s.value == name for s in sides):
+                other = n.right if isinstance(n.left, cst.Name) and n.left.value == name else n.left
+                if (isinstance(other, cst.Name) and other.value in pids) or call_name(other) == "tl.program_id":
+                    return "grid"
+        if isinstance(n, cst.For) and call_name(n.iter) in ("range", "tl.range"):
+            args = n.iter.args  # type: ignore[attr-defined]
+            if len(args) >= 3 and isinstance(args[2].value, cst.Name) and args[2].value.value == name:
+                return "loop"
+    return None
+
+
+def _grid_literals(t: Target, value: int, host: str | None) -> tuple[list[tuple[cst.Integer, int]], bool]:
+    """Literals in the grid that carry the block (``cdiv(E, B)``: offset 0; ``(E + B - 1) // B``: -1), and whether
+    the grid divides by the block at all: by the literal, by the host variable ``host`` that holds it, or by
+    ``META[...]`` in a grid lambda."""
+    g = grid_node(t.sites[0], t.tree)
+    if isinstance(g, cst.Lambda):
+        return [], any(isinstance(n, cst.Subscript) for n in walk(g.body))
+
+    def is_block(d: cst.BaseExpression) -> bool:
+        return _int(d) == value or (host is not None and isinstance(d, cst.Name) and d.value == host)
+
+    found: list[tuple[cst.Integer, int]] = []
+    divides = False
+    for n in walk(g):
+        cdiv = isinstance(n, cst.Call) and call_name(n) in ("triton.cdiv", "cdiv") and len(n.args) == 2
+        if cdiv and is_block(n.args[1].value):  # type: ignore[attr-defined]
+            divides = True
+            if isinstance(n.args[1].value, cst.Integer):
+                found.append((n.args[1].value, 0))
+        if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.FloorDivide) and is_block(n.right):
+            divides = True
+            if isinstance(n.right, cst.Integer):
+                found.append((n.right, 0))
+                found += [(m, -1) for m in walk(n.left) if isinstance(m, cst.Integer) and _int(m) == value - 1]
+    return found, divides
+
+
+def _unmasked(t: Target) -> list[str]:
+    """Loads/stores addressed through a block range without a mask."""
+    seeds = set()
+    for n in walk(t.kernel.node.body):
+        if isinstance(n, cst.Assign) and any(call_name(c) == "tl.arange" for c in walk(n.value)):
+            seeds |= {tg.target.value for tg in n.targets if isinstance(tg.target, cst.Name)}
+    ranged = dependents(t.kernel.node.body, seeds) | seeds
+    out = []
+    for a in t.facts.accesses:
+        if a.op not in ("tl.load", "tl.store") or a.mask is not None:
+            continue
+        ptr = arg_value(a.node, "pointer", 0)
+        names = {m.value for m in walk(ptr) if isinstance(m, cst.Name)} if ptr is not None else set()
+        if names & ranged or "tl.arange" in a.pointer:
+            out.append(f"{a.op}({a.pointer}) is not masked: a larger block would reach past the end")
+    return out
+
+
+def _stray_literals(t: Target, value: int, used: list[tuple[cst.Integer, int]],
+                    value_node: cst.BaseExpression) -> list[str]:
+    """Other uses of the block literal in the launching function (they would fall out of step)."""
+    fn = t.sites[0].function
+    if fn is None:
+        return []
+    mine = {id(n) for n, _ in used} | {id(value_node)}
+    # another kernel's launch keyword (its own BLOCK=128) is that kernel's block, not this one's
+    mine |= {id(a.value) for s in t.tree.launches if s is not t.sites[0] for a in s.call.args if a.keyword is not None}
+    return [f"the literal {value} also appears in `{t.tree.code(t.tree.statement_of(fn, n) or n)}`"
+            for n in walk(fn) if isinstance(n, cst.Integer) and _int(n) == value and id(n) not in mine][:2]
+
+
+class BlockScale:
+    """A tiny constexpr block range -> a larger one (grid and launch edited together), 3-4 sizes in one round."""
+
+    kind = "block_scale"
+    card = "enlarge-tiny-blocks"
+
+    def _plan(self, t: Target, ctx: RecipeContext) -> tuple[_Plan | None, list[str]]:
+        out = single_site_reasons(t)
+        if t.facts.dots:
+            out.append("has tl.dot: its tiles are tuned by dot_tile_search, not by a block-range scale")
+        if out:
+            return None, out
+        names = _block_names(t)
+        if not names:
+            return None, ["no tl.arange(0, B) with a constexpr size B"]
+        reasons: list[str] = []
+        sized = {}
+        for name in names:
+            v, _node, why = _launched_value(t, name)
+            sized[name] = v
+            if why:
+                reasons.append(why)
+        for name in names:
+            v = sized[name]
+            if v is None:
+                continue
+            if v >= _LARGE:
+                reasons.append(f"{name}={v} is already >= {_LARGE} elements")
+                continue
+            form = _form(t, name)
+            if form is None:
+                reasons.append(f"{name} sizes neither a program's block (pid * {name}) nor a loop step "
+                               f"(range(.., .., {name}))")
+                continue
+            _v, node, _why = _launched_value(t, name)
+            assert node is not None
+            plan = _Plan(name, v, form, node)
+            for other in names:
+                if other != name and sized[other]:
+                    plan.other_tile *= int(sized[other])
+            arg = t.sites[0].arg_for(t.kernel, name)
+            host = arg.value if isinstance(arg, cst.Name) else None
+            if form == "grid":
+                lits, divides = _grid_literals(t, v, host)
+                if not divides:
+                    reasons.append(f"the grid {t.launches[0].grid} does not divide by {name}: programs x {name} would "
+                                   "no longer cover the range")
+                    continue
+                plan.grid_literals = lits if host is None else []
+            else:
+                plan.loop_bound = self._loop_bound(t, ctx, name)
+                if plan.loop_bound is not None and plan.loop_bound <= v:
+                    reasons.append(f"the loop bound ({plan.loop_bound}) already fits in one {name}={v} block")
+                    continue
+            stray = _stray_literals(t, v, plan.grid_literals, node) if host is None else []
+            masks = _unmasked(t)
+            if stray or masks:
+                reasons += stray + masks
+                continue
+            return plan, []
+        return None, reasons or ["no block range to scale"]
+
+    @staticmethod
+    def _loop_bound(t: Target, ctx: RecipeContext, name: str) -> int | None:
+        args = launch_record(t, ctx).get("ir_args") or {}
+        for n in walk(t.kernel.node.body):
+            if isinstance(n, cst.For) and call_name(n.iter) in ("range", "tl.range"):
+                a = n.iter.args  # type: ignore[attr-defined]
+                if len(a) >= 3 and isinstance(a[2].value, cst.Name) and a[2].value.value == name:
+                    bound = a[1].value
+                    if isinstance(bound, cst.Name) and isinstance(args.get(bound.value), int):
+                        return int(args[bound.value])
+        return None
+
+    def preconditions(self, t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[str]:
+        return self._plan(t, ctx)[1]
+
+    def points(self, t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[dict[str, Any]]:
+        plan, _ = self._plan(t, ctx)
+        assert plan is not None
+        values = [int(v) for v in (params.get("values") or [1024, 2048, 4096, 512])]
+        cap = _MAX_TILE // max(1, plan.other_tile)
+        if plan.loop_bound:
+            cap = min(cap, 1 << (plan.loop_bound - 1).bit_length())
+        keep = [v for v in values if plan.current < v <= cap and v & (v - 1) == 0]
+        if not keep:  # the row or the tile caps every listed size: the largest power of two that fits
+            top = 1 << (cap.bit_length() - 1)
+            keep = [top] if top > plan.current else []
+        return [{plan.block: v, "num_warps": 4 if v * plan.other_tile <= 1024 else 8} for v in keep]
+
+    def rewrite(self, t: Target, ctx: RecipeContext, point: dict[str, Any]) -> str:
+        plan, _ = self._plan(t, ctx)
+        assert plan is not None
+        new = int(point[plan.block])
+        t.tree.replace(plan.value_node, str(new))
+        for lit, offset in plan.grid_literals:
+            t.tree.replace(lit, str(new + offset))
+        t.tree.add_keyword(t.sites[0].call, "num_warps", str(point["num_warps"]))
+        where = ("the grid divides by it" if plan.form == "grid" else "the loop steps by it")
+        return (f"{t.kernel.name}: {plan.block} {plan.current} -> {new} elements per "
+                f"{'program' if plan.form == 'grid' else 'loop step'} ({where}), num_warps={point['num_warps']}")

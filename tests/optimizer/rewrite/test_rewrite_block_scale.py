@@ -1,0 +1,58 @@
+"""block_scale: a tiny constexpr block range becomes a larger one with the grid kept in step (interpreter)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rewrite_support import KERNELS, rewrite, same_outputs
+
+from optimizer.recipes.appliers import NotApplicable, RecipeContext, apply_recipe, apply_recipe_variants
+
+RECIPE = {"kind": "block_scale", "params": {"values": [1024, 2048, 4096, 512]}}
+
+
+def test_two_d_grid_literal_and_launch_change_together(tmp_path: Path) -> None:
+    res = rewrite("tiny_block_2d", RECIPE)
+    assert res.applied == {"BLOCK": 1024, "num_warps": 4}
+    assert "silu_kernel[(M, triton.cdiv(N, 1024))](x, y, N, BLOCK=1024, num_warps=4)" in res.source
+    same_outputs("tiny_block_2d", res.source, tmp_path)
+
+
+def test_host_variable_and_ceil_division_grid(tmp_path: Path) -> None:
+    res = rewrite("tiny_block_flat", RECIPE)
+    assert "block = 1024" in res.source and "(n + block - 1) // block" in res.source  # the grid follows the name
+    same_outputs("tiny_block_flat", res.source, tmp_path)
+
+
+def test_row_loop_step_is_capped_by_the_recorded_row_length(tmp_path: Path) -> None:
+    launches = [{"kernel": "row_mean_kernel", "grid": [4], "ir_args": {"n_cols": 3000}}]
+    ctx = RecipeContext(source=(KERNELS / "tiny_block_loop.py").read_text(), launches=launches)
+    variants = apply_recipe_variants(RECIPE, ctx)
+    assert [v.applied["BLOCK"] for v in variants] == [1024, 2048, 4096, 512]  # 4096 = next power of two of 3000
+    assert "row_mean_kernel[(M,)](x, out, N, BLOCK=2048, num_warps=8)" in variants[1].source
+    for v in variants[:2]:
+        same_outputs("tiny_block_loop", v.source, tmp_path)
+    short = [{"kernel": "row_mean_kernel", "grid": [4], "ir_args": {"n_cols": 100}}]
+    with pytest.raises(NotApplicable, match=r"loop bound \(100\) already fits"):
+        apply_recipe(RECIPE, RecipeContext(source=ctx.source, launches=short))
+
+
+@pytest.mark.parametrize(("kernel", "old", "new", "reason"), [
+    ("tiny_block_2d", "BLOCK=64)", "BLOCK=1024)", "already >= 1024"),
+    ("tiny_block_2d", "mask=mask, other=0.0)", "other=0.0)", "is not masked"),
+    ("tiny_block_2d", "y = torch.empty_like(x)", "y = torch.empty_like(x)\n        pad = 64", "also appears in"),
+    ("tiny_block_2d", "triton.cdiv(N, 64)", "N // 8", "does not divide by BLOCK"),
+    ("tiny_block_flat", "block = 128", "block = x.shape[0] // 4", "not an integer literal"),
+])
+def test_refusals_name_the_failed_precondition(kernel: str, old: str, new: str, reason: str) -> None:
+    src = (KERNELS / f"{kernel}.py").read_text()
+    assert old in src
+    with pytest.raises(NotApplicable, match=reason):
+        apply_recipe(RECIPE, RecipeContext(source=src.replace(old, new)))
+
+
+def test_dot_kernels_are_outside_the_domain() -> None:
+    src = (KERNELS / "dot_tile.py").read_text()
+    with pytest.raises(NotApplicable, match="tl.dot"):
+        apply_recipe(RECIPE, RecipeContext(source=src))
