@@ -83,12 +83,18 @@ class ProfileRequest(_CandidateRequest):
 
 
 class RunRequest(_CandidateRequest):
-    """Run the forward ``iters`` times per case: the process ``ncu`` or ``msprof`` wraps."""
+    """Run the forward ``iters`` times per case: the process ``ncu`` or ``msprof`` wraps.
+
+    ``warmup`` forwards per case run first (JIT compilation and autotuning happen there); with
+    ``profiler_range`` the measured forwards sit between ``cudaProfilerStart``/``Stop``, so ``ncu
+    --profile-from-start off`` sees only them, not the autotuner's benchmark launches."""
 
     task: Literal["run"] = "run"
     backend: Backend
     cases: list[Case]
     iters: int = Field(default=3, ge=1)
+    warmup: int = Field(default=0, ge=0)
+    profiler_range: bool = False
 
 
 class LaunchesRequest(_CandidateRequest):

@@ -86,9 +86,9 @@ def ncu(problem: Problem, candidate: Path, *, settings: LadderSettings, kernels:
 
     log = Path(tempfile.mkdtemp(prefix="ladder_ncu_")) / "ncu.csv"
     req = RunRequest(problem=str(problem.path), candidate=str(candidate), backend="cuda",
-                     cases=problem.cases_for("cuda"), iters=1)
+                     cases=problem.cases_for("cuda"), iters=1, warmup=1, profiler_range=True)
     res = run_worker(to_wire(req), limits=_limits(settings, max(settings.sandbox_timeout_s, 600)),
-                     prefix_cmd=ncu_command(str(log), kernels or None, metrics=CLASSIFIER_METRICS))
+                     prefix_cmd=ncu_command(str(log), kernels or None, metrics=CLASSIFIER_METRICS, ranged=True))
     rows = parse_ncu_csv(log.read_text()) if log.exists() else []
     if rows:
         return NcuCounters(summary=summarize_ncu(rows))

@@ -308,11 +308,19 @@ def _run(req: RunRequest) -> RunResult:
     for case in req.cases:
         inputs = problem.make_inputs(case, 0, device=device)
         cand = problem.instantiate(cand_cls, case, seed=0, device=device)
+        ranged = req.profiler_range and device == "cuda"
         with torch.no_grad():
+            for _ in range(req.warmup):
+                cand(*inputs)
+            if ranged:
+                torch.cuda.synchronize()
+                torch.cuda.cudart().cudaProfilerStart()
             for _ in range(req.iters):
                 cand(*inputs)
         if device == "cuda":
             torch.cuda.synchronize()
+        if ranged:
+            torch.cuda.cudart().cudaProfilerStop()
     return RunResult(ran=True)
 
 

@@ -47,10 +47,15 @@ def ncu_available() -> bool:
     return shutil.which("ncu") is not None
 
 
-def ncu_command(log_file: str, kernel_regex: str | None = None, metrics: tuple[str, ...] | None = None) -> list[str]:
-    """The prefix that runs a worker under ncu, writing the metric CSV to ``log_file`` (all NCU_METRICS by default)."""
+def ncu_command(log_file: str, kernel_regex: str | None = None, metrics: tuple[str, ...] | None = None,
+                *, ranged: bool = False) -> list[str]:
+    """The prefix that runs a worker under ncu, writing the metric CSV to ``log_file`` (all NCU_METRICS by default).
+    ``ranged``: profile only between cudaProfilerStart/Stop (``RunRequest.profiler_range``): an autotuned kernel's
+    benchmark launches run before the range and are not replayed (they took 40-50 s per round on the H200)."""
     cmd = ["ncu", "--csv", "--page", "raw", "--metrics", ",".join(metrics or NCU_METRICS), "--target-processes", "all",
            "--log-file", log_file]
+    if ranged:
+        cmd += ["--profile-from-start", "off"]
     if kernel_regex:
         cmd += ["--kernel-name", f"regex:{kernel_regex}"]
     return cmd

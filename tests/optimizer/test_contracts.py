@@ -171,8 +171,10 @@ def test_l2_ncu_runs_the_forward_under_ncu(monkeypatch: pytest.MonkeyPatch) -> N
     (request, cmd), = calls
     wire = {"problem": str(ctx.problem.path), "candidate": str(ctx.candidate), "backend": "cuda",
             "cases": ctx.problem.cases_for("cuda")}
-    assert request == {"task": "run", **wire, "iters": 1}
+    # one warm-up forward per case outside the profiled range: autotuning and JIT launches are not replayed
+    assert request == {"task": "run", **wire, "iters": 1, "warmup": 1, "profiler_range": True}
     log = cmd[cmd.index("--log-file") + 1]
-    assert cmd == ncu_command(log, "softmax_kernel", metrics=CLASSIFIER_METRICS)
+    assert cmd == ncu_command(log, "softmax_kernel", metrics=CLASSIFIER_METRICS, ranged=True)
+    assert cmd[cmd.index("--profile-from-start") + 1] == "off"
     assert ctx.cache[keys.ncu(ctx.source_sha)] is out and "ncu" in ctx.phases.seconds
     assert out["hot_kernel"] and out["launches"] >= 1, out
