@@ -422,32 +422,47 @@ class _Chain:
                 return s
         return None
 
-    def _unused_after(self, buf: str) -> bool:
-        """The host names ``buf`` only in its allocation (in this block, before the chain) and the chain's launches."""
-        if not re.fullmatch(r"[A-Za-z_]\w*", buf):
-            return False
+    def _mentions(self, buf: str) -> list[cst.Name]:
+        """Host mentions of ``buf`` outside the chain's launches and its own allocation."""
         alloc = self._allocation(buf)
-        if alloc is None:
-            return False
-        chain = {id(self.block[i]) for i in self.window}
-        others = [s for s in self.fn.body.body if id(s) not in chain | {id(alloc)}]  # type: ignore[attr-defined]
-        if any(buf in _var_names(s) for s in others):
-            return False
-        # nested statements (the chain may sit inside a block): every mention must be inside the chain or the allocation
-        mentions = [n for n in walk(self.fn.body) if isinstance(n, cst.Name) and n.value == buf]
-        inside = {id(n) for i in self.window for n in walk(self.block[i])} | {id(n) for n in walk(alloc)}
-        return all(id(n) in inside for n in mentions)
+        inside = {id(n) for i in self.window for n in walk(self.block[i])} | (
+            {id(n) for n in walk(alloc)} if alloc is not None else set())
+        return [n for n in walk(self.fn.body) if isinstance(n, cst.Name) and n.value == buf and id(n) not in inside]
 
-    def _dtype(self, buf: str) -> str | None:
+    def _template_uses(self, buf: str) -> dict[int, str]:
+        """Mentions of ``buf`` as the template of another allocation (``t2 = torch.empty_like(buf)``): metadata only,
+        by id of the Name -> the allocated name."""
+        out = {}
+        for s in self.block[:self.window[0]]:
+            if (isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Assign)
+                    and isinstance(s.body[0].value, cst.Call) and call_name(s.body[0].value).endswith("_like")
+                    and len(s.body[0].targets) == 1 and isinstance(s.body[0].targets[0].target, cst.Name)):
+                first = arg_value(s.body[0].value, "input", 0)
+                if isinstance(first, cst.Name) and first.value == buf:
+                    out[id(first)] = s.body[0].targets[0].target.value
+        return out
+
+    def _unused_after(self, buf: str) -> bool:
+        """The host reads ``buf`` nowhere but in the chain's launches (its allocation, and other allocations that only
+        take its shape and dtype, aside): nothing needs its contents after the chain."""
+        if not re.fullmatch(r"[A-Za-z_]\w*", buf) or self._allocation(buf) is None:
+            return False
+        templates = self._template_uses(buf)
+        return all(id(n) in templates for n in self._mentions(buf))
+
+    def _dtype(self, buf: str, depth: int = 0) -> str | None:
         alloc = self._allocation(buf) if re.fullmatch(r"[A-Za-z_]\w*", buf) else None
-        if alloc is None:
+        if alloc is None or depth > 8:
             return None
         text = self.tree.code(alloc)
         m = re.search(r"dtype\s*=\s*torch\.(\w+)", text)
         if m:
             return _TL_DTYPES.get(m.group(1))
-        call = call_name(alloc.body[0].value)  # type: ignore[attr-defined]
-        return None if call.endswith("_like") else "tl.float32"
+        call = alloc.body[0].value  # type: ignore[attr-defined]
+        if not call_name(call).endswith("_like"):
+            return "tl.float32"
+        first = arg_value(call, "input", 0)
+        return self._dtype(first.value, depth + 1) if isinstance(first, cst.Name) else None
 
     # ---------------------------------------------------------------- names
     def _names(self) -> None:
@@ -679,20 +694,28 @@ def _rewrite(tree: Tree, c: _Chain) -> str:
     for kern in c.kernels[:-1]:
         tree.remove(c.block[c.window[c.kernels.index(kern)]])
     passed = {_norm(h) for _n, h, _c, _kw in params}
+    # allocations of dropped buffers go when nothing else names them (a template of another dropped one aside)
+    removable = {fw.buffer for fw in c.forwards if fw.drop_store and fw.buffer not in passed}
+    while True:
+        blocked = {b for b in removable
+                   if any(c._template_uses(b).get(id(n)) not in removable for n in c._mentions(b))}
+        if not blocked:
+            break
+        removable -= blocked
     dropped_allocs = []
     for fw in c.forwards:
-        if fw.drop_store and fw.buffer not in passed:
-            alloc = c._allocation(fw.buffer)
-            if alloc is not None:
-                tree.remove(alloc)
-                dropped_allocs.append(fw.buffer)
+        alloc = c._allocation(fw.buffer) if fw.buffer in removable else None
+        if alloc is not None:
+            tree.remove(alloc)
+            dropped_allocs.append(fw.buffer)
     kept = [fw.buffer for fw in c.forwards if not fw.drop_store]
     stores_only = [fw.buffer for fw in c.forwards if fw.drop_store and fw.buffer not in dropped_allocs]
-    desc = (f"{' + '.join(names)}: {len(names)} launches over the grid {grid[1:-1]} -> one {fused_name}; "
+    desc = (f"{' + '.join(names)}: {len(names)} launches over the grid `{grid[1:-1]}` -> one {fused_name}; "
             + (f"forwarded in registers: {', '.join(fw.buffer for fw in c.forwards)}" if c.forwards
                else "no buffer forwarded")
             + (f" (allocation dropped: {', '.join(dropped_allocs)})" if dropped_allocs else "")
-            + (f"; stores dropped, buffer kept for its dtype: {', '.join(stores_only)}" if stores_only else "")
+            + (f"; stores dropped, allocation kept (its dtype or shape is read): {', '.join(stores_only)}"
+               if stores_only else "")
             + (f"; stores kept (the host reads them): {', '.join(kept)}" if kept else ""))
     return desc
 

@@ -126,3 +126,20 @@ def test_a_shifted_elementwise_read_splits_the_chain(tmp_path: Path) -> None:
     res = apply_recipe(RECIPE, RecipeContext(source=src))
     assert res.applied == {"kernels": ["act_kernel", "scale_kernel"]}
     assert _launches(res.source) == ["add_kernel", "fused_act_scale_kernel"]
+
+
+@pytest.mark.parametrize(("item", "dropped"), [("softmax_three_kernels", "row_max, row_sum"), ("bias_gelu_residual", "t1, t2")])
+def test_labelled_chains_fuse_and_validate(item: str, dropped: str, tmp_path: Path) -> None:
+    """The diagnosis set's two multi-kernel chains (per-row scalars; fp32 element-wise temporaries, one allocated as
+    `torch.empty_like` of the other), checked against their torch reference in the interpreter."""
+    from optimizer.harness.evaluation import evaluate
+    from optimizer.harness.problem import load_problem
+    from optimizer.settings import LadderSettings
+
+    folder = SUITE.parent / "diagnosis" / item
+    res = apply_recipe(RECIPE, RecipeContext(source=(folder / "initial.py").read_text(), launches=[]))
+    assert len(_launches(res.source)) == 1 and f"allocation dropped: {dropped}" in res.description
+    path = tmp_path / "fused.py"
+    path.write_text(res.source)
+    ev = evaluate(load_problem(folder), path, backend="interpreter", settings=LadderSettings(validation_seeds=[0]))
+    assert ev.passed, ev.reason
