@@ -39,6 +39,7 @@ RECIPE_PARAMS = {
     "dot_tile_search": {"configs", "fixed_variants"},
     "low_precision_operands": set(),
     "launch_loop_grid": set(),
+    "kernel_chain_fusion": set(),
 }
 
 
