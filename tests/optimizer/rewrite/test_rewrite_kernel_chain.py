@@ -128,7 +128,8 @@ def test_a_shifted_elementwise_read_splits_the_chain(tmp_path: Path) -> None:
     assert _launches(res.source) == ["add_kernel", "fused_act_scale_kernel"]
 
 
-@pytest.mark.parametrize(("item", "dropped"), [("softmax_three_kernels", "row_max, row_sum"), ("bias_gelu_residual", "t1, t2")])
+@pytest.mark.parametrize(("item", "dropped"), [("softmax_three_kernels", "row_max, row_sum"),
+                                               ("bias_gelu_residual", "t1, t2")])
 def test_labelled_chains_fuse_and_validate(item: str, dropped: str, tmp_path: Path) -> None:
     """The diagnosis set's two multi-kernel chains (per-row scalars; fp32 element-wise temporaries, one allocated as
     `torch.empty_like` of the other), checked against their torch reference in the interpreter."""
