@@ -491,8 +491,8 @@ class _Chain:
                 if share is not None and not (p in bound and share != p):
                     kern.rename[p] = share
                     continue
-                clash = p in fused or p in bound_before or p in self._later_free(ki)
-                name = fresh(f"{p}_{ki + 1}") if clash else p
+                used = p in fused or p in bound_before or p in self._later_free(ki)
+                name = fresh(f"{p}_{ki + 1}") if used else p
                 taken.add(name)
                 kern.rename[p] = name
                 fused[name] = (host, const)
