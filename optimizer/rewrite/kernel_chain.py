@@ -45,12 +45,13 @@ names clash), whose body is the bodies in order (``v = tl.program_id(a)`` once; 
 of a later kernel that an earlier kernel binds at the top level is renamed, since Triton would carry it around the
 loop); each forwarded load becomes the stored value (``tl.where(mask, value, other)`` when the load has
 ``other=``), bound to a fresh name at the store when the stored expression is not a name left unchanged until
-the read. A store is dropped when the host does not name the buffer outside its allocation and the chain; its
-parameter goes when nothing else reads it, and its allocation with it. A value bound for a buffer of known
-dtype other than float32 is cast to it (``.to(tl.bfloat16)``); of unknown dtype (``torch.empty_like``), to the
-buffer's element type (``.to(p.dtype.element_ty)``, the parameter kept); for a float32 buffer it is forwarded as
-it is (the round trip would only have widened it). One launch at the last launch's place, the earlier launch
-statements removed.
+the read. A store is dropped when the host does not name the buffer outside its allocation and the chain (or
+names it only as the template of another allocation, ``torch.empty_like(buf)``); its parameter goes when nothing
+else reads it, and its allocation with it when no remaining allocation takes it as a template. A value bound for
+a buffer of known dtype other than float32 (an explicit ``dtype=``, or followed through ``torch.empty_like``) is
+cast to it (``.to(tl.bfloat16)``); of unknown dtype (``torch.empty_like`` of an argument), to the buffer's element
+type (``.to(p.dtype.element_ty)``, the parameter kept); for a float32 buffer it is forwarded as it is (the round
+trip would only have widened it). One launch at the last launch's place, the earlier launch statements removed.
 """
 
 from __future__ import annotations
