@@ -89,13 +89,16 @@ CAUSE_FAMILIES: dict[str, tuple[str, ...]] = {
     "tiny_programs": ("rows-per-program", "enlarge-tiny-blocks", "groups-per-program-moe-scoring"),
     "unvectorized_access": ("unaligned-size-alignment-hints", "compiler-hints-contiguity"),
     "same_address_atomics": ("two-stage-reduction",),
-    "redundant_passes": ("single-pass-fusion", "online-softmax", "fused-cross-entropy-online-lse",
-                         "fused-softmax-row-in-registers", "fused-layernorm"),
+    # kernel-chain-fusion is second, not canonical: the diagnosis labels' first family must be the canonical one,
+    # and most redundant_passes items are one kernel with several loops (single-pass-fusion refuses a chain of
+    # kernels, kernel-chain-fusion refuses one kernel, so either order picks the family that applies)
+    "redundant_passes": ("single-pass-fusion", "kernel-chain-fusion", "online-softmax",
+                         "fused-cross-entropy-online-lse", "fused-softmax-row-in-registers", "fused-layernorm"),
     "register_spills": ("register-spill-relief",),
     "fma_dot": ("tf32-for-fp32-matmul", "low-precision-operands-fp32-accumulate"),
     "small_dot_tiles": ("matmul-tile-config-search", "persistent-tile-loop"),
     "l2_unfriendly_order": ("grouped-program-order",),
-    "launch_overhead": ("fuse-launches-for-launch-bound",),
+    "launch_overhead": ("fuse-launches-for-launch-bound", "kernel-chain-fusion"),
     "at_roofline": (),
     "unknown": (),
 }

@@ -102,6 +102,77 @@ def _reads(stmts: list[ast.stmt], names: set[str]) -> bool:
     return any(isinstance(n, ast.Name) and n.id in names for s in stmts for n in ast.walk(s))
 
 
+def _chunk_max(stmt: ast.stmt) -> tuple[str, str] | None:
+    """``m = tl.maximum(m, tl.max(x, axis=0))`` (either order; a scalar running max of chunk maxima) -> (m, x)."""
+    a = _assign(stmt)
+    c = _call(a[1], "tl.maximum") if a else None
+    if not a or not c or len(c.args) != 2:
+        return None
+    mine = [i for i, v in enumerate(c.args) if isinstance(v, ast.Name) and v.id == a[0]]
+    red = _call(c.args[1 - mine[0]], "tl.max") if mine else None
+    if red is None or not red.args or not _whole_axis0(red):
+        return None
+    x = red.args[0]
+    return (a[0], x.id) if isinstance(x, ast.Name) else ((a[0], ast.unparse(x)) if _loaded(x) else None)
+
+
+def _whole_axis0(red: ast.Call) -> bool:
+    axis = red.args[1] if len(red.args) > 1 else next((k.value for k in red.keywords if k.arg == "axis"), None)
+    return isinstance(axis, ast.Constant) and axis.value == 0 and len(red.args) <= 2 and all(
+        k.arg == "axis" for k in red.keywords)
+
+
+def _chunk_sum_of_exp(stmt: ast.stmt) -> tuple[str, str, str] | None:
+    """``s += tl.sum(tl.exp(x - r), axis=0)`` (or ``s = s + ...``) -> (s, x, r)."""
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) and isinstance(stmt.target, ast.Name):
+        s, term = stmt.target.id, stmt.value
+    elif (a := _assign(stmt)) and isinstance(a[1], ast.BinOp) and isinstance(a[1].op, ast.Add) \
+            and isinstance(a[1].left, ast.Name) and a[1].left.id == a[0]:
+        s, term = a[0], a[1].right
+    else:
+        return None
+    red = _call(term, "tl.sum")
+    if red is None or not red.args or not _whole_axis0(red):
+        return None
+    inner = ast.Expr(value=red.args[0])
+    se = _sum_of_exp(ast.AugAssign(target=ast.Name(id=s), op=ast.Add(), value=inner.value))
+    return (s, se[1], se[2]) if se else None
+
+
+def _match_scalar(body: list[ast.stmt], i: int) -> dict[str, Any]:
+    """The scalar two-pass form (a running max of chunk maxima, then a sum of per-chunk sums of exp)."""
+    loop1 = body[i]
+    rm = _chunk_max(loop1.body[-1]) if isinstance(loop1, ast.For) and loop1.body else None
+    if rm is None:
+        raise NotApplicable("no loop ending in a running max (m = tl.maximum(m, x)) or of chunk maxima "
+                            "(m = tl.maximum(m, tl.max(x, axis=0)))")
+    m, x = rm
+    j = i + 1
+    while j < len(body) and not isinstance(body[j], ast.For):
+        j += 1
+    if j == len(body):
+        raise NotApplicable(f"the running max {m} is not followed by a second loop over the same chunks")
+    between, loop2 = body[i + 1:j], body[j]
+    assert isinstance(loop1, ast.For) and isinstance(loop2, ast.For)
+    if (ast.unparse(loop1.target), ast.unparse(loop1.iter)) != (ast.unparse(loop2.target), ast.unparse(loop2.iter)):
+        raise NotApplicable("the max loop and the next loop iterate differently")
+    same = [ast.unparse(s) for s in loop1.body[:-1]] == [ast.unparse(s) for s in loop2.body[:-1]]
+    if not same or loop1.orelse or loop2.orelse:
+        raise NotApplicable("the two loops do not load the same chunk the same way")
+    se = _chunk_sum_of_exp(loop2.body[-1]) if loop2.body else None
+    if se is None or se[2] != m:
+        raise NotApplicable(f"the second loop does not end in a sum of tl.sum(tl.exp(x - {m}), axis=0)")
+    s, x2, _r = se
+    if x2 != x:
+        raise NotApplicable(f"the sum exponentiates {x2}, the max runs over {x}")
+    init = next((b for b in between if (a := _assign(b)) and a[0] == s), None)
+    if init is None or len(between) != 1:
+        raise NotApplicable(f"between the loops there must be only {s}'s initialisation")
+    if _reads(loop1.body + loop2.body[:-1], {s}) or _reads([init], {m, x}):
+        raise NotApplicable(f"the loops read {s} beyond the sum, or {s}'s initialisation depends on the max")
+    return {"loop1": loop1, "loop2": loop2, "init": init, "m": m, "x": x, "s": s, "scalar": True}
+
+
 def _match(body: list[ast.stmt], i: int) -> dict[str, Any]:
     """The two-pass pattern starting at ``body[i]`` (the first loop), or NotApplicable with the reason."""
     loop1 = body[i]
@@ -149,9 +220,15 @@ def apply_online_logsumexp(params: dict[str, Any], ctx: RecipeContext) -> Rewrit
             if not isinstance(stmt, ast.For):
                 continue
             try:
-                pat = _match(body, i)
+                try:
+                    pat = _match(body, i)
+                except NotApplicable:
+                    if not (stmt.body and _chunk_max(stmt.body[-1])):
+                        raise
+                    pat = _match_scalar(body, i)
             except NotApplicable as exc:
-                close = bool(stmt.body) and _running_max(stmt.body[-1]) is not None
+                close = bool(stmt.body) and (_running_max(stmt.body[-1]) is not None
+                                             or _chunk_max(stmt.body[-1]) is not None)
                 if close or not rm_found:  # keep the reason of the closest match (a loop with a running max)
                     reason, rm_found = f"{k.name}: {exc}", rm_found or close
                 continue
@@ -160,6 +237,8 @@ def apply_online_logsumexp(params: dict[str, Any], ctx: RecipeContext) -> Rewrit
 
 
 def _rewrite(p: Any, ctx: RecipeContext, kernel: str, pat: dict[str, Any]) -> RewriteResult:
+    if pat.get("scalar"):
+        return _rewrite_scalar(p, ctx, kernel, pat)
     st = p.st
     loop1, loop2, m, x, s, r = pat["loop1"], pat["loop2"], pat["m"], pat["x"], pat["s"], pat["r"]
     ind = st.indent_of(loop1.lineno)
@@ -183,4 +262,27 @@ def _rewrite(p: Any, ctx: RecipeContext, kernel: str, pat: dict[str, Any]) -> Re
     st.replace_range(st.line_start(loop1.lineno), st.line_start(loop2.end_lineno + 1), new)
     desc = (f"{kernel}: max pass and sum-of-exp pass over {shown} fused into one online pass ({m} per lane, "
             f"{s} rescaled when the max grows, then once to {r}); each row is read once instead of twice")
+    return _finish("online_logsumexp", ctx, st.apply(), desc, {"max": m, "sum": s})
+
+
+def _rewrite_scalar(p: Any, ctx: RecipeContext, kernel: str, pat: dict[str, Any]) -> RewriteResult:
+    """The scalar form: ``m`` is already the row max after the loop, so no lane merge follows it."""
+    st = p.st
+    loop1, loop2, m, x, s = pat["loop1"], pat["loop2"], pat["m"], pat["x"], pat["s"]
+    ind = st.indent_of(loop1.lineno)
+    inner = st.indent_of(loop1.body[-1].lineno)
+    last = loop1.body[-1]
+    bind, shown = "", x if x.isidentifier() else "the loaded chunk"
+    if not x.isidentifier():
+        bind, x = f"{inner}{m}_x = {x}\n", f"{m}_x"
+    online = (bind + f"{inner}{m}_new = tl.maximum({m}, tl.max({x}, axis=0))\n"
+              f"{inner}{m}_ref = tl.where({m}_new == float(\"-inf\"), 0.0, {m}_new)\n"
+              f"{inner}{s} = {s} * tl.exp({m} - {m}_ref) + tl.sum(tl.exp({x} - {m}_ref), axis=0)\n"
+              f"{inner}{m} = {m}_new\n")
+    new = (f"{ind}{st.segment(pat['init'])}\n"
+           + "".join(st.lines[loop1.lineno - 1: last.lineno - 1])
+           + online)
+    st.replace_range(st.line_start(loop1.lineno), st.line_start(loop2.end_lineno + 1), new)
+    desc = (f"{kernel}: max pass and sum-of-exp pass over {shown} fused into one online pass ({m} the running max "
+            f"of chunk maxima, {s} rescaled when it grows); each row is read once instead of twice")
     return _finish("online_logsumexp", ctx, st.apply(), desc, {"max": m, "sum": s})

@@ -12,6 +12,7 @@ from optimizer.rewrite.dot_precision import DotPrecision
 from optimizer.rewrite.dot_tiles import DotTileSearch
 from optimizer.rewrite.engine import Target, Transform, applier, parse_tree, targets
 from optimizer.rewrite.facts import KernelFacts, ModuleFacts, module_facts
+from optimizer.rewrite.kernel_chain import KernelChainFusion
 from optimizer.rewrite.launch_loop import LaunchLoopGrid
 from optimizer.rewrite.native_operands import LowPrecisionOperands
 from optimizer.rewrite.spill_relief import ChunkedRowReduction
@@ -21,5 +22,5 @@ __all__ = ["TRANSFORMS", "KernelFacts", "ModuleFacts", "Target", "Transform", "a
            "targets"]
 
 TRANSFORMS: dict[str, Transform] = {tr.kind: tr for tr in (
-    BlockPerProgram(), DotPrecision(), TwoStageReduction(), DotTileSearch(), ChunkedRowReduction(), LowPrecisionOperands(),
-    LaunchLoopGrid(), BlockScale())}
+    BlockPerProgram(), DotPrecision(), TwoStageReduction(), DotTileSearch(), ChunkedRowReduction(),
+    LowPrecisionOperands(), LaunchLoopGrid(), KernelChainFusion(), BlockScale())}

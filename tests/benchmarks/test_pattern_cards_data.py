@@ -40,6 +40,7 @@ RECIPE_PARAMS = {
     "low_precision_operands": set(),
     "launch_loop_grid": set(),
     "block_scale": {"values"},
+    "kernel_chain_fusion": set(),
 }
 
 

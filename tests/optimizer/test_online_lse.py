@@ -81,3 +81,21 @@ def test_inline_loads_in_both_loops_fuse_and_validate(tmp_path: Path) -> None:
     path.write_text(res.source)
     ev = evaluate(load_problem(item), path, backend="interpreter", settings=LadderSettings(validation_seeds=[0]))
     assert ev.passed, ev.reason
+
+
+def test_the_scalar_form_of_naive_cross_entropy_fuses_and_validates(tmp_path: Path) -> None:
+    """`m = tl.maximum(m, tl.max(x, axis=0))` then `s += tl.sum(tl.exp(x - m), axis=0)`: scalar running values, no
+    lane merge after the loop (m is already the row max)."""
+    from optimizer.harness.evaluation import evaluate
+    from optimizer.harness.problem import load_problem
+    from optimizer.settings import LadderSettings
+
+    src = (CE / "naive.py").read_text()
+    assert len(_kernel_loops(src, "row_loss_kernel")) == 2
+    out = fuse(src)
+    assert len(_kernel_loops(out, "row_loss_kernel")) == 1
+    assert "s = s * tl.exp(m - m_ref) + tl.sum(tl.exp(x - m_ref), axis=0)" in out
+    path = tmp_path / "fused.py"
+    path.write_text(out)
+    ev = evaluate(load_problem(CE), path, backend="interpreter", settings=LadderSettings(validation_seeds=[0]))
+    assert ev.passed, ev.reason
