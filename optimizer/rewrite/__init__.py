@@ -7,6 +7,7 @@ so the ladder and the offline proposer use them through ``apply_recipe`` / ``can
 from __future__ import annotations
 
 from optimizer.rewrite.block_per_program import BlockPerProgram
+from optimizer.rewrite.descriptors import DotTensorDescriptor
 from optimizer.rewrite.dot_precision import DotPrecision
 from optimizer.rewrite.dot_tiles import DotTileSearch
 from optimizer.rewrite.engine import Target, Transform, applier, parse_tree, targets
@@ -19,5 +20,6 @@ from optimizer.rewrite.two_stage import TwoStageReduction
 __all__ = ["TRANSFORMS", "KernelFacts", "ModuleFacts", "Target", "Transform", "applier", "module_facts", "parse_tree",
            "targets"]
 
-TRANSFORMS: dict[str, Transform] = {tr.kind: tr for tr in (BlockPerProgram(), DotPrecision(), TwoStageReduction(), DotTileSearch(),
-                                                    ChunkedRowReduction(), LowPrecisionOperands(), LaunchLoopGrid())}
+TRANSFORMS: dict[str, Transform] = {tr.kind: tr for tr in (
+    BlockPerProgram(), DotPrecision(), TwoStageReduction(), DotTileSearch(), ChunkedRowReduction(),
+    LowPrecisionOperands(), LaunchLoopGrid(), DotTensorDescriptor())}

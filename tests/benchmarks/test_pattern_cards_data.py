@@ -39,6 +39,8 @@ RECIPE_PARAMS = {
     "dot_tile_search": {"configs", "fixed_variants"},
     "low_precision_operands": set(),
     "launch_loop_grid": set(),
+    "dot_tensor_descriptor": set(),
+    "inplace_output": set(),
 }
 
 
