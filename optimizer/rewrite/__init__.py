@@ -12,6 +12,7 @@ from optimizer.rewrite.dot_precision import DotPrecision
 from optimizer.rewrite.dot_tiles import DotTileSearch
 from optimizer.rewrite.engine import Target, Transform, applier, parse_tree, targets
 from optimizer.rewrite.facts import KernelFacts, ModuleFacts, module_facts
+from optimizer.rewrite.inplace import InplaceOutput
 from optimizer.rewrite.launch_loop import LaunchLoopGrid
 from optimizer.rewrite.native_operands import LowPrecisionOperands
 from optimizer.rewrite.spill_relief import ChunkedRowReduction
@@ -22,4 +23,4 @@ __all__ = ["TRANSFORMS", "KernelFacts", "ModuleFacts", "Target", "Transform", "a
 
 TRANSFORMS: dict[str, Transform] = {tr.kind: tr for tr in (
     BlockPerProgram(), DotPrecision(), TwoStageReduction(), DotTileSearch(), ChunkedRowReduction(),
-    LowPrecisionOperands(), LaunchLoopGrid(), DotTensorDescriptor())}
+    LowPrecisionOperands(), LaunchLoopGrid(), DotTensorDescriptor(), InplaceOutput())}
