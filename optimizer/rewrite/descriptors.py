@@ -20,7 +20,8 @@ tile) loads the [N, K] box and transposes it. The output store is converted the 
 
 Domain (each refused with its reason): the installed Triton has ``tl.make_tensor_descriptor``; backend ``cuda``
 (below sm_90 Triton lowers descriptors back to pointer loads; no other backend is offered this); every dot
-operand is a name bound to such a ``tl.load`` (2-D tile, one stride-1 axis, ``other`` absent or zero, every axis
+operand is a name bound to such a ``tl.load`` (2-D tile, one stride-1 axis: a literal 1, or a stride argument that
+every recorded launch passes as 1, then re-checked at each launch; ``other`` absent or zero, every axis
 bounded by the mask; the tile sizes are constexprs, the contiguous one at least 16 elements at the launch);
 descriptor bases, shapes and strides use only kernel arguments and names fixed before the loop; one tuple-grid
 launch site. TMA needs 16-byte aligned bases and strides: a recorded launch (``ctx.launches``) that shows an
@@ -33,7 +34,11 @@ launch and raises without an allocator); the interpreter never calls it.
 
 from __future__ import annotations
 
+import functools
+import importlib.util
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import libcst as cst
@@ -135,6 +140,7 @@ class Access:
     transposed: bool  # the tile's stride-1 axis is its first: load the box, then transpose
     anchor: cst.BaseStatement  # the top-level kernel statement before which the descriptor is made
     desc: str = ""
+    unit_param: str | None = None  # a stride argument the recorded launches show is 1 (checked again at the launch)
 
 
 @dataclass
@@ -146,8 +152,9 @@ class Plan:
 class _Kernel:
     """Definitions of a kernel's names, for following a pointer or an index vector to what it is."""
 
-    def __init__(self, t: Target) -> None:
+    def __init__(self, t: Target, unit: frozenset[str] = frozenset()) -> None:
         self.t = t
+        self.unit = unit  # stride arguments every recorded launch passes as 1
         self.assigns: dict[str, list[cst.Assign]] = {}
         self.augs: dict[str, list[cst.AugAssign]] = {}
         for n in walk(t.kernel.node.body):
@@ -170,31 +177,52 @@ class _Kernel:
         return a[0].value if len(a) == 1 else None
 
 
+def _is_vec(kn: _Kernel, e: cst.BaseExpression, depth: int = 0) -> bool:
+    """``e`` holds a tl.arange, directly or through names bound once."""
+    for m in walk(e):
+        if isinstance(m, cst.Call) and call_name(m) == "tl.arange":
+            return True
+        d = kn.single(m.value) if isinstance(m, cst.Name) and depth < 4 else None
+        if d is not None and _is_vec(kn, d, depth + 1):
+            return True
+    return False
+
+
 def _vector(kn: _Kernel, sub: cst.Subscript) -> tuple[str, str] | str:
-    """(start text, block constexpr) of the vector ``v`` in ``v[:, None]``: ``v = start + tl.arange(0, B)``."""
-    v = sub.value
-    if isinstance(v, cst.Name):
-        if kn.augs.get(v.value):
-            return f"the index vector {v.value} is advanced in place"
-        d = kn.single(v.value)
-        if d is None:
-            return f"the index vector {v.value} is not assigned exactly once"
-        v = d
-    terms = _sum_terms(v)
-    ar = [e for s, e in terms if isinstance(e, cst.Call) and call_name(e) == "tl.arange"]
-    if len(ar) != 1 or any(s < 0 for s, _ in terms):
-        return f"index vector {_code(sub.value)} is not start + tl.arange(0, BLOCK) (a wrap-around % or a gather?)"
-    start, end = arg_value(ar[0], "start", 0), arg_value(ar[0], "end", 1)
-    if not (isinstance(start, cst.Integer) and start.value == "0" and isinstance(end, cst.Name)
-            and end.value in kn.t.kernel.constexprs):
-        return f"{_code(ar[0])} is not tl.arange(0, <constexpr>)"
-    rest = [e for _, e in terms if e is not ar[0]]
-    if any(_bcasts(e) or any(isinstance(m, cst.Call) and call_name(m) == "tl.arange" for m in walk(e)) for e in rest):
-        return f"index vector {_code(sub.value)} adds a vector to its arange"
-    return (" + ".join(_code(e) for e in rest) or "0"), end.value
+    """(start text, block constexpr) of the vector ``v`` in ``v[:, None]``: ``v = start + tl.arange(0, B)``, where
+    the arange may sit behind names bound once (``k = k0 + offs_k``, ``offs_k = tl.arange(0, BLOCK_K)``)."""
+    starts: list[str] = []
+    v: cst.BaseExpression = sub.value
+    for _ in range(5):
+        if isinstance(v, cst.Name):
+            if kn.augs.get(v.value):
+                return f"the index vector {v.value} is advanced in place"
+            d = kn.single(v.value)
+            if d is None:
+                return f"the index vector {v.value} is not assigned exactly once"
+            v = d
+            continue
+        terms = _sum_terms(v)
+        vec = [e for s, e in terms if _is_vec(kn, e)]
+        if len(vec) != 1 or any(s < 0 for s, _ in terms):
+            return f"index vector {_code(sub.value)} is not start + tl.arange(0, BLOCK) (a wrap-around % or a gather?)"
+        if any(_bcasts(e) for _, e in terms):
+            return f"index vector {_code(sub.value)} is built from a broadcast"
+        starts += [_code(e) for _, e in terms if e is not vec[0]]
+        v = vec[0]
+        if isinstance(v, cst.Call) and call_name(v) == "tl.arange":
+            start, end = arg_value(v, "start", 0), arg_value(v, "end", 1)
+            if not (isinstance(start, cst.Integer) and start.value == "0" and isinstance(end, cst.Name)
+                    and end.value in kn.t.kernel.constexprs):
+                return f"{_code(v)} is not tl.arange(0, <constexpr>)"
+            return (" + ".join(starts) or "0"), end.value
+        if not isinstance(v, cst.Name):
+            return f"index vector {_code(sub.value)} is not start + tl.arange(0, BLOCK) (a wrap-around % or a gather?)"
+    return f"index vector {_code(sub.value)} is defined too indirectly"
 
 
-def _advance(kn: _Kernel, name: str, load: cst.Call, strides: dict[int, str]) -> tuple[int, str] | str | None:
+def _advance(kn: _Kernel, name: str, load: cst.Call, strides: dict[int, str],
+             unit: int) -> tuple[int, str] | str | None:
     """The index term a pointer advance adds on the load's axis: (axis, term), a refusal, or None (no advance)."""
     augs = kn.augs.get(name, [])
     if not augs:
@@ -221,8 +249,7 @@ def _advance(kn: _Kernel, name: str, load: cst.Call, strides: dict[int, str]) ->
         if s != "1" and hit:
             axis, per = ax, [f for f in facs if f is not hit[0]]
     if axis is None:
-        axis = next(ax for ax, s in strides.items() if s == "1")
-        per = facs
+        axis, per = unit, facs
     per_text = " * ".join(_code(f) for f in per) or "1"  # type: ignore[union-attr]
     base = var if start == "0" else f"({var} - {start})"
     if _norm(per_text) == _norm(step):
@@ -299,11 +326,13 @@ def _access(kn: _Kernel, call: cst.Call, is_load: bool) -> Access | str:
                          (stride[0] if len(stride) == 1 else None) if stride else None, block)
     if set(axes) != {0, 1}:
         return f"address of {_code(ptr)} is not a 2-D tile (r[:, None] and c[None, :] terms)"
-    unit = [ax for ax, a in axes.items() if a.stride == "1"]
+    unit = [ax for ax, a in axes.items() if a.stride == "1"] or [ax for ax, a in axes.items() if a.stride in kn.unit]
     if len(unit) != 1:
-        return f"address of {_code(ptr)} has no single stride-1 axis (the last dimension must be contiguous)"
+        return (f"address of {_code(ptr)} has no single stride-1 axis (the last dimension must be contiguous; a stride "
+                "argument counts as 1 only where every recorded launch passes 1)")
+    unit_param = axes[unit[0]].stride if axes[unit[0]].stride != "1" else None
     if adv_name is not None:
-        adv = _advance(kn, adv_name, call, {ax: a.stride for ax, a in axes.items()})
+        adv = _advance(kn, adv_name, call, {ax: a.stride for ax, a in axes.items()}, unit[0])
         if isinstance(adv, str):
             return adv
         if adv is not None:
@@ -341,7 +370,7 @@ def _access(kn: _Kernel, call: cst.Call, is_load: bool) -> Access | str:
     coord = [" + ".join(x for x in axes[ax].coord if x != "0") or "0" for ax in order]
     return Access(call, is_load, base, scalars, [bounds[ax] for ax in order], [axes[other_ax].stride, "1"],
                   [axes[other_ax].stride_node, None], [axes[ax].block for ax in order], coord, unit[0] == 0,
-                  kn.top_of(call))
+                  kn.top_of(call), unit_param=unit_param)
 
 
 def _conjuncts(e: cst.BaseExpression) -> list[cst.BaseExpression]:
@@ -355,17 +384,41 @@ def _names_in(e: cst.CSTNode) -> set[str]:
     return {n.value for n in walk(e) if isinstance(n, cst.Name)}
 
 
-def plan_descriptors(t: Target) -> Plan | list[str]:
-    """The accesses to convert (every dot operand's load, the output store where it fits), or the reasons not to."""
-    import triton.language as tl
+@functools.lru_cache(maxsize=1)
+def _installed_has_descriptors() -> bool:
+    """``hasattr(tl, "make_tensor_descriptor")`` for the installed Triton, without importing it here when it is not
+    imported yet: importing ``triton.language`` outside ``TRITON_INTERPRET=1`` makes its jitted helpers unusable by
+    a later interpreter run in the same process, so the language package's source is read instead."""
+    tl = sys.modules.get("triton.language")
+    if tl is not None:
+        return hasattr(tl, "make_tensor_descriptor")
+    spec = importlib.util.find_spec("triton")
+    for root in (spec.submodule_search_locations or []) if spec is not None else []:
+        init = Path(root) / "language" / "__init__.py"
+        if init.exists():
+            return "make_tensor_descriptor" in init.read_text()
+    return False
 
+
+def unit_strides(t: Target, ctx: RecipeContext) -> frozenset[str]:
+    """Integer arguments that every recorded launch of ``t`` passes as 1 (none recorded: none)."""
+    recs = [r for r in ctx.launches if r.get("kernel") == t.kernel.name]
+    if not recs:
+        return frozenset()
+    ones = [{k for k, v in {**(r.get("constexprs") or {}), **(r.get("ir_args") or {})}.items()
+             if v == 1 and not isinstance(v, bool)} for r in recs]
+    return frozenset(set.intersection(*ones) & (set(t.kernel.params) - set(t.kernel.constexprs)))
+
+
+def plan_descriptors(t: Target, unit: frozenset[str] = frozenset()) -> Plan | list[str]:
+    """The accesses to convert (every dot operand's load, the output store where it fits), or the reasons not to."""
     out = []
-    if not hasattr(tl, "make_tensor_descriptor"):
+    if not _installed_has_descriptors():
         out.append("the installed Triton has no tl.make_tensor_descriptor")
     if not t.facts.dots:
         return [*out, "no tl.dot: tensor descriptors are offered for dot kernels only"]
     out += single_site_reasons(t)
-    kn = _Kernel(t)
+    kn = _Kernel(t, unit)
     loads: list[Access] = []
     for d in t.facts.dots:
         for arg in d.node.args[:2]:
@@ -482,7 +535,7 @@ def descriptor_reasons(t: Target, ctx: RecipeContext, tiles: dict[str, int] | No
     """Every reason descriptors do not apply to ``t`` (``tiles``: the constexpr values the launch will pass)."""
     if ctx.backend != "cuda":
         return [f"backend {ctx.backend}: tensor descriptors (TMA) are generated for cuda only"]
-    plan = plan_descriptors(t)
+    plan = plan_descriptors(t, unit_strides(t, ctx))
     if isinstance(plan, list):
         return plan
     out = []
@@ -554,7 +607,10 @@ def rewrite_descriptors(t: Target, plan: Plan) -> str:
     for acc, _what, e in alignment_terms(t, plan):
         host = _code(site.arg_for(k, acc.base)).strip()  # type: ignore[arg-type]
         checks.append(f"{host}.data_ptr()" if e is None else _host_bytes(t, acc, e))
-    tree.add_keyword(site.call, flag, f"{OK_HELPER}({', '.join(dict.fromkeys(checks))})")  # type: ignore[arg-type]
+    units = [f"{_code(a).strip()} == 1" for acc in plan.accesses if acc.unit_param
+             and (a := site.arg_for(k, acc.unit_param)) is not None]
+    ok = " and ".join([f"{OK_HELPER}({', '.join(dict.fromkeys(checks))})", *dict.fromkeys(units)])  # type: ignore[arg-type]
+    tree.add_keyword(site.call, flag, ok)
     if site.statement is not None:
         tree.insert_before(site.statement,
                            f'if hasattr(triton, "set_allocator"):\n    triton.set_allocator({ALLOC_HELPER})\n')
@@ -582,6 +638,6 @@ class DotTensorDescriptor:
         return [{"mode": "descriptor"}]
 
     def rewrite(self, t: Target, ctx: RecipeContext, point: dict[str, Any]) -> str:
-        plan = plan_descriptors(t)
+        plan = plan_descriptors(t, unit_strides(t, ctx))
         assert not isinstance(plan, list)
         return rewrite_descriptors(t, plan)

@@ -202,9 +202,9 @@ class DotTileSearch:
         elif any(_literal(t, site.arg_for(k, n)) is site.arg_for(k, n) for n in names.values()) and elems:
             tree.replace(grid, "(" + ", ".join(new) + ("," if len(new) == 1 else "") + ")")
         if point["mode"] == "descriptor":
-            from optimizer.rewrite.descriptors import plan_descriptors, rewrite_descriptors
+            from optimizer.rewrite.descriptors import plan_descriptors, rewrite_descriptors, unit_strides
 
-            plan = plan_descriptors(t)
+            plan = plan_descriptors(t, unit_strides(t, ctx))
             assert not isinstance(plan, list)
             extra = "; " + rewrite_descriptors(t, plan).split(": ", 1)[1]
         for opt in ("num_warps", "num_stages"):

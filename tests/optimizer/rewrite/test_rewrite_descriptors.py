@@ -161,3 +161,18 @@ def test_descriptor_kernels_compile_to_tma_for_sm90(kernel: str, python: str, tm
     got = _compile(kernel, src, tmp_path, python)
     assert got["ok"] == [True], got["msg"]
     assert got["tma"] == [True]
+
+
+def test_stride_arguments_count_as_unit_only_where_the_recorded_launches_pass_one(tmp_path: Path) -> None:
+    src = _src("dot_stride_args")
+    with pytest.raises(NotApplicable, match="counts as 1 only where every recorded launch passes 1"):
+        apply_recipe(RECIPE, RecipeContext(source=src))
+    ints = {"M": 40, "N": 48, "K": 64, "stride_am": 64, "stride_ak": 1, "stride_bk": 48, "stride_bn": 1,
+            "stride_cm": 48, "stride_cn": 1}
+    rec = {**_launch("mm_kernel"), "ir_args": ints}
+    res = apply_recipe(RECIPE, RecipeContext(source=src, launches=[rec]))
+    assert "strides=[stride_am, 1]" in res.source and "a_desc.load([pid_m * BLOCK_M, k0])" in res.source
+    assert "and a.stride(1) == 1 and b.stride(1) == 1 and c.stride(1) == 1" in res.source  # re-checked per call
+    same_outputs("dot_stride_args", _poisoned(res.source), tmp_path, atol=1e-4, rtol=1e-4,
+                 cases=[{"m": 40, "n": 48, "k": 64}])
+    same_outputs("dot_stride_args", res.source, tmp_path, atol=1e-4, rtol=1e-4)  # a transposed b takes the pointer path
