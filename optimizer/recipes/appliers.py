@@ -32,6 +32,10 @@ Structural transforms of the rewrite engine (``optimizer.rewrite``: libcst tree,
 - ``dot_tile_search`` ``{"configs", "fixed_variants"}``: Hopper tile configs (autotune + fixed variants).
 - ``chunked_row_reduction`` / ``register_spill_relief``: a spilling whole-row block -> a CHUNK loop (needs
   ``register_spill`` evidence), else a launch search that never lowers num_warps.
+- ``dot_tensor_descriptor`` ``{}``: a dot kernel's operand loads and output store -> ``tl.make_tensor_descriptor``
+  (``USE_TMA`` chosen at the launch from 16-byte alignment; also the ``descriptor`` point of ``dot_tile_search``).
+- ``inplace_output`` ``{}``: ``y = x.clone()`` rewritten in place -> ``torch.empty_like`` output the kernel writes
+  while reading ``x``; a buffer copied back with ``x.copy_(buf)`` -> the kernel writes ``x`` in place.
 
 ``apply_recipe_variants`` returns several points of one recipe (3-8 where it has parameters) to time in one round.
 Every applier raises ``NotApplicable`` with the reason when its preconditions do not hold in the source.

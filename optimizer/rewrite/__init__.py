@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from optimizer.rewrite.block_per_program import BlockPerProgram
 from optimizer.rewrite.block_scale import BlockScale
+from optimizer.rewrite.descriptors import DotTensorDescriptor
 from optimizer.rewrite.dot_precision import DotPrecision
 from optimizer.rewrite.dot_tiles import DotTileSearch
 from optimizer.rewrite.engine import Target, Transform, applier, parse_tree, targets
 from optimizer.rewrite.facts import KernelFacts, ModuleFacts, module_facts
+from optimizer.rewrite.inplace import InplaceOutput
 from optimizer.rewrite.kernel_chain import KernelChainFusion
 from optimizer.rewrite.launch_loop import LaunchLoopGrid
 from optimizer.rewrite.native_operands import LowPrecisionOperands
@@ -23,4 +25,5 @@ __all__ = ["TRANSFORMS", "KernelFacts", "ModuleFacts", "Target", "Transform", "a
 
 TRANSFORMS: dict[str, Transform] = {tr.kind: tr for tr in (
     BlockPerProgram(), DotPrecision(), TwoStageReduction(), DotTileSearch(), ChunkedRowReduction(),
-    LowPrecisionOperands(), LaunchLoopGrid(), KernelChainFusion(), BlockScale())}
+    LowPrecisionOperands(), LaunchLoopGrid(), KernelChainFusion(), BlockScale(), DotTensorDescriptor(),
+    InplaceOutput())}

@@ -10,8 +10,11 @@ Points, timed together in one round: ``@triton.autotune`` over the whole config 
 launch keywords removed), then the first configs as fixed launch settings, then a persistent variant of the first
 config (``for tile_id in range(pid, num_tiles, num_programs)`` over row-major output tiles, grid
 ``min(num_sms, tiles)``) where the grid is 2-D ``triton.cdiv`` over kernel arguments and the body neither returns
-nor rebinds parameters. Evidence bounds the list: with a ``register_spill`` signature (L3) no config has fewer
-warps or a larger M x N tile than the current one. Tensor descriptors are not generated.
+nor rebinds parameters, then a tensor-descriptor variant of the first config (``optimizer.rewrite.descriptors``:
+the dot operands' loads and the output store through ``tl.make_tensor_descriptor``, ``USE_TMA`` chosen at the
+launch from 16-byte alignment) where that module's domain holds; where it does not, the autotune point's
+description records why. Evidence bounds the list: with a ``register_spill`` signature (L3) no config has fewer
+warps or a larger M x N tile than the current one.
 """
 
 from __future__ import annotations
@@ -150,7 +153,15 @@ class DotTileSearch:
         pts += [{"mode": "fixed", **c} for c in cfgs[: int(params.get("fixed_variants", 4))]]
         if cfgs and params.get("persistent", True) and not _persistent_reasons(t):
             pts.append({"mode": "persistent", **cfgs[0], "programs": ctx.num_sms})
+        if cfgs and params.get("descriptors", True) and not self._descriptor_reasons(t, ctx, cfgs[0]):
+            pts.append({"mode": "descriptor", **cfgs[0]})
         return pts
+
+    def _descriptor_reasons(self, t: Target, ctx: RecipeContext, cfg: dict[str, Any]) -> list[str]:
+        from optimizer.rewrite.descriptors import descriptor_reasons
+
+        names = roles(t)
+        return descriptor_reasons(t, ctx, {names[r]: cfg[r] for r in _ROLES} if names else None)
 
     def rewrite(self, t: Target, ctx: RecipeContext, point: dict[str, Any]) -> str:
         tree, site, k = t.tree, t.sites[0], t.kernel
@@ -175,19 +186,27 @@ class DotTileSearch:
             new = [_grid_elem(tree, e, cur[by_name[ax[i]]], host.get(ax[i]), f"META[{ax[i]!r}]") if i in ax else tree.code(e)
                    for i, e in enumerate(_elements(t))]
             tree.replace(grid, "lambda META: (" + ", ".join(new) + ("," if len(new) == 1 else "") + ")")
+            why = self._descriptor_reasons(t, ctx, cfgs[0]) if cfgs else []
             return (f"{k.name}: @triton.autotune over {len(cfgs)} Hopper tile configs keyed on {key} "
                     f"(from {cur['BLOCK_M']}x{cur['BLOCK_N']}x{cur['BLOCK_K']} w{cur['num_warps']} s{cur['num_stages']}); "
-                    f"grid over META")
+                    f"grid over META" + (f"; no tensor-descriptor variant: {'; '.join(why)}" if why else ""))
         for role, name in names.items():
             lit = _literal(t, site.arg_for(k, name))
             tree.replace(lit, str(point[role]))  # type: ignore[arg-type]
         new = [_grid_elem(tree, e, cur[by_name[ax[i]]], host.get(ax[i]), str(point[by_name[ax[i]]])) if i in ax else tree.code(e)
                for i, e in enumerate(_elements(t))]
+        extra = ""
         if point["mode"] == "persistent":
             tree.replace(grid, f"(min({point['programs']}, " + " * ".join(f"({g})" for g in new) + "),)")
             _persist(t, names, ax)
         elif any(_literal(t, site.arg_for(k, n)) is site.arg_for(k, n) for n in names.values()) and elems:
             tree.replace(grid, "(" + ", ".join(new) + ("," if len(new) == 1 else "") + ")")
+        if point["mode"] == "descriptor":
+            from optimizer.rewrite.descriptors import plan_descriptors, rewrite_descriptors, unit_strides
+
+            plan = plan_descriptors(t, unit_strides(t, ctx))
+            assert not isinstance(plan, list)
+            extra = "; " + rewrite_descriptors(t, plan).split(": ", 1)[1]
         for opt in ("num_warps", "num_stages"):
             kw = site.keyword(opt)
             lit = _literal(t, kw.value) if kw is not None else None
@@ -197,7 +216,9 @@ class DotTileSearch:
                 tree.add_keyword(site.call, opt, str(point[opt]))
         return (f"{k.name}: tile {cur['BLOCK_M']}x{cur['BLOCK_N']}x{cur['BLOCK_K']} w{cur['num_warps']} s{cur['num_stages']} -> "
                 f"{point['BLOCK_M']}x{point['BLOCK_N']}x{point['BLOCK_K']} w{point['num_warps']} s{point['num_stages']}"
-                + (f", persistent: {point['programs']} programs loop over the output tiles" if point["mode"] == "persistent" else ""))
+                + (f", persistent: {point['programs']} programs loop over the output tiles"
+                   if point["mode"] == "persistent" else "")
+                + extra)
 
 
 def _elements(t: Target) -> list[cst.BaseExpression]:

@@ -41,6 +41,8 @@ RECIPE_PARAMS = {
     "launch_loop_grid": set(),
     "block_scale": {"values"},
     "kernel_chain_fusion": set(),
+    "dot_tensor_descriptor": set(),
+    "inplace_output": set(),
 }
 
 
