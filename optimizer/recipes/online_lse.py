@@ -80,15 +80,21 @@ def _running_max(stmt: ast.stmt) -> tuple[str, str] | None:
     return (a[0], ast.unparse(other)) if _loaded(other) else None
 
 
+def _accumulated(stmt: ast.stmt) -> tuple[str, ast.expr] | None:
+    """``s += term`` or ``s = s + term`` -> (s, term)."""
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) and isinstance(stmt.target, ast.Name):
+        return stmt.target.id, stmt.value
+    if (a := _assign(stmt)) and isinstance(a[1], ast.BinOp) and isinstance(a[1].op, ast.Add) \
+            and isinstance(a[1].left, ast.Name) and a[1].left.id == a[0]:
+        return a[0], a[1].right
+    return None
+
+
 def _sum_of_exp(stmt: ast.stmt) -> tuple[str, str, str] | None:
     """``s += tl.exp(x - r)`` or ``s = s + tl.exp(x - r)`` -> (s, x, r)."""
-    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) and isinstance(stmt.target, ast.Name):
-        s, term = stmt.target.id, stmt.value
-    elif (a := _assign(stmt)) and isinstance(a[1], ast.BinOp) and isinstance(a[1].op, ast.Add) \
-            and isinstance(a[1].left, ast.Name) and a[1].left.id == a[0]:
-        s, term = a[0], a[1].right
-    else:
+    if (acc := _accumulated(stmt)) is None:
         return None
+    s, term = acc
     e = _call(term, "tl.exp")
     if not e or len(e.args) != 1 or not isinstance(e.args[0], ast.BinOp) or not isinstance(e.args[0].op, ast.Sub):
         return None
@@ -124,13 +130,9 @@ def _whole_axis0(red: ast.Call) -> bool:
 
 def _chunk_sum_of_exp(stmt: ast.stmt) -> tuple[str, str, str] | None:
     """``s += tl.sum(tl.exp(x - r), axis=0)`` (or ``s = s + ...``) -> (s, x, r)."""
-    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) and isinstance(stmt.target, ast.Name):
-        s, term = stmt.target.id, stmt.value
-    elif (a := _assign(stmt)) and isinstance(a[1], ast.BinOp) and isinstance(a[1].op, ast.Add) \
-            and isinstance(a[1].left, ast.Name) and a[1].left.id == a[0]:
-        s, term = a[0], a[1].right
-    else:
+    if (acc := _accumulated(stmt)) is None:
         return None
+    s, term = acc
     red = _call(term, "tl.sum")
     if red is None or not red.args or not _whole_axis0(red):
         return None
