@@ -308,15 +308,18 @@ SMALL_TILE_MN, SMALL_TILE_K = 64, 32
 
 
 def dot_tile(constexprs: dict[str, Any]) -> dict[str, int]:
-    """BLOCK_M / BLOCK_N / BLOCK_K (or BLOCK_SIZE_M ...) values from a launch's constexprs."""
+    """BLOCK_M / BLOCK_N / BLOCK_K (or BLOCK_SIZE_M ...) values from a launch's constexprs of a dot kernel; one
+    shared ``BLOCK`` / ``BLOCK_SIZE`` / ``TILE`` (a naive square tile: ``rewrite.dot_untie``) sizes all three."""
     out: dict[str, int] = {}
-    for k, v in constexprs.items():
-        if not isinstance(v, int) or isinstance(v, bool):
-            continue
+    ints = {k: v for k, v in constexprs.items() if isinstance(v, int) and not isinstance(v, bool)}
+    for k, v in ints.items():
         u = k.upper().replace("BLOCK_SIZE_", "BLOCK_")
         for axis in ("M", "N", "K"):
             if u in (f"BLOCK_{axis}", f"BLOCK{axis}", f"TILE_{axis}", f"B{axis}"):
                 out[axis] = v
+    shared = [v for k, v in ints.items() if k.upper() in ("BLOCK", "BLOCK_SIZE", "TILE", "TILE_SIZE")]
+    if not out and len(shared) == 1:
+        out = {"M": shared[0], "N": shared[0], "K": shared[0]}
     return out
 
 
