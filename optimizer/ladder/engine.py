@@ -70,6 +70,8 @@ def run_ladder(ctx: LadderContext, *, max_level: Level = "L4", stop_early: bool 
                levels: dict[str, LadderLevel] | None = None) -> LadderOutcome:
     levels = levels or default_levels()
     out = LadderOutcome()
+    if ctx.backend == "cuda" and LEVELS.index(max_level) >= LEVELS.index("L3") and _gpu_present():
+        ctx.prefetch_ir()  # the compile for L3 runs on the host's CPU while L2 profiles on the GPU
     for name in LEVELS[: LEVELS.index(max_level) + 1]:
         try:
             res = levels[name].run(ctx)
@@ -91,6 +93,15 @@ def run_ladder(ctx: LadderContext, *, max_level: Level = "L4", stop_early: bool 
     if out.stop is None:
         _fallback(out)
     return out
+
+
+def _gpu_present() -> bool:
+    """Only a session on a real GPU prefetches (a faked CUDA context on a CPU machine would compile for nothing)."""
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
 
 
 def _fallback(out: LadderOutcome) -> None:

@@ -14,14 +14,16 @@ Per candidate (``key(sha)``):
 - ``ascend(sha)``: case label -> msprof classification (L2 on Ascend).
 - ``l2rows(sha)``: L2's per-case classifier rows that ``ladder.causes.profile_findings`` reads.
 - ``ir(sha)``: the hot kernel's ``optimizer.ir.IRReport`` (L3, L4).
+- ``ir_prefetch(sha)``: the ``threading.Thread`` capturing that report in the background while L2 profiles
+  (``LadderContext.prefetch_ir``); L3 joins it before reading the report.
 """
 
 from __future__ import annotations
 
 from optimizer.ir.cached import IR_CACHE_HITS
 
-__all__ = ["FEATURES", "HOT_KERNEL", "INPUT_DTYPES", "IR_CACHE_HITS", "LAUNCH_CASE", "ascend", "ir", "l2rows", "ncu",
-           "profile"]
+__all__ = ["FEATURES", "HOT_KERNEL", "INPUT_DTYPES", "IR_CACHE_HITS", "LAUNCH_CASE", "ascend", "ir", "ir_prefetch",
+           "l2rows", "ncu", "profile"]
 
 INPUT_DTYPES = "input_dtypes"
 LAUNCH_CASE = "launch_case"
@@ -47,3 +49,7 @@ def l2rows(sha: str) -> str:
 
 def ir(sha: str) -> str:
     return f"ir:{sha}"
+
+
+def ir_prefetch(sha: str) -> str:
+    return f"ir_prefetch:{sha}"

@@ -57,3 +57,43 @@ def test_unchanged_kernel_hits_the_disk_cache(tmp_path: Path, monkeypatch: pytes
     edited.write_text(cand.read_text().replace("num_warps=4", "num_warps=2"))
     _ctx(edited, settings, {"num_warps": 4}).ir_report()  # other source: compiled again
     assert [o["num_warps"] for _, o in compiled] == [4, 8, 4] and compiled[-1][0].startswith(str(edited))
+
+
+def test_ir_prefetch_overlaps_and_l3_joins_it(monkeypatch, tmp_path) -> None:
+    """A CUDA ladder starts the hot kernel's capture in the background; ir_report waits for it and reads it back."""
+    import threading
+    import time as _time
+
+    import optimizer.ir as ir_pkg
+    from optimizer.ladder import keys
+    from optimizer.settings import LadderSettings
+
+    softmax = Path(__file__).resolve().parents[2] / "benchmarks" / "suite" / "softmax"
+    calls: list[tuple[str, bool]] = []
+    started = threading.Event()
+
+    def fake_capture(launches, *, memo, memo_key, **kw):
+        calls.append((threading.current_thread().name, memo_key in memo))
+        if threading.current_thread().name.startswith("ir-prefetch"):
+            started.set()
+            _time.sleep(0.2)
+        memo[memo_key] = f"report of {launches[0]['kernel']}"
+        return memo[memo_key]
+
+    monkeypatch.setattr(ir_pkg, "capture_report", fake_capture)
+
+    def ctx(kernels: list[str]) -> LadderContext:
+        ev = Evaluation(candidate=softmax / "initial.py", backend="cuda", status="ok", reason="",
+                        validation=Validation(passed=True), device="NVIDIA H200",
+                        launches=[{"kernel": k, "file": str(softmax / "initial.py")} for k in kernels])
+        return LadderContext(problem=load_problem(softmax), candidate=softmax / "initial.py", backend="cuda", kb=None,
+                             settings=LadderSettings(cache_dir=str(tmp_path)), evaluation=ev)  # type: ignore[arg-type]
+
+    one = ctx(["softmax_kernel"])
+    assert one.prefetch_ir() is True and one.prefetch_ir() is False  # started once per candidate
+    assert started.wait(5)
+    assert one.ir_report() == "report of softmax_kernel"
+    assert not one.cache[keys.ir_prefetch(one.source_sha)].is_alive()  # joined before the report was read
+    assert [name.startswith("ir-prefetch") for name, _ in calls] == [True, False]
+    assert "ir_capture" in one.phases.seconds  # the wait is accounted to the IR capture phase
+    assert ctx(["max_kernel", "sum_kernel"]).prefetch_ir() is False  # which kernel is hot is L2's call
