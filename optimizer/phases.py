@@ -15,7 +15,8 @@ from typing import Any
 
 __all__ = ["PHASES", "PhaseClock", "TimedKB"]
 
-PHASES = ("compile", "validation", "timing", "process_start", "profiler", "ncu", "ir_capture", "kb", "proposer", "other")
+PHASES = ("compile", "validation", "timing", "process_start", "profiler", "ncu", "ir_capture", "kb", "proposer", "screen",
+          "other")
 
 
 class PhaseClock:

@@ -48,8 +48,8 @@ from optimizer.ladder import keys
 from optimizer.ladder.engine import LadderOutcome, run_ladder
 from optimizer.ladder.types import LadderContext
 from optimizer.phases import PhaseClock, TimedKB
-from optimizer.harness.problem import Problem, load_problem
-from optimizer.proposers.base import Proposer
+from optimizer.harness.problem import Problem, case_label, load_problem
+from optimizer.proposers.base import Proposal, Proposer
 from optimizer.recipes.appliers import NotApplicable
 from optimizer.settings import LadderSettings
 from optimizer.harness.timing import geomean
@@ -284,12 +284,13 @@ class Session:
         new_name = f"round_{i:02d}.py"
         try:
             with clock.time("proposer"):
-                prop = self.proposer.propose(ctx, outcome, new_filename=new_name)
+                props = self._proposals(ctx, outcome, new_name)
         except NotApplicable as exc:
             if outcome.chosen is not None:
                 self.exhausted.add(outcome.chosen.id)
             return Round(**common, outcome="inconclusive", hypothesis=f"{outcome.chosen.id if outcome.chosen else '?'} chosen but not applied",
                          **wall(), next_recommendation=f"proposal failed ({exc}); the family is set aside"), None
+        prop, screen = self._screen(i, props, clock) if len(props) > 1 else (props[0], None)
         path = self.out / new_name
         path.write_text(prop.source)
         self.progress("proposal", {"round": i, "family": prop.family, "description": prop.description, "diff": prop.diff})
@@ -301,11 +302,49 @@ class Session:
         if result != "improved" and prop.recipe.get("kind") == "llm" and self._applied_count(traj, prop.family, ctx.source_sha) >= 1:
             self.exhausted.add(prop.family)  # offline recipes track tried points themselves; an LLM family gets two tries per base
         rewrite = RoundRewrite(family=prop.family, recipe=prop.recipe, diff=prop.diff, description=prop.description)
-        evidence = outcome.evidence + [self._validation_evidence(ev, outcome.stop.level if outcome.stop else "L1")]
+        evidence = outcome.evidence + ([screen] if screen else []) + [
+            self._validation_evidence(ev, outcome.stop.level if outcome.stop else "L1")]
         rnd = Round(**{**common, "evidence": evidence}, hypothesis=prop.hypothesis, rewrite=rewrite, validation=ev.validation,
                     timing=timing, outcome=result, candidate_path=str(path), **wall(),  # type: ignore[arg-type]
                     next_recommendation=advice)
         return rnd, ev
+
+    def _proposals(self, ctx: LadderContext, outcome: Any, new_name: str) -> list[Proposal]:
+        """The proposer's points for this round: several (``settings.round_variants``) where it offers variants."""
+        n = self.settings.round_variants
+        if n > 1 and hasattr(self.proposer, "variants") and self.backend != "interpreter":
+            return list(self.proposer.variants(ctx, outcome, new_filename=new_name, limit=n)) or [
+                self.proposer.propose(ctx, outcome, new_filename=new_name)]
+        return [self.proposer.propose(ctx, outcome, new_filename=new_name)]
+
+    def _screen_case(self) -> dict[str, Any]:
+        cases = self.problem.cases_for(self.backend)
+        return max(cases, key=lambda c: self.problem.bytes_moved(c) or self.problem.flops(c) or 0.0)
+
+    def _screen(self, i: int, props: list[Proposal], clock: PhaseClock) -> tuple[Proposal, EvidenceItem]:
+        """Validate and time every point on the largest case (no interleaving: a screen, not a verdict); the fastest
+        valid one goes on to the round's full, interleaved judgement. The losers are recorded as tried."""
+        case = self._screen_case()
+        rows: list[dict[str, Any]] = []
+        for j, prop in enumerate(props):
+            path = self.out / "screen" / f"round_{i:02d}_v{j}.py"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(prop.source)
+            ev = evaluate(self.problem, path, backend=self.backend, settings=self.settings, cases=[case])
+            clock.add("screen", sum(ev.phase_s.values()))  # validation + timing of the points on one case
+            ms = ev.case_ms()
+            rows.append({"variant": j, "applied": prop.recipe.get("applied"), "passed": ev.passed,
+                         "ms": min(ms.values()) if ms else None, "reason": "" if ev.passed else ev.reason[:200]})
+        ok = [r for r in rows if r["passed"] and r["ms"] is not None]
+        win = min(ok, key=lambda r: r["ms"])["variant"] if ok else 0
+        chosen = props[win]
+        chosen.recipe = {**chosen.recipe, "screened": [r["applied"] for r in rows]}
+        summary = (f"{len(props)} points of {chosen.family} screened on {case_label(case)}: "
+                   + ", ".join(f"v{r['variant']} " + (f"{r['ms']:.4g} ms" if r["ms"] is not None else "failed") for r in rows)
+                   + f"; v{win} goes on to the full judgement")
+        self.progress("screen", {"round": i, "summary": summary})
+        return chosen, EvidenceItem(level="L2", kind="variant_screen", reference=chosen.family, summary=summary[:2000],
+                                    data={"case": case_label(case), "rows": rows, "chosen": win})
 
     def _judge(self, ev: Evaluation, timing: Timing, best_g: float | None, family: str) -> tuple[str, str]:
         """The verdict by ``optimizer.harness.verdict.judge`` on the interval over the base; the rule is written into the timing."""

@@ -32,6 +32,7 @@ def tried_points(ctx: LadderContext, card_id: str) -> list[dict]:
         rw = rnd.rewrite
         if rw is not None and rw.family == card_id and rw.recipe.get("base") == sha:
             out.append(dict(rw.recipe.get("applied") or {}))
+            out += [dict(p) for p in rw.recipe.get("screened") or [] if p != rw.recipe.get("applied")]  # lost the screen
     return out
 
 

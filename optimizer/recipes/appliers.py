@@ -474,6 +474,22 @@ def apply_recipe_variants(recipe: Recipe | dict[str, Any], ctx: RecipeContext, l
     fn = APPLIERS.get(r.kind)
     if fn is None:
         raise NotApplicable(f"no offline applier for recipe kind {r.kind!r} (available: {sorted(APPLIERS)})")
+    check_domain(r.kind, r.params, r.requires, r.forbids, ctx)
+    out = _variants(fn, r, ctx, limit)
+    kept, refused = [], []
+    for res in out:  # every point inside the domain, as apply_recipe checks its one point
+        try:
+            check_point(res, ctx, _current_warps(ctx), kind=r.kind, params=r.params)
+            kept.append(res)
+        except NotApplicable as exc:
+            refused.append(str(exc))
+    if not kept:
+        raise NotApplicable(refused[0] if refused else f"{r.kind}: every point was already tried on this base")
+    return kept
+
+
+def _variants(fn: Callable[[dict[str, Any], RecipeContext], RewriteResult], r: Recipe, ctx: RecipeContext,
+              limit: int) -> list[RewriteResult]:
     if hasattr(fn, "variants"):
         out = fn.variants(r.params, ctx, limit)
     else:
@@ -489,8 +505,6 @@ def apply_recipe_variants(recipe: Recipe | dict[str, Any], ctx: RecipeContext, l
                 break
             out.append(res)
             tried.append(res.applied)
-    if not out:
-        raise NotApplicable(f"{r.kind}: every point was already tried on this base")
     return out
 
 

@@ -139,3 +139,35 @@ def test_synthesis_follows_the_interval_verdict_not_the_raw_ratio() -> None:
     assert categorize(rnd("improved", RatioCI(point=1.2, lo=1.15, hi=1.25)), 1.2) == "improved"
     assert categorize(rnd("regressed", RatioCI(point=0.8, lo=0.75, hi=0.85)), 0.8) == "slower"
     assert categorize(rnd("neutral", None), 1.2) == "improved"  # old trajectories keep the 3% tolerance
+
+
+def test_round_screens_the_points_on_the_largest_case_and_keeps_the_fastest_valid(tmp_path: Path,
+                                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from optimizer.phases import PhaseClock
+    from optimizer.proposers.base import Proposal
+
+    problem = load_problem(DATA / "softmax")
+    speed = {"v0": 2.0, "v1": 0.5, "v2": 0.25}  # ms on the screen case; v2 is fastest but fails validation
+    seen: list[tuple[str, list]] = []
+
+    def fake_evaluate(problem, path, *, backend, settings, cases=None, **kw):
+        tag = Path(path).read_text()
+        seen.append((tag, cases))
+        ok = tag != "v2"
+        return Evaluation(candidate=Path(path), backend="cuda", status="ok" if ok else "mismatch",
+                          reason="" if ok else "max_rel 3.1 on case 0", validation=Validation(passed=ok),
+                          timing_cases=[{"case": "c", "stats": {"median_ms": speed[tag]}}] if ok else [],
+                          device="NVIDIA H200", phase_s={"validation": 1.0, "timing": 0.5})
+
+    monkeypatch.setattr("optimizer.session.evaluate", fake_evaluate)
+    s = Session(DATA / "softmax", None, kb=FakeKB(LADDER_CARDS), settings=LadderSettings(), backend="cuda",
+                proposer=OfflineProposer(), out_dir=tmp_path)
+    props = [Proposal(source=f"v{j}", diff="", family="block-scale", recipe={"applied": {"BLOCK": 512 << j}},
+                      description="", hypothesis="") for j in range(3)]
+    clock = PhaseClock()
+    chosen, ev = s._screen(3, props, clock)
+    largest = max(problem.cases, key=lambda c: problem.bytes_moved(c) or 0)
+    assert all(cases == [largest] for _, cases in seen) and len(seen) == 3  # one case: a screen, not a verdict
+    assert chosen.source == "v1" and ev.kind == "variant_screen" and ev.data["chosen"] == 1
+    assert chosen.recipe["screened"] == [{"BLOCK": 512}, {"BLOCK": 1024}, {"BLOCK": 2048}]  # the losers count as tried
+    assert "v2 failed" in ev.summary and clock.seconds["screen"] == pytest.approx(4.5)
