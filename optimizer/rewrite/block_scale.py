@@ -5,7 +5,9 @@ constexpr the single launch passes as an integer (a literal, or a host variable 
 elements, used either
 
 - on a program axis (``tl.program_id(a) * B + tl.arange(0, B)``, form ``grid``): the host grid's element ``a``
-  divides by the same block (``triton.cdiv(E, B)``, ``(E + B - 1) // B``, or ``META['B']`` in a grid lambda), or
+  divides by the same block (``triton.cdiv(E, B)``, ``(E + B - 1) // B``, or ``META['B']`` in a grid lambda;
+  a grid element named on the host, ``n_blocks = triton.cdiv(n, 256)``, is followed to its one assignment, so
+  buffers sized by that name stay in step), or
 - as the step of a loop (``for start in range(0, n, B)``, form ``loop``): the grid does not depend on it.
 
 Before (a naive first translation: 64 fp32 columns, 256 B, per program; a million programs per launch)::
@@ -22,8 +24,8 @@ Every load and store addressed through the block range must be masked (a larger 
 otherwise), and the block literal may appear in the launching function only where the grid divides by it or as
 another kernel's launch keyword (a partial buffer sized ``cdiv(n, 256)`` elsewhere would fall out of step): refused
 otherwise, with the reason. Also refused: ``tl.dot`` kernels (``dot_tile_search`` tunes tiles), autotuned kernels,
-blocks already >= 1024 elements, a loop whose recorded bound already fits in one block. ``num_warps`` follows the block (4 up to 1024 elements,
-8 above), so each thread keeps 4-16 elements in registers.
+blocks already >= 1024 elements, a loop whose recorded bound already fits in one block. ``num_warps`` follows
+the block (4 up to 1024 elements, 8 above), so each thread keeps 4-16 elements in registers.
 """
 
 from __future__ import annotations
@@ -110,13 +112,17 @@ def _grid_literals(t: Target, value: int, host: str | None) -> tuple[list[tuple[
     g = grid_node(t.sites[0], t.tree)
     if isinstance(g, cst.Lambda):
         return [], any(isinstance(n, cst.Subscript) for n in walk(g.body))
+    scopes: list[cst.CSTNode] = [g]  # a grid element named on the host (`n_blocks = triton.cdiv(n, 512)`) counts too
+    for el in g.elements if isinstance(g, (cst.Tuple, cst.List)) else []:
+        if isinstance(el.value, cst.Name) and len(a := t.tree.assignments(t.sites[0].function, el.value.value)) == 1:
+            scopes.append(a[0].value)
 
     def is_block(d: cst.BaseExpression) -> bool:
         return _int(d) == value or (host is not None and isinstance(d, cst.Name) and d.value == host)
 
     found: list[tuple[cst.Integer, int]] = []
     divides = False
-    for n in walk(g):
+    for n in (m for scope in scopes for m in walk(scope)):
         cdiv = isinstance(n, cst.Call) and call_name(n) in ("triton.cdiv", "cdiv") and len(n.args) == 2
         if cdiv and is_block(n.args[1].value):  # type: ignore[attr-defined]
             divides = True

@@ -56,3 +56,11 @@ def test_dot_kernels_are_outside_the_domain() -> None:
     src = (KERNELS / "dot_tile.py").read_text()
     with pytest.raises(NotApplicable, match="tl.dot"):
         apply_recipe(RECIPE, RecipeContext(source=src))
+
+
+def test_a_grid_count_named_on_the_host_is_followed_to_its_assignment(tmp_path: Path) -> None:
+    res = rewrite("tiny_block_partials", RECIPE)
+    assert "n_partials = triton.cdiv(n, 1024)" in res.source  # the partial buffer and the finish kernel follow it
+    assert "partial_sq_kernel[(n_partials,)](x, partials, n, BLOCK=1024, num_warps=4)" in res.source
+    assert "finish_kernel[(1,)](partials, out, n_partials, BLOCK=256)" in res.source  # the other kernel's block stays
+    same_outputs("tiny_block_partials", res.source, tmp_path, atol=1e-3, rtol=1e-4)
