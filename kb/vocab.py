@@ -93,12 +93,13 @@ CAUSE_FAMILIES: dict[str, tuple[str, ...]] = {
     # and most redundant_passes items are one kernel with several loops (single-pass-fusion refuses a chain of
     # kernels, kernel-chain-fusion refuses one kernel, so either order picks the family that applies)
     "redundant_passes": ("single-pass-fusion", "kernel-chain-fusion", "online-softmax",
-                         "fused-cross-entropy-online-lse", "fused-softmax-row-in-registers", "fused-layernorm"),
+                         "fused-cross-entropy-online-lse", "fused-softmax-row-in-registers", "fused-layernorm",
+                         "elementwise-chain-fusion"),
     "register_spills": ("register-spill-relief",),
     "fma_dot": ("tf32-for-fp32-matmul", "low-precision-operands-fp32-accumulate"),
     "small_dot_tiles": ("matmul-tile-config-search", "persistent-tile-loop"),
     "l2_unfriendly_order": ("grouped-program-order",),
-    "launch_overhead": ("fuse-launches-for-launch-bound", "kernel-chain-fusion"),
+    "launch_overhead": ("fuse-launches-for-launch-bound", "kernel-chain-fusion", "elementwise-chain-fusion"),
     "at_roofline": (),
     "unknown": (),
 }

@@ -17,6 +17,7 @@ from optimizer.rewrite.inplace import InplaceOutput
 from optimizer.rewrite.kernel_chain import KernelChainFusion
 from optimizer.rewrite.launch_loop import LaunchLoopGrid
 from optimizer.rewrite.native_operands import LowPrecisionOperands
+from optimizer.rewrite.producer_inline import ProducerInline
 from optimizer.rewrite.spill_relief import ChunkedRowReduction
 from optimizer.rewrite.two_stage import TwoStageReduction
 
@@ -26,4 +27,4 @@ __all__ = ["TRANSFORMS", "KernelFacts", "ModuleFacts", "Target", "Transform", "a
 TRANSFORMS: dict[str, Transform] = {tr.kind: tr for tr in (
     BlockPerProgram(), DotPrecision(), TwoStageReduction(), DotTileSearch(), ChunkedRowReduction(),
     LowPrecisionOperands(), LaunchLoopGrid(), KernelChainFusion(), BlockScale(), DotTensorDescriptor(),
-    InplaceOutput())}
+    InplaceOutput(), ProducerInline())}

@@ -43,6 +43,7 @@ RECIPE_PARAMS = {
     "kernel_chain_fusion": set(),
     "dot_tensor_descriptor": set(),
     "inplace_output": set(),
+    "producer_inline": set(),
 }
 
 
