@@ -8,7 +8,8 @@
 # device's per-command limit, and each step's output folder is packed ($OUT/NAME.tar.gz) as soon as the step ends:
 # a call stopped late still brings back everything finished before. Step logs go to $OUT/steps.log as well.
 #
-# Carry: .whl (pydantic, bm25s, libcst ...: the image lacks them) and .devcarry (KB snapshot + fp16 MiniLM).
+# Carry: .whl (pydantic, bm25s, libcst ...: the image lacks them) and .devcarry (KB snapshot + fp16 MiniLM), both
+# built by `bash scripts/devcarry.sh` (run it again after changing cards).
 # Nothing here is used by CI.
 set -u
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1

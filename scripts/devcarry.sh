@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Build what a lent-GPU call carries (see benchmarks/device_call.sh and /work/.library/device):
+#   .whl/       wheels the GPU image lacks (pydantic, bm25s, libcst, the gRPC health/reflection services, protobuf),
+#               for CPython 3.12 manylinux x86-64. grpcio itself is left out: the image's 1.84 satisfies the stubs'
+#               floor (1.66), and its wheel would push a call past the 64 MiB carry limit.
+#   .devcarry/  a read-only snapshot of the KB (`ladder kb snapshot`, seeded from the packaged cards) and the
+#               all-MiniLM-L6-v2 embedder saved in fp16 (45 MB instead of 90 MB).
+# Run it after changing cards (the snapshot is what sessions on the GPU read). Both folders are git-ignored.
+# Needs .venv (bash scripts/setup-env.sh) and the package registry.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=.venv/bin/python
+rm -rf .whl .devcarry/snapshot
+python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+  --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl \
+  "pydantic==$($PY -c 'import pydantic; print(pydantic.VERSION)')" \
+  "pydantic-core==$($PY -c 'import pydantic_core; print(pydantic_core.__version__)')" \
+  pydantic-settings annotated-types typing-inspection python-dotenv bm25s libcst \
+  grpcio-health-checking grpcio-reflection "protobuf==$($PY -c 'import google.protobuf as p; print(p.__version__)')"
+mkdir -p .devcarry
+if [ ! -f .devcarry/minilm/modules.json ]; then
+  $PY -c "
+from kb.search.embedding import model_dir
+from sentence_transformers import SentenceTransformer
+m = SentenceTransformer(str(model_dir()), device='cpu'); m.half(); m.save('.devcarry/minilm')"
+fi
+home=$(mktemp -d)
+LADDER_HOME=$home .venv/bin/ladder query "warm up" --top-k 1 > /dev/null  # creates and seeds the KB
+LADDER_HOME=$home .venv/bin/ladder kb snapshot .devcarry/snapshot
+rm -rf "$home"
+du -sh .whl .devcarry
