@@ -317,9 +317,12 @@ class Session:
                 self.proposer.propose(ctx, outcome, new_filename=new_name)]
         return [self.proposer.propose(ctx, outcome, new_filename=new_name)]
 
+    def _size(self, case: dict[str, Any]) -> float | None:
+        """A case's size: the problem's bytes_moved, else its flops (None when it declares neither)."""
+        return self.problem.bytes_moved(case) or self.problem.flops(case)
+
     def _screen_case(self) -> dict[str, Any]:
-        cases = self.problem.cases_for(self.backend)
-        return max(cases, key=lambda c: self.problem.bytes_moved(c) or self.problem.flops(c) or 0.0)
+        return max(self.problem.cases_for(self.backend), key=lambda c: self._size(c) or 0.0)
 
     def _screen(self, i: int, props: list[Proposal], clock: PhaseClock) -> tuple[Proposal, EvidenceItem]:
         """Validate and time every point on the largest case (no interleaving: a screen, not a verdict); the fastest
@@ -340,7 +343,8 @@ class Session:
         chosen = props[win]
         chosen.recipe = {**chosen.recipe, "screened": [r["applied"] for r in rows]}
         summary = (f"{len(props)} points of {chosen.family} screened on {case_label(case)}: "
-                   + ", ".join(f"v{r['variant']} " + (f"{r['ms']:.4g} ms" if r["ms"] is not None else "failed") for r in rows)
+                   + ", ".join(f"v{r['variant']} " + (f"{r['ms']:.4g} ms" if r["ms"] is not None else "failed")
+                               for r in rows)
                    + f"; v{win} goes on to the full judgement")
         self.progress("screen", {"round": i, "summary": summary})
         return chosen, EvidenceItem(level="L2", kind="variant_screen", reference=chosen.family, summary=summary[:2000],
@@ -370,14 +374,11 @@ class Session:
         if self.backend != "interpreter":
             return cases, []
 
-        def size(c: dict[str, Any]) -> float | None:
-            return self.problem.bytes_moved(c) or self.problem.flops(c)
-
-        smoke = [size(c) for c in self.problem.smoke_cases]
+        smoke = [self._size(c) for c in self.problem.smoke_cases]
         if any(x is None for x in smoke):
             return cases, []
         limit = 64 * max(smoke)  # type: ignore[type-var]
-        ok = [c for c in cases if (size(c) or 0) <= limit]
+        ok = [c for c in cases if (self._size(c) or 0) <= limit]
         return ok, [c for c in cases if c not in ok]
 
     @staticmethod

@@ -137,11 +137,14 @@ class LadderContext:
         if isinstance(pending, threading.Thread) and pending.is_alive():
             with self.phases.time("ir_capture"):
                 pending.join()
-        return capture_report(self.evaluation.launches if self.evaluation else [], target=self.ir_target,
-                              cache_dir=self.settings.cache_dir, memo=self.cache, memo_key=keys.ir(self.source_sha),
-                              hot_kernel=self.cache.get(keys.HOT_KERNEL), clock=self.phases,
-                              timeout_s=min(600.0, self.settings.sandbox_timeout_s * 2),
-                              workdir=self.workdir / "ir" if self.workdir else None)
+        return capture_report(self.evaluation.launches if self.evaluation else [], memo=self.cache,
+                              hot_kernel=self.cache.get(keys.HOT_KERNEL), clock=self.phases, **self._capture_args())
+
+    def _capture_args(self) -> dict[str, Any]:
+        """What ``capture_report`` needs beyond the launches and the memo (the same for the level and the prefetch)."""
+        return {"target": self.ir_target, "cache_dir": self.settings.cache_dir, "memo_key": keys.ir(self.source_sha),
+                "timeout_s": min(600.0, self.settings.sandbox_timeout_s * 2),
+                "workdir": self.workdir / "ir" if self.workdir else None}
 
     def prefetch_ir(self) -> bool:
         """Start the hot kernel's IR capture in a background thread, so its CPU work (a compile in a subprocess,
@@ -156,13 +159,11 @@ class LadderContext:
         launches = [r for r in self.evaluation.launches if r.get("kernel") and "error" not in r]
         if len({r["kernel"] for r in launches}) != 1:
             return False
-        kwargs = {"target": self.ir_target, "cache_dir": self.settings.cache_dir, "memo": {}, "memo_key": keys.ir(sha),
-                  "timeout_s": min(600.0, self.settings.sandbox_timeout_s * 2),
-                  "workdir": self.workdir / "ir" if self.workdir else None}
+        kwargs = self._capture_args()
 
         def capture() -> None:
             try:
-                capture_report(launches, **kwargs)  # type: ignore[arg-type]
+                capture_report(launches, memo={}, **kwargs)
             except Exception:  # noqa: BLE001 -- the level's own ir_report() call captures again and reports it
                 pass
 

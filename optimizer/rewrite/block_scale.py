@@ -183,15 +183,12 @@ class BlockScale:
         if not names:
             return None, ["no tl.arange(0, B) with a constexpr size B"]
         reasons: list[str] = []
-        sized = {}
+        launched = {name: _launched_value(t, name) for name in names}
+        sized = {name: v for name, (v, _node, _why) in launched.items()}
+        reasons += [why for _v, _node, why in launched.values() if why]
         for name in names:
-            v, _node, why = _launched_value(t, name)
-            sized[name] = v
-            if why:
-                reasons.append(why)
-        for name in names:
-            v = sized[name]
-            if v is None:
+            v, node, _why = launched[name]
+            if v is None or node is None:
                 continue
             if v >= _LARGE:
                 reasons.append(f"{name}={v} is already >= {_LARGE} elements")
@@ -201,8 +198,6 @@ class BlockScale:
                 reasons.append(f"{name} sizes neither a program's block (pid * {name}) nor a loop step "
                                f"(range(.., .., {name}))")
                 continue
-            _v, node, _why = _launched_value(t, name)
-            assert node is not None
             plan = _Plan(name, v, form, node)
             for other in names:
                 if other != name and sized[other]:

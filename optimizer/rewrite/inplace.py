@@ -48,14 +48,11 @@ from optimizer.rewrite.common import fresh, single_site_reasons
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.facts import ATOMICS
 from optimizer.rewrite.tree import arg_value, call_name, walk
+from optimizer.rewrite.tree import node_code as _code
 
 __all__ = ["InplaceOutput"]
 
 _META = ("numel", "shape", "stride", "size", "dim", "dtype", "device")
-
-
-def _code(n: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(n).strip()
 
 
 def _norm(text: str) -> str:

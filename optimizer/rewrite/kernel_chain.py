@@ -66,6 +66,9 @@ from optimizer.recipes.base import RecipeContext
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.facts import ATOMICS, TORCH_ALLOC, KernelFacts, kernel_facts
 from optimizer.rewrite.tree import CstKernel, CstLaunch, Tree, arg_value, call_name, walk
+from optimizer.rewrite.tree import expand_defs as _expand
+from optimizer.rewrite.tree import node_code as _code
+from optimizer.rewrite.tree import skip_ids as _skip_ids
 
 __all__ = ["KernelChainFusion"]
 
@@ -76,26 +79,11 @@ _TL_DTYPES = {"float32": "tl.float32", "float": "tl.float32", "float16": "tl.flo
 _MEMORY = {"tl.load", "tl.store"} | ATOMICS
 
 
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node).strip()
-
-
 def _norm(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
 # ------------------------------------------------------------------------------------------------ name analysis
-def _skip_ids(node: cst.CSTNode) -> set[int]:
-    """Name nodes that are not variables: attribute names (``x.dtype``) and keyword names (``mask=``)."""
-    out: set[int] = set()
-    for n in walk(node):
-        if isinstance(n, cst.Attribute):
-            out.add(id(n.attr))
-        elif isinstance(n, cst.Arg) and n.keyword is not None:
-            out.add(id(n.keyword))
-    return out
-
-
 def _var_names(node: cst.CSTNode) -> set[str]:
     skip = _skip_ids(node)
     return {n.value for n in walk(node) if isinstance(n, cst.Name) and id(n) not in skip}
@@ -202,22 +190,6 @@ def _single_defs(k: CstKernel) -> dict[str, cst.BaseExpression]:
                 if counts.get(name) == 1 and name not in k.params:
                     out[name] = a.value
     return out
-
-
-def _expand(e: cst.BaseExpression, defs: dict[str, cst.BaseExpression], depth: int = 0) -> cst.BaseExpression:
-    """``e`` with single-assignment locals replaced (recursively) by their parenthesised definitions."""
-    if depth > 20:
-        return e
-    skip = _skip_ids(e)
-
-    class _Sub(cst.CSTTransformer):
-        def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:  # type: ignore[override]
-            if id(original_node) in skip or original_node.value not in defs:
-                return updated_node
-            inner = _expand(defs[original_node.value], defs, depth + 1)
-            return inner.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-
-    return e.visit(_Sub())  # type: ignore[return-value]
 
 
 def _terms(e: cst.BaseExpression) -> list[cst.BaseExpression]:

@@ -38,13 +38,10 @@ import libcst as cst
 from optimizer.recipes.base import RecipeContext
 from optimizer.rewrite.common import fresh, single_site_reasons
 from optimizer.rewrite.engine import Target
-from optimizer.rewrite.tree import CstKernel, CstLaunch, arg_value, call_name, walk
+from optimizer.rewrite.tree import CstKernel, CstLaunch, arg_value, call_name, expand_defs, walk
+from optimizer.rewrite.tree import node_code as _code
 
 __all__ = ["ProducerInline"]
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node).strip()
 
 
 @dataclass
@@ -59,20 +56,6 @@ class _Plan:
     scalars: dict[str, str] = field(default_factory=dict)  # producer scalar param -> host argument text
     others: dict[str, str] = field(default_factory=dict)  # producer pointer param -> its loads' other= text
     loads: list[cst.Call] = field(default_factory=list)  # the consumer's loads of the buffer
-
-
-class _Expand(cst.CSTTransformer):
-    def __init__(self, defs: dict[str, cst.BaseExpression]) -> None:
-        self.defs = defs
-
-    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:  # type: ignore[override]
-        if updated_node.value in self.defs:
-            inner = self.defs[updated_node.value].visit(self)
-            return cst.parse_expression(f"({_code(inner)})")
-        return updated_node
-
-    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.Attribute:
-        return updated_node.with_changes(attr=original_node.attr)  # `tl.where`: the attribute is not a variable
 
 
 def _terms(e: cst.BaseExpression) -> list[cst.BaseExpression]:
@@ -145,7 +128,7 @@ class ProducerInline:
                  and not any(call_name(c) == "tl.load" for c in walk(v))}  # the mask and other index-only names
         pid_vars = set(f.pid.values())
         keep = {n: v for n, v in defs.items() if n not in bound and n != idx and n not in pid_vars}
-        expanded = cst.ensure_type(value.visit(_Expand(keep)), cst.BaseExpression)
+        expanded = expand_defs(value, keep)
         in_loads = {id(m) for c in walk(expanded) if isinstance(c, cst.Call) and call_name(c) == "tl.load"
                     for m in walk(c)}
         names = {m.value for m in walk(expanded) if isinstance(m, cst.Name) and id(m) not in in_loads}

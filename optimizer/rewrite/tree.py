@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-__all__ = ["CstKernel", "CstLaunch", "Tree", "arg_value", "call_name", "dotted", "expr", "statements", "walk"]
+__all__ = ["CstKernel", "CstLaunch", "Tree", "arg_value", "call_name", "dotted", "expand_defs", "expr", "node_code",
+           "skip_ids", "statements", "walk"]
 
 
 def expr(text: str) -> cst.BaseExpression:
@@ -40,6 +41,11 @@ def dotted(node: cst.CSTNode | None) -> str:
 
 def call_name(node: cst.CSTNode) -> str:
     return dotted(node.func) if isinstance(node, cst.Call) else ""
+
+
+def node_code(node: cst.CSTNode) -> str:
+    """Source text of a node outside any module (``Tree.code`` reads it from the candidate's module)."""
+    return cst.Module([]).code_for_node(node).strip()
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
@@ -268,3 +274,31 @@ class Tree:
 
     def render(self) -> str:
         return self.module.visit(_Apply(self)).code
+
+
+def skip_ids(node: cst.CSTNode) -> set[int]:
+    """Name nodes that are not variables: attribute names (``x.dtype``) and keyword names (``mask=``)."""
+    out: set[int] = set()
+    for n in walk(node):
+        if isinstance(n, cst.Attribute):
+            out.add(id(n.attr))
+        elif isinstance(n, cst.Arg) and n.keyword is not None:
+            out.add(id(n.keyword))
+    return out
+
+
+def expand_defs(e: cst.BaseExpression, defs: dict[str, cst.BaseExpression], depth: int = 0) -> cst.BaseExpression:
+    """``e`` with single-assignment locals replaced (recursively) by their parenthesised definitions."""
+    if depth > 20:
+        return e
+    skip = skip_ids(e)
+
+    class _Sub(cst.CSTTransformer):
+        def leave_Name(  # type: ignore[override]
+                self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+            if id(original_node) in skip or original_node.value not in defs:
+                return updated_node
+            inner = expand_defs(defs[original_node.value], defs, depth + 1)
+            return inner.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+    return e.visit(_Sub())  # type: ignore[return-value]
