@@ -17,8 +17,10 @@ CASES = [
     {"B": 64, "T": 16384, "H": 32, "dtype": "float32"},
     {"B": 4, "T": 262144, "H": 16, "dtype": "float32"},
 ]
-#: a running sum over 262144 steps accumulates rounding: absolute slack where the reference crosses zero.
-TOLERANCES = {"float32": {"atol": 5e-3, "rtol": 1e-4}}
+#: a running sum over 262144 steps accumulates rounding in both the reference and the kernel, summed in different
+#: orders: partial sums reach ~1e3, so the fp32 random-walk bound is ~sqrt(T) x 6e-8 x 1e3 = 0.03 at T=262144. The
+#: H200 measured max |err| 0.0249 there (0.0065 at T=65536) with atol 5e-3, which failed 17112 of 16.8M elements.
+TOLERANCES = {"float32": {"atol": 5e-2, "rtol": 1e-4}}
 SMOKE_CASES = [{"B": 2, "T": 70, "H": 3, "dtype": "float32"}, {"B": 1, "T": 33, "H": 2, "dtype": "float16"}]
 
 
