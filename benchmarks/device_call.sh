@@ -62,6 +62,12 @@ for step in "$@"; do
         --budget-s $(( t - 25 )) --compile-budget-s 40 --ops ${ops//,/ } --out /tmp/naive \
         --pack "$OUT/naive.tar.gz" > "$OUT/campaign.log" 2>&1; echo "campaign rc=$?"
       grep -v "Loading weights" "$OUT/campaign.log" | tail -40 ;;
+    realcampaign) # optimizer sessions on the real public kernels (benchmarks/realistic): arg = ROUNDS/BUDGET_S/name,name,...
+      rounds=${arg%%/*}; rest=${arg#*/}; t=$(box "${rest%%/*}"); ops=${rest#*/}
+      timeout $(( t + 5 )) python3 benchmarks/suite/runner.py --set realistic --backend cuda --rounds "$rounds" \
+        --budget-s $(( t - 25 )) --compile-budget-s 40 --ops ${ops//,/ } --out /tmp/realistic \
+        --pack "$OUT/realistic.tar.gz" > "$OUT/realcampaign.log" 2>&1; echo "realcampaign rc=$?"
+      grep -v "Loading weights" "$OUT/realcampaign.log" | tail -40 ;;
     timingpaths) # bench_cuda's do_bench path against the kept restore loop (issue 18: library timing)
       t=$(box "${arg:-60}"); timeout "$t" python3 benchmarks/timing_paths_check.py "$OUT/timingpaths" 2>&1 | tail -20
       pack timingpaths ;;

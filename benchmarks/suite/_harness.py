@@ -66,11 +66,15 @@ H200_BYTES_PER_S = 4.8e12
 H200_FLOPS_PER_S = 989e12
 
 
-def list_ops() -> list[str]:
-    """Every operator folder (one holding problem.py and initial.py), sorted by name."""
+#: Problem sets the suite runner can drive: the operator suite and the real kernels of ``benchmarks/realistic``.
+PROBLEM_ROOTS = {"suite": SUITE_DIR, "realistic": REPO_ROOT / "benchmarks" / "realistic"}
+
+
+def list_ops(root: Path = SUITE_DIR) -> list[str]:
+    """Every operator folder (one holding problem.py and initial.py) under ``root``, sorted by name."""
     return sorted(
         p.name
-        for p in SUITE_DIR.iterdir()
+        for p in root.iterdir()
         if p.is_dir() and not p.name.startswith(("_", "."))
         and (p / "problem.py").is_file() and (p / "initial.py").is_file()
     )
@@ -81,11 +85,11 @@ def list_ops() -> list[str]:
 INITIAL_SETS = ("initial", "naive")
 
 
-def initial_path(op: str, initial: str = "initial") -> Path:
-    """``<op>/<initial>.py``; a clear error for an unknown set name or a missing file."""
+def initial_path(op: str, initial: str = "initial", root: Path = SUITE_DIR) -> Path:
+    """``<root>/<op>/<initial>.py``; a clear error for an unknown set name or a missing file."""
     if initial not in INITIAL_SETS:
         raise ValueError(f"unknown initial set {initial!r}: use one of {', '.join(INITIAL_SETS)}")
-    path = SUITE_DIR / op / f"{initial}.py"
+    path = root / op / f"{initial}.py"
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist: write it, or pick another set ({', '.join(INITIAL_SETS)})")
     return path

@@ -69,9 +69,14 @@ def peaks_from_ceilings(ceilings: dict[str, Any] | None) -> Peaks | None:
                  f"device-to-device copy {ceilings['copy_gbps']} GB/s; 8192^3 bf16 matmul {ceilings['bf16_tflops']} TFLOP/s")
 
 
+#: name parts of problems whose flops are matrix products (suite: ``*matmul*``; real kernels: gemm, split-k,
+#: attention)
+TENSOR_CORE_WORDS = ("matmul", "gemm", "splitk", "attention")
+
+
 def uses_tensor_cores(op: str) -> bool:
     """Operators whose work is a matrix product (their flops run on tensor cores)."""
-    return "matmul" in op
+    return any(w in op for w in TENSOR_CORE_WORDS)
 
 
 def floors_ms(op: str, case: dict[str, Any], flops: float | None, nbytes: float | None, peaks: Peaks) -> tuple[float | None, float | None]:

@@ -8,7 +8,8 @@
         --pack $OUT/naive.tar.gz                      # from naive.py; results in benchmarks/results/naive
 
 ``--initial`` picks each operator's starting point: ``initial.py`` (default) or ``naive.py`` (the naive first
-translations). The choice is recorded in every ``result.json`` (``initial``) and in ``runs.jsonl``; the two sets
+translations). ``--set realistic`` drives the real public kernels of ``benchmarks/realistic`` (their ``initial.py``,
+results in ``benchmarks/results/realistic/campaign``) through the same sessions and measurements. The choice is recorded in every ``result.json`` (``initial``) and in ``runs.jsonl``; the two sets
 never share a result dir (the default dir follows the set, and a dir holding the other set is refused).
 
 On the lent H200 (no network, no pydantic, grpcio older than the generated code): carry pydantic's wheels and a
@@ -67,6 +68,7 @@ from _results import (
 DEFAULT_OUT = REPO / "benchmarks" / "results" / "suite"
 #: the default result dir of each starting-point set (``--initial``)
 DEFAULT_OUTS = {"initial": DEFAULT_OUT, "naive": REPO / "benchmarks" / "results" / "naive"}
+REALISTIC_OUT = REPO / "benchmarks" / "results" / "realistic" / "campaign"
 #: first-guess phase durations (s) before this result dir has history: baseline, one round, measurement, compile
 DEFAULTS = {"cuda": (40.0, 60.0, 45.0, 120.0), "interpreter": (12.0, 12.0, 0.0, 0.0)}
 
@@ -108,17 +110,21 @@ class Runner:
         self.deadline = self.start + args.budget_s if args.budget_s else float("inf")
         self.run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         self.ceilings: dict[str, Any] = {}
+        from _harness import PROBLEM_ROOTS
+
+        self.root = PROBLEM_ROOTS[getattr(args, "set", "suite")]
 
     # ------------------------------------------------------------------------------------------- plan ---
     def select_ops(self) -> list[str]:
         from _harness import list_ops, load_problem
 
-        ops = self.a.ops or list_ops()
-        unknown = sorted(set(ops) - set(list_ops()))
+        known = list_ops(self.root)
+        ops = self.a.ops or known
+        unknown = sorted(set(ops) - set(known))
         if unknown:
-            raise SystemExit(f"unknown operator(s): {', '.join(unknown)} (see benchmarks/suite/)")
+            raise SystemExit(f"unknown operator(s): {', '.join(unknown)} (see {self.root.relative_to(REPO)}/)")
         if self.a.category:
-            ops = [op for op in ops if getattr(load_problem(SUITE / op).module, "CATEGORY", None) in self.a.category]
+            ops = [op for op in ops if getattr(load_problem(self.root / op).module, "CATEGORY", None) in self.a.category]
         return ops
 
     def todo(self, op: str, *, redo: bool = False) -> str | None:
@@ -157,9 +163,10 @@ class Runner:
         """Refuse a result dir that holds operators started from the other set: their figures must not mix."""
         from _results import load_results
 
-        other = sorted(op for op, r in load_results(self.out).items() if r.get("initial", "initial") != self.a.initial)
+        other = sorted(op for op, r in load_results(self.out).items()
+                       if (r.get("initial", "initial"), r.get("set", "suite")) != (self.a.initial, self.a.set))
         if other:
-            raise SystemExit(f"{self.out} holds results started from another initial set than {self.a.initial}.py "
+            raise SystemExit(f"{self.out} holds results started from another set than {self.a.set} {self.a.initial}.py "
                              f"({', '.join(other[:5])}{' ...' if len(other) > 5 else ''}); give this set its own dir: "
                              f"--out {DEFAULT_OUTS[self.a.initial]}")
 
@@ -222,12 +229,12 @@ class Runner:
     def run_op(self, op: str) -> dict[str, Any]:
         from _harness import load_problem
 
-        problem = load_problem(SUITE / op)
+        problem = load_problem(self.root / op)
         prev = read_json(self.out / op / "result.json") or {}
         cases = problem.cases_for(self.a.backend)
         fresh = (self.a.redo or prev.get("backend") != self.a.backend or prev.get("status") == "failed"
                  or not (prev.get("session") or {}).get("complete"))
-        base = {"backend": self.a.backend, "initial": self.a.initial, "category": getattr(problem.module, "CATEGORY", None),
+        base = {"backend": self.a.backend, "initial": self.a.initial, "set": self.a.set, "category": getattr(problem.module, "CATEGORY", None),
                 "rounds_requested": self.a.rounds, "proposer": self.a.proposer}
         if fresh:
             same = prev.get("backend") == self.a.backend and not self.a.redo
@@ -279,7 +286,7 @@ class Runner:
     def initial_file(self, op: str) -> Path:
         from _harness import initial_path
 
-        return initial_path(op, self.a.initial)
+        return initial_path(op, self.a.initial, self.root)
 
     def run_session(self, op: str) -> dict[str, Any]:
         import json
@@ -308,7 +315,7 @@ class Runner:
             elif event == "submit_failed":
                 self.log(f"    {op}: trajectory submission failed: {data.get('error')}")
 
-        session = Session(SUITE / op, self.initial_file(op), kb=self._kb(), settings=settings, backend=self.a.backend,
+        session = Session(self.root / op, self.initial_file(op), kb=self._kb(), settings=settings, backend=self.a.backend,
                           proposer=make_proposer(self.a.proposer, settings), out_dir=sess_dir, progress=progress)
         truncated = ""
         try:
@@ -367,7 +374,7 @@ class Runner:
 
         best = self.out / op / "session" / "best.py"
         cands = {"initial": str(self.initial_file(op)), **({"best": str(best)} if best.exists() else {})}
-        req = {"task": "times", "problem": str(SUITE / op / "problem.py"), "candidates": cands,
+        req = {"task": "times", "problem": str(self.root / op / "problem.py"), "candidates": cands,
                "cases": [c["case"] for c in r["cases"]], "timing": self._timing(), "seed": 0}
         t0 = time.time()
         rc, recs = self._worker(req, self.out / op / "measure_times.jsonl", self.a.measure_timeout_s)
@@ -390,7 +397,7 @@ class Runner:
         if box < 30:
             return self._record(op, compile={**prev, "status": "skipped", "message": "no budget left for torch.compile",
                                              "attempts": attempts - 1})
-        req = {"task": "compile", "problem": str(SUITE / op / "problem.py"), "cases": [c["case"] for c in r["cases"]],
+        req = {"task": "compile", "problem": str(self.root / op / "problem.py"), "cases": [c["case"] for c in r["cases"]],
                "timing": self._timing(), "seed": 0, "mode": self.a.compile_mode, "deadline": time.time() + box}
         t0 = time.time()
         rc, recs = self._worker(req, self.out / op / "measure_compile.jsonl", box + 60)
@@ -432,7 +439,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--proposer", choices=["offline", "llm"], default="offline")
     p.add_argument("--initial", choices=sorted(DEFAULT_OUTS), default="initial",
                    help="starting point of every session: initial.py (default) or naive.py")
-    p.add_argument("--out", help="result dir (default benchmarks/results/suite, or benchmarks/results/naive with --initial naive)")
+    p.add_argument("--set", choices=["suite", "realistic"], default="suite",
+                   help="problem set: the operator suite (default) or the real kernels of benchmarks/realistic")
+    p.add_argument("--out", help="result dir (default benchmarks/results/suite, benchmarks/results/naive with --initial naive, "
+                   "benchmarks/results/realistic/campaign with --set realistic)")
     p.add_argument("--budget-s", type=float, default=0.0, help="wall budget of this invocation (0: none)")
     p.add_argument("--server", help="KB service HOST:PORT; trajectories are submitted to it")
     p.add_argument("--home", help="embedded KB dir (default $LADDER_HOME; LADDER_SNAPSHOT=DIR reads a snapshot)")
@@ -448,7 +458,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--unpack", help="restore a packed result dir into --out before running")
     p.add_argument("--no-run", action="store_true", help="only --unpack / --pack")
     args = p.parse_args(argv)
-    args.out = args.out or str(DEFAULT_OUTS[args.initial])
+    if args.set == "realistic" and args.initial != "initial":
+        p.error("--set realistic starts from each kernel's initial.py (the published code): drop --initial")
+    args.out = args.out or str(REALISTIC_OUT if args.set == "realistic" else DEFAULT_OUTS[args.initial])
     return args
 
 
