@@ -62,8 +62,8 @@ def replay_rows(rows: list[dict[str, Any]], *, max_level: str = "L4") -> list[di
     from kb.vocab import CAUSE_FAMILIES
     from optimizer.diagnosis import diagnose
     from optimizer.features import extract_features
-    from optimizer.ladder.causes import profile_findings
-    from optimizer.ladder.decide import decide
+    from optimizer.ladder.causes import profile_findings, roofline_finding
+    from optimizer.ladder.decide import decide, early_stop
 
     items = {i.name: i for i in load_items(None)}
     kb = connect_kb(None, None)
@@ -89,6 +89,10 @@ def replay_rows(rows: list[dict[str, Any]], *, max_level: str = "L4") -> list[di
         l2 = profile_findings(l2_cases(row.get("l2_raw") or []), measured, 1.0, dots=dots)
         dec = decide(static + l2, measured=measured, measured_any=bool(l2))
         cause = dec.cause if dec.decided else "unknown"
+        # what L1 alone would do in a session round: its code findings + the timing roofline, then ``early_stop``
+        roof = roofline_finding(l2_cases(row.get("l2_raw") or []), level="L1")
+        l1 = decide([f for f in d.causes if f.level == "L1"] + ([roof] if roof else []), measured_any=roof is not None)
+        stops, why = early_stop(l1, headroom_measured=roof is not None)
         fams = CAUSE_FAMILIES.get(cause, ())
         new = dict(
             row,
@@ -102,6 +106,8 @@ def replay_rows(rows: list[dict[str, Any]], *, max_level: str = "L4") -> list[di
                 "reason": dec.reason,
                 "ranking": [s.model_dump(mode="json") for s in dec.ranking[:5]],
                 "static_seconds": round(time.monotonic() - t0, 1),
+                "early_stop": {"stops": stops, "cause": l1.cause if l1.decided else "unknown", "why": why,
+                               "right": stops and l1.cause == row["label_cause"]},
             },
         )
         # per-level figures stay those of the recorded run; the final decision is the replayed one
@@ -112,6 +118,19 @@ def replay_rows(rows: list[dict[str, Any]], *, max_level: str = "L4") -> list[di
             file=sys.stderr,
             flush=True,
         )
+    return out
+
+
+def early_stop_summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Per split: kernels, how many L1 would stop before profiling, and how many of those name the labelled cause."""
+    out: dict[str, dict[str, int]] = {}
+    for r in rows:
+        e = r["replay"]["early_stop"]
+        for key in (r.get("split", "?"), "all"):
+            s = out.setdefault(key, {"n": 0, "stops": 0, "right": 0})
+            s["n"] += 1
+            s["stops"] += bool(e["stops"])
+            s["right"] += bool(e["right"])
     return out
 
 
@@ -134,6 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     new = replay_rows(rows, max_level=a.max_level)
     summary = summarize(new)
     print_tables(summary, new)
+    summary["early_stop"] = early_stop_summary(new)
+    print("\nL1 stops before profiling (decide.early_stop): " + "; ".join(
+        f"{k} {v['stops']}/{v['n']} kernels, {v['right']} of them right" for k, v in summary["early_stop"].items()))
     recorded = summarize(rows)
     path = write_result(
         "diagnosis_replay",

@@ -23,11 +23,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from kb.vocab import CAUSE_CLASS, CAUSE_FAMILIES, Cause
 from optimizer.ladder.findings import EvidenceRef, Finding
 
-__all__ = ["DECIDE", "DOMINANCE", "MARGIN", "CauseScore", "Decision", "decide"]
+__all__ = ["DECIDE", "DOMINANCE", "EARLY_LEAD", "EARLY_STOP", "MARGIN", "CauseScore", "Decision", "decide", "early_stop"]
 
 DECIDE = 0.5
 MARGIN = 0.1
 CLASS_BONUS = 0.1
+#: L1 may stop before any profiler runs (``early_stop``) on a structural cause at least this confident ...
+EARLY_STOP = 0.7
+#: ... that leads every other structural cause calling for another rewrite by at least this much.
+EARLY_LEAD = 0.2
 #: Prior weight of each cause when several are present (one usually makes the others moot).
 DOMINANCE: dict[str, float] = {
     "at_roofline": 1.0, "per_element_grid": 1.0, "fma_dot": 0.98, "same_address_atomics": 0.97, "register_spills": 0.95,
@@ -152,3 +156,35 @@ def decide(findings: list[Finding], *, measured: str = "unknown", measured_any: 
     d.overruled += [f"{s.cause} ({s.score:.2f}, {'/'.join(s.levels)}) not dominant" for s in ranking[1:] if s.score >= 0.3]
     d.reason = f"{top.cause} leads with {top.score:.2f}"
     return d
+
+
+def early_stop(d: Decision, *, headroom_measured: bool) -> tuple[bool, str]:
+    """Whether L1's decision may stop the ladder before L2 profiles (issue "Fast, honest rounds"), and why.
+
+    The profiler and Nsight Compute cost 15-50 s a round on the H200 and, for a decided structural cause, cannot
+    change the decision: their findings are not structural (``decide`` ranks structural causes first), and the one
+    measured figure that refutes a structural cause, the roofline fraction, comes from the round's timing, which L1
+    already has (``headroom_measured``: the timing roofline was read at L1). So L1 stops when:
+
+    - the timing puts every case at the roofline (``at_roofline`` decided from that measurement), or
+    - the cause is structural (tied to source lines), decided with >= ``EARLY_STOP``, the timing shows headroom, and no
+      other structural cause that calls for a different rewrite scores within ``EARLY_LEAD`` (a close rival is what
+      L2's counters and L3's IR would have to settle).
+    Anything else escalates as before.
+    """
+    if not d.decided:
+        return False, f"no cause decided at L1 ({d.reason})"
+    if not headroom_measured:
+        return False, "no timing roofline at L1 (interpreter, or a device without known peaks)"
+    if d.cause == "at_roofline":
+        return True, "the round's timing puts every case at its roofline"
+    if not d.structural:
+        return False, f"{d.cause} is not tied to source lines: profile it"
+    if d.confidence < EARLY_STOP:
+        return False, f"{d.cause} at {d.confidence:.2f} < {EARLY_STOP}: profile it"
+    fam = CAUSE_FAMILIES.get(d.cause, ())[:1]
+    close = [s for s in d.ranking[1:] if s.structural and s.score > d.confidence - EARLY_LEAD and s.cause != "at_roofline"
+             and CAUSE_FAMILIES.get(s.cause, ())[:1] != fam and s.cause not in EXPLAINS.get(d.cause, set())]
+    if close:
+        return False, f"{close[0].cause} ({close[0].score:.2f}) is within {EARLY_LEAD} of {d.cause}: profile to settle it"
+    return True, f"{d.cause} ({d.confidence:.2f}) is structural, leads by >= {EARLY_LEAD}, and the timing shows headroom"

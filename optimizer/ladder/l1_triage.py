@@ -11,6 +11,11 @@ already failed). L1 may stop when a low-risk rewrite is justified:
    set aside after two tries (or one with no untried recipe point);
 3. justified: the chosen card names the known class, its pattern is present in the code (a specific code
    feature matches) and its recipe applies to this source.
+
+On a GPU/NPU, L1 also reads the round's timing against the roofline (the problem's bytes/flops over the measured
+time, dtype-aware peaks) and, on the first round as on later ones, may stop before any profiler runs when
+``decide.early_stop`` allows it: every case at the roofline, or a clear structural cause with headroom left. The
+profilers (15-50 s a round on the H200) then run only where their counters can still change the decision.
 """
 
 from __future__ import annotations
@@ -18,9 +23,12 @@ from __future__ import annotations
 from kb.models import EscalationTests, EvidenceItem, Symptoms
 from kb.vocab import CAUSE_CLASS
 from optimizer.features import extract_features
+from optimizer.harness.problem import case_label
 from optimizer.ladder import keys
 from optimizer.ladder.causal import causal_step, merge_tests
-from optimizer.ladder.causes import code_findings
+from optimizer.ladder.causes import code_findings, roofline_finding
+from optimizer.ladder.decide import early_stop
+from optimizer.ladder.findings import Finding
 from optimizer.ladder.select import (
     GENERIC_TOKENS,
     choose_family,
@@ -46,6 +54,26 @@ def _row_bytes(ev: object) -> float | None:
         if blocks and ptrs:
             return float(max(blocks) * sizes.get(ptrs[0], 4))
     return None
+
+
+def _timing_roofline(ctx: LadderContext, tokens: list[str]) -> Finding | None:
+    """The roofline fraction of every timed case from the round's timing and the problem's bytes/flops (the figure L2
+    reads too, before its profilers add counters); None on the interpreter or a device without known peaks."""
+    ev = ctx.evaluation
+    if ctx.backend == "interpreter" or ev is None or not ev.timing_cases:
+        return None
+    from optimizer.profile.cuda import case_signals
+    from optimizer.profile.roofline import compute_kind, peaks_for
+
+    peaks = peaks_for(ev.device)
+    if peaks is None:
+        return None
+    kind = compute_kind(tokens, ev.launches)
+    cases = {case_label(c): c for c in ctx.problem.cases_for(ctx.backend)}
+    rows = [{"case": label, "signals": case_signals(ms, ctx.problem.flops(cases.get(label, {})),
+                                                    ctx.problem.bytes_moved(cases.get(label, {})), peaks, None, None, compute=kind)}
+            for label, ms in ev.case_ms().items()]
+    return roofline_finding(rows, level="L1")
 
 
 class TriageLevel:
@@ -103,8 +131,22 @@ class TriageLevel:
         case = ctx.cache.get(keys.LAUNCH_CASE) or (cases[0] if cases else {})
         findings = code_findings(feats, ev.launches if ev else [], hot_kernel=ctx.cache.get(keys.HOT_KERNEL), row_bytes=_row_bytes(ev),
                                  case_bytes=ctx.problem.bytes_moved(case) if case else None)
-        # L1 may stop on a cause only when an earlier round measured this kernel (code alone never localizes)
-        step = causal_step(ctx, "L1", findings, may_stop=localized and known_from.startswith("round"))
+        roof = _timing_roofline(ctx, feats.tokens)
+        if roof is not None:
+            findings.append(roof)
+            evidence.append(EvidenceItem(level="L1", kind="roofline", reference="timing", summary=f"{roof.summary} (the round's "
+                                         f"timing: {roof.refuting[0].detail if roof.refuting else roof.supporting[0].detail})"))
+        # L1 stops on a cause when an earlier round measured this kernel, or (``early_stop``) when the cause is structural
+        # and clear and the round's timing roofline shows headroom: the profilers could not change that decision
+        from_round = localized and known_from.startswith("round")
+        step = causal_step(ctx, "L1", findings, may_stop=from_round or roof is not None,
+                           measured=(known if from_round else "unknown", True) if roof is not None else None)
+        if not from_round and step.tests is not None:
+            ok, why = early_stop(step.decision, headroom_measured=roof is not None)
+            step.tests = (step.tests.model_copy(update={"notes": f"{step.tests.notes}; stopped before profiling: {why}"})
+                          if ok else None)
+            evidence.append(EvidenceItem(level="L1", kind="history", reference="early_stop",
+                                         summary=("stop before profiling: " if ok else "escalate to profiling: ") + why))
         evidence.append(step.evidence("L1"))
         tests, chosen_final, best = merge_tests(step, tests, chosen if single else None, chosen if justified else None)
         cls = known if known != "unknown" else CAUSE_CLASS.get(step.decision.cause, "unknown") if tests.passed else known

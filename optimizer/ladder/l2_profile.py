@@ -125,6 +125,8 @@ class ProfileLevel:
         data = ProfileData(per_case=classes, signals=signal_tokens).model_dump(by_alias=True)
         findings = profile_findings(ctx.cache.get(keys.l2rows(ctx.source_sha), []), cls, share,
                                     dots="tl.dot" in (feats.tokens if feats else []))
+        if any(f.cause == "at_roofline" and f.level == "L1" for r in ctx.results for f in r.findings):
+            findings = [f for f in findings if f.cause != "at_roofline"]  # L1 read the same timing figure: count it once
         step = causal_step(ctx, "L2", findings, measured=(cls if localized else "unknown", True))
         evidence.append(step.evidence("L2"))
         tests, chosen_final, best = merge_tests(step, tests, chosen if single else None, chosen if justified else None)

@@ -64,3 +64,35 @@ def test_an_fma_dot_explains_its_spills() -> None:
     assert d.decided and d.cause == "fma_dot"
     # without an FMA dot the spills decide on their own
     assert decide([_f("register_spills", "L3", 0.9)]).cause == "register_spills"
+
+
+def _roof(frac_ok: bool) -> Finding:
+    ref = EvidenceRef(level="L1", kind="roofline", reference="roofline_fraction", detail="c 40%")
+    if frac_ok:
+        return Finding(cause="at_roofline", level="L1", confidence=0.85, supporting=[ref])
+    return Finding(cause="at_roofline", level="L1", confidence=0.0, refuting=[ref], refute_strength=0.9)
+
+
+def test_early_stop_needs_a_clear_structural_cause_and_timed_headroom() -> None:
+    from optimizer.ladder.decide import EARLY_STOP, early_stop
+
+    d = decide([_f("per_element_grid", "L1", 0.85), _roof(False)], measured_any=True)
+    ok, why = early_stop(d, headroom_measured=True)
+    assert ok and "headroom" in why
+    assert not early_stop(d, headroom_measured=False)[0]  # no timing roofline (interpreter): never before profiling
+    weak = decide([_f("tiny_programs", "L1", EARLY_STOP - 0.15), _roof(False)], measured_any=True)
+    assert weak.decided and not early_stop(weak, headroom_measured=True)[0]
+    measured_only = decide([_f("launch_overhead", "L1", 0.8, structural=False), _roof(False)], measured_any=True)
+    assert measured_only.decided and "not tied to source lines" in early_stop(measured_only, headroom_measured=True)[1]
+    # a structural rival calling for another rewrite, close behind: the counters have to settle it
+    close = decide([_f("same_address_atomics", "L1", 0.8), _f("redundant_passes", "L1", 0.62), _roof(False)], measured_any=True)
+    ok, why = early_stop(close, headroom_measured=True)
+    assert close.decided and not ok and "redundant_passes" in why
+
+
+def test_early_stop_at_the_roofline_from_the_timing_alone() -> None:
+    from optimizer.ladder.decide import early_stop
+
+    d = decide([_f("unvectorized_access", "L1", 0.35), _roof(True)], measured_any=True)
+    assert d.decided and d.cause == "at_roofline"
+    assert early_stop(d, headroom_measured=True) == (True, "the round's timing puts every case at its roofline")

@@ -69,14 +69,34 @@ def _ctx(problem, backend: str = "cuda", history: list[Round] | None = None) -> 
     return ctx
 
 
-def test_l2_stops_on_moe_with_groups_per_program(problem) -> None:
+def test_moe_with_groups_per_program_stops_before_profiling_and_l2_agrees(problem) -> None:
     ctx = _ctx(problem)
     out = run_ladder(ctx, max_level="L2")
+    # the structural cause is clear and the timing shows headroom: L1 stops, no profiler runs
+    assert out.levels_reached == ["L1"] and out.chosen.id == "groups-per-program-moe-scoring"
+    assert "stopped before profiling" in out.stop.rationale and out.stop.cause == "tiny_programs"
+    out = run_ladder(_ctx(problem), max_level="L2", stop_early=False)  # what L2 would have said: the same family
     l2 = out.results[-1]
     assert l2.level == "L2" and l2.bottleneck == "latency_bound" and l2.passed, l2.tests.notes
-    assert out.stop.level == "L2" and out.chosen.id == "groups-per-program-moe-scoring"
+    assert l2.chosen.id == "groups-per-program-moe-scoring"
     cls = next(e for e in l2.evidence if e.kind == "classification")
     assert cls.data["figures"]["programs"] == 131072 * 8 and cls.data["figures"]["bytes_per_program"] == 132.0
+
+
+def test_l1_reads_the_timing_roofline_and_stops_there_when_every_case_is_at_it(problem) -> None:
+    ctx = _ctx(problem)
+    label = ctx.evaluation.timing_cases[0].case
+    floor_ms = problem.bytes_moved(problem.cases_for("cuda")[0]) / 4.8e12 * 1e3  # H200 HBM floor of the case
+    ctx.evaluation.timing_cases[0].stats.median_ms = floor_ms / 0.9  # 90% of the memory roofline
+    out = run_ladder(ctx, max_level="L4")
+    assert out.levels_reached == ["L1"] and out.stop.cause == "at_roofline" and out.chosen is None, out.stop.rationale
+    assert any(e.kind == "roofline" and e.level == "L1" and label in e.summary for e in out.evidence)
+
+
+def test_interpreter_never_stops_before_profiling_on_the_first_round(problem) -> None:
+    out = run_ladder(_ctx(problem, backend="interpreter"), max_level="L2")
+    assert out.levels_reached[:2] == ["L1", "L2"]
+    assert any(e.kind == "history" and e.reference == "early_stop" for e in out.evidence) is False
 
 
 def _measured(cls: str) -> EvidenceItem:

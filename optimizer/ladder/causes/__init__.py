@@ -6,6 +6,6 @@ confidences are documented next to each rule. ``optimizer.ladder.decide`` combin
 
 from optimizer.ladder.causes.code import code_findings
 from optimizer.ladder.causes.ir import ir_findings
-from optimizer.ladder.causes.profile import profile_findings
+from optimizer.ladder.causes.profile import profile_findings, roofline_finding
 
-__all__ = ["code_findings", "ir_findings", "profile_findings"]
+__all__ = ["code_findings", "ir_findings", "profile_findings", "roofline_finding"]

@@ -26,15 +26,37 @@ from typing import Any
 
 from optimizer.ladder.findings import EvidenceRef, Finding
 
-__all__ = ["AT_ROOFLINE", "profile_findings"]
+__all__ = ["AT_ROOFLINE", "profile_findings", "roofline_finding"]
 
 AT_ROOFLINE = 0.75
 BUSY_DRAM_PCT, EXCESS_TRAFFIC = 50.0, 1.6
 STALL_OCCUPANCY_PCT, STALL_THROUGHPUT_PCT = 80.0, 10.0
 
 
-def _ref(kind: str, reference: str, detail: str) -> EvidenceRef:
-    return EvidenceRef(level="L2", kind=kind, reference=reference, detail=detail[:400])  # type: ignore[arg-type]
+def _ref(kind: str, reference: str, detail: str, level: str = "L2") -> EvidenceRef:
+    return EvidenceRef(level=level, kind=kind, reference=reference, detail=detail[:400])  # type: ignore[arg-type]
+
+
+def roofline_finding(cases: list[dict[str, Any]], *, level: str = "L2") -> Finding | None:
+    """``at_roofline`` from the cases' roofline fractions (``signals.mem_fraction`` / ``compute_fraction``), or None
+    when a case has neither. The fractions come from the round's timing and the problem's bytes/flops alone, so L1
+    reads the same figure before any profiler runs (``level="L1"``); L2 reads it again beside its counters."""
+    fracs = []
+    for c in cases:
+        s = c.get("signals") or {}
+        vals = [v for v in (s.get("mem_fraction"), s.get("compute_fraction")) if isinstance(v, (int, float))]
+        fracs.append((c["case"], max(vals) if vals else None))
+    known = [f for _, f in fracs if f is not None]
+    if not known or len(known) != len(fracs):
+        return None
+    worst = min(known)
+    detail = ", ".join(f"{case} {f:.0%}" for case, f in fracs)
+    ref = _ref("roofline", "roofline_fraction", detail, level)
+    if worst >= AT_ROOFLINE:
+        return Finding(cause="at_roofline", level=level, confidence=0.85, supporting=[ref],  # type: ignore[arg-type]
+                       summary=f"every case runs at >= {worst:.0%} of its roofline: nothing structural to gain")
+    return Finding(cause="at_roofline", level=level, confidence=0.0, refute_strength=0.9 if worst < 0.5 else 0.5,  # type: ignore[arg-type]
+                   refuting=[ref], summary=f"the slowest case reaches {worst:.0%} of its roofline: headroom exists")
 
 
 def profile_findings(cases: list[dict[str, Any]], dominant: str, share: float, *, dots: bool = False) -> list[Finding]:
@@ -42,22 +64,8 @@ def profile_findings(cases: list[dict[str, Any]], dominant: str, share: float, *
     ``dots``: the kernel has a ``tl.dot`` (a tiled matmul re-reads its operand tiles by design, so DRAM traffic above
     the problem's minimum bytes is no sign of redundant passes there)."""
     out: list[Finding] = []
-    fracs = []
-    for c in cases:
-        s = c.get("signals") or {}
-        vals = [v for v in (s.get("mem_fraction"), s.get("compute_fraction")) if isinstance(v, (int, float))]
-        fracs.append((c["case"], max(vals) if vals else None))
-    known = [f for _, f in fracs if f is not None]
-    if known and len(known) == len(fracs):
-        worst = min(known)
-        detail = ", ".join(f"{case} {f:.0%}" for case, f in fracs)
-        if worst >= AT_ROOFLINE:
-            out.append(Finding(cause="at_roofline", level="L2", confidence=0.85, supporting=[_ref("roofline", "roofline_fraction", detail)],
-                               summary=f"every case runs at >= {worst:.0%} of its roofline: nothing structural to gain"))
-        else:
-            out.append(Finding(cause="at_roofline", level="L2", confidence=0.0, refute_strength=0.9 if worst < 0.5 else 0.5,
-                               refuting=[_ref("roofline", "roofline_fraction", detail)],
-                               summary=f"the slowest case reaches {worst:.0%} of its roofline: headroom exists"))
+    if (roof := roofline_finding(cases)) is not None:
+        out.append(roof)
     classes = [c.get("class") for c in cases]
     if dominant == "launch_bound":
         out.append(Finding(cause="launch_overhead", level="L2", confidence=0.7,
