@@ -154,7 +154,13 @@ class Runner:
         avg = lambda xs, d: sum(xs) / len(xs) if xs else d
         est = {"baseline": avg(bases, base), "round": avg(rounds, rnd), "measure": avg(meas_s, meas),
                "compile": avg(comp_s, comp) if self.a.compile else 0.0}
-        est["op"] = est["baseline"] + self.a.rounds * est["round"] + est["measure"] + est["compile"]
+        # sessions end early (at the roofline, or after inconclusive rounds): where finished sessions say how long a
+        # whole one takes, that observed length is the estimate, never more than the rounds asked for allow
+        full = est["baseline"] + self.a.rounds * est["round"]
+        walls = [r["session"]["wall_s"] for r in done if (r.get("session") or {}).get("wall_s")
+                 and int(r.get("rounds_requested") or 0) >= self.a.rounds]
+        est["session"] = min(full, avg(walls, full))
+        est["op"] = est["session"] + est["measure"] + est["compile"]
         est["minimum"] = est["baseline"] + min(1, self.a.rounds) * est["round"] + est["measure"] + est["compile"]
         return est
 

@@ -324,3 +324,14 @@ def test_unpacked_candidate_sources_are_data_and_turn_back_into_code(tmp_path: P
 def test_committed_results_hold_no_python_files() -> None:
     stray = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "benchmarks" / "results").rglob("*.py"))
     assert not stray, f"candidate sources under benchmarks/results must be data (.py.txt): {stray[:5]}"
+
+
+def test_estimate_follows_how_long_finished_sessions_really_took(tmp_path: Path) -> None:
+    r = runner.Runner(runner.parse_args(["--backend", "cuda", "--rounds", "15", "--out", str(tmp_path)]), log=lambda _m: None)
+    rounds = [{"duration_s": 20.0}] + [{"duration_s": 30.0}] * 6 + [{"duration_s": 0.1}] * 3  # stopped after 9 rounds
+    _result(tmp_path, "a", status="done", backend="cuda", rounds_requested=15, session={"rounds": rounds, "wall_s": 210.0},
+            measure={"wall_s": 20.0}, compile={"wall_s": 40.0, "status": "ok"})
+    est = r.estimates()
+    assert est["session"] == 210.0 and est["op"] == 270.0  # not baseline + 15 x the mean round
+    short = runner.Runner(runner.parse_args(["--backend", "cuda", "--rounds", "2", "--out", str(tmp_path)]), log=lambda _m: None)
+    assert short.estimates()["session"] < 210.0  # fewer rounds asked for: the rounds bound the estimate
