@@ -61,12 +61,14 @@ for step in "$@"; do
       pack onboard ;;
     campaign)   # optimizer sessions from the naive first versions: arg = ROUNDS/BUDGET_S/op,op,...
       rounds=${arg%%/*}; rest=${arg#*/}; t=$(box "${rest%%/*}"); ops=${rest#*/}
+      rm -rf /tmp/naive && cp -r benchmarks/results/naive /tmp/naive  # resume: finished operators are skipped
       timeout $(( t + 5 )) python3 benchmarks/suite/runner.py --initial naive --backend cuda --rounds "$rounds" \
         --budget-s $(( t - 25 )) --compile-budget-s 40 --ops ${ops//,/ } --out /tmp/naive \
         --pack "$OUT/naive.tar.gz" > "$OUT/campaign.log" 2>&1; echo "campaign rc=$?"
       grep -v "Loading weights" "$OUT/campaign.log" | tail -40 ;;
     realcampaign) # optimizer sessions on the real public kernels (benchmarks/realistic): arg = ROUNDS/BUDGET_S/name,name,...
       rounds=${arg%%/*}; rest=${arg#*/}; t=$(box "${rest%%/*}"); ops=${rest#*/}
+      rm -rf /tmp/realistic && { [ ! -d benchmarks/results/realistic/campaign ] || cp -r benchmarks/results/realistic/campaign /tmp/realistic; }
       timeout $(( t + 5 )) python3 benchmarks/suite/runner.py --set realistic --backend cuda --rounds "$rounds" \
         --budget-s $(( t - 25 )) --compile-budget-s 40 --ops ${ops//,/ } --out /tmp/realistic \
         --pack "$OUT/realistic.tar.gz" > "$OUT/realcampaign.log" 2>&1; echo "realcampaign rc=$?"

@@ -48,34 +48,10 @@ def list_problems() -> list[str]:
 
 
 def compare(problem: Any, ref: Any, out: Any) -> Any:
-    """``_harness.compare_outputs``, with integer outputs allowed to differ by the problem's ``INT_ATOL``."""
-    import torch
-    from _harness import Comparison, _flatten, compare_outputs
+    """``_harness.compare_problem``: the tolerances, with integer outputs allowed to differ by ``INT_ATOL``."""
+    from _harness import compare_problem
 
-    int_atol = int(getattr(problem.module, "INT_ATOL", 0) or 0)
-    refs, outs = _flatten(ref), _flatten(out)
-    if int_atol <= 0 or len(refs) != len(outs):
-        return compare_outputs(ref, out, problem.tolerance)
-    merged = Comparison(True)
-    for i, (r, o) in enumerate(zip(refs, outs, strict=True)):
-        integer = isinstance(r, torch.Tensor) and isinstance(o, torch.Tensor) and not r.is_floating_point() \
-            and r.shape == o.shape and r.dtype == o.dtype
-        if integer:
-            bad = int(((o.to(r.device).long() - r.long()).abs() > int_atol).sum())
-            c = Comparison(bad == 0, n_bad=bad, n_total=r.numel(),
-                           message=f"output {i}: {bad} of {r.numel()} integer elements differ by more than "
-                                   f"INT_ATOL={int_atol}" if bad else "")
-        else:
-            c = compare_outputs(r, o, problem.tolerance)
-        merged.n_bad += c.n_bad
-        merged.n_total += c.n_total
-        merged.max_abs_err = max(merged.max_abs_err, c.max_abs_err)
-        merged.max_rel_err = max(merged.max_rel_err, c.max_rel_err)
-        if c.message and not c.ok:
-            merged.details.append(c.message)
-    merged.ok = merged.n_bad == 0 and not merged.details
-    merged.message = "; ".join(merged.details) or "all elements within tolerance"
-    return merged
+    return compare_problem(problem, ref, out)
 
 
 def check_case(problem: Any, new_cls: type, case: dict[str, Any], seed: int, device: str,

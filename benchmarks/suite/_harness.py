@@ -194,6 +194,46 @@ def compare_outputs(ref: Any, out: Any, tolerance: Any) -> Comparison:
     return result
 
 
+def compare_problem(problem: Any, ref: Any, out: Any) -> Comparison:
+    """``compare_outputs`` under the problem's tolerances, with integer outputs allowed to differ by its ``INT_ATOL``
+    (default 0: exact), as the real-kernel problems declare."""
+    import torch
+
+    int_atol = int(getattr(problem.module, "INT_ATOL", 0) or 0)
+    refs, outs = _flatten(ref), _flatten(out)
+    if int_atol <= 0 or len(refs) != len(outs):
+        return compare_outputs(ref, out, problem.tolerance)
+    merged = Comparison(True)
+    for i, (r, o) in enumerate(zip(refs, outs, strict=True)):
+        integer = isinstance(r, torch.Tensor) and isinstance(o, torch.Tensor) and not r.is_floating_point() \
+            and r.shape == o.shape and r.dtype == o.dtype
+        if integer:
+            bad = int(((o.to(r.device).long() - r.long()).abs() > int_atol).sum())
+            c = Comparison(bad == 0, n_bad=bad, n_total=r.numel(),
+                           message=f"output {i}: {bad} of {r.numel()} integer elements differ by more than "
+                                   f"INT_ATOL={int_atol}" if bad else "")
+        else:
+            c = compare_outputs(r, o, problem.tolerance)
+        merged.n_bad += c.n_bad
+        merged.n_total += c.n_total
+        merged.max_abs_err = max(merged.max_abs_err, c.max_abs_err)
+        merged.max_rel_err = max(merged.max_rel_err, c.max_rel_err)
+        if c.message and not c.ok:
+            merged.details.append(c.message)
+    merged.ok = merged.n_bad == 0 and not merged.details
+    merged.message = "; ".join(merged.details) or "all elements within tolerance"
+    return merged
+
+
+def inplace_views(problem: Any, result: Any, inputs: list[Any]) -> Any:
+    """The result a problem is judged on: the return value plus its ``INPLACE_OUTPUTS`` inputs after the call."""
+    inplace = list(getattr(problem.module, "INPLACE_OUTPUTS", []) or [])
+    if not inplace:
+        return result
+    extra = tuple(inputs[i] for i in inplace)
+    return (result, *extra) if result is not None else extra
+
+
 def build_case(
     problem: Problem, new_cls: type, case: dict[str, Any], seed: int, device: str
 ) -> tuple[Any, Any, list[Any]]:

@@ -72,9 +72,11 @@ def _free() -> None:
 
 def task_times(req: dict[str, Any], sink: _Sink) -> None:
     import torch
-    from _harness import case_label, compare_outputs, load_candidate, load_problem
+    from _harness import case_label, compare_problem, inplace_views, load_candidate, load_problem
 
     problem = load_problem(req["problem"])
+    inplace = bool(getattr(problem.module, "INPLACE_OUTPUTS", None))
+    fresh = (lambda xs: [x.clone() if isinstance(x, torch.Tensor) else x for x in xs]) if inplace else (lambda xs: xs)
     classes: dict[str, type | None] = {}
     for what, path in req["candidates"].items():
         try:
@@ -91,9 +93,10 @@ def task_times(req: dict[str, Any], sink: _Sink) -> None:
                 model = problem.make_model(case, seed=seed, device="cuda")
                 inputs = problem.make_inputs(case, seed=seed + 1, device="cuda")
             with torch.no_grad():
-                ref = model(*inputs)
+                ref_in = fresh(inputs)  # INPLACE_OUTPUTS: reference and each candidate get their own copy
+                ref = inplace_views(problem, model(*ref_in), ref_in)
                 torch.cuda.synchronize()
-                sink.emit({**base, "what": "eager", "status": "ok", "stats": _bench(lambda: model(*inputs), req["timing"])})  # noqa: B023
+                sink.emit({**base, "what": "eager", "status": "ok", "stats": _bench(lambda: model(*ref_in), req["timing"])})  # noqa: B023
         except Exception as exc:
             sink.emit({**base, "what": "eager", "status": "error", "message": _short(exc)})
             _free()
@@ -105,28 +108,29 @@ def task_times(req: dict[str, Any], sink: _Sink) -> None:
                 with torch.device("cuda"):
                     new = problem.instantiate(cls, case, seed=seed, device="cuda")
                 with torch.no_grad():
-                    out = new(*inputs)
+                    new_in = fresh(inputs)
+                    out = inplace_views(problem, new(*new_in), new_in)
                     torch.cuda.synchronize()
-                    cmp = compare_outputs(ref, out, problem.tolerance)
+                    cmp = compare_problem(problem, ref, out)
                     out = None
                     rec = {**base, "what": what, "check": cmp.as_dict()}
                     if not cmp.ok:
                         sink.emit({**rec, "status": "mismatch", "message": cmp.message[:500]})
                         continue
-                    sink.emit({**rec, "status": "ok", "stats": _bench(lambda: new(*inputs), req["timing"])})  # noqa: B023
+                    sink.emit({**rec, "status": "ok", "stats": _bench(lambda: new(*new_in), req["timing"])})  # noqa: B023
             except Exception as exc:
                 sink.emit({**base, "what": what, "status": "error", "message": _short(exc)})
                 if "illegal" in str(exc) or "launch failure" in str(exc):
                     raise  # the context is gone: end the worker, the runner records what is missing
             finally:
                 new = None
-        model = inputs = ref = None
+        model = inputs = ref = ref_in = new_in = None
         _free()
 
 
 def task_compile(req: dict[str, Any], sink: _Sink) -> None:
     import torch
-    from _harness import case_label, compare_outputs, load_problem
+    from _harness import case_label, compare_problem, load_problem
 
     problem = load_problem(req["problem"])
     deadline = float(req.get("deadline") or 0) or float("inf")
@@ -150,7 +154,7 @@ def task_compile(req: dict[str, Any], sink: _Sink) -> None:
                 out = compiled(*inputs)
                 torch.cuda.synchronize()
                 compile_s = time.perf_counter() - t0
-                cmp = compare_outputs(ref, out, problem.tolerance)
+                cmp = compare_problem(problem, ref, out)
                 ref = out = None
                 stats = _bench(lambda: compiled(*inputs), req["timing"])  # noqa: B023
             sink.emit({**base, "status": "ok", "stats": stats, "compile_s": round(compile_s, 2), "check": cmp.as_dict()})

@@ -177,6 +177,23 @@ def test_integer_tolerance_is_declared_per_problem():
     assert not _check.compare(Problem(1), ref, off_by_one + 1).ok
     floats = torch.linspace(0, 1, 5)
     assert not _check.compare(Problem(1), (floats, ref), (floats + 1, ref)).ok, "INT_ATOL never loosens floats"
+    # the campaign's measurement pass (_measure.py) judges with the same rule
+    from _harness import compare_problem
+
+    assert compare_problem(Problem(1), ref, off_by_one).ok and not compare_problem(Problem(0), ref, off_by_one).ok
+
+
+def test_inplace_outputs_are_judged_after_the_call():
+    import torch
+    from _harness import inplace_views
+
+    q, k = torch.zeros(2), torch.ones(2)
+    rope = type("P", (), {"module": type("M", (), {"INPLACE_OUTPUTS": [0, 1]})})()
+    plain = type("P", (), {"module": type("M", (), {})})()
+    assert inplace_views(rope, None, [q, k]) == (q, k)
+    out = torch.full((1,), 5.0)
+    assert inplace_views(rope, out, [q, k])[0] is out and len(inplace_views(rope, out, [q, k])) == 3
+    assert inplace_views(plain, out, [q, k]) is out
 
 
 NOT_IN_PLACE = '''
