@@ -99,7 +99,8 @@ CAUSE_FAMILIES: dict[str, tuple[str, ...]] = {
     "fma_dot": ("tf32-for-fp32-matmul", "low-precision-operands-fp32-accumulate"),
     "small_dot_tiles": ("matmul-tile-config-search", "persistent-tile-loop"),
     "l2_unfriendly_order": ("grouped-program-order",),
-    "launch_overhead": ("fuse-launches-for-launch-bound", "kernel-chain-fusion", "elementwise-chain-fusion"),
+    "launch_overhead": ("fuse-launches-for-launch-bound", "kernel-chain-fusion", "elementwise-chain-fusion",
+                        "cache-host-launch-setup"),
     "at_roofline": (),
     "unknown": (),
 }

@@ -55,6 +55,7 @@ FEATURE_DOC: dict[str, str] = {
     "intermediate_roundtrip": "one kernel writes a buffer the launcher allocated and a later kernel reads it back",
     "upcast_before_dot": "a tl.dot operand is converted to fp32 in the kernel (x.to(tl.float32)) before the dot",
     "launch_in_loop": "a kernel launched inside a Python loop of the launcher (one launch per iteration)",
+    "per_call_host_setup": "the launcher compiles or queries on every call (kernel.warmup, _init_handles, get_device_properties, triton.compile)",
     "unaligned_launch_arg": "a recorded launch passes an integer (size/stride) or pointer not divisible by 16",
 }
 
@@ -226,6 +227,9 @@ def extract_features(
     if loop_lines := _launch_in_loop(sites):
         toks.add("launch_in_loop")
         details_extra["launch_in_loop"] = loop_lines
+    if setup := host_setup_lines(tree, sites):
+        toks.add("per_call_host_setup")
+        details_extra["host_setup"] = setup
     for site in sites:
         k = kernels[site.kernel]
         if site.keyword("num_warps"):
@@ -398,6 +402,34 @@ def intermediate_roundtrips(sites: list[Any], kernels: dict[str, Kernel]) -> lis
                 out.append({"buffer": buf, "written_by": writer.kernel, "read_by": reader.kernel,
                             "lines": [writer.call.lineno, reader.call.lineno]})
     return out
+
+
+#: per-call host setup: compiling a kernel, reading its handles, querying the device (``optimizer.rewrite.host_setup``)
+HOST_SETUP_CALLS = ("warmup", "_init_handles", "get_device_properties", "triton.compile")
+
+
+def _setup_call(n: ast.AST) -> str | None:
+    if not isinstance(n, ast.Call):
+        return None
+    if isinstance(n.func, ast.Attribute):
+        if n.func.attr in HOST_SETUP_CALLS:
+            return n.func.attr
+        if n.func.attr == "compile" and ast.unparse(n.func.value) == "triton":
+            return "triton.compile"
+    return None
+
+
+def host_setup_lines(tree: ast.Module, sites: list[Any]) -> list[int]:
+    """Lines of launcher functions (those that launch a kernel) that run host setup on every call: a setup call
+    (``HOST_SETUP_CALLS``) directly, or a call to a module-level function that makes one."""
+    helpers = {s.name: s for s in tree.body if isinstance(s, ast.FunctionDef) and not s.decorator_list}
+    setup_helpers = {name for name, f in helpers.items() if any(_setup_call(n) for n in ast.walk(f))}
+    lines: set[int] = set()
+    for func in {id(s.function): s.function for s in sites if s.function is not None}.values():
+        for n in ast.walk(func):
+            if _setup_call(n) or (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in setup_helpers):
+                lines.add(n.lineno)
+    return sorted(lines)
 
 
 def _launch_in_loop(sites: list[Any]) -> list[int]:

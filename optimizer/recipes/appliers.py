@@ -34,6 +34,8 @@ Structural transforms of the rewrite engine (``optimizer.rewrite``: libcst tree,
   ``register_spill`` evidence), else a launch search that never lowers num_warps.
 - ``dot_tensor_descriptor`` ``{}``: a dot kernel's operand loads and output store -> ``tl.make_tensor_descriptor``
   (``USE_TMA`` chosen at the launch from 16-byte alignment; also the ``descriptor`` point of ``dot_tile_search``).
+- ``host_setup_cache`` ``{}``: per-call host setup in the launcher (kernel warmup, device queries) memoized per
+  launch signature (``optimizer.rewrite.host_setup``).
 - ``inplace_output`` ``{}``: ``y = x.clone()`` rewritten in place -> ``torch.empty_like`` output the kernel writes
   while reading ``x``; a buffer copied back with ``x.copy_(buf)`` -> the kernel writes ``x`` in place.
 

@@ -44,6 +44,7 @@ RECIPE_PARAMS = {
     "dot_tensor_descriptor": set(),
     "inplace_output": set(),
     "producer_inline": set(),
+    "host_setup_cache": set(),
 }
 
 

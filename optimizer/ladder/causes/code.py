@@ -57,6 +57,19 @@ def _hot(feats: CodeFeatures, launches: list[dict[str, Any]], hot_kernel: str | 
     return None, None
 
 
+def _host_setup_findings(feats: CodeFeatures) -> list[Finding]:
+    """Host setup on every call (a kernel warmup, device queries): host time per forward the GPU waits for. A prior
+    below ``decide.EARLY_STOP``: whether it dominates depends on the kernel's own time, which L2's profiler shows
+    (host wall vs device time; a launch_bound class adds the bonus that decides it)."""
+    lines = list(feats.details.get("host_setup") or [])
+    if not lines:
+        return []
+    return [Finding(cause="launch_overhead", level="L1", confidence=0.65, structural=True,
+                    supporting=[_ref("code_feature", "per_call_host_setup", "the launcher compiles or queries the device on "
+                                     "every call (kernel.warmup / _init_handles / get_device_properties)", lines)],
+                    summary="per-call host setup in the launcher: the GPU waits for the host between launches")]
+
+
 def _launch_findings(feats: CodeFeatures, launches: list[dict[str, Any]], case_bytes: float | None) -> list[Finding]:
     sites = list(feats.details.get("launch_lines") or [])
     loop = list(feats.details.get("launch_in_loop") or [])
@@ -81,7 +94,7 @@ def code_findings(feats: CodeFeatures, launches: list[dict[str, Any]], *, hot_ke
     if st is None:
         return out
     programs = _programs(rec)
-    out += _launch_findings(feats, launches, case_bytes)
+    out += _launch_findings(feats, launches, case_bytes) + _host_setup_findings(feats)
     grid_note = f"grid of {programs} programs" if programs else "grid not recorded"
     if not st.block_range and st.load_lines:
         supp = [_ref("code_feature", "no_block_range", f"{st.name} loads without tl.arange: one element per program", st.load_lines)]
