@@ -34,8 +34,9 @@ for step in "$@"; do
   name=${step%%:*}; arg=${step#*:}; [ "$arg" = "$step" ] && arg=""
   t0=$(date +%s); echo "=== step $name ($arg) at +$(( t0 - start )) s"
   case $name in
-    rewrite)    # structural transforms timed on their examples: initial vs transformed vs torch
-      t=$(box "${arg:-120}"); timeout "$t" python3 benchmarks/rewrite/time_transforms.py "$OUT/rewrite" 2>&1 | tail -40
+    rewrite)    # structural transforms timed on their examples: initial vs transformed vs torch; arg = BUDGET_S[/name,name]
+      t=$(box "${arg%%/*}"); [ -z "${arg%%/*}" ] && t=$(box 120); only=""; [ "$arg" != "${arg#*/}" ] && only="--only ${arg#*/}"
+      timeout "$t" python3 benchmarks/rewrite/time_transforms.py "$OUT/rewrite" ${only//,/ } 2>&1 | tail -40
       pack rewrite ;;
     diagtime)   # reference fixes timed once next to torch: initial, fix, eager per case
       t=$(box "${arg:-300}"); timeout "$t" python3 benchmarks/diagnosis/gpu_time.py "$OUT/diagtime" --budget-s $(( t - 20 )) 2>&1 | tail -60

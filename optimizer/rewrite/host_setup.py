@@ -51,14 +51,18 @@ _HOST_SETUP_CACHE: dict = {{}}
 def {HELPER}(site, fn, *args, **kwargs):
     """Per-call host setup (kernel warmup, device queries) memoized on what it can depend on: each tensor's shape,
     strides, dtype, device and 16-byte alignment, and the other arguments' values (unhashable ones bypass the cache)."""
+    import collections.abc
+
     def part(a):
         if hasattr(a, "data_ptr") and hasattr(a, "stride"):
             return ("tensor", tuple(a.shape), tuple(a.stride()), str(a.dtype), str(a.device), a.data_ptr() % 16)
         return a
-    try:
-        key = (site, tuple(part(a) for a in args), tuple(sorted((k, part(v)) for k, v in kwargs.items())))
-        hash(key)
-    except TypeError:
+
+    def hashable(v):
+        return all(hashable(x) for x in v) if isinstance(v, tuple) else isinstance(v, collections.abc.Hashable)
+
+    key = (site, tuple(part(a) for a in args), tuple(sorted((k, part(v)) for k, v in kwargs.items())))
+    if not hashable(key):
         return fn(*args, **kwargs)
     if key not in _HOST_SETUP_CACHE:
         out = fn(*args, **kwargs)
