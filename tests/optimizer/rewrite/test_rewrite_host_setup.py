@@ -1,53 +1,78 @@
 """host_setup_cache: per-call host setup in the launcher (kernel warmup, device queries) memoized per launch signature.
 
-Each rewrite runs against the original in the interpreter (``TRITON_INTERPRET=1``, a fresh module per load): the same
+Each rewrite runs against the original in the interpreter (``TRITON_INTERPRET=1``, a fresh process): the same
 outputs on every case, the helper run once per distinct shape instead of once per call, and an output allocated by the
 helper never shared between calls.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
-import torch
-from rewrite_support import KERNELS, load
+from rewrite_support import KERNELS
 
 from optimizer.recipes.appliers import NotApplicable, RecipeContext, apply_recipe
 
 RECIPE = {"kind": "host_setup_cache", "params": {}}
 
+# Run in a fresh interpreter process (TRITON_INTERPRET=1 before triton is imported): in a pytest process where
+# triton.language was imported in compiled mode, tl.max / tl.sum cannot run in the interpreter, and setting the
+# variable here would leak into later tests.
+_CHECK = r'''
+import importlib.util, json, sys
+import torch
+a = json.loads(sys.argv[1])
+def load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod); return mod
+old, new = load(a["old"], "old_k"), load(a["new"], "new_k")
+for case in old.CASES:
+    torch.manual_seed(0)
+    inputs = old.get_inputs(**case)
+    torch.testing.assert_close(new.ModelNew()(*inputs), old.ModelNew()(*inputs))
+out = {}
+if hasattr(old, "CALLS"):
+    xa, xb = old.get_inputs(**old.CASES[0]), old.get_inputs(**old.CASES[1])
+    old.CALLS.clear(); new.CALLS.clear(); new._HOST_SETUP_CACHE.clear()
+    for mod in (old, new):
+        for xs in (xa, xa, xa, xb, xb):
+            mod.ModelNew()(*xs)
+    out["calls"] = [len(old.CALLS), len(new.CALLS)]
+else:
+    x, y = new.get_inputs(N=3000)
+    first, second = new.ModelNew()(x, y), new.ModelNew()(x, y)
+    out["distinct"] = first.data_ptr() != second.data_ptr()
+    out["cached"] = len(new._HOST_SETUP_CACHE)
+print(json.dumps(out))
+'''
 
-def _rewrite(name: str, tmp_path):
+
+def _run(name: str, tmp_path: Path) -> tuple[str, dict]:
     res = apply_recipe(RECIPE, RecipeContext(source=(KERNELS / f"{name}.py").read_text()))
+    assert "_host_setup_cached(" in res.source and res.description.startswith("per-call host setup memoized")
     path = tmp_path / f"{name}_cached.py"
     path.write_text(res.source)
-    return res, load(KERNELS / f"{name}.py"), load(path)
-
-
-@pytest.mark.parametrize("name", ["host_setup_occupancy", "host_setup_config", "host_setup_alloc"])
-def test_memoized_setup_gives_the_same_results(name: str, tmp_path) -> None:
-    res, old, new = _rewrite(name, tmp_path)
-    assert "_host_setup_cached(" in res.source and res.description.startswith("per-call host setup memoized")
-    for case in old.CASES:
-        torch.manual_seed(0)
-        inputs = old.get_inputs(**case)
-        torch.testing.assert_close(new.ModelNew()(*inputs), old.ModelNew()(*inputs))
+    args = json.dumps({"old": str(KERNELS / f"{name}.py"), "new": str(path)})
+    proc = subprocess.run([sys.executable, "-c", _CHECK, args], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "TRITON_INTERPRET": "1"}, check=False)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    return res.source, json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 @pytest.mark.parametrize("name", ["host_setup_occupancy", "host_setup_config"])
-def test_the_helper_runs_once_per_launch_signature(name: str, tmp_path) -> None:
-    _res, old, new = _rewrite(name, tmp_path)
-    a, b = old.get_inputs(**old.CASES[0]), old.get_inputs(**old.CASES[1])
-    for mod in (old, new):
-        for xs in (a, a, a, b, b):
-            mod.ModelNew()(*xs)
-    assert len(old.CALLS) == 5 and len(new.CALLS) == 2  # once per shape, not once per call
+def test_same_results_and_the_helper_runs_once_per_launch_signature(name: str, tmp_path: Path) -> None:
+    _src, out = _run(name, tmp_path)
+    assert out["calls"] == [5, 2]  # original: every call; memoized: once per shape
 
 
-def test_an_output_the_helper_allocates_is_never_shared(tmp_path) -> None:
-    _res, _old, new = _rewrite("host_setup_alloc", tmp_path)
-    x, y = new.get_inputs(N=3000)
-    first, second = new.ModelNew()(x, y), new.ModelNew()(x, y)
-    assert first.data_ptr() != second.data_ptr() and not new._HOST_SETUP_CACHE  # the tuple holds a tensor: not cached
+def test_an_output_the_helper_allocates_is_never_shared(tmp_path: Path) -> None:
+    _src, out = _run("host_setup_alloc", tmp_path)
+    assert out == {"distinct": True, "cached": 0}  # the tuple holds a tensor: never cached
 
 
 def test_direct_setup_calls_assigned_in_the_launcher_are_memoized() -> None:
@@ -102,7 +127,7 @@ def launch(x, lens):
         apply_recipe(RECIPE, RecipeContext(source=src))
 
 
-def test_already_memoized_is_refused(tmp_path) -> None:
-    res, _old, _new = _rewrite("host_setup_occupancy", tmp_path)
+def test_already_memoized_is_refused() -> None:
+    res = apply_recipe(RECIPE, RecipeContext(source=(KERNELS / "host_setup_occupancy.py").read_text()))
     with pytest.raises(NotApplicable, match="already memoized"):
         apply_recipe(RECIPE, RecipeContext(source=res.source))
