@@ -343,8 +343,11 @@ class Session:
             paths.append(path)
         t0 = time.monotonic()
 
+        # one validation seed here: the point that goes on is validated again with every seed on every case
+        screen_settings = self.settings.model_copy(update={"validation_seeds": list(self.settings.validation_seeds[:1])})
+
         def check(path: Path) -> Evaluation:
-            return evaluate(self.problem, path, backend=self.backend, settings=self.settings, cases=[case], timing=False)
+            return evaluate(self.problem, path, backend=self.backend, settings=screen_settings, cases=[case], timing=False)
 
         if self.backend == "interpreter" or len(paths) == 1:
             evs = [check(p) for p in paths]
