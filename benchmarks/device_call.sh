@@ -29,6 +29,16 @@ box() {  # box WANTED_S: the step's time box inside the call's deadline
 pack() {  # pack DIR: $OUT/DIR -> $OUT/DIR.tar.gz (folders deeper than two levels would not come back)
   [ -d "$OUT/$1" ] && (cd "$OUT" && tar czf "$1.tar.gz" "$1" && rm -rf "$1")
 }
+sessions() {  # sessions STEP NAME RESULT_DIR RUNNER_FLAGS...: runner.py sessions for $arg = ROUNDS/BUDGET_S/op,op,...,
+  # resumed from the committed RESULT_DIR (finished operators are skipped); $OUT/NAME.tar.gz and $OUT/STEP.log come back
+  local step=$1 label=$2 results=$3; shift 3
+  local rounds=${arg%%/*} rest=${arg#*/}; local t; t=$(box "${rest%%/*}"); local ops=${rest#*/}
+  rm -rf "/tmp/$label" && { [ ! -d "$results" ] || cp -r "$results" "/tmp/$label"; }
+  timeout $(( t + 5 )) python3 benchmarks/suite/runner.py "$@" --backend cuda --rounds "$rounds" \
+    --budget-s $(( t - 25 )) --compile-budget-s 40 --ops ${ops//,/ } --out "/tmp/$label" \
+    --pack "$OUT/$label.tar.gz" > "$OUT/$step.log" 2>&1; echo "$step rc=$?"
+  grep -v "Loading weights" "$OUT/$step.log" | tail -40
+}
 
 for step in "$@"; do
   name=${step%%:*}; arg=${step#*:}; [ "$arg" = "$step" ] && arg=""
@@ -61,19 +71,9 @@ for step in "$@"; do
       t=$(box "${arg:-120}"); timeout "$t" python3 benchmarks/onboard_gpu_check.py "$OUT/onboard" 2>&1 | tail -30
       pack onboard ;;
     campaign)   # optimizer sessions from the naive first versions: arg = ROUNDS/BUDGET_S/op,op,...
-      rounds=${arg%%/*}; rest=${arg#*/}; t=$(box "${rest%%/*}"); ops=${rest#*/}
-      rm -rf /tmp/naive && cp -r benchmarks/results/naive /tmp/naive  # resume: finished operators are skipped
-      timeout $(( t + 5 )) python3 benchmarks/suite/runner.py --initial naive --backend cuda --rounds "$rounds" \
-        --budget-s $(( t - 25 )) --compile-budget-s 40 --ops ${ops//,/ } --out /tmp/naive \
-        --pack "$OUT/naive.tar.gz" > "$OUT/campaign.log" 2>&1; echo "campaign rc=$?"
-      grep -v "Loading weights" "$OUT/campaign.log" | tail -40 ;;
+      sessions campaign naive benchmarks/results/naive --initial naive ;;
     realcampaign) # optimizer sessions on the real public kernels (benchmarks/realistic): arg = ROUNDS/BUDGET_S/name,name,...
-      rounds=${arg%%/*}; rest=${arg#*/}; t=$(box "${rest%%/*}"); ops=${rest#*/}
-      rm -rf /tmp/realistic && { [ ! -d benchmarks/results/realistic/campaign ] || cp -r benchmarks/results/realistic/campaign /tmp/realistic; }
-      timeout $(( t + 5 )) python3 benchmarks/suite/runner.py --set realistic --backend cuda --rounds "$rounds" \
-        --budget-s $(( t - 25 )) --compile-budget-s 40 --ops ${ops//,/ } --out /tmp/realistic \
-        --pack "$OUT/realistic.tar.gz" > "$OUT/realcampaign.log" 2>&1; echo "realcampaign rc=$?"
-      grep -v "Loading weights" "$OUT/realcampaign.log" | tail -40 ;;
+      sessions realcampaign realistic benchmarks/results/realistic/campaign --set realistic ;;
     timingpaths) # bench_cuda's do_bench path against the kept restore loop (issue 18: library timing)
       t=$(box "${arg:-60}"); timeout "$t" python3 benchmarks/timing_paths_check.py "$OUT/timingpaths" 2>&1 | tail -20
       pack timingpaths ;;

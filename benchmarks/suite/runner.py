@@ -9,8 +9,9 @@
 
 ``--initial`` picks each operator's starting point: ``initial.py`` (default) or ``naive.py`` (the naive first
 translations). ``--set realistic`` drives the real public kernels of ``benchmarks/realistic`` (their ``initial.py``,
-results in ``benchmarks/results/realistic/campaign``) through the same sessions and measurements. The choice is recorded in every ``result.json`` (``initial``) and in ``runs.jsonl``; the two sets
-never share a result dir (the default dir follows the set, and a dir holding the other set is refused).
+results in ``benchmarks/results/realistic/campaign``) through the same sessions and measurements. The choice is
+recorded in every ``result.json`` (``initial``, ``set``) and in ``runs.jsonl``; the sets never share a result dir
+(the default dir follows the set, and a dir holding another set is refused).
 
 On the lent H200 (no network, no pydantic, grpcio older than the generated code): carry pydantic's wheels and a
 KB snapshot, ``export PYTHONPATH=/tmp/site:$PWD LADDER_SNAPSHOT=DIR LADDER_EMBEDDING_MODEL_DIR=DIR``; when
@@ -69,6 +70,11 @@ DEFAULT_OUT = REPO / "benchmarks" / "results" / "suite"
 #: the default result dir of each starting-point set (``--initial``)
 DEFAULT_OUTS = {"initial": DEFAULT_OUT, "naive": REPO / "benchmarks" / "results" / "naive"}
 REALISTIC_OUT = REPO / "benchmarks" / "results" / "realistic" / "campaign"
+
+
+def default_out(problem_set: str, initial: str) -> Path:
+    """The result dir of a (problem set, starting point): the real kernels', else the starting-point set's."""
+    return REALISTIC_OUT if problem_set == "realistic" else DEFAULT_OUTS[initial]
 #: first-guess phase durations (s) before this result dir has history: baseline, one round, measurement, compile
 DEFAULTS = {"cuda": (40.0, 60.0, 45.0, 120.0), "interpreter": (12.0, 12.0, 0.0, 0.0)}
 
@@ -112,7 +118,7 @@ class Runner:
         self.ceilings: dict[str, Any] = {}
         from _harness import PROBLEM_ROOTS
 
-        self.root = PROBLEM_ROOTS[getattr(args, "set", "suite")]
+        self.root = PROBLEM_ROOTS[args.set]
 
     # ------------------------------------------------------------------------------------------- plan ---
     def select_ops(self) -> list[str]:
@@ -174,7 +180,7 @@ class Runner:
         if other:
             raise SystemExit(f"{self.out} holds results started from another set than {self.a.set} {self.a.initial}.py "
                              f"({', '.join(other[:5])}{' ...' if len(other) > 5 else ''}); give this set its own dir: "
-                             f"--out {DEFAULT_OUTS[self.a.initial]}")
+                             f"--out {default_out(self.a.set, self.a.initial)}")
 
     def run(self) -> int:
         self.out.mkdir(parents=True, exist_ok=True)
@@ -466,7 +472,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.set == "realistic" and args.initial != "initial":
         p.error("--set realistic starts from each kernel's initial.py (the published code): drop --initial")
-    args.out = args.out or str(REALISTIC_OUT if args.set == "realistic" else DEFAULT_OUTS[args.initial])
+    args.out = args.out or str(default_out(args.set, args.initial))
     return args
 
 

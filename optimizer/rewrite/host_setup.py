@@ -35,10 +35,7 @@ from optimizer.recipes.base import RecipeContext
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.tree import call_name, walk
 
-__all__ = ["SETUP_CALLS", "HostSetupCache", "setup_call"]
-
-#: attribute / function names of per-call host setup: compiling a kernel, reading its handles, querying the device
-SETUP_CALLS = HOST_SETUP_CALLS
+__all__ = ["HostSetupCache", "setup_call"]
 #: calls whose result depends on tensor values (a memoized helper must not make them: its result would go stale)
 _READS = ("item", "tolist", "cpu", "numpy", "max", "min", "sum", "any", "all", "nonzero", "unique", "argmax", "argmin",
           "mean", "count_nonzero", "bincount", "where")
@@ -75,13 +72,15 @@ def {HELPER}(site, fn, *args, **kwargs):
 
 
 def setup_call(node: cst.CSTNode) -> str | None:
-    """The setup name a call performs (``warmup``, ``get_device_properties`` ...), or None."""
+    """The setup name a call performs (``warmup``, ``get_device_properties`` ...), or None: the libcst twin of
+    ``optimizer.features._setup_call`` (the L1 feature reads ``ast``; this rewrite needs the libcst nodes it edits),
+    both over ``optimizer.features.HOST_SETUP_CALLS``."""
     if not isinstance(node, cst.Call):
         return None
     name = call_name(node) or ""
     if name == "triton.compile":
         return name
-    if isinstance(node.func, cst.Attribute) and node.func.attr.value in SETUP_CALLS:
+    if isinstance(node.func, cst.Attribute) and node.func.attr.value in HOST_SETUP_CALLS:
         return node.func.attr.value
     return None
 
@@ -157,7 +156,7 @@ class HostSetupCache:
         if found:
             return []
         return refused or [f"no call in the launcher of {target.kernel.name} performs per-call host setup "
-                           f"({', '.join(SETUP_CALLS)}), directly or through a module-level helper"]
+                           f"({', '.join(HOST_SETUP_CALLS)}), directly or through a module-level helper"]
 
     def points(self, target: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[dict[str, Any]]:
         return [{}]
