@@ -74,6 +74,9 @@ for step in "$@"; do
       sessions campaign naive benchmarks/results/naive --initial naive ;;
     realcampaign) # optimizer sessions on the real public kernels (benchmarks/realistic): arg = ROUNDS/BUDGET_S/name,name,...
       sessions realcampaign realistic benchmarks/results/realistic/campaign --set realistic ;;
+    diagcampaign) # optimizer sessions on the labelled diagnosis kernels, each fix.py timed beside the best (no
+      # torch.compile: the fix is the yardstick): arg = ROUNDS/BUDGET_S/item,item,...
+      sessions diagcampaign diagnosis benchmarks/results/diagnosis/campaign --set diagnosis --no-compile ;;
     timingpaths) # bench_cuda's do_bench path against the kept restore loop (issue 18: library timing)
       t=$(box "${arg:-60}"); timeout "$t" python3 benchmarks/timing_paths_check.py "$OUT/timingpaths" 2>&1 | tail -20
       pack timingpaths ;;

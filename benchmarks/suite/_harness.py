@@ -66,8 +66,11 @@ H200_BYTES_PER_S = 4.8e12
 H200_FLOPS_PER_S = 989e12
 
 
-#: Problem sets the suite runner can drive: the operator suite and the real kernels of ``benchmarks/realistic``.
-PROBLEM_ROOTS = {"suite": SUITE_DIR, "realistic": REPO_ROOT / "benchmarks" / "realistic"}
+#: Problem sets the suite runner can drive: the operator suite, the real kernels of ``benchmarks/realistic`` and the
+#: labelled planted-cause kernels of ``benchmarks/diagnosis`` (their ``fix.py`` is timed beside the best, never shown
+#: to the session).
+PROBLEM_ROOTS = {"suite": SUITE_DIR, "realistic": REPO_ROOT / "benchmarks" / "realistic",
+                 "diagnosis": REPO_ROOT / "benchmarks" / "diagnosis"}
 
 
 def list_ops(root: Path = SUITE_DIR) -> list[str]:

@@ -70,11 +70,13 @@ DEFAULT_OUT = REPO / "benchmarks" / "results" / "suite"
 #: the default result dir of each starting-point set (``--initial``)
 DEFAULT_OUTS = {"initial": DEFAULT_OUT, "naive": REPO / "benchmarks" / "results" / "naive"}
 REALISTIC_OUT = REPO / "benchmarks" / "results" / "realistic" / "campaign"
+DIAGNOSIS_OUT = REPO / "benchmarks" / "results" / "diagnosis" / "campaign"
 
 
 def default_out(problem_set: str, initial: str) -> Path:
-    """The result dir of a (problem set, starting point): the real kernels', else the starting-point set's."""
-    return REALISTIC_OUT if problem_set == "realistic" else DEFAULT_OUTS[initial]
+    """The result dir of a (problem set, starting point): the real kernels' or the diagnosis set's, else the
+    starting-point set's."""
+    return {"realistic": REALISTIC_OUT, "diagnosis": DIAGNOSIS_OUT}.get(problem_set) or DEFAULT_OUTS[initial]
 #: first-guess phase durations (s) before this result dir has history: baseline, one round, measurement, compile
 DEFAULTS = {"cuda": (40.0, 60.0, 45.0, 120.0), "interpreter": (12.0, 12.0, 0.0, 0.0)}
 
@@ -131,6 +133,11 @@ class Runner:
             raise SystemExit(f"unknown operator(s): {', '.join(unknown)} (see {self.root.relative_to(REPO)}/)")
         if self.a.category:
             ops = [op for op in ops if getattr(load_problem(self.root / op).module, "CATEGORY", None) in self.a.category]
+        if getattr(self.a, "split", None):  # the runner reads the label's split only to choose items; the session never sees label.yaml
+            from benchmarks.diagnosis.dataset import load_items
+
+            half = {i.name for i in load_items(self.a.split, root=self.root)}
+            ops = [op for op in ops if op in half]
         return ops
 
     def todo(self, op: str, *, redo: bool = False) -> str | None:
@@ -386,6 +393,9 @@ class Runner:
 
         best = self.out / op / "session" / "best.py"
         cands = {"initial": str(self.initial_file(op)), **({"best": str(best)} if best.exists() else {})}
+        fix = self.root / op / "fix.py"
+        if self.a.set == "diagnosis" and fix.is_file():  # the reference fix, timed in the same worker as the best
+            cands["fix"] = str(fix)
         req = {"task": "times", "problem": str(self.root / op / "problem.py"), "candidates": cands,
                "cases": [c["case"] for c in r["cases"]], "timing": self._timing(), "seed": 0}
         t0 = time.time()
@@ -451,10 +461,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--proposer", choices=["offline", "llm"], default="offline")
     p.add_argument("--initial", choices=sorted(DEFAULT_OUTS), default="initial",
                    help="starting point of every session: initial.py (default) or naive.py")
-    p.add_argument("--set", choices=["suite", "realistic"], default="suite",
-                   help="problem set: the operator suite (default) or the real kernels of benchmarks/realistic")
+    p.add_argument("--set", choices=["suite", "realistic", "diagnosis"], default="suite",
+                   help="problem set: the operator suite (default), the real kernels of benchmarks/realistic or the "
+                   "labelled planted-cause kernels of benchmarks/diagnosis (their fix.py is timed beside the best)")
+    p.add_argument("--split", choices=["tune", "eval"], help="with --set diagnosis: only this half of the labelled set")
     p.add_argument("--out", help="result dir (default benchmarks/results/suite, benchmarks/results/naive with --initial naive, "
-                   "benchmarks/results/realistic/campaign with --set realistic)")
+                   "benchmarks/results/realistic/campaign with --set realistic, benchmarks/results/diagnosis/campaign with --set diagnosis)")
     p.add_argument("--budget-s", type=float, default=0.0, help="wall budget of this invocation (0: none)")
     p.add_argument("--server", help="KB service HOST:PORT; trajectories are submitted to it")
     p.add_argument("--home", help="embedded KB dir (default $LADDER_HOME; LADDER_SNAPSHOT=DIR reads a snapshot)")
@@ -470,8 +482,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--unpack", help="restore a packed result dir into --out before running")
     p.add_argument("--no-run", action="store_true", help="only --unpack / --pack")
     args = p.parse_args(argv)
-    if args.set == "realistic" and args.initial != "initial":
-        p.error("--set realistic starts from each kernel's initial.py (the published code): drop --initial")
+    if args.set in ("realistic", "diagnosis") and args.initial != "initial":
+        p.error(f"--set {args.set} starts from each kernel's initial.py: drop --initial")
+    if args.split and args.set != "diagnosis":
+        p.error("--split chooses a half of the labelled diagnosis set: use it with --set diagnosis")
     args.out = args.out or str(default_out(args.set, args.initial))
     return args
 

@@ -286,6 +286,31 @@ def test_realistic_set_runs_the_real_kernels_in_their_own_dir(tmp_path: Path) ->
         runner.main(["--set", "realistic", "--backend", "interpreter", "--out", str(tmp_path)])
 
 
+def test_diagnosis_set_runs_one_half_and_times_the_reference_fix_beside_the_best(tmp_path: Path, monkeypatch) -> None:
+    from benchmarks.diagnosis.dataset import load_items
+
+    assert Path(runner.parse_args(["--set", "diagnosis"]).out) == runner.DIAGNOSIS_OUT
+    r = runner.Runner(runner.parse_args(["--set", "diagnosis", "--split", "eval", "--out", str(tmp_path)]), log=lambda _m: None)
+    assert r.select_ops() == sorted(i.name for i in load_items("eval"))
+    assert not set(r.select_ops()) & {i.name for i in load_items("tune")}
+    with pytest.raises(SystemExit):  # a half of the labelled set means nothing elsewhere
+        runner.parse_args(["--split", "eval"])
+    seen: dict = {}
+
+    def worker(req, res, timeout):
+        seen.update(req)
+        return 0, []
+
+    monkeypatch.setattr(r, "_worker", worker)
+    r.measure_times("axpby", {"cases": [], "session": {"rounds": []}})
+    assert seen["candidates"]["fix"].endswith("benchmarks/diagnosis/axpby/fix.py")
+    assert seen["candidates"]["initial"].endswith("benchmarks/diagnosis/axpby/initial.py")
+    suite = runner.Runner(runner.parse_args(["--out", str(tmp_path / "s")]), log=lambda _m: None)
+    monkeypatch.setattr(suite, "_worker", worker)
+    suite.measure_times("relu", {"cases": [], "session": {"rounds": []}})
+    assert "fix" not in seen["candidates"]  # only the labelled set has reference fixes
+
+
 @pytest.mark.slow
 def test_naive_session_starts_from_naive_py(tmp_path: Path) -> None:
     from optimizer.settings import LadderSettings
