@@ -22,7 +22,10 @@ After (1-D form)::
 When the index is only split as ``pid // D`` and ``pid % D`` (feature ``div_mod_index``: a row and a column),
 the 2-D form removes the per-element division: ``row = tl.program_id(0)``, ``col = tl.program_id(1) * BLOCK +
 tl.arange(0, BLOCK)`` on a grid ``(cdiv(n, D), cdiv(D, BLOCK))``, and ``pid // D`` / ``pid % D`` become
-``row`` / ``col``.
+``row`` / ``col``. Its first point sizes BLOCK on the host for each call (``min(1024, next_power_of_2(D))``, so a
+256-wide and a 768-wide case each get one full tile per row), the next ones are fixed sizes around the recorded D.
+Where the launch named ``num_warps`` (chosen for one element per program) the warps follow the tile: about 128
+elements per warp, 1 to 8.
 
 Guards become masks: ``if <pid condition>: return`` and an ``if <pid condition>:`` around the rest of the body.
 Scalar accumulators carried around a loop (``acc = 0.0`` then ``acc += ...`` in a K loop) become
@@ -180,7 +183,9 @@ class BlockPerProgram:
             known = (launch_record(t, ctx).get("ir_args") or {}).get(d)
             first = min(1024, max(16, 1 << (int(known) - 1).bit_length())) if isinstance(known, int) and known > 0 else 256
             values = [first, *(v for v in (params.get("values_2d") or [128, 256, 512, 1024]) if v != first)]
-            return [{param: int(v), "form": "2d"} for v in values[:4]]
+            # "fit": the column tile sized on the host from the row width of each call (cases of different widths
+            # each get a full tile), then fixed sizes around the width the launches recorded
+            return [{param: "fit", "form": "2d"}, *({param: int(v), "form": "2d"} for v in values[:3])]
         values = [int(v) for v in (params.get("values") or [1024, 256, 512, 2048])]
         return [{param: v, "form": "1d"} for v in values]
 
@@ -217,6 +222,11 @@ class BlockPerProgram:
                         rows.append(id(node))
             vector = dependents(k.node.body, {var}, frozenset(rows))  # what the row alone addresses stays scalar
             dh = host_arg_text(t, d)
+            if value == "fit":
+                value = fresh(t, "block_bpp")
+                gnode = grid_node(site, tree)  # before the grid's own assignment when the launch names a variable
+                at = (tree.statement_of(site.function, gnode) if site.function is not None else None) or site.statement
+                tree.insert_before(at, f"{value} = min(1024, triton.next_power_of_2({dh}))\n")  # type: ignore[arg-type]
             grid = f"(triton.cdiv({g0}, {dh}), triton.cdiv({dh}, {value}))"
             shape = f"a row x {block}-column tile per program (no per-element {var} // {d}, {var} % {d})"
         returns, wrap, _ = _guards(t)
@@ -243,10 +253,21 @@ class BlockPerProgram:
         for p in new_params:
             tree.add_keyword(site.call, p, g0)
         tree.add_keyword(site.call, block, str(value))
+        warps = _warps(site, value)
+        if warps:  # the launch's warps were chosen for one element per program: size them for the tile
+            tree.add_keyword(site.call, "num_warps", warps)
         return (f"{k.name}: one program per element -> {shape}; {masked} access(es) masked by {ok}, "
                 f"{len(returns) + (wrap is not None)} guard(s) folded into the mask"
                 + (f", {sorted(carried)} widened to [{block}] vectors" if carried else "")
                 + f"; grid ({g0},) -> {grid}")
+
+
+def _warps(site: Any, value: int | str) -> str | None:
+    """``num_warps`` for a tile of ``value`` elements (about 128 per warp, 1 to 8) when the launch names its warps
+    (they were chosen for one element per program) or the tile is sized per call; else None (Triton's default)."""
+    if isinstance(value, int):
+        return str(max(1, min(8, value // 128))) if site.keyword("num_warps") is not None else None
+    return f"max(1, min(8, {value} // 128))"
 
 
 def _negate(t: Target, test: cst.BaseExpression) -> str:

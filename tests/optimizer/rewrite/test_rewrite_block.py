@@ -24,12 +24,27 @@ def test_guarded_elementwise_kernel_becomes_a_masked_block(tmp_path: Path) -> No
 def test_div_mod_index_becomes_a_row_by_column_tile(tmp_path: Path) -> None:
     launches = [{"kernel": "gather_rows_kernel", "grid": [3500], "ir_args": {"n_cols": 70}}]
     res = rewrite("elem_gather_2d", RECIPE, launches=launches)
-    assert res.applied["form"] == "2d" and res.applied["BLOCK_SIZE"] == 128  # next power of two of the recorded 70
+    # first point: the column tile sized per call from the row width, with warps to match
+    assert res.applied["form"] == "2d" and res.applied["BLOCK_SIZE"] == "fit"
     kernel = res.source.split("@triton.jit")[1].split("class ModelNew")[0]
     assert "//" not in kernel and "%" not in kernel  # no per-element division left
     assert "tl.program_id(1) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)" in kernel
-    assert "grid = (triton.cdiv(n_rows * n_cols, n_cols), triton.cdiv(n_cols, 128))" in res.source
+    assert "block_bpp = min(1024, triton.next_power_of_2(n_cols))" in res.source
+    assert "grid = (triton.cdiv(n_rows * n_cols, n_cols), triton.cdiv(n_cols, block_bpp))" in res.source
+    assert "BLOCK_SIZE=block_bpp" in res.source and "num_warps=max(1, min(8, block_bpp // 128))" in res.source
     same_outputs("elem_gather_2d", res.source, tmp_path)
+
+
+def test_two_d_points_start_from_the_per_call_fit_then_the_recorded_width() -> None:
+    from rewrite_support import KERNELS
+
+    from optimizer.recipes.appliers import RecipeContext, apply_recipe_variants
+
+    launches = [{"kernel": "gather_rows_kernel", "grid": [3500], "ir_args": {"n_cols": 70}}]
+    ctx = RecipeContext(source=(KERNELS / "elem_gather_2d.py").read_text(), launches=launches)
+    out = apply_recipe_variants(RECIPE, ctx)
+    assert [r.applied["BLOCK_SIZE"] for r in out] == ["fit", 128, 256, 512]  # 128: next power of two of 70
+    assert "triton.cdiv(n_cols, 128)" in out[1].source
 
 
 def test_scalar_accumulator_in_a_k_loop_is_widened(tmp_path: Path) -> None:
