@@ -46,6 +46,7 @@ FEATURE_DOC: dict[str, str] = {
     "two_pass_row_reduction": "two consecutive loops load the same chunks (e.g. a max pass, then a sum-of-exp pass)",
     "no_block_range": "a kernel that loads without any tl.arange: one element per program",
     "same_address_atomic": "a tl.atomic_* whose address depends on no program id or loaded value (every program hits it)",
+    "scatter_atomic": "a tl.atomic_* whose address is indexed by a loaded value (a histogram / scatter-add)",
     "multi_pass": "several loops (or repeated straight-line loads) read the same pointer argument",
     "small_dot_tile": "a tl.dot launched with BLOCK_M or BLOCK_N below 64, or BLOCK_K below 32",
     "pid_1d_matmul": "a tl.dot kernel indexed by one program id with no grouped (L2-friendly) order",
@@ -298,6 +299,8 @@ def _structure_tokens(st: KernelStructure) -> set[str]:
         toks.add("div_mod_index")
     if st.same_address_atomics:
         toks.add("same_address_atomic")
+    if st.scatter_atomics:
+        toks.add("scatter_atomic")
     if st.multi_pass:
         toks.add("multi_pass")
     if st.dots and not st.grouped_order:

@@ -28,6 +28,9 @@ Structural transforms of the rewrite engine (``optimizer.rewrite``: libcst tree,
   (or a row x column-block 2-D grid that removes per-element // and %), grid via ``triton.cdiv``.
 - ``dot_precision`` ``{"tf32_min_tolerance"}``: fp32 ieee dots -> ``tf32x3``; ``tf32`` only under a loose tolerance.
 - ``two_stage_reduction`` ``{"block"}``: same-address ``tl.atomic_add`` -> partials + a fixed-order second pass.
+- ``privatized_histogram`` ``{"max_bins"}``: a counting ``tl.atomic_add(P + loaded_index, 1)`` (a bincount) ->
+  ``tl.histogram`` of each program's block and one atomic per non-empty bin (``PRIV_BINS`` chosen at the launch,
+  0 = the original atomics above ``max_bins`` bins).
 - ``single_pass_fusion`` ``{}``: mean + deviation passes -> Welford; else max + sum-of-exp -> online.
 - ``dot_tile_search`` ``{"configs", "fixed_variants"}``: Hopper tile configs (autotune + fixed variants).
 - ``chunked_row_reduction`` / ``register_spill_relief``: a spilling whole-row block -> a CHUNK loop (needs

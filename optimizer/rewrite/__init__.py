@@ -13,6 +13,7 @@ from optimizer.rewrite.dot_precision import DotPrecision
 from optimizer.rewrite.dot_tiles import DotTileSearch
 from optimizer.rewrite.engine import Target, Transform, applier, parse_tree, targets
 from optimizer.rewrite.facts import KernelFacts, ModuleFacts, module_facts
+from optimizer.rewrite.histogram import PrivatizedHistogram
 from optimizer.rewrite.host_setup import HostSetupCache
 from optimizer.rewrite.inplace import InplaceOutput
 from optimizer.rewrite.kernel_chain import KernelChainFusion
@@ -28,4 +29,4 @@ __all__ = ["TRANSFORMS", "KernelFacts", "ModuleFacts", "Target", "Transform", "a
 TRANSFORMS: dict[str, Transform] = {tr.kind: tr for tr in (
     BlockPerProgram(), DotPrecision(), TwoStageReduction(), DotTileSearch(), ChunkedRowReduction(),
     LowPrecisionOperands(), LaunchLoopGrid(), KernelChainFusion(), BlockScale(), DotTensorDescriptor(),
-    InplaceOutput(), ProducerInline(), HostSetupCache())}
+    InplaceOutput(), ProducerInline(), HostSetupCache(), PrivatizedHistogram())}

@@ -34,6 +34,7 @@ RECIPE_PARAMS = {
     "block_per_program": {"param", "values", "values_2d"},
     "single_pass_fusion": set(),
     "two_stage_reduction": {"block"},
+    "privatized_histogram": {"max_bins"},
     "register_spill_relief": {"values", "search", "objective"},
     "dot_precision": {"tf32_min_tolerance"},
     "dot_tile_search": {"configs", "fixed_variants"},

@@ -34,6 +34,17 @@ ATOMIC_SUM = textwrap.dedent('''
         tl.atomic_add(out_ptr, tl.sum(x, axis=0))
 ''')
 
+BINCOUNT = textwrap.dedent('''
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(labels_ptr, counts_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        lab = tl.load(labels_ptr + offs, mask=offs < n, other=0)
+        tl.atomic_add(counts_ptr + lab, 1, mask=offs < n)
+''')
+
 TWO_PASS = textwrap.dedent('''
     import triton
     import triton.language as tl
@@ -89,6 +100,17 @@ def test_same_address_atomic() -> None:
     f = extract_features(ATOMIC_SUM)
     assert f.structures["k"].same_address_atomics == [9] and "same_address_atomic" in f.tokens
     assert "same_address_atomics" in [x.cause for x in code_findings(f, [_rec("k", [4096])])]
+
+
+def test_scatter_atomic_on_a_loaded_index() -> None:
+    f = extract_features(BINCOUNT)
+    st = f.structures["k"]
+    assert st.scatter_atomics == [(9, "counts_ptr")] and not st.same_address_atomics
+    assert "scatter_atomic" in f.tokens and "same_address_atomic" not in f.tokens
+    for other in (ATOMIC_SUM, PER_ELEMENT):
+        assert "scatter_atomic" not in extract_features(other).tokens
+    found = code_findings(f, [_rec("k", [4096], numel={"counts_ptr": 16})])
+    assert [x.cause for x in found] == ["same_address_atomics"] and found[0].supporting[0].reference == "scatter_atomic"
 
 
 def test_two_passes_over_one_pointer() -> None:
