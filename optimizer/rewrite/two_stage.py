@@ -15,6 +15,13 @@ After::
     kernel[grid](..., partials_tsr=partials_tsr)
     two_stage_finish[(1,)](partials_tsr, out, partials_tsr.numel(), 0, BLOCK=1024)
 
+When the programs are many and each reduces only a small block (a 1-D grid ``(cdiv(n, B),)``, the atomic the
+last top-level statement, no early return, only ``tl.program_id(0)``), the first points also make the grid
+persistent: ``min(cdiv(n, B), P)`` programs each loop over the original programs' blocks
+(``for blk in range(tl.program_id(0), n_blocks, tl.num_programs(0))``, the body unchanged with the program id
+replaced by ``blk``) and accumulate their share in fp32 before storing one partial, so the second pass adds at
+most P partials instead of one per block (P = 2048, then 512; the plain form is the last point).
+
 The second kernel sums the partials in a fixed order (a [BLOCK] fp32 vector accumulator over chunks, then one
 tree reduction) and adds the total to the output, so the result no longer depends on the order in which programs
 finish and whatever the output held before the launch (zeros, a bias) is kept, as with the atomic.
@@ -24,15 +31,16 @@ Refused, with the reason: vector atomics, atomics in loops or branches, masked a
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import libcst as cst
 
 from optimizer.recipes.base import RecipeContext
-from optimizer.rewrite.common import fresh, host_arg_text, single_site_reasons
+from optimizer.rewrite.common import fresh, grid_node, host_arg_text, single_site_reasons
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.facts import rank_of
-from optimizer.rewrite.tree import arg_value
+from optimizer.rewrite.tree import arg_value, walk
 
 __all__ = ["TwoStageReduction"]
 
@@ -96,7 +104,11 @@ class TwoStageReduction:
         return out
 
     def points(self, t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[dict[str, Any]]:
-        return [{"second_stage_block": int(params.get("block", 1024))}]
+        block = int(params.get("block", 1024))
+        plain = {"second_stage_block": block}
+        if _persistent_reasons(t, self._atomic(t)):
+            return [plain]
+        return [*({"second_stage_block": block, "programs": int(p)} for p in params.get("programs") or (2048, 512)), plain]
 
     def rewrite(self, t: Target, ctx: RecipeContext, point: dict[str, Any]) -> str:
         tree, k, site = t.tree, t.kernel, t.sites[0]
@@ -110,13 +122,74 @@ class TwoStageReduction:
         if dims >= 2:
             lin += " + tl.num_programs(0) * (tl.program_id(1)" + (" + tl.num_programs(1) * tl.program_id(2))" if dims == 3 else ")")
         val = tree.code(arg_value(a.node, "val", 1))  # type: ignore[arg-type]
-        tree.replace(a.node, f"tl.store({partials} + {lin}, {val})")
-        tree.add_params(k.node, [partials])
         n_prog = " * ".join(f"({g})" for g in t.launches[0].grid_elements or [])
+        persistent = point.get("programs")
+        if persistent:
+            g0 = (t.launches[0].grid_elements or [""])[0]
+            n_blocks = fresh(t, "n_blocks_ts")
+            self._loop(t, a, partials, val, n_blocks)
+            tree.add_params(k.node, [partials, n_blocks])
+            n_prog = f"min({g0}, {int(persistent)})"
+            tree.replace(grid_node(site, tree), f"({n_prog},)")
+            tree.add_keyword(site.call, n_blocks, g0)
+        else:
+            tree.replace(a.node, f"tl.store({partials} + {lin}, {val})")
+            tree.add_params(k.node, [partials])
         tree.insert_before(site.statement, f"{partials} = torch.empty({n_prog}, device={out_host}.device, dtype=torch.float32)\n")  # type: ignore[arg-type]
         tree.add_keyword(site.call, partials, partials)
         block = point["second_stage_block"]
         tree.insert_after(site.statement, f"{finish}[(1,)]({partials}, {out_host}, {partials}.numel(), {offset}, BLOCK={block})\n")  # type: ignore[arg-type]
         tree.insert_after(k.node, _FINISH.format(name=finish, kernel=k.name))
         return (f"{k.name}: tl.atomic_add({a.pointer}, ...) from every program -> one fp32 partial per program "
-                f"({partials}, {n_prog} programs) and {finish}, a one-program pass that sums them in a fixed order")
+                f"({partials}, {n_prog} programs"
+                + (", each looping over the original programs' blocks" if persistent else "")
+                + f") and {finish}, a one-program pass that sums them in a fixed order")
+
+    @staticmethod
+    def _loop(t: Target, a: Any, partials: str, val: str, n_blocks: str) -> None:
+        """Move the body above the atomic into a loop over the original program ids; the atomic becomes
+        ``acc += value`` inside it and one partial store after it."""
+        tree, body = t.tree, _body(t)
+        blk, acc = fresh(t, "blk_ts"), fresh(t, "acc_ts")
+        moved = body[:-1]
+        lines = [f"{acc} = tl.zeros([], dtype=tl.float32)",
+                 f"for {blk} in range(tl.program_id(0), {n_blocks}, tl.num_programs(0)):"]
+        for stmt in moved:
+            code = _PID.sub(blk, t.tree.module.code_for_node(stmt).strip("\n"))
+            lines += ["    " + ln if ln.strip() else ln for ln in code.splitlines()]
+        lines += [f"    {acc} += ({val}).to(tl.float32)", f"tl.store({partials} + tl.program_id(0), {acc})"]
+        for stmt in moved:
+            tree.remove(stmt)
+        tree.insert_before(body[-1], "\n".join(ln.rstrip() for ln in lines) + "\n")
+        tree.remove(body[-1])
+
+
+_PID = re.compile(r"tl\.program_id\(\s*(?:axis\s*=\s*)?0\s*\)")
+
+
+def _body(t: Target) -> list[cst.BaseStatement]:
+    """The kernel's top-level statements without its docstring."""
+    body = list(t.kernel.node.body.body)  # type: ignore[attr-defined]
+    if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) \
+            and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+        body = body[1:]
+    return body
+
+
+def _persistent_reasons(t: Target, a: Any) -> list[str]:
+    """Why the grid cannot be made persistent (empty: it can)."""
+    out = []
+    grid = t.launches[0].grid_elements if t.launches else None
+    if not grid or len(grid) != 1:
+        out.append("not a 1-D tuple grid")
+    body = _body(t)
+    last = body[-1] if body else None
+    if a is None or not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[0], cst.Expr)
+                         and last.body[0].value is a.node):
+        out.append("the atomic is not the last statement")
+    code = t.tree.code(t.kernel.node.body)
+    if any(isinstance(n, cst.Return) for n in walk(t.kernel.node)):
+        out.append("the kernel returns early")
+    if "tl.num_programs" in code or len(_PID.findall(code)) != code.count("tl.program_id("):
+        out.append("the kernel uses another program axis or tl.num_programs")
+    return out

@@ -40,3 +40,56 @@ def test_refusals(old: str, new: str, reason: str) -> None:
     src = (KERNELS / "atomic_sum.py").read_text().replace(old, new)
     with pytest.raises(NotApplicable, match=reason):
         apply_recipe(RECIPE, RecipeContext(source=src))
+
+
+@pytest.mark.parametrize("kernel", ["atomic_sum", "atomic_mse"])
+def test_many_small_programs_become_a_persistent_loop_then_the_plain_form(kernel: str, tmp_path: Path) -> None:
+    from optimizer.recipes.appliers import apply_recipe_variants
+
+    out = apply_recipe_variants(RECIPE, RecipeContext(source=(KERNELS / f"{kernel}.py").read_text()))
+    assert [r.applied.get("programs") for r in out] == [2048, 512, None]
+    loop = out[0].source
+    assert "for blk_ts in range(tl.program_id(0), n_blocks_ts, tl.num_programs(0)):" in loop
+    assert "tl.store(partials_tsr + tl.program_id(0), acc_ts)" in loop and "tl.atomic_add" not in loop.split("class ModelNew")[0]
+    assert "min(triton.cdiv(n, " in loop and "n_blocks_ts=triton.cdiv(n, " in loop
+    assert "each looping over the original programs' blocks" in out[0].description
+    for i in (0, 2):  # the persistent and the plain form both equal the atomic original
+        same_outputs(kernel, out[i].source, tmp_path, atol=1e-4, rtol=1e-4)
+
+
+def test_a_two_dimensional_grid_keeps_one_partial_per_program() -> None:
+    from optimizer.recipes.appliers import apply_recipe_variants
+
+    out = apply_recipe_variants(RECIPE, RecipeContext(source=(KERNELS / "atomic_matrix.py").read_text()))
+    assert [r.applied.get("programs") for r in out] == [None]
+
+
+_COMPILE = r'''
+import importlib.util, json, sys
+import torch
+from optimizer.harness.compile_only import CompileRecorder
+spec = importlib.util.spec_from_file_location("cand", sys.argv[1])
+mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
+rec = CompileRecorder().install()
+rec.current = []
+mod.ModelNew()(torch.empty(1 << 22, device="meta"), torch.empty(1 << 22, device="meta"))
+print(json.dumps([{"kernel": r.get("kernel"), "ok": r["ok"], "msg": r["message"]} for r in rec.current]))
+'''
+
+
+def test_the_persistent_form_compiles_for_sm90(tmp_path: Path) -> None:
+    """The loop-carried fp32 scalar and the loop over the original program ids lower for cuda:90 (compile only)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "mse_persistent.py"
+    path.write_text(rewrite("atomic_mse", RECIPE).source.replace("torch.zeros((), dtype=torch.float32)",
+                                                                 "torch.zeros((), dtype=torch.float32, device=a.device)"))
+    env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
+    res = subprocess.run([sys.executable, "-c", _COMPILE, str(path)], capture_output=True, text=True, env=env,
+                         timeout=600, check=False)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+    got = json.loads(res.stdout.strip().splitlines()[-1])
+    assert {r["kernel"] for r in got} == {"mse_kernel", "mse_kernel_finish"} and all(r["ok"] for r in got), got
