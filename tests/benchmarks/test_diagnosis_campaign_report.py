@@ -30,9 +30,9 @@ def test_removed_only_within_the_margin_of_the_fix_and_with_the_family_recorded(
     assert slow["removed"] is False and "2.00x the fix" in slow["verdict"] and not slow["family_ok"]
 
 
-def test_a_fix_no_faster_than_the_initial_kernel_is_not_counted_and_roofline_items_must_not_regress() -> None:
-    row = cr.judge(ITEMS["axpby"], _result(1.0, 1.0, 1.05, []), 1.5)
-    assert row["removed"] is None and "no faster" in row["verdict"]
+def test_an_initial_already_within_the_margin_of_its_fix_is_not_counted_and_roofline_items_must_not_regress() -> None:
+    row = cr.judge(ITEMS["axpby"], _result(1.0, 1.0, 1.0 / 1.3, []), 1.5)  # the fix gains 1.3x: 'within 1.5x' proves nothing
+    assert row["removed"] is None and "cannot tell" in row["verdict"]
     roof = next(i for i in ITEMS.values() if i.cause == "at_roofline")
     assert cr.judge(roof, _result(1.0, 1.0, None, []), 1.5)["removed"] is True
     assert cr.judge(roof, _result(1.0, 1.2, None, ["launch-param-search"]), 1.5)["removed"] is False
