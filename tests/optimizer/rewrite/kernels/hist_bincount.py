@@ -8,7 +8,9 @@ from torch import nn
 
 @triton.jit
 def bincount_kernel(labels_ptr, counts_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    pid = tl.program_id(0)
+    base = pid * BLOCK
+    offs = base + tl.arange(0, BLOCK)  # one block of labels per program
     mask = offs < n
     lab = tl.load(labels_ptr + offs, mask=mask, other=0)
     tl.atomic_add(counts_ptr + lab, tl.full((BLOCK,), 1, tl.int32), mask=mask)
