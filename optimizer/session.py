@@ -343,8 +343,13 @@ class Session:
             paths.append(path)
         t0 = time.monotonic()
 
-        # one validation seed here: the point that goes on is validated again with every seed on every case
-        screen_settings = self.settings.model_copy(update={"validation_seeds": list(self.settings.validation_seeds[:1])})
+        # one validation seed here: the point that goes on is validated again with every seed on every case; on a GPU
+        # each point gets screen_timeout_s (a variant whose huge tile takes minutes to compile leaves the screen: one
+        # such point cost a round 84 s on the H200 while its siblings validated in 11 s)
+        update: dict[str, Any] = {"validation_seeds": list(self.settings.validation_seeds[:1])}
+        if self.backend != "interpreter":
+            update["sandbox_timeout_s"] = min(self.settings.sandbox_timeout_s, self.settings.screen_timeout_s)
+        screen_settings = self.settings.model_copy(update=update)
 
         def check(path: Path) -> Evaluation:
             return evaluate(self.problem, path, backend=self.backend, settings=screen_settings, cases=[case], timing=False)

@@ -39,6 +39,9 @@ class LadderSettings(BaseSettings):
     # validation and sandbox
     validation_seeds: list[int] = Field(default_factory=lambda: [0, 1, 2])
     sandbox_timeout_s: float = 300.0
+    screen_timeout_s: float = Field(default=40.0, gt=0, description="time box of one screened point's validation "
+                                    "(largest case, one seed) on a GPU; a point past it leaves the screen as too slow to "
+                                    "compile or run (the chosen point is then validated with sandbox_timeout_s)")
     sandbox_memory_mb: int = 8192
     sandbox_fork_server: bool = Field(default=True, description="fork interpreter workers from a pre-imported zygote")
 

@@ -151,11 +151,13 @@ def test_round_screens_the_points_on_the_largest_case_and_keeps_the_fastest_vali
     seen: list[tuple[str, list, bool]] = []
     timed: list[tuple[str, dict, list]] = []
     seeds: list[list[int]] = []
+    boxes: list[float] = []
 
     def fake_evaluate(problem, path, *, backend, settings, cases=None, timing=True, **kw):
         tag = Path(path).read_text()
         seen.append((tag, cases, timing))
         seeds.append(list(settings.validation_seeds))
+        boxes.append(settings.sandbox_timeout_s)
         ok = tag != "v2"
         return Evaluation(candidate=Path(path), backend="cuda", status="ok" if ok else "mismatch",
                           reason="" if ok else "max_rel 3.1 on case 0", validation=Validation(passed=ok),
@@ -181,6 +183,7 @@ def test_round_screens_the_points_on_the_largest_case_and_keeps_the_fastest_vali
     assert sorted(t for t, _, _ in seen) == ["v0", "v1", "v2"] and all(c == [largest] and not t for _, c, t in seen)
     assert timed == [("v0", {"v1": "v1"}, [largest])]
     assert seeds == [[0]] * 3  # one seed in the screen; the winner is validated with every seed afterwards
+    assert boxes == [LadderSettings().screen_timeout_s] * 3 < [LadderSettings().sandbox_timeout_s] * 3  # a slow point leaves
     assert chosen.source == "v1" and ev.kind == "variant_screen" and ev.data["chosen"] == 1
     assert chosen.recipe["screened"] == [{"BLOCK": 512}, {"BLOCK": 1024}, {"BLOCK": 2048}]  # the losers count as tried
     assert "v2 failed" in ev.summary and {"screen_validate", "screen_time"} <= set(clock.seconds)
