@@ -121,3 +121,19 @@ def test_bad_proposal_and_trajectory_fields_are_named():
         with pytest.raises(InvalidArgument) as e:
             from_json_trajectory(raw)
         assert e.value.field == field, raw
+
+
+def test_a_recipe_param_that_json_cannot_hold_is_an_invalid_argument_naming_it():
+    import math
+
+    import pytest
+
+    from kb.errors import InvalidArgument
+
+    card = next(c for c in load_dir() if c.kind == "pattern" and c.rewrite and c.rewrite.recipe)
+    for bad in (math.inf, -math.inf, math.nan):  # the fuzzer found Infinity answered INTERNAL
+        msg = to_proto_card(card)
+        msg.rewrite.recipe.params["block"] = bad
+        with pytest.raises(InvalidArgument, match="finite numbers") as e:
+            from_proto_card(msg)
+        assert e.value.field == "card.rewrite.recipe.params"
