@@ -19,6 +19,8 @@ Each round records seconds per phase (``Round.phase_s``, see ``optimizer.phases`
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import re
 import secrets
@@ -43,7 +45,7 @@ from kb.models import (
     UnseenReport,
 )
 from optimizer.harness import verdict
-from optimizer.harness.evaluation import Evaluation, evaluate, retime, to_timing
+from optimizer.harness.evaluation import Evaluation, evaluate, record_launches, retime, to_timing
 from optimizer.harness.gpulock import GPULock, device_key
 from optimizer.ladder import keys
 from optimizer.ladder.engine import LadderOutcome, run_ladder
@@ -185,6 +187,7 @@ class Session:
         self.out = Path(out_dir).resolve()
         self.progress = progress or (lambda _e, _d: None)
         self.cache: dict[str, Any] = {keys.INPUT_DTYPES: _input_dtypes(self.problem)}
+        self._launch_memo: dict[str, tuple[list[dict[str, Any]], dict[str, Any]]] = {}
         self.exhausted: set[str] = set()
         self.force_shared_gpu = force_shared_gpu
         self.floor: float | None = None
@@ -266,8 +269,9 @@ class Session:
         t0 = time.monotonic()
         self.progress("round_start", {"round": i, "base": base_path.name})
         clock = PhaseClock()
+        ladder_eval = self._full_size_launches(base_path, base_eval, clock) if self.backend == "interpreter" else base_eval
         ctx = LadderContext(problem=self.problem, candidate=base_path, backend=self.backend, kb=TimedKB(self.kb, clock),  # type: ignore[arg-type]
-                            settings=self.settings, evaluation=base_eval, history=list(traj.rounds[1:]), exclude_cards=set(self.exhausted),
+                            settings=self.settings, evaluation=ladder_eval, history=list(traj.rounds[1:]), exclude_cards=set(self.exhausted),
                             require_recipe=self.proposer.requires_recipe, workdir=self.out, cache=self.cache, baseline_ms=baseline_ms,
                             phases=clock)
         outcome = run_ladder(ctx, max_level=self.settings.max_level)  # type: ignore[arg-type]
@@ -323,6 +327,22 @@ class Session:
     def _size(self, case: dict[str, Any]) -> float | None:
         """A case's size: the problem's bytes_moved, else its flops (None when it declares neither)."""
         return self.problem.bytes_moved(case) or self.problem.flops(case)
+
+    def _full_size_launches(self, path: Path, ev: Evaluation, clock: PhaseClock) -> Evaluation:
+        """On the interpreter a base's launches are those of the smoke cases (tiny grids, other divisibility); the
+        ladder and the recipes read the first full-size case's launches instead, recorded without executing a kernel
+        as ``ladder diagnose`` does, once per base. The validation and timing records stay the smoke cases'."""
+        key = hashlib.sha256(path.read_bytes()).hexdigest()
+        if key not in self._launch_memo:
+            t0 = time.monotonic()
+            launches, _note, case = record_launches(self.problem, path, self.settings)
+            clock.add("other", time.monotonic() - t0)
+            self._launch_memo[key] = (launches, case)
+        launches, case = self._launch_memo[key]
+        if not launches:
+            return ev
+        self.cache[keys.LAUNCH_CASE] = case
+        return dataclasses.replace(ev, launches=launches)
 
     def _screen_case(self) -> dict[str, Any]:
         return max(self.problem.cases_for(self.backend), key=lambda c: self._size(c) or 0.0)

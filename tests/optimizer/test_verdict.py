@@ -187,3 +187,33 @@ def test_round_screens_the_points_on_the_largest_case_and_keeps_the_fastest_vali
     assert chosen.source == "v1" and ev.kind == "variant_screen" and ev.data["chosen"] == 1
     assert chosen.recipe["screened"] == [{"BLOCK": 512}, {"BLOCK": 1024}, {"BLOCK": 2048}]  # the losers count as tried
     assert "v2 failed" in ev.summary and {"screen_validate", "screen_time"} <= set(clock.seconds)
+
+
+def test_an_interpreter_session_gives_the_ladder_the_full_size_launches_once_per_base(tmp_path: Path,
+                                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Smoke-case launches (tiny grids) made an interpreter session pick other families than `ladder diagnose`;
+    the ladder now reads the first full-size case's launches, recorded without running a kernel."""
+    from optimizer.ladder import keys
+    from optimizer.phases import PhaseClock
+
+    calls: list[str] = []
+    full = [{"kernel": "softmax_kernel", "grid": [65536], "ir_args": {"n_cols": 1000}}]
+
+    def fake_record(problem, candidate, settings, case=None):
+        calls.append(Path(candidate).read_text())
+        return full, "", {"M": 65536, "N": 1000}
+
+    monkeypatch.setattr("optimizer.session.record_launches", fake_record)
+    s = Session(DATA / "softmax", None, kb=FakeKB(LADDER_CARDS), settings=LadderSettings(), backend="interpreter",
+                proposer=OfflineProposer(), out_dir=tmp_path)
+    base = tmp_path / "base.py"
+    base.write_text("v0")
+    smoke = Evaluation(candidate=base, backend="interpreter", status="ok", reason="", validation=Validation(passed=True),
+                       launches=[{"kernel": "softmax_kernel", "grid": [4]}])
+    got = s._full_size_launches(base, smoke, PhaseClock())
+    assert got.launches == full and smoke.launches == [{"kernel": "softmax_kernel", "grid": [4]}]  # the record is untouched
+    assert s.cache[keys.LAUNCH_CASE] == {"M": 65536, "N": 1000}
+    s._full_size_launches(base, smoke, PhaseClock())
+    base.write_text("v1")  # a new base is recorded again
+    s._full_size_launches(base, smoke, PhaseClock())
+    assert calls == ["v0", "v1"]
