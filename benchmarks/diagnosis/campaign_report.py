@@ -57,13 +57,17 @@ def judge(item: Any, r: dict[str, Any] | None, within: float) -> dict[str, Any]:
         rounds_run=s.get("rounds_run"), best_round=s.get("best_round"), best_level=s.get("best_level"),
         best_family=s.get("best_family"), improved_families=improved, first_family=tried[0] if tried else None,
         first_outcome=next((x.get("outcome") for x in s.get("rounds", []) if x.get("index") == 1), None),
-        family_ok=(tried[0] in item.families) if item.families and tried else not improved,
+        # at the roofline the right first move is none (a stop); elsewhere a family the label accepts
+        family_ok=(tried[0] in item.families) if item.families and tried else (not item.families and not any(tried)),
+        first_valid=next((x.get("passed") for x in s.get("rounds", []) if x.get("index") == 1), None),
         speedup=_ratio(cases, "initial_ms", "best_ms"), fix_speedup=_ratio(cases, "initial_ms", "fix_ms"),
         best_over_fix=_ratio(cases, "best_ms", "fix_ms"), vs_eager=_ratio(cases, "eager_ms", "best_ms"),
         truncated=bool(s.get("truncated")),
     )
-    if item.cause == "at_roofline":
-        ok = (row["speedup"] or 0) >= 0.97
+    if row["speedup"] is None:  # an interpreter run: validated, not timed
+        row["verdict"], row["removed"] = "not timed", None
+    elif item.cause == "at_roofline":
+        ok = row["speedup"] >= 0.97
         row["verdict"] = "kept (nothing to remove)" if ok else "regressed"
         row["removed"] = ok
     elif row["fix_speedup"] is None or row["best_over_fix"] is None:
@@ -88,6 +92,7 @@ def summarize(rows: list[dict[str, Any]], within: float) -> dict[str, Any]:
             "removed_share": round(sum(bool(x["removed"]) for x in judged) / len(judged), 3) if judged else None,
             "unjudgeable": [x["item"] for x in run if x.get("removed") is None],
             "family_ok": sum(bool(x.get("family_ok")) for x in run),
+            "first_valid": sum(bool(x.get("first_valid")) for x in run),
             "geomean_speedup": _geomean([x["speedup"] for x in run if x.get("speedup")]),
             "not_run": [x["item"] for x in rs if "speedup" not in x],
         }
@@ -105,7 +110,8 @@ def markdown(rows: list[dict[str, Any]], summary: dict[str, Any]) -> str:
         s = summary[split]
         lines.append(f"- **{split}**: {s['removed']}/{s['judged']} judged items removed"
                      + (f" ({s['removed_share']:.0%})" if s["removed_share"] is not None else "")
-                     + f"; {s['run']}/{s['items']} run; first family ok in {s['family_ok']}; "
+                     + f"; {s['run']}/{s['items']} run; first family ok in {s['family_ok']}, its candidate valid in "
+                     f"{s['first_valid']}; "
                      f"initial->best geomean {f(s['geomean_speedup'])}"
                      + (f"; not run: {', '.join(s['not_run'])}" if s["not_run"] else ""))
     lines += ["", "| item | split | cause | rounds | round 1 family -> outcome | best family | initial->best | fix | "
@@ -122,13 +128,17 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", default=str(DEFAULT_OUT), help="the campaign's result dir")
     p.add_argument("--within", type=float, default=1.5, help="best/fix time ratio that counts as removed")
+    p.add_argument("--name", default="campaign_vs_fix", help="file stem of the report, written next to --out")
     a = p.parse_args(argv)
     out = Path(a.out)
     results = load_results(out) if out.is_dir() else {}
     rows = [judge(i, results.get(i.name), a.within) for i in sorted(load_items(), key=lambda i: (i.split, i.name))]
     summary = summarize(rows, a.within)
-    (out.parent / "campaign_vs_fix.json").write_text(json.dumps({"summary": summary, "items": rows}, indent=1))
-    (out.parent / "campaign_vs_fix.md").write_text(markdown(rows, summary))
+    from benchmarks._provenance import provenance
+
+    doc = {"provenance": provenance(), "source": str(out), "summary": summary, "items": rows}
+    (out.parent / f"{a.name}.json").write_text(json.dumps(doc, indent=1))
+    (out.parent / f"{a.name}.md").write_text(markdown(rows, summary))
     print(markdown(rows, summary))
     return 0
 
