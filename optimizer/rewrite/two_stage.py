@@ -22,10 +22,15 @@ persistent: ``min(cdiv(n, B), P)`` programs each loop over the original programs
 replaced by ``blk``) and accumulate their share in fp32 before storing one partial, so the second pass adds at
 most P partials instead of one per block (P = 2048, then 512; the plain form is the last point).
 
+A block-valued atomic into pid-independent addresses (``tl.atomic_add(out_ptr + cols, x, mask=cols < N)`` from
+every row program: column sums, bias gradients) takes the vector form of ``two_stage_vector.py``: a persistent
+loop accumulating an fp32 register row, one partial row per program, and a second pass over the rows.
+
 The second kernel sums the partials in a fixed order (a [BLOCK] fp32 vector accumulator over chunks, then one
 tree reduction) and adds the total to the output, so the result no longer depends on the order in which programs
 finish and whatever the output held before the launch (zeros, a bias) is kept, as with the atomic.
-Refused, with the reason: vector atomics, atomics in loops or branches, masked atomics, atomic_max/min/xchg/cas
+Refused, with the reason: vector atomics outside the vector form's domain, atomics in loops or branches, masked
+scalar atomics, atomic_max/min/xchg/cas
 (their merge differs), a program-dependent target (that is a scatter, not a same-address reduction).
 """
 
@@ -41,6 +46,7 @@ from optimizer.rewrite.common import fresh, grid_node, host_arg_text, single_sit
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.facts import rank_of
 from optimizer.rewrite.tree import arg_value, walk
+from optimizer.rewrite.two_stage_vector import vector_reasons, vector_rewrite
 
 __all__ = ["TwoStageReduction"]
 
@@ -91,21 +97,35 @@ class TwoStageReduction:
             out.append(f"{a.op} merges differently from a sum (only tl.atomic_add is rewritten)")
         if a.in_loop or stmt is None:
             out.append(f"{a.op}({a.pointer}) is not a top-level statement (in a loop, a branch, or its value used)")
+        val = arg_value(a.node, "val", 1)
+        if out or (val is not None and rank_of(t.kernel.node, val) > 0):  # the vector form, or the reasons of both
+            why = [] if out else self._vector_why(t, a)
+            return out or ([f"the added value {t.tree.code(val)} is a block, not a scalar per program, and the vector "  # type: ignore[arg-type]
+                            f"form does not apply: {'; '.join(why)}"] if why else [])
         if a.mask is not None:
             out.append(f"{a.op}({a.pointer}) is masked")
         ptr = arg_value(a.node, "pointer", 0)
         if ptr is None or _target_param(t, ptr) is None:
             out.append(f"target {a.pointer} is not a pointer parameter (plus an integer literal)")
-        val = arg_value(a.node, "val", 1)
-        if val is not None and rank_of(t.kernel.node, val) > 0:
-            out.append(f"the added value {t.tree.code(val)} is a block, not a scalar per program")
         if not out and host_arg_text(t, _target_param(t, ptr)[0]) is None:  # type: ignore[index,arg-type]
             out.append("the launch does not pass the output pointer")
         return out
 
+    @staticmethod
+    def _vector_why(t: Target, a: Any) -> list[str]:
+        """Why a block-valued atomic cannot take the vector form (a persistent loop + partial rows)."""
+        return _persistent_reasons(t, a) + vector_reasons(t, a)
+
+    def _vector(self, t: Target) -> bool:
+        a = self._atomic(t)
+        val = arg_value(a.node, "val", 1) if a is not None else None
+        return val is not None and rank_of(t.kernel.node, val) > 0
+
     def points(self, t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[dict[str, Any]]:
         block = int(params.get("block", 1024))
         plain = {"second_stage_block": block}
+        if self._vector(t):  # partial rows of n_out floats per program: fewer programs than the scalar form
+            return [{"form": "vector", "programs": int(p)} for p in params.get("vector_programs") or (256, 64)]
         if _persistent_reasons(t, self._atomic(t)):
             return [plain]
         return [*({"second_stage_block": block, "programs": int(p)} for p in params.get("programs") or (2048, 512)), plain]
@@ -114,6 +134,8 @@ class TwoStageReduction:
         tree, k, site = t.tree, t.kernel, t.sites[0]
         a = self._atomic(t)
         assert a is not None
+        if point.get("form") == "vector":
+            return vector_rewrite(t, a, point, _body(t), _PID)
         param, offset = _target_param(t, arg_value(a.node, "pointer", 0))  # type: ignore[misc,arg-type]
         out_host = host_arg_text(t, param)
         partials, finish = fresh(t, "partials_tsr"), fresh(t, f"{k.name}_finish")

@@ -72,24 +72,58 @@ spec = importlib.util.spec_from_file_location("cand", sys.argv[1])
 mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
 rec = CompileRecorder().install()
 rec.current = []
-mod.ModelNew()(torch.empty(1 << 22, device="meta"), torch.empty(1 << 22, device="meta"))
+mod.ModelNew()(*[torch.empty(shape, device="meta") for shape in json.loads(sys.argv[2])])
 print(json.dumps([{"kernel": r.get("kernel"), "ok": r["ok"], "msg": r["message"]} for r in rec.current]))
 '''
 
 
-def test_the_persistent_form_compiles_for_sm90(tmp_path: Path) -> None:
-    """The loop-carried fp32 scalar and the loop over the original program ids lower for cuda:90 (compile only)."""
+@pytest.mark.parametrize(("kernel", "shapes", "kernels"), [
+    ("atomic_mse", [[1 << 22], [1 << 22]], {"mse_kernel", "mse_kernel_finish"}),
+    ("atomic_bias_grad", [[65536, 512]], {"bias_grad_kernel", "bias_grad_kernel_finish"}),
+])
+def test_the_persistent_forms_compile_for_sm90(kernel: str, shapes: list, kernels: set, tmp_path: Path) -> None:
+    """The loop-carried fp32 scalar or register row and the loop over the original program ids lower for cuda:90
+    (compile only; the host's output tensor is moved to the inputs' device first)."""
     import json
     import os
+    import re
     import subprocess
     import sys
 
-    path = tmp_path / "mse_persistent.py"
-    path.write_text(rewrite("atomic_mse", RECIPE).source.replace("torch.zeros((), dtype=torch.float32)",
-                                                                 "torch.zeros((), dtype=torch.float32, device=a.device)"))
+    path = tmp_path / f"{kernel}_persistent.py"
+    src = rewrite(kernel, RECIPE).source
+    path.write_text(re.sub(r"dtype=torch.float32\)\n", lambda m: "dtype=torch.float32, device='meta')\n", src, count=1))
     env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
-    res = subprocess.run([sys.executable, "-c", _COMPILE, str(path)], capture_output=True, text=True, env=env,
-                         timeout=600, check=False)
+    res = subprocess.run([sys.executable, "-c", _COMPILE, str(path), json.dumps(shapes)], capture_output=True, text=True,
+                         env=env, timeout=600, check=False)
     assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
     got = json.loads(res.stdout.strip().splitlines()[-1])
-    assert {r["kernel"] for r in got} == {"mse_kernel", "mse_kernel_finish"} and all(r["ok"] for r in got), got
+    assert {r["kernel"] for r in got} == kernels and all(r["ok"] for r in got), got
+
+
+@pytest.mark.parametrize("kernel", ["atomic_colsum", "atomic_bias_grad", "atomic_class_totals"])
+def test_vector_atomics_become_persistent_partial_rows_and_a_second_pass(kernel: str, tmp_path: Path) -> None:
+    """Every program adding a vector into the same addresses (column sums, a bias gradient onto a pre-set output,
+    unmasked class totals) -> min(G, P) programs accumulating an fp32 row, partial rows, a fixed-order second pass."""
+    from optimizer.recipes.appliers import apply_recipe_variants
+
+    out = apply_recipe_variants(RECIPE, RecipeContext(source=(KERNELS / f"{kernel}.py").read_text()))
+    assert [r.applied for r in out] == [{"form": "vector", "programs": 256}, {"form": "vector", "programs": 64}]
+    kernels = out[0].source.split("class ModelNew")[0]
+    assert "tl.atomic_add" not in kernels and "for blk_ts in range(tl.program_id(0), n_blocks_ts, tl.num_programs(0)):" in kernels
+    assert "tl.store(partials_tsr + tl.program_id(0) * n_out_ts + " in kernels
+    assert "_finish[(triton.cdiv(" in out[0].source and "partial rows" in out[0].description
+    for r in out:
+        same_outputs(kernel, r.source, tmp_path, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize(("old", "new", "reason"), [
+    ("mask=in_row)\n", "mask=in_row)\n    done = r\n", "the atomic is not the last statement"),
+    ("    in_row = cols < n_cols\n", "    in_row = cols < n_cols + r * 0\n", "depends on the program id"),
+    ("colsum_kernel[(x.shape[0],)]", "colsum_kernel[(x.shape[0], 1)]", "not a 1-D tuple grid"),
+])
+def test_vector_form_refusals_name_the_reason(old: str, new: str, reason: str) -> None:
+    src = (KERNELS / "atomic_colsum.py").read_text()
+    assert old in src
+    with pytest.raises(NotApplicable, match=reason):
+        apply_recipe(RECIPE, RecipeContext(source=src.replace(old, new)))
