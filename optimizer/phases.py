@@ -40,8 +40,8 @@ class PhaseClock:
 
     def finish(self, wall_s: float) -> dict[str, float]:
         """The phases plus ``other`` = wall time not covered by them, rounded to the millisecond."""
-        out = dict(self.seconds)
-        out["other"] = max(0.0, wall_s - sum(out.values()))
+        out = dict(self.seconds)  # time added under "other" explicitly is part of the remainder, never counted twice
+        out["other"] = max(0.0, wall_s - sum(v for k, v in out.items() if k != "other"))
         return {k: round(v, 3) for k, v in out.items()}
 
 

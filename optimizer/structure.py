@@ -41,6 +41,7 @@ class KernelStructure:
     grouped_order: bool = False  # a GROUP / swizzle remap of the program id
     pointer_advances: list[int] = field(default_factory=list)  # `ptr += ...` inside a loop
     loops: int = 0
+    loop_bounds: list[str] = field(default_factory=list)  # parameter names bounding `for _ in range(..., bound, ...)`
 
     @property
     def multi_pass(self) -> dict[str, list[int]]:
@@ -151,6 +152,12 @@ def analyze_kernel(k: Kernel) -> KernelStructure:
     loops = [n for n in fn.body if isinstance(n, (ast.For, ast.While))]
     all_loops = [n for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While))]
     s.loops = len(all_loops)
+    for lp in all_loops:  # the extent a loop walks: range(bound), range(start, bound[, step]) with a parameter bound
+        it = lp.iter if isinstance(lp, ast.For) else None
+        if isinstance(it, ast.Call) and _call_name(it) in ("range", "tl.range", "tl.static_range") and it.args:
+            bound = it.args[0] if len(it.args) == 1 else it.args[1]
+            if isinstance(bound, ast.Name) and bound.id in params and bound.id not in s.loop_bounds:
+                s.loop_bounds.append(bound.id)
     for lp in loops:
         for base in _loop_pointer_bases(lp, derived):
             s.passes.setdefault(base, []).append(lp.lineno)

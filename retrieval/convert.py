@@ -110,7 +110,8 @@ def _struct_to_dict(s: Struct, field: str) -> dict[str, Any]:
     try:
         out = json_format.MessageToDict(s)
     except ValueError as exc:  # protobuf refuses Infinity / NaN in a Struct number (JSON has no such value)
-        raise InvalidArgument(f"{exc}; give finite numbers (a block size, a warp count) or strings", field=field) from exc
+        raise InvalidArgument(f"{exc}; give finite numbers (a block size, a warp count) or strings",
+                              field=field) from exc
     return _ints(out)
 
 
@@ -154,7 +155,8 @@ def from_proto_card(msg: pb.Card, prefix: str = "card") -> AnyCard:
         d["rewrite"] = {"description": msg.rewrite.description}
         if msg.rewrite.HasField("recipe"):
             d["rewrite"]["recipe"] = {"kind": msg.rewrite.recipe.kind,
-                                      "params": _struct_to_dict(msg.rewrite.recipe.params, f"{prefix}.rewrite.recipe.params"),
+                                      "params": _struct_to_dict(msg.rewrite.recipe.params,
+                                                                f"{prefix}.rewrite.recipe.params"),
                                       "requires": list(msg.rewrite.recipe.requires),
                                       "forbids": list(msg.rewrite.recipe.forbids)}
     if msg.kind == "anti_signal" and msg.HasField("anti_signal"):

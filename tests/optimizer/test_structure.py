@@ -134,3 +134,56 @@ def test_clean_kernel_has_no_findings() -> None:
     src = ATOMIC_SUM.replace("tl.atomic_add(out_ptr, tl.sum(x, axis=0))", "tl.store(out_ptr + offs, x, mask=offs < n)")
     assert code_findings(extract_features(src), [_rec("k", [4096], signature={"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
                                                         div=["x_ptr", "out_ptr", "n"])]) == []
+
+
+ROW_LOOP = textwrap.dedent('''
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        acc = 0.0
+        for start in range(0, n_cols, BLOCK):
+            cols = start + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
+            acc += tl.sum(x, axis=0)
+        tl.store(y_ptr + row, acc)
+''')
+
+
+def _loop_rec(n_cols: int, *, warps: int | None = None, dtype: str = "*fp32") -> dict:
+    rec = _rec("k", [8192], signature={"x_ptr": dtype, "y_ptr": "*fp32", "n_cols": "i32"}, constexprs={"BLOCK": 128})
+    rec["ir_args"] = {"n_cols": n_cols, "BLOCK": 128}
+    rec["options"] = {"num_warps": warps} if warps else {}
+    return rec
+
+
+def _chunk(found: list) -> list:
+    return [f for f in found if any(r.reference == "small_loop_chunk" for r in f.supporting)]
+
+
+def test_a_row_loop_of_small_steps_is_a_cause_when_each_thread_gets_less_than_a_vector() -> None:
+    f = extract_features(ROW_LOOP)
+    assert f.structures["k"].loop_bounds == ["n_cols"]
+    # 128 fp32 elements per step over 4 warps: one per thread, under one 16-byte vector -> decisive (0.6)
+    narrow = _chunk(code_findings(f, [_loop_rec(4096)], row_bytes=512.0))
+    assert [(x.cause, x.confidence) for x in narrow] == [("tiny_programs", 0.6)]
+    assert "1 per thread over 4 warps, under one 16-byte vector" in narrow[0].supporting[0].detail
+    # one warp: 4 fp32 per thread fill a 16-byte vector -> only a prior (0.45) that the measured class must confirm
+    assert [x.confidence for x in _chunk(code_findings(f, [_loop_rec(4096, warps=1)], row_bytes=512.0))] == [0.45]
+    # the loop walks its row in two steps: no finding (the recorded extent decides, not the BLOCK-sized row estimate)
+    assert _chunk(code_findings(f, [_loop_rec(256)], row_bytes=512.0)) == []
+
+
+def test_a_kernel_that_rereads_its_rows_leaves_the_step_to_a_later_round() -> None:
+    two_pass = ROW_LOOP.replace("    tl.store(y_ptr + row, acc)\n", textwrap.indent(textwrap.dedent('''
+        for start in range(0, n_cols, BLOCK):
+            cols = start + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
+            acc += tl.sum(x * x, axis=0)
+        tl.store(y_ptr + row, acc)
+    '''), "    "))
+    f = extract_features(two_pass)
+    assert f.structures["k"].multi_pass  # the passes are the larger cost: fusing them comes first
+    assert _chunk(code_findings(f, [_loop_rec(4096)], row_bytes=512.0)) == []

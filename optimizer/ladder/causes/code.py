@@ -33,6 +33,19 @@ TINY_ROW_BYTES = 2048
 SMALL_LOOP_CHUNK = 256
 
 
+def _warps(rec: dict | None) -> int:
+    """The launch's num_warps (Triton's default 4 when the launch does not name it)."""
+    w = ((rec or {}).get("options") or {}).get("num_warps")
+    return int(w) if isinstance(w, int) and w > 0 else 4
+
+
+def _elem_bytes(rec: dict | None) -> int:
+    """Element size of the launch's first pointer argument, the input a row loop reads (4 when unknown)."""
+    sizes = {"fp64": 8, "i64": 8, "fp32": 4, "i32": 4, "fp16": 2, "bf16": 2, "i16": 2, "fp8e4nv": 1, "fp8e5": 1, "i8": 1, "u8": 1}
+    ptrs = [t for t in ((rec or {}).get("signature") or {}).values() if isinstance(t, str) and t.startswith("*")]
+    return sizes.get(ptrs[0][1:], 4) if ptrs else 4
+
+
 def _ref(kind: str, reference: str, detail: str = "", lines: list[int] | None = None) -> EvidenceRef:
     return EvidenceRef(level="L1", kind=kind, reference=reference, detail=detail, source_lines=sorted(set(lines or [])))  # type: ignore[arg-type]
 
@@ -170,12 +183,24 @@ def code_findings(feats: CodeFeatures, launches: list[dict[str, Any]], *, hot_ke
                            summary=f"one short row ({row_bytes:.0f} B) per program: too little work per program"))
     chunk = min((int(v) for n, v in ((rec or {}).get("constexprs") or {}).items()
                  if "BLOCK" in n.upper() and isinstance(v, int) and not isinstance(v, bool)), default=0)
-    if (st.loops and st.block_range and not st.dots and 0 < chunk <= SMALL_LOOP_CHUNK and "inner_loop" in toks
-            and (row_bytes is None or row_bytes > 4 * chunk * 2)):
-        # a prior only: the class (latency_bound) has to agree before it decides (decide.CLASS_BONUS)
-        out.append(Finding(cause="tiny_programs", level="L1", confidence=0.45, structural=True,
+    # the extent the loop walks, from the recorded launch's value of the loop's bound (n_cols = 4096 ...); without
+    # one, the launch's row estimate (BLOCK x element size) stands in
+    args = (rec or {}).get("ir_args") or {}
+    extents = [int(args[b]) for b in st.loop_bounds if isinstance(args.get(b), int) and not isinstance(args.get(b), bool)]
+    long_loop = max(extents) >= 4 * chunk if extents else (row_bytes is None or row_bytes > 4 * chunk * 2)
+    # not in a kernel that re-reads its rows: the passes are the larger cost and fusing them comes first (the fused
+    # kernel's next round sees its step again)
+    if (st.loops and st.block_range and not st.dots and 0 < chunk <= SMALL_LOOP_CHUNK and "inner_loop" in toks and long_loop
+            and not st.multi_pass):
+        # a prior only: the class (latency_bound) has to agree before it decides (decide.CLASS_BONUS) -- unless each
+        # thread gets less than one 16-byte vector per iteration: then its loads are narrow by construction (a
+        # 128-element step over 4 warps is one element per thread) and the step itself is the cause
+        per_thread = chunk / (32 * _warps(rec))
+        narrow = per_thread * _elem_bytes(rec) < 16
+        out.append(Finding(cause="tiny_programs", level="L1", confidence=0.6 if narrow else 0.45, structural=True,
                            supporting=[_ref("launch", "small_loop_chunk", f"the row loop steps by {chunk} elements "
-                                            "(one short vector per iteration)", st.load_lines)],
+                                            f"({per_thread:g} per thread over {_warps(rec)} warps"
+                                            + (", under one 16-byte vector" if narrow else "") + ")", st.load_lines)],
                            summary=f"a loop over {chunk}-element chunks keeps too few bytes in flight per program"))
     if "unaligned_launch_arg" in toks and ("masked_load" in toks or "strides" in toks) and st.block_range:
         names = [n for n, t in ((rec or {}).get("signature") or {}).items()
