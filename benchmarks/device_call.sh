@@ -77,6 +77,8 @@ for step in "$@"; do
     diagcampaign) # optimizer sessions on the labelled diagnosis kernels, each fix.py timed beside the best (no
       # torch.compile: the fix is the yardstick): arg = ROUNDS/BUDGET_S/item,item,...
       sessions diagcampaign diagnosis benchmarks/results/diagnosis/campaign --set diagnosis --no-compile ;;
+    diagredo)   # the same, re-running items already in the committed result dir (after a transform changed)
+      sessions diagredo diagnosis benchmarks/results/diagnosis/campaign --set diagnosis --no-compile --redo ;;
     timingpaths) # bench_cuda's do_bench path against the kept restore loop (issue 18: library timing)
       t=$(box "${arg:-60}"); timeout "$t" python3 benchmarks/timing_paths_check.py "$OUT/timingpaths" 2>&1 | tail -20
       pack timingpaths ;;
