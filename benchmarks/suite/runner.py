@@ -133,7 +133,7 @@ class Runner:
             raise SystemExit(f"unknown operator(s): {', '.join(unknown)} (see {self.root.relative_to(REPO)}/)")
         if self.a.category:
             ops = [op for op in ops if getattr(load_problem(self.root / op).module, "CATEGORY", None) in self.a.category]
-        if getattr(self.a, "split", None):  # the runner reads the label's split only to choose items; the session never sees label.yaml
+        if self.a.split:  # the label's split only chooses items; the session never sees label.yaml
             from benchmarks.diagnosis.dataset import load_items
 
             half = {i.name for i in load_items(self.a.split, root=self.root)}

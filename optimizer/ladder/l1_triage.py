@@ -26,7 +26,7 @@ from optimizer.features import extract_features
 from optimizer.harness.problem import case_label
 from optimizer.ladder import keys
 from optimizer.ladder.causal import causal_step, merge_tests
-from optimizer.ladder.causes import code_findings, roofline_finding
+from optimizer.ladder.causes import code_findings, pointer_elem_bytes, roofline_finding
 from optimizer.ladder.decide import early_stop
 from optimizer.ladder.findings import Finding
 from optimizer.ladder.select import (
@@ -47,12 +47,10 @@ def _specific(codes: list[str]) -> list[str]:
 
 def _row_bytes(ev: object) -> float | None:
     """Bytes of one row of a row-per-program launch: its BLOCK constexpr x the first pointer's element size."""
-    sizes = {"fp32": 4, "fp16": 2, "bf16": 2, "i32": 4, "i64": 8, "fp64": 8, "i8": 1, "u8": 1}
     for rec in getattr(ev, "launches", None) or []:
         blocks = [v for k, v in (rec.get("constexprs") or {}).items() if "BLOCK" in k.upper() and isinstance(v, int)]
-        ptrs = [t[1:] for t in (rec.get("signature") or {}).values() if t.startswith("*")]
-        if blocks and ptrs:
-            return float(max(blocks) * sizes.get(ptrs[0], 4))
+        if blocks and any(str(t).startswith("*") for t in (rec.get("signature") or {}).values()):
+            return float(max(blocks) * pointer_elem_bytes(rec))
     return None
 
 

@@ -69,5 +69,13 @@ def and_mask(t: Target, call: cst.Call, term: str, is_load: bool) -> None:
     t.tree.edit(mask, lambda m: cst.parse_expression(f"({cst.Module([]).code_for_node(m)}) & {term}"))
 
 
+def top_statement(t: Target, call: cst.Call) -> cst.SimpleStatementLine | None:
+    """The kernel's top-level statement that is ``call`` alone (an atomic or store whose value is unused), else None
+    (the call sits in a loop or a branch, or its value is used)."""
+    return next((s for s in t.kernel.node.body.body  # type: ignore[attr-defined]
+                 if isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Expr)
+                 and s.body[0].value is call), None)
+
+
 def is_call(node: cst.CSTNode, *names: str) -> bool:
     return isinstance(node, cst.Call) and call_name(node) in names

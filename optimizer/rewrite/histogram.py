@@ -35,7 +35,7 @@ from typing import Any
 import libcst as cst
 
 from optimizer.recipes.base import RecipeContext
-from optimizer.rewrite.common import fresh, single_site_reasons
+from optimizer.rewrite.common import fresh, single_site_reasons, top_statement
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.facts import rank_of
 from optimizer.rewrite.tree import arg_value, call_name, statements, walk
@@ -68,8 +68,7 @@ class PrivatizedHistogram:
     def _parts(self, t: Target):
         """(atomic access, its top-level statement, pointer parameter, index name) where the shape matches."""
         a = t.facts.atomics[0]
-        stmt = next((s for s in t.kernel.node.body.body if isinstance(s, cst.SimpleStatementLine)  # type: ignore[attr-defined]
-                     and isinstance(s.body[0], cst.Expr) and s.body[0].value is a.node), None)
+        stmt = top_statement(t, a.node)
         ptr = arg_value(a.node, "pointer", 0)
         p = idx = None
         if isinstance(ptr, cst.BinaryOperation) and isinstance(ptr.operator, cst.Add):

@@ -36,16 +36,16 @@ scalar atomics, atomic_max/min/xchg/cas
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import libcst as cst
 
 from optimizer.recipes.base import RecipeContext
-from optimizer.rewrite.common import fresh, grid_node, host_arg_text, single_site_reasons
+from optimizer.rewrite.common import fresh, host_arg_text, single_site_reasons, top_statement
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.facts import rank_of
-from optimizer.rewrite.tree import arg_value, walk
+from optimizer.rewrite.persistent import body, loop_lines, persistent_grid, persistent_reasons, replace_body
+from optimizer.rewrite.tree import arg_value
 from optimizer.rewrite.two_stage_vector import vector_reasons, vector_rewrite
 
 __all__ = ["TwoStageReduction"]
@@ -91,17 +91,18 @@ class TwoStageReduction:
         if len(same) > 1:
             out.append(f"{len(same)} same-address atomics (the rewrite handles one)")
         a = same[0]
-        top = [s for s in t.kernel.node.body.body if isinstance(s, cst.SimpleStatementLine)]  # type: ignore[attr-defined]
-        stmt = next((s for s in top if isinstance(s.body[0], cst.Expr) and s.body[0].value is a.node), None)
+        stmt = top_statement(t, a.node)
         if a.op != "tl.atomic_add":
             out.append(f"{a.op} merges differently from a sum (only tl.atomic_add is rewritten)")
         if a.in_loop or stmt is None:
             out.append(f"{a.op}({a.pointer}) is not a top-level statement (in a loop, a branch, or its value used)")
-        val = arg_value(a.node, "val", 1)
-        if out or (val is not None and rank_of(t.kernel.node, val) > 0):  # the vector form, or the reasons of both
-            why = [] if out else self._vector_why(t, a)
-            return out or ([f"the added value {t.tree.code(val)} is a block, not a scalar per program, and the vector "  # type: ignore[arg-type]
-                            f"form does not apply: {'; '.join(why)}"] if why else [])
+        if out:
+            return out
+        if self._vector(t):
+            why = persistent_reasons(t, a) + vector_reasons(t, a)
+            val = t.tree.code(arg_value(a.node, "val", 1))  # type: ignore[arg-type]
+            return [f"the added value {val} is a block, not a scalar per program, and the vector form does not apply: "
+                    f"{'; '.join(why)}"] if why else []
         if a.mask is not None:
             out.append(f"{a.op}({a.pointer}) is masked")
         ptr = arg_value(a.node, "pointer", 0)
@@ -110,11 +111,6 @@ class TwoStageReduction:
         if not out and host_arg_text(t, _target_param(t, ptr)[0]) is None:  # type: ignore[index,arg-type]
             out.append("the launch does not pass the output pointer")
         return out
-
-    @staticmethod
-    def _vector_why(t: Target, a: Any) -> list[str]:
-        """Why a block-valued atomic cannot take the vector form (a persistent loop + partial rows)."""
-        return _persistent_reasons(t, a) + vector_reasons(t, a)
 
     def _vector(self, t: Target) -> bool:
         a = self._atomic(t)
@@ -126,7 +122,7 @@ class TwoStageReduction:
         plain = {"second_stage_block": block}
         if self._vector(t):  # partial rows of n_out floats per program: fewer programs than the scalar form
             return [{"form": "vector", "programs": int(p)} for p in params.get("vector_programs") or (256, 64)]
-        if _persistent_reasons(t, self._atomic(t)):
+        if persistent_reasons(t, self._atomic(t)):
             return [plain]
         return [*({"second_stage_block": block, "programs": int(p)} for p in params.get("programs") or (2048, 512)), plain]
 
@@ -135,7 +131,7 @@ class TwoStageReduction:
         a = self._atomic(t)
         assert a is not None
         if point.get("form") == "vector":
-            return vector_rewrite(t, a, point, _body(t), _PID)
+            return vector_rewrite(t, a, point)
         param, offset = _target_param(t, arg_value(a.node, "pointer", 0))  # type: ignore[misc,arg-type]
         out_host = host_arg_text(t, param)
         partials, finish = fresh(t, "partials_tsr"), fresh(t, f"{k.name}_finish")
@@ -146,13 +142,12 @@ class TwoStageReduction:
         val = tree.code(arg_value(a.node, "val", 1))  # type: ignore[arg-type]
         n_prog = " * ".join(f"({g})" for g in t.launches[0].grid_elements or [])
         persistent = point.get("programs")
-        if persistent:
-            g0 = (t.launches[0].grid_elements or [""])[0]
-            n_blocks = fresh(t, "n_blocks_ts")
-            self._loop(t, a, partials, val, n_blocks)
+        if persistent:  # the body above the atomic loops over the original programs; one partial store after it
+            n_blocks, n_prog, g0 = persistent_grid(t, persistent)
+            blk, acc = fresh(t, "blk_ts"), fresh(t, "acc_ts")
+            replace_body(t, [f"{acc} = tl.zeros([], dtype=tl.float32)", *loop_lines(t, body(t)[:-1], blk, n_blocks),
+                             f"    {acc} += ({val}).to(tl.float32)", f"tl.store({partials} + tl.program_id(0), {acc})"])
             tree.add_params(k.node, [partials, n_blocks])
-            n_prog = f"min({g0}, {int(persistent)})"
-            tree.replace(grid_node(site, tree), f"({n_prog},)")
             tree.add_keyword(site.call, n_blocks, g0)
         else:
             tree.replace(a.node, f"tl.store({partials} + {lin}, {val})")
@@ -166,52 +161,3 @@ class TwoStageReduction:
                 f"({partials}, {n_prog} programs"
                 + (", each looping over the original programs' blocks" if persistent else "")
                 + f") and {finish}, a one-program pass that sums them in a fixed order")
-
-    @staticmethod
-    def _loop(t: Target, a: Any, partials: str, val: str, n_blocks: str) -> None:
-        """Move the body above the atomic into a loop over the original program ids; the atomic becomes
-        ``acc += value`` inside it and one partial store after it."""
-        tree, body = t.tree, _body(t)
-        blk, acc = fresh(t, "blk_ts"), fresh(t, "acc_ts")
-        moved = body[:-1]
-        lines = [f"{acc} = tl.zeros([], dtype=tl.float32)",
-                 f"for {blk} in range(tl.program_id(0), {n_blocks}, tl.num_programs(0)):"]
-        for stmt in moved:
-            code = _PID.sub(blk, t.tree.module.code_for_node(stmt).strip("\n"))
-            lines += ["    " + ln if ln.strip() else ln for ln in code.splitlines()]
-        lines += [f"    {acc} += ({val}).to(tl.float32)", f"tl.store({partials} + tl.program_id(0), {acc})"]
-        for stmt in moved:
-            tree.remove(stmt)
-        tree.insert_before(body[-1], "\n".join(ln.rstrip() for ln in lines) + "\n")
-        tree.remove(body[-1])
-
-
-_PID = re.compile(r"tl\.program_id\(\s*(?:axis\s*=\s*)?0\s*\)")
-
-
-def _body(t: Target) -> list[cst.BaseStatement]:
-    """The kernel's top-level statements without its docstring."""
-    body = list(t.kernel.node.body.body)  # type: ignore[attr-defined]
-    if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) \
-            and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
-        body = body[1:]
-    return body
-
-
-def _persistent_reasons(t: Target, a: Any) -> list[str]:
-    """Why the grid cannot be made persistent (empty: it can)."""
-    out = []
-    grid = t.launches[0].grid_elements if t.launches else None
-    if not grid or len(grid) != 1:
-        out.append("not a 1-D tuple grid")
-    body = _body(t)
-    last = body[-1] if body else None
-    if a is None or not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[0], cst.Expr)
-                         and last.body[0].value is a.node):
-        out.append("the atomic is not the last statement")
-    code = t.tree.code(t.kernel.node.body)
-    if any(isinstance(n, cst.Return) for n in walk(t.kernel.node)):
-        out.append("the kernel returns early")
-    if "tl.num_programs" in code or len(_PID.findall(code)) != code.count("tl.program_id("):
-        out.append("the kernel uses another program axis or tl.num_programs")
-    return out

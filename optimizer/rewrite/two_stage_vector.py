@@ -34,9 +34,10 @@ from typing import Any
 
 import libcst as cst
 
-from optimizer.rewrite.common import fresh, grid_node, host_arg_text
+from optimizer.rewrite.common import fresh, host_arg_text
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.facts import _names, _targets
+from optimizer.rewrite.persistent import body, loop_lines, persistent_grid, replace_body
 from optimizer.rewrite.tree import arg_value, call_name, skip_ids, walk
 
 __all__ = ["FINISH_VECTOR", "vector_reasons", "vector_rewrite"]
@@ -79,10 +80,10 @@ def hoistable(t: Target, names: set[str]) -> tuple[list[cst.BaseStatement], list
     """The top-level statements defining ``names`` (and what they read), in order, if each is assigned once from
     parameters, constants and each other with no program id, load or atomic; else the reasons."""
     defs, params = _defs(t), set(t.kernel.params)
-    need, seen, why = set(names), set(), []
+    need, seen, why = sorted(names), set(), []  # a list in name order: the reasons read the same on every run
     stmts: list[cst.BaseStatement] = []
     while need:
-        name = need.pop()
+        name = need.pop(0)
         if name in seen or name in params or name in ("tl", "triton"):
             continue
         seen.add(name)
@@ -100,7 +101,7 @@ def hoistable(t: Target, names: set[str]) -> tuple[list[cst.BaseStatement], list
         for small in stmt.body:  # type: ignore[attr-defined]
             _, value = _targets(small)
             if value is not None:
-                need |= _read(value)
+                need += sorted(_read(value))
     order = list(t.kernel.node.body.body)  # type: ignore[attr-defined]
     return sorted(stmts, key=order.index), why
 
@@ -108,8 +109,9 @@ def hoistable(t: Target, names: set[str]) -> tuple[list[cst.BaseStatement], list
 def vector_reasons(t: Target, a: Any) -> list[str]:
     """Why the vector form does not apply (empty: it does)."""
     ptr = arg_value(a.node, "pointer", 0)
-    if not (isinstance(ptr, cst.BinaryOperation) and isinstance(ptr.operator, cst.Add) and isinstance(ptr.left, cst.Name)
-            and ptr.left.value in t.kernel.params and isinstance(ptr.right, cst.Name)):
+    if not (isinstance(ptr, cst.BinaryOperation) and isinstance(ptr.operator, cst.Add)
+            and isinstance(ptr.left, cst.Name) and ptr.left.value in t.kernel.params
+            and isinstance(ptr.right, cst.Name)):
         return [f"target {a.pointer} is not a pointer parameter plus a name"]
     mask = arg_value(a.node, "mask", 3)
     names = {ptr.right.value} | (_read(mask) if mask is not None else set())
@@ -119,9 +121,8 @@ def vector_reasons(t: Target, a: Any) -> list[str]:
     return why
 
 
-def vector_rewrite(t: Target, a: Any, point: dict[str, Any], body: list[cst.BaseStatement], pid_re: Any) -> str:
-    """Edit ``t.tree`` into the persistent vector form (see the module docstring); ``body`` is the kernel's statements
-    without its docstring, the atomic last; returns the description."""
+def vector_rewrite(t: Target, a: Any, point: dict[str, Any]) -> str:
+    """Edit ``t.tree`` into the persistent vector form (see the module docstring); returns the description."""
     tree, k, site = t.tree, t.kernel, t.sites[0]
     ptr = arg_value(a.node, "pointer", 0)
     param, offs = ptr.left.value, ptr.right.value  # type: ignore[union-attr]
@@ -131,25 +132,16 @@ def vector_rewrite(t: Target, a: Any, point: dict[str, Any], body: list[cst.Base
     hoisted, _ = hoistable(t, {offs} | (_read(mask_node) if mask_node is not None else set()) - set(k.params))
     out_host = host_arg_text(t, param)
     partials, finish = fresh(t, "partials_tsr"), fresh(t, f"{k.name}_finish")
-    n_blocks, n_out, blk, acc = (fresh(t, n) for n in ("n_blocks_ts", "n_out_ts", "blk_ts", "acc_ts"))
-    lines = [t.tree.module.code_for_node(s).strip("\n") for s in hoisted]
-    lines += [f"{acc} = tl.zeros({offs}.shape, dtype=tl.float32)",
-              f"for {blk} in range(tl.program_id(0), {n_blocks}, tl.num_programs(0)):"]
-    for stmt in body[:-1]:
-        if stmt in hoisted:
-            continue
-        code = pid_re.sub(blk, t.tree.module.code_for_node(stmt).strip("\n"))
-        lines += ["    " + ln if ln.strip() else ln for ln in code.splitlines()]
+    n_blocks, progs, g0 = persistent_grid(t, point["programs"])
+    n_out, blk, acc = (fresh(t, n) for n in ("n_out_ts", "blk_ts", "acc_ts"))
     add = f"tl.where({mask}, {val}, 0.0)" if mask else f"({val})"
-    lines += [f"    {acc} += {add}.to(tl.float32)",
-              f"tl.store({partials} + tl.program_id(0) * {n_out} + {offs}, {acc}" + (f", mask={mask})" if mask else ")")]
-    for stmt in body:
-        tree.remove(stmt)
-    tree.insert_before(body[-1], "\n".join(ln.rstrip() for ln in lines) + "\n")
+    store_mask = f", mask={mask}" if mask else ""
+    replace_body(t, [*(tree.module.code_for_node(s).strip("\n") for s in hoisted),
+                     f"{acc} = tl.zeros({offs}.shape, dtype=tl.float32)",
+                     *loop_lines(t, [s for s in body(t)[:-1] if s not in hoisted], blk, n_blocks),
+                     f"    {acc} += {add}.to(tl.float32)",
+                     f"tl.store({partials} + tl.program_id(0) * {n_out} + {offs}, {acc}{store_mask})"])
     tree.add_params(k.node, [partials, n_blocks, n_out])
-    g0 = (t.launches[0].grid_elements or [""])[0]
-    progs = f"min({g0}, {int(point['programs'])})"
-    tree.replace(grid_node(site, tree), f"({progs},)")
     tree.insert_before(site.statement, f"{partials} = torch.zeros(({progs}, {out_host}.numel()), "  # type: ignore[arg-type]
                                        f"device={out_host}.device, dtype=torch.float32)\n")
     tree.add_keyword(site.call, partials, partials)

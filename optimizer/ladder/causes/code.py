@@ -39,8 +39,8 @@ def _warps(rec: dict | None) -> int:
     return int(w) if isinstance(w, int) and w > 0 else 4
 
 
-def _elem_bytes(rec: dict | None) -> int:
-    """Element size of the launch's first pointer argument, the input a row loop reads (4 when unknown)."""
+def pointer_elem_bytes(rec: dict | None) -> int:
+    """Element size of a launch record's first pointer argument, the input a row reads (4 when unknown)."""
     sizes = {"fp64": 8, "i64": 8, "fp32": 4, "i32": 4, "fp16": 2, "bf16": 2, "i16": 2, "fp8e4nv": 1, "fp8e5": 1, "i8": 1, "u8": 1}
     ptrs = [t for t in ((rec or {}).get("signature") or {}).values() if isinstance(t, str) and t.startswith("*")]
     return sizes.get(ptrs[0][1:], 4) if ptrs else 4
@@ -196,7 +196,7 @@ def code_findings(feats: CodeFeatures, launches: list[dict[str, Any]], *, hot_ke
         # thread gets less than one 16-byte vector per iteration: then its loads are narrow by construction (a
         # 128-element step over 4 warps is one element per thread) and the step itself is the cause
         per_thread = chunk / (32 * _warps(rec))
-        narrow = per_thread * _elem_bytes(rec) < 16
+        narrow = per_thread * pointer_elem_bytes(rec) < 16
         out.append(Finding(cause="tiny_programs", level="L1", confidence=0.6 if narrow else 0.45, structural=True,
                            supporting=[_ref("launch", "small_loop_chunk", f"the row loop steps by {chunk} elements "
                                             f"({per_thread:g} per thread over {_warps(rec)} warps"
