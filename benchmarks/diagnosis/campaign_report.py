@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -29,20 +28,15 @@ for _p in (REPO, REPO / "benchmarks" / "suite"):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
-from _results import load_results  # noqa: E402
+from _results import geomean, load_results  # noqa: E402
 
 from benchmarks.diagnosis.dataset import load_items  # noqa: E402
 
 DEFAULT_OUT = REPO / "benchmarks" / "results" / "diagnosis" / "campaign"
 
 
-def _geomean(xs: list[float]) -> float | None:
-    xs = [x for x in xs if x and x > 0]
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
-
-
 def _ratio(cases: list[dict[str, Any]], num: str, den: str) -> float | None:
-    return _geomean([c[num] / c[den] for c in cases if c.get(num) and c.get(den)])
+    return geomean([c[num] / c[den] for c in cases if c.get(num) and c.get(den)])
 
 
 def judge(item: Any, r: dict[str, Any] | None, within: float) -> dict[str, Any]:
@@ -93,7 +87,7 @@ def summarize(rows: list[dict[str, Any]], within: float) -> dict[str, Any]:
             "unjudgeable": [x["item"] for x in run if x.get("removed") is None],
             "family_ok": sum(bool(x.get("family_ok")) for x in run),
             "first_valid": sum(bool(x.get("first_valid")) for x in run),
-            "geomean_speedup": _geomean([x["speedup"] for x in run if x.get("speedup")]),
+            "geomean_speedup": geomean([x["speedup"] for x in run if x.get("speedup")]),
             "not_run": [x["item"] for x in rs if "speedup" not in x],
         }
     return out
