@@ -20,7 +20,7 @@ export PYTHONPATH=/tmp/site:$PWD LADDER_SNAPSHOT=$PWD/.devcarry/snapshot LADDER_
   PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 LADDER_VALIDATION_SEEDS='[0,1]' LADDER_HOME=/tmp/ladderhome
 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
-start=$(date +%s); deadline=${DEADLINE_S:-570}
+start=$(date +%s); deadline=${DEADLINE_S:-570}; staged=""
 
 box() {  # box WANTED_S: the step's time box inside the call's deadline
   local left=$(( deadline - ($(date +%s) - start) - 15 ))
@@ -33,7 +33,10 @@ sessions() {  # sessions STEP NAME RESULT_DIR RUNNER_FLAGS...: runner.py session
   # resumed from the committed RESULT_DIR (finished operators are skipped); $OUT/NAME.tar.gz and $OUT/STEP.log come back
   local step=$1 label=$2 results=$3; shift 3
   local rounds=${arg%%/*} rest=${arg#*/}; local t; t=$(box "${rest%%/*}"); local ops=${rest#*/}
-  rm -rf "/tmp/$label" && { [ ! -d "$results" ] || cp -r "$results" "/tmp/$label"; }
+  # an earlier step of this call may have written /tmp/$label already (diagredo then diagcampaign): go on from it,
+  # so the second step's pack keeps the first step's sessions
+  case " $staged " in *" $label "*) ;; *) rm -rf "/tmp/$label" && { [ ! -d "$results" ] || cp -r "$results" "/tmp/$label"; }
+    staged="$staged $label" ;; esac
   timeout $(( t + 5 )) python3 benchmarks/suite/runner.py "$@" --backend cuda --rounds "$rounds" \
     --budget-s $(( t - 25 )) --compile-budget-s 40 --ops ${ops//,/ } --out "/tmp/$label" \
     --pack "$OUT/$label.tar.gz" > "$OUT/$step.log" 2>&1; echo "$step rc=$?"
