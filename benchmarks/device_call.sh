@@ -82,6 +82,12 @@ for step in "$@"; do
       sessions diagcampaign diagnosis benchmarks/results/diagnosis/campaign --set diagnosis --no-compile ;;
     diagredo)   # the same, re-running items already in the committed result dir (after a transform changed)
       sessions diagredo diagnosis benchmarks/results/diagnosis/campaign --set diagnosis --no-compile --redo ;;
+    forkcheck)  # CUDA workers spawned vs forked from the zygote: same verdicts, wall time per evaluation
+      t=$(box "${arg:-90}"); timeout "$t" python3 benchmarks/fork_check.py "$OUT/forkcheck" > "$OUT/forkcheck.log" 2>&1
+      rc=$?; tail -20 "$OUT/forkcheck.log"
+      # a fork path that failed or hung: the later steps of this call spawn every worker, as before
+      [ $rc -eq 0 ] || { export LADDER_SANDBOX_FORK_SERVER=false; echo "forkcheck rc=$rc: workers spawn from here on"; }
+      pack forkcheck ;;
     timingpaths) # bench_cuda's do_bench path against the kept restore loop (issue 18: library timing)
       t=$(box "${arg:-60}"); timeout "$t" python3 benchmarks/timing_paths_check.py "$OUT/timingpaths" 2>&1 | tail -20
       pack timingpaths ;;

@@ -43,7 +43,8 @@ class LadderSettings(BaseSettings):
                                     "(largest case, one seed) on a GPU; a point past it leaves the screen as too slow to "
                                     "compile or run (the chosen point is then validated with sandbox_timeout_s)")
     sandbox_memory_mb: int = 8192
-    sandbox_fork_server: bool = Field(default=True, description="fork interpreter workers from a pre-imported zygote")
+    sandbox_fork_server: bool = Field(default=True, description="fork interpreter and CUDA workers from a pre-imported zygote "
+                                       "(saves the torch/triton import per worker)")
 
     # timing (GPU/NPU)
     timing_warmup_ms: float = 25.0

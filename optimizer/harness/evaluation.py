@@ -234,7 +234,7 @@ def timing_request(settings: LadderSettings, against: dict[str, Path] | None, aa
 def _run(request: WorkerRequest, backend: str, settings: LadderSettings, *, python: str | None = None) -> SandboxResult:
     limits = SandboxLimits(settings.sandbox_timeout_s, settings.sandbox_memory_mb, address_space_limit=backend == "interpreter")
     return run_worker(to_wire(request), limits=limits, interpreter=backend == "interpreter", python=python,
-                      use_zygote=settings.sandbox_fork_server and backend == "interpreter")
+                      use_zygote=settings.sandbox_fork_server and backend in ("interpreter", "cuda"))
 
 
 def _parsed(res: SandboxResult, model: Any, cand: Path, backend: str, static: Any) -> tuple[Any, Evaluation | None]:

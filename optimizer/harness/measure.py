@@ -73,7 +73,8 @@ def profile(problem: Problem, candidate: Path, *, settings: LadderSettings, iter
     """torch.profiler per case of ``problem.cases_for("cuda")`` (kernels, device vs host wall time); GPU only."""
     req = ProfileRequest(problem=str(problem.path), candidate=str(candidate), backend="cuda",
                          cases=problem.cases_for("cuda"), iters=iters)
-    out, error = _profile_result(run_worker(to_wire(req), limits=_limits(settings)))
+    res = run_worker(to_wire(req), limits=_limits(settings), use_zygote=settings.sandbox_fork_server)
+    out, error = _profile_result(res)
     if out is None:
         return Profile(error=error)
     return Profile(cases=[c for c in out.profile or [] if isinstance(c, CudaProfileCase)])

@@ -99,16 +99,30 @@ def _rss_mb(pid: int) -> float:
         return 0.0
 
 
-_ZYGOTES: dict[tuple[bool, str], Any] = {}
+_ZYGOTES: dict[tuple[bool, int], Any] = {}
 _ZYGOTE_LOCK = threading.Lock()
+#: Environments whose forked device workers could not initialise the device (a runtime that is not fork-safe
+#: after the zygote's imports): their workers spawn from then on.
+_NO_FORK: set[tuple[bool, int]] = set()
+#: What a device runtime says when it was initialised before the fork (torch: "Cannot re-initialize CUDA in
+#: forked subprocess"); such a worker is run again, spawned.
+_FORK_UNSAFE = ("re-initialize CUDA in forked subprocess", "CUDA driver initialization failed", "initialization error")
+
+
+def _zygote_key(env: dict[str, str], interpreter: bool) -> tuple[bool, int]:
+    # the whole environment: a fork inherits the zygote's, so a request with another CUDA_VISIBLE_DEVICES or
+    # PYTHONPATH needs its own zygote
+    return interpreter, hash(tuple(sorted(env.items())))
 
 
 def _zygote(env: dict[str, str], interpreter: bool) -> Any:
     """The shared fork server for this environment, started on first use; None if it cannot start."""
     from optimizer.harness.zygote import ZygoteClient
 
-    key = (interpreter, env.get("PYTHONPATH", ""))
+    key = _zygote_key(env, interpreter)
     with _ZYGOTE_LOCK:
+        if key in _NO_FORK:
+            return None
         z = _ZYGOTES.get(key)
         if z is None or not z.alive:
             try:
@@ -142,8 +156,10 @@ def run_worker(
 ) -> SandboxResult:
     """Run ``optimizer.harness.worker`` on ``request`` in a fresh process group; classify how it ended.
 
-    ``use_zygote`` forks the worker from a pre-imported server (fast; used for the CPU interpreter), else a
-    fresh interpreter is spawned; ``prefix_cmd`` (e.g. ``ncu ...``) always spawns. ``python`` runs the worker
+    ``use_zygote`` forks the worker from a pre-imported server (fast: torch and triton imported once; used for the
+    CPU interpreter and CUDA, whose runtime the zygote never initialises), else a fresh interpreter is spawned; a
+    forked worker that reports a device runtime initialised before the fork is run again spawned, and that
+    environment spawns from then on. ``prefix_cmd`` (e.g. ``ncu ...``) always spawns. ``python`` runs the worker
     with another interpreter (e.g. ``.venv-triton36/bin/python`` for Triton 3.6); it always spawns.
     """
     tmp = Path(tempfile.mkdtemp(prefix="ladder_sbx_", dir=workdir))
@@ -161,8 +177,13 @@ def run_worker(
     zygote = _zygote(child_env, interpreter) if use_zygote and not prefix_cmd and python is None else None
     if zygote is not None:
         rc, status, reason = _run_forked(zygote, limits, token, req_path, res_path, out_path, err_path, tmp, t0)
-    else:
-        cmd = [*(prefix_cmd or []), str(python or sys.executable), "-m", "optimizer.harness.worker", str(req_path), str(res_path)]
+        if not interpreter and _fork_unsafe(res_path, err_path):
+            _NO_FORK.add(_zygote_key(child_env, interpreter))
+            res_path.unlink(missing_ok=True)
+            zygote = None
+    if zygote is None:
+        cmd = [*(prefix_cmd or []), str(python or sys.executable), "-m", "optimizer.harness.worker", str(req_path),
+               str(res_path)]
         rc, status, reason = _run_spawned(cmd, limits, child_env, token, out_path, err_path, tmp, t0, bool(prefix_cmd))
     duration = time.monotonic() - t0
     stdout_tail, stderr_tail = _tail(out_path), _tail(err_path)
@@ -180,6 +201,16 @@ def run_worker(
         status, reason = _classify(rc, payload, stderr_tail)
     _cleanup(tmp)
     return SandboxResult(status, reason, payload, rc, duration, stdout_tail, stderr_tail)
+
+
+def _fork_unsafe(res_path: Path, err_path: Path) -> bool:
+    """Whether a forked device worker failed because the device runtime cannot start in a forked child."""
+    text = _tail(err_path)
+    try:
+        text += res_path.read_text()[:4000] if res_path.exists() else ""
+    except OSError:
+        pass
+    return any(marker in text for marker in _FORK_UNSAFE)
 
 
 def _watch(is_done: Any, pid: int, kill: Any, limits: SandboxLimits, t0: float) -> tuple[Status | None, str]:

@@ -4,8 +4,9 @@ Importing torch and triton costs several seconds per process; a session evaluate
 zygote imports them once and forks one child per request. Each child starts a new session (its own process
 group, so a timeout kills everything it spawned), applies the resource limits, redirects its output to
 files and runs ``optimizer.harness.worker.run_request``; the zygote itself never runs candidate code and never
-initialises CUDA, so forking stays safe. The zygote is single-threaded: it multiplexes requests on stdin
-with ``select`` and reaps children with ``waitpid(WNOHANG)``.
+initialises CUDA, so forking stays safe: it checks after its imports and refuses to serve otherwise. CUDA workers
+fork from it too (each child initialises the device itself). The zygote is single-threaded: it multiplexes
+requests on stdin with ``select`` and reaps children with ``waitpid(WNOHANG)``.
 
 Protocol (JSON lines): request ``{"id", "req", "res", "token", "stdout", "stderr", "cwd", "memory_mb",
 "limit_as"}``; replies ``{"id", "pid"}`` once forked and ``{"id", "pid", "returncode"}`` when the child exits
@@ -100,7 +101,7 @@ def _warm_imports() -> None:
 
 
 def serve() -> None:
-    import torch  # noqa: F401  (the point of the zygote: import once)
+    import torch  # the point of the zygote: import once
     import triton  # noqa: F401
 
     import optimizer.harness.probes  # noqa: F401
@@ -109,6 +110,10 @@ def serve() -> None:
     import optimizer.harness.worker  # noqa: F401
 
     _warm_imports()
+    if torch.cuda.is_initialized():  # forked children could not use the GPU: let the client spawn workers instead
+        sys.stdout.write(json.dumps({"ready": False, "why": "CUDA initialised during the zygote's imports"}) + "\n")
+        sys.stdout.flush()
+        return
 
     children: dict[int, str] = {}
     out = sys.stdout

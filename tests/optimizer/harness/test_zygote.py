@@ -36,3 +36,36 @@ def test_a_hung_worker_dies_with_its_parent(tmp_path: Path) -> None:
     zygote._proc.wait(timeout=30)
     assert pending.done.wait(5) and pending.returncode == -9  # SIGKILL to the worker's process group
     assert not _alive(pending.pid)
+
+
+# A candidate that fails the way a device runtime fails in a forked child whose parent initialised it, but only
+# when its parent is a zygote: spawned, it imports fine.
+_FORK_SENSITIVE = '''
+import os
+if "optimizer.harness.zygote" in open(f"/proc/{os.getppid()}/cmdline").read().replace("\\\\0", " "):
+    raise RuntimeError("Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, ...")
+from benchmarks.suite.softmax.initial import ModelNew  # noqa: F401
+'''
+
+
+def test_a_device_worker_that_cannot_fork_runs_again_spawned_and_its_environment_stops_forking(tmp_path: Path) -> None:
+    from optimizer.harness import sandbox
+    from optimizer.harness.contracts import EvaluateRequest, to_wire
+
+    cand = tmp_path / "candidate.py"
+    cand.write_text(_FORK_SENSITIVE)
+    req = to_wire(EvaluateRequest(problem=str(ROOT / "benchmarks/suite/softmax/problem.py"), candidate=str(cand),
+                                  backend="interpreter", cases=[{"M": 2, "N": 8}], seeds=[0]))
+    env = dict(os.environ, PYTHONPATH=str(ROOT), LADDER_TEST_FORK_KEY=str(tmp_path))  # an environment of its own
+    try:
+        res = sandbox.run_worker(req, env=env, interpreter=False, use_zygote=True)
+        # the forked attempt raised the marker; the spawned one imported the candidate and went on (whatever the
+        # outcome without TRITON_INTERPRET, it is not the fork failure)
+        assert "re-initialize CUDA" not in res.reason, res.reason
+        child_env = dict(env, PYTHONPATH=os.pathsep.join([str(sandbox._REPO_ROOT), env["PYTHONPATH"]]))
+        child_env.pop("TRITON_INTERPRET", None)
+        key = sandbox._zygote_key(child_env, False)
+        assert key in sandbox._NO_FORK
+        assert sandbox._zygote(child_env, False) is None  # later workers of that environment spawn
+    finally:
+        sandbox._NO_FORK.clear()
