@@ -1,6 +1,6 @@
 """GPU check of forked CUDA workers (issue "Fast, honest rounds"): the same evaluations spawned and forked.
 
-    python benchmarks/fork_check.py OUT_DIR [--reps 2] [--ops softmax,layernorm,matmul]
+    python benchmarks/fork_check.py OUT_DIR [--reps 2] [--ops softmax,layernorm]
 
 A round runs several sandboxed workers one after another (validation and timing, the screen's points, the
 torch.profiler pass), and each spawned worker imports torch and triton again. With ``sandbox_fork_server`` on,
@@ -29,7 +29,7 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out_dir", type=Path)
     ap.add_argument("--reps", type=int, default=2)
-    ap.add_argument("--ops", default="softmax,layernorm,matmul")
+    ap.add_argument("--ops", default="softmax,layernorm")
     args = ap.parse_args(argv)
 
     from optimizer.harness.evaluation import evaluate
