@@ -54,6 +54,7 @@ PLANTED = {
     "reference_op": "reference_op_call",
     "no_launch": "no_kernel_launch",
     "cache": "result_caching",
+    "wrong_on_probe": "mismatch",
     "compile_error": "kernel_error",
     "oom": "oom",
     "side_stream": "side_stream",
