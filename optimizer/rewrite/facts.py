@@ -27,7 +27,8 @@ from optimizer.rewrite.tree import (
     walk,
 )
 
-__all__ = ["Access", "Dot", "KernelFacts", "LaunchFacts", "Loop", "ModuleFacts", "kernel_facts", "module_facts"]
+__all__ = ["Access", "Dot", "KernelFacts", "LaunchFacts", "Loop", "ModuleFacts", "kernel_facts", "module_facts",
+           "pointer_bases"]
 
 REDUCTIONS = {"tl.max", "tl.min", "tl.sum", "tl.argmax", "tl.argmin", "tl.xor_sum", "tl.reduce", "tl.cumsum",
               "tl.cumprod", "tl.associative_scan", "tl.sort"}
@@ -315,6 +316,88 @@ def launch_facts(t: Tree, site: CstLaunch) -> LaunchFacts:
             buffers[n.targets[0].target.value] = t.code(n.value)
     return LaunchFacts(site.kernel, t.code(grid), elements, isinstance(grid, cst.Lambda), meta,
                        site.function.name.value if site.function is not None else None, buffers)
+
+
+_SCALAR_OPS = (cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
+_ORDER = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
+_POINTER_THROUGH = {"tl.advance", "tl.multiple_of", "tl.max_contiguous", "tl.broadcast_to", "tl.reshape", "tl.view",
+                    "tl.expand_dims"}
+
+
+def _bound_values(a: cst.Assign) -> list[tuple[str, cst.BaseExpression | None]]:
+    """(name, value) for each name an assignment binds, pairing ``a, b = x, y`` element-wise; None: not its own value
+    (an unpacked call result, a starred or nested target)."""
+    out: list[tuple[str, cst.BaseExpression | None]] = []
+    for tg in a.targets:
+        t, v = tg.target, a.value
+        pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = [(t, v)]
+        if isinstance(t, cst.Tuple) and isinstance(v, cst.Tuple) and len(t.elements) == len(v.elements):
+            pairs = [(e.value, w.value) for e, w in zip(t.elements, v.elements, strict=True)]
+        for te, ve in pairs:
+            out += [(te.value, ve)] if isinstance(te, cst.Name) else [(name, None) for name in _names(te)]
+    return out
+
+
+def pointer_bases(k: CstKernel, ptr: cst.CSTNode | None) -> set[str]:
+    """The parameters an address may be based on: the additive terms of ``ptr`` that are non-constexpr parameters,
+    locals followed through every assignment of them (``p = x_ptr + offs``, ``bp = tl.make_block_ptr(base=y_ptr,
+    ...)``, ``tl.advance(bp, ...)``, ``ptrs[:, None]``, both sides of ``tl.where`` / ``a if c else b``, element-wise
+    through ``a, b = x, y``). A product is an offset, a ``+=`` moves a pointer without changing its base, a loop
+    target is an integer, and so is a parameter the kernel multiplies, divides or orders (``cols < n_cols``).
+    Empty: the base cannot be told (an unknown call, an unpacked call result); any other scalar parameter added as
+    a bare term is reported too (a superset, which is the safe side for hazard checks)."""
+    assigns: dict[str, list[cst.BaseExpression | None]] = {}
+    ints: set[str] = set()  # names the kernel multiplies, divides or orders: integers, not pointers
+    for n in walk(k.node.body):
+        if isinstance(n, cst.Assign):
+            for name, value in _bound_values(n):
+                assigns.setdefault(name, []).append(value)
+        elif isinstance(n, cst.BinaryOperation) and isinstance(n.operator, _SCALAR_OPS):
+            ints |= {x.value for x in (n.left, n.right) if isinstance(x, cst.Name)}
+        elif isinstance(n, cst.Comparison):
+            for i, ct in enumerate(n.comparisons):
+                if isinstance(ct.operator, _ORDER):
+                    ints |= {x.value for x in (n.comparisons[i - 1].comparator if i else n.left, ct.comparator)
+                             if isinstance(x, cst.Name)}
+    params = set(k.params) - set(k.constexprs) - ints
+    seen: set[str] = set()
+
+    def bases(e: cst.CSTNode | None) -> set[str] | None:  # None: unknown
+        if e is None:
+            return None
+        if isinstance(e, cst.Name):
+            if e.value in seen:
+                return set()
+            seen.add(e.value)
+            out: set[str] | None = {e.value} if e.value in params else set()
+            for v in assigns.get(e.value, []):
+                b = bases(v)
+                out = None if b is None or out is None else out | b
+            return out
+        if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, (cst.Add, cst.Subtract)):
+            left = bases(e.left)
+            right = bases(e.right) if isinstance(e.operator, cst.Add) else set()
+            return None if left is None or right is None else left | right
+        if isinstance(e, cst.Subscript):
+            return bases(e.value)
+        if isinstance(e, cst.IfExp):
+            a, b = bases(e.body), bases(e.orelse)
+            return None if a is None or b is None else a | b
+        if isinstance(e, cst.Call):
+            name = call_name(e)
+            if name == "tl.make_block_ptr":
+                return bases(arg_value(e, "base", 0))
+            if name in _POINTER_THROUGH:
+                return bases(arg_value(e, "input", 0) or (e.args[0].value if e.args else None))
+            if name == "tl.where":
+                a, b = bases(arg_value(e, "x", 1)), bases(arg_value(e, "y", 2))
+                return None if a is None or b is None else a | b
+            if isinstance(e.func, cst.Attribute) and e.func.attr.value == "to":  # ptr.to(tl.pointer_type(...))
+                return bases(e.func.value)
+            return set() if name.startswith("tl.") else None
+        return set()
+
+    return bases(ptr) or set()
 
 
 def module_facts(t: Tree) -> ModuleFacts:

@@ -45,13 +45,16 @@ names clash), whose body is the bodies in order (``v = tl.program_id(a)`` once; 
 of a later kernel that an earlier kernel binds at the top level is renamed, since Triton would carry it around the
 loop); each forwarded load becomes the stored value (``tl.where(mask, value, other)`` when the load has
 ``other=``), bound to a fresh name at the store when the stored expression is not a name left unchanged until
-the read. A store is dropped when the host does not name the buffer outside its allocation and the chain (or
-names it only as the template of another allocation, ``torch.empty_like(buf)``); its parameter goes when nothing
-else reads it, and its allocation with it when no remaining allocation takes it as a template. A value bound for
-a buffer of known dtype other than float32 (an explicit ``dtype=``, or followed through ``torch.empty_like``) is
-cast to it (``.to(tl.bfloat16)``); of unknown dtype (``torch.empty_like`` of an argument), to the buffer's element
-type (``.to(p.dtype.element_ty)``, the parameter kept); for a float32 buffer it is forwarded as it is (the round
-trip would only have widened it). One launch at the last launch's place, the earlier launch statements removed.
+the read. A store is dropped when the host does not name the buffer outside its allocation and the chain (or names
+it only as the template of another allocation, ``torch.empty_like(buf)``): scratch. The allocation is the ``buf =
+torch.empty/zeros/..._like(...)`` that runs before the chain, in its block or in a block around it (a chain inside
+a host loop over scratch allocated once before the loop: each iteration reads only what it just wrote, so nothing
+crosses iterations); its parameter goes when nothing else reads it, and its allocation with it when no remaining
+allocation takes it as a template. A value bound for a buffer of known dtype other than float32 (an explicit
+``dtype=``, or followed through ``torch.empty_like``) is cast to it (``.to(tl.bfloat16)``); of unknown dtype
+(``torch.empty_like`` of an argument), to the buffer's element type (``.to(p.dtype.element_ty)``, the parameter
+kept); for a float32 buffer it is forwarded as it is (the round trip would only have widened it). One launch at the
+last launch's place, the earlier launch statements removed.
 """
 
 from __future__ import annotations
@@ -386,8 +389,22 @@ class _Chain:
                 loads.append(a)
             self.forwards.append(_Forward(buf, wi, st, loads, drop_store=self._unused_after(buf)))
 
+    def _preceding(self) -> list[cst.BaseStatement]:
+        """Statements that run before the chain: those before it in its block, then, for each loop or branch around
+        that block (innermost first), those before it in the enclosing block (scratch allocated outside a loop)."""
+        first = self.block[self.window[0]]
+        out = list(self.block[:self.window[0]])
+        outer: list[list[cst.BaseStatement]] = []
+        for n in walk(self.fn):
+            body = getattr(n, "body", None)
+            if isinstance(n, cst.IndentedBlock) and isinstance(body, (list, tuple)):
+                i = next((i for i, s in enumerate(body) if s is not first and any(m is first for m in walk(s))), None)
+                if i is not None:
+                    outer.append(list(body[:i]))
+        return out + [s for before in reversed(outer) for s in before]
+
     def _allocation(self, buf: str) -> cst.SimpleStatementLine | None:
-        for s in self.block[:self.window[0]]:
+        for s in self._preceding():
             if (isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Assign)
                     and len(s.body[0].targets) == 1 and isinstance(s.body[0].targets[0].target, cst.Name)
                     and s.body[0].targets[0].target.value == buf and isinstance(s.body[0].value, cst.Call)
@@ -406,7 +423,7 @@ class _Chain:
         """Mentions of ``buf`` as the template of another allocation (``t2 = torch.empty_like(buf)``): metadata only,
         by id of the Name -> the allocated name."""
         out = {}
-        for s in self.block[:self.window[0]]:
+        for s in self._preceding():
             if (isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Assign)
                     and isinstance(s.body[0].value, cst.Call) and call_name(s.body[0].value).endswith("_like")
                     and len(s.body[0].targets) == 1 and isinstance(s.body[0].targets[0].target, cst.Name)):

@@ -70,6 +70,21 @@ def test_an_elementwise_chain_keeps_the_returned_intermediate_and_drops_the_scra
     same_outputs("chain_residual_act", res.source, tmp_path)
 
 
+def test_scratch_allocated_outside_the_host_loop_goes(tmp_path: Path) -> None:
+    """The chain runs once per batch entry inside a host loop; the norms' scratch is allocated once before the loop
+    and the host never reads it: its store, its parameter and its allocation go (the float32 value is forwarded
+    without a cast). Then launch_loop_grid takes the loop (its alias inlined), and both results validate."""
+    res = rewrite("loop_norm_chain", RECIPE)
+    kernel = res.source.split("class ModelNew")[0]
+    assert "nrm_ptr" not in kernel and "nrm = torch.zeros" not in res.source and ".to(" not in kernel
+    assert "inv = 1.0 / nrm_fwd" in kernel and "allocation dropped: nrm" in res.description
+    assert "fused_sq_norm_scale_rows_kernel[(M,)](xe, N, y[e], BLOCK=32)" in res.source
+    same_outputs("loop_norm_chain", res.source, tmp_path)
+    grid = apply_recipe({"kind": "launch_loop_grid", "params": {}}, RecipeContext(source=res.source))
+    assert "[(M, B,)](x, N, y, BLOCK=32, x_ptr_loop_stride=x.stride(0), y_ptr_loop_stride=y.stride(0))" in grid.source
+    same_outputs("loop_norm_chain", grid.source, tmp_path)
+
+
 @pytest.mark.parametrize("problem", ["l2_norm", "residual_rmsnorm", "hinge_loss", "masked_cumsum", "matmul_bias_relu"])
 def test_suite_chains_over_different_grids_are_refused(problem: str) -> None:
     with pytest.raises(NotApplicable, match="launch different grids"):
