@@ -82,8 +82,9 @@ for step in "$@"; do
       sessions diagcampaign diagnosis benchmarks/results/diagnosis/campaign --set diagnosis --no-compile ;;
     diagredo)   # the same, re-running items already in the committed result dir (after a transform changed)
       sessions diagredo diagnosis benchmarks/results/diagnosis/campaign --set diagnosis --no-compile --redo ;;
-    forkcheck)  # CUDA workers spawned vs forked from the zygote: same verdicts, wall time per evaluation
-      t=$(box "${arg:-90}"); timeout "$t" python3 benchmarks/fork_check.py "$OUT/forkcheck" > "$OUT/forkcheck.log" 2>&1
+    forkcheck)  # CUDA workers spawned vs forked from the zygote: same verdicts, wall time per evaluation; arg = BUDGET_S[/op,op]
+      t=$(box "${arg%%/*}"); [ -z "${arg%%/*}" ] && t=$(box 90); ops=""; [ "$arg" != "${arg#*/}" ] && ops="--ops ${arg#*/}"
+      timeout "$t" python3 benchmarks/fork_check.py "$OUT/forkcheck" $ops > "$OUT/forkcheck.log" 2>&1
       rc=$?; tail -20 "$OUT/forkcheck.log"
       # a forked evaluation that failed, or none that passed in the time box: the later steps of this call spawn
       # every worker, as before (running out of time after forked evaluations passed is not a failure)
