@@ -33,8 +33,9 @@ from benchmarks._provenance import RESULTS, write_result  # noqa: E402
 __all__ = ["l2_cases", "replay_rows"]
 
 
-def l2_cases(l2_raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The per-case rows ``profile_findings`` reads, rebuilt from a row's recorded L2 evidence."""
+def l2_cases(l2_raw: list[dict[str, Any]], bytes_moved: dict[str, float] | None = None) -> list[dict[str, Any]]:
+    """The per-case rows ``profile_findings`` reads, rebuilt from a row's recorded L2 evidence; ``bytes_moved`` (case
+    label -> the problem's bytes) fills in what rows recorded before L2 kept it in its signals."""
     ncu = next((e["data"] for e in l2_raw if e["kind"] == "ncu"), {}) or {}
     timing = next((e["data"] for e in l2_raw if e["kind"] == "timing"), {}) or {}
     roof = {e["reference"]: e["data"] for e in l2_raw if e["kind"] == "roofline"}
@@ -44,6 +45,8 @@ def l2_cases(l2_raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
         signals: dict[str, Any] = {k: v for k, v in ncu.items() if isinstance(v, (int, float))}
         signals |= {k: v for k, v in (roof.get(label) or {}).items() if isinstance(v, (int, float))}
         signals["tokens"] = list(data.get("signals") or [])
+        if (bytes_moved or {}).get(label) and "bytes_moved" not in signals:
+            signals["bytes_moved"] = bytes_moved[label]  # type: ignore[index]
         out.append(
             {
                 "case": label,
@@ -62,6 +65,7 @@ def replay_rows(rows: list[dict[str, Any]], *, max_level: str = "L4") -> list[di
     from kb.vocab import CAUSE_FAMILIES
     from optimizer.diagnosis import diagnose
     from optimizer.features import extract_features
+    from optimizer.harness.problem import case_label, load_problem
     from optimizer.ladder.causes import profile_findings, roofline_finding
     from optimizer.ladder.decide import decide, early_stop
 
@@ -86,7 +90,9 @@ def replay_rows(rows: list[dict[str, Any]], *, max_level: str = "L4") -> list[di
         static = [f for f in d.causes if f.level != "L2"]
         measured = row.get("measured_class") or "unknown"
         dots = "tl.dot" in extract_features(item.initial_path.read_text()).tokens
-        l2 = profile_findings(l2_cases(row.get("l2_raw") or []), measured, 1.0, dots=dots)
+        problem = load_problem(item.problem_path)
+        nbytes = {case_label(c): b for c in problem.cases if (b := problem.bytes_moved(c))}
+        l2 = profile_findings(l2_cases(row.get("l2_raw") or [], nbytes), measured, 1.0, dots=dots)
         dec = decide(static + l2, measured=measured, measured_any=bool(l2))
         cause = dec.cause if dec.decided else "unknown"
         # what L1 alone would do in a session round: its code findings + the timing roofline, then ``early_stop``

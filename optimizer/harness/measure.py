@@ -81,13 +81,19 @@ def profile(problem: Problem, candidate: Path, *, settings: LadderSettings, iter
 
 
 def ncu(problem: Problem, candidate: Path, *, settings: LadderSettings, kernels: str | None) -> NcuCounters:
-    """Nsight Compute counters (``CLASSIFIER_METRICS``) of one forward per case, for kernels matching the regular
-    expression ``kernels`` (all when None). Needs ``ncu`` on PATH and a GPU; untested in CI."""
+    """Nsight Compute counters (``CLASSIFIER_METRICS``) of one forward of the largest case (by ``bytes_moved``, else
+    ``flops``; the first when the problem declares neither), for kernels matching the regular expression ``kernels``
+    (all when None). The summary is time-weighted over launches, so the largest case dominated it when every case
+    ran; one case saves a replay per case (ncu was the largest phase of a round once workers forked). Needs ``ncu``
+    on PATH and a GPU; untested in CI."""
     from optimizer.profile.cuda import CLASSIFIER_METRICS, ncu_command, parse_ncu_csv, summarize_ncu
 
     log = Path(tempfile.mkdtemp(prefix="ladder_ncu_")) / "ncu.csv"
+    cases = problem.cases_for("cuda")
+    size = [problem.bytes_moved(c) or problem.flops(c) or 0.0 for c in cases]
+    hot = [cases[size.index(max(size))]] if cases else cases
     req = RunRequest(problem=str(problem.path), candidate=str(candidate), backend="cuda",
-                     cases=problem.cases_for("cuda"), iters=1, warmup=1, profiler_range=True)
+                     cases=hot, iters=1, warmup=1, profiler_range=True)
     res = run_worker(to_wire(req), limits=_limits(settings, max(settings.sandbox_timeout_s, 600)),
                      prefix_cmd=ncu_command(str(log), kernels or None, metrics=CLASSIFIER_METRICS, ranged=True))
     rows = parse_ncu_csv(log.read_text()) if log.exists() else []

@@ -179,7 +179,7 @@ def case_signals(ms: float | None, flops: float | None, bytes_moved: float | Non
     ``roofline.compute_kind``), profiler and ncu figures (any may be None)."""
     from optimizer.profile.roofline import roofline_split
 
-    s: dict[str, Any] = {"ms": ms}
+    s: dict[str, Any] = {"ms": ms, "bytes_moved": bytes_moved}
     if peaks is not None and ms:
         c, m = roofline_split(flops, bytes_moved, peaks, compute=compute)
         s["compute_fraction"] = c / ms if c is not None else None

@@ -341,6 +341,10 @@ def apply_rows_per_program(params: dict[str, Any], ctx: RecipeContext) -> Rewrit
             # cannot pass it to the kernel as a bound; grouping rows would also only re-tune that block size
             raise NotApplicable(f"{k.name}'s program count {g0_text} depends on the autotuned {meta}[...]; rows per "
                                 f"program would duplicate the block-size search (tune {meta}'s block sizes instead)")
+    wide = _row_block(ctx, k.name)
+    if wide >= WIDE_ROW_BLOCK:
+        raise NotApplicable(f"{k.name} already gives each program a {wide}-element block: rows per program is for short "
+                            f"rows (blocks under {WIDE_ROW_BLOCK}); with wide rows the per-program work is not what limits")
     n_programs = next((r["grid"][0] for r in ctx.launches if r.get("kernel") == k.name and isinstance(r.get("grid"), list)), None)
     tried = {t.get(param) for t in ctx.tried}
     options = [v for v in values if v not in tried] or []
@@ -361,6 +365,15 @@ def apply_rows_per_program(params: dict[str, Any], ctx: RecipeContext) -> Rewrit
 
 #: elements of a row tile (ROWS x BLOCK) the first tiled point aims at; later rounds tune ROWS like any constexpr
 _TILE_ELEMENTS = 2048
+#: a recorded row block (largest BLOCK* constexpr of the kernel's launch) from which rows per program is refused:
+#: each program already owns a wide row. On the H200 the recipe gained only with blocks up to 4096 elements
+#: (1.18-8.5x) and was neutral or slower at 8192 and beyond (0.21x on a 16384-wide spilling layernorm).
+WIDE_ROW_BLOCK = 8192
+
+
+def _row_block(ctx: RecipeContext, kernel: str) -> int:
+    consts = next((r.get("constexprs") or {} for r in ctx.launches if r.get("kernel") == kernel), {})
+    return max((int(v) for n, v in consts.items() if n.upper().startswith("BLOCK") and isinstance(v, int)), default=0)
 
 
 def _rows_as_tile(ctx: RecipeContext, k: Kernel, site: LaunchSite, grid: ast.expr, pid: ast.Assign,
@@ -368,8 +381,7 @@ def _rows_as_tile(ctx: RecipeContext, k: Kernel, site: LaunchSite, grid: ast.exp
     """The vectorized form (``optimizer.recipes.row_tile``): rows become the first axis of a 2-D tile."""
     st = SourceText(ctx.source)
     edit = plan_row_tile(st, k, pid, param, bound)
-    consts = next((r.get("constexprs") or {} for r in ctx.launches if r.get("kernel") == k.name), {})
-    block = max((int(v) for n, v in consts.items() if n.upper().startswith("BLOCK") and isinstance(v, int)), default=0)
+    block = _row_block(ctx, k.name)
     sized = [v for v in (fit or options) if not block or v * block <= _TILE_ELEMENTS] or [min(options)]
     r = max(sized)
     body = grid.body if isinstance(grid, ast.Lambda) else grid

@@ -169,12 +169,31 @@ def test_l2_ncu_runs_the_forward_under_ncu(monkeypatch: pytest.MonkeyPatch) -> N
     ctx = _cuda_ctx()
     out = ProfileLevel()._ncu(ctx)
     (request, cmd), = calls
-    wire = {"problem": str(ctx.problem.path), "candidate": str(ctx.candidate), "backend": "cuda",
-            "cases": ctx.problem.cases_for("cuda")}
-    # one warm-up forward per case outside the profiled range: autotuning and JIT launches are not replayed
+    cases = ctx.problem.cases_for("cuda")
+    largest = max(cases, key=lambda c: ctx.problem.bytes_moved(c))  # the first of equals: both move 16 MB here
+    wire = {"problem": str(ctx.problem.path), "candidate": str(ctx.candidate), "backend": "cuda", "cases": [largest]}
+    assert largest == cases[0]
+    # the largest case only, with one warm-up forward outside the profiled range: autotuning and JIT launches are
+    # not replayed
     assert request == {"task": "run", **wire, "iters": 1, "warmup": 1, "profiler_range": True}
     log = cmd[cmd.index("--log-file") + 1]
     assert cmd == ncu_command(log, "softmax_kernel", metrics=CLASSIFIER_METRICS, ranged=True)
     assert cmd[cmd.index("--profile-from-start") + 1] == "off"
     assert ctx.cache[keys.ncu(ctx.source_sha)] is out and "ncu" in ctx.phases.seconds
     assert out["hot_kernel"] and out["launches"] >= 1, out
+
+
+def test_l2_ncu_profiles_the_largest_case_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[dict] = []
+
+    def fake_worker(request, *, limits, prefix_cmd, **kw):
+        seen.append(request)
+        Path(prefix_cmd[prefix_cmd.index("--log-file") + 1]).write_text((DATA / "ncu" / "softmax_raw.csv").read_text())
+        return SandboxResult("ok", payload={"ran": True})
+
+    monkeypatch.setattr("optimizer.profile.cuda.ncu_available", lambda: True)
+    monkeypatch.setattr(measure, "run_worker", fake_worker)
+    ctx = _cuda_ctx()
+    monkeypatch.setattr(ctx.problem, "bytes_moved", lambda case: float(case["M"]))  # the second case is larger
+    ProfileLevel()._ncu(ctx)
+    assert [r["cases"] for r in seen] == [[{"M": 8192, "N": 512}]]

@@ -61,3 +61,18 @@ def test_a_tiled_matmul_rereading_operands_is_not_called_redundant_passes() -> N
     busy = [_case("a", dram_pct=70.0, mem_fraction=0.1, spill_bytes=0.0)]
     assert _by(profile_findings(busy, "memory_bound", 1.0), "redundant_passes")
     assert not _by(profile_findings(busy, "memory_bound", 1.0, dots=True), "redundant_passes")
+
+
+def test_spill_traffic_on_the_scale_of_the_data_names_register_spills_whatever_the_class() -> None:
+    """A 16384-wide layernorm that spills 3.2 GB per launch reads as memory-bound (its DRAM is busy with the spills):
+    the spill share decides, not the class; a few spilled bytes on a large problem do not."""
+    heavy = profile_findings([_case("a", dram_pct=68.0, mem_fraction=0.3, spill_bytes=3.2e9, bytes_moved=5.4e8),
+                              _case("b", dram_pct=68.0, mem_fraction=0.3, spill_bytes=3.2e9, bytes_moved=5.4e8)],
+                             "memory_bound", 1.0)
+    (f,) = _by(heavy, "register_spills")
+    assert f.confidence == 0.7 and "5.9x the problem's bytes" in f.supporting[0].detail
+    light = profile_findings([_case("a", dram_pct=68.0, mem_fraction=0.3, spill_bytes=1e6, bytes_moved=5.4e8)],
+                             "memory_bound", 1.0)
+    assert not _by(light, "register_spills")
+    unknown = profile_findings([_case("a", dram_pct=68.0, mem_fraction=0.3, spill_bytes=3.2e9)], "memory_bound", 1.0)
+    assert not _by(unknown, "register_spills")  # without the problem's bytes, and not occupancy-limited: no claim

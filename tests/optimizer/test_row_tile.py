@@ -106,3 +106,16 @@ def test_autotuned_grid_is_refused_with_the_reason() -> None:
     src = (DATA / "autotuned_silu" / "candidate.py").read_text()
     with pytest.raises(NotApplicable, match=r"depends on the autotuned META"):
         apply_recipe(RECIPE, RecipeContext(source=src, launches=[]))
+
+
+def test_a_wide_row_block_is_refused_in_both_forms() -> None:
+    """Rows per program is for short rows: a kernel whose program already owns an 8192-element block or wider is
+    refused with the block named (tile and loop form alike), while a 4096-element block still gets the tile."""
+    src = (DATA / "softmax" / "initial.py").read_text()
+    wide = [{"kernel": "softmax_kernel", "grid": [4096], "constexprs": {"BLOCK_N": 16384}}]
+    for form in ("tile", "loop"):
+        recipe = {**RECIPE, "params": {**RECIPE["params"], "form": form}}
+        with pytest.raises(NotApplicable, match=r"already gives each program a 16384-element block"):
+            apply_recipe(recipe, RecipeContext(source=src, launches=wide))
+    ok = [{"kernel": "softmax_kernel", "grid": [65536], "constexprs": {"BLOCK_N": 4096}}]
+    assert tile(src, ok).applied["form"] == "tile"

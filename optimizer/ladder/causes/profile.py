@@ -5,7 +5,10 @@ Rules (measured -> cause, confidence), calibrated on the tuning half of ``benchm
   the H200 copy kernel reaches ~0.89 of datasheet HBM bandwidth, so 0.75 leaves at most ~1.2x);
 - the launch-overhead rule of ``classify_cuda`` on the dominant share -> ``launch_overhead`` 0.7;
 - the tiny-programs rule -> ``per_element_grid`` (under 64 B per program) or ``tiny_programs`` 0.5;
-- occupancy-limited with spilled bytes in ncu -> ``register_spills`` 0.5;
+- occupancy-limited with spilled bytes in ncu -> ``register_spills`` 0.5; local-memory stores (ncu ``spill_bytes``, one
+  launch) of at least ``SPILL_SHARE`` of the largest case's ``bytes_moved``, whatever the class -> ``register_spills``
+  0.7: the spill traffic is a sizeable part of what the memory system moves (H200:
+  3.2 GB per launch on a 0.5 GB layernorm read as memory-bound, 0.65 GB on a 0.13 GB attention);
 - excess traffic: DRAM busy (ncu ``dram_pct`` >= ``BUSY_DRAM_PCT``) while the useful traffic (the problem's
   ``bytes_moved`` over the time, as a fraction of peak) is at most 1/``EXCESS_TRAFFIC`` of what DRAM moves, with no
   spills and no ``tl.dot`` -> ``redundant_passes`` 0.6 (0.75 from 2.5x): the kernel moves several times the bytes it
@@ -30,6 +33,7 @@ __all__ = ["AT_ROOFLINE", "profile_findings", "roofline_finding"]
 
 AT_ROOFLINE = 0.75
 BUSY_DRAM_PCT, EXCESS_TRAFFIC = 50.0, 1.6
+SPILL_SHARE = 0.25
 STALL_OCCUPANCY_PCT, STALL_THROUGHPUT_PCT = 80.0, 10.0
 
 
@@ -79,7 +83,17 @@ def profile_findings(cases: list[dict[str, Any]], dominant: str, share: float, *
                            supporting=[_ref("counter", "bytes_per_program", f"{bpp:.0f} B per program in {len(tiny)} case(s)")],
                            summary=f"{bpp:.0f} B of work per program: per-program overhead dominates"))
     spilled = [c for c in cases if (c.get("signals") or {}).get("spill_bytes")]
-    if "occupancy_limited" in classes and spilled:
+    # ncu's spill_bytes is one launch's (the largest over the launches it profiled: the largest case), so it is set
+    # against the largest case's bytes
+    spill = max((v for c in cases if (v := _num(c, "spill_bytes")) is not None), default=None)
+    sizes = [(c["case"], b) for c in cases if (b := _num(c, "bytes_moved"))]
+    if spill is not None and sizes and spill >= SPILL_SHARE * max(b for _, b in sizes):
+        case, b = max(sizes, key=lambda cb: cb[1])
+        detail = f"{spill:.3g} B of spill stores in one launch, {spill / b:.1f}x the problem's bytes of {case}"
+        out.append(Finding(cause="register_spills", level="L2", confidence=0.7,
+                           supporting=[_ref("counter", "spill_bytes/bytes_moved", detail)],
+                           summary="ncu sees local-memory spill traffic on the scale of the data the kernel must move"))
+    elif "occupancy_limited" in classes and spilled:
         out.append(Finding(cause="register_spills", level="L2", confidence=0.5,
                            supporting=[_ref("counter", "spill_bytes", f"{spilled[0]['signals']['spill_bytes']:.0f} B spilled (ncu)")],
                            summary="ncu sees local-memory spills and low occupancy"))
