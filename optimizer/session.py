@@ -13,7 +13,8 @@ and a round is ``improved`` only when the interval of its geomean speedup over t
 ``max(noise floor, improvement_threshold)``. On a GPU the session holds a per-GPU lock (``optimizer.harness.gpulock``).
 Selection: the best improved rounds are re-timed interleaved with the initial candidate (more blocks) and the
 highest confirmed one whose interval clears the margin wins; none confirmed -> round 0. Untimed backends keep the
-earliest validated round. Afterwards the winner is validated and timed on the problem's ``UNSEEN_CASES``.
+earliest validated round. Afterwards the winner is validated and timed on the problem's ``UNSEEN_CASES`` (or, when
+it declares none, on one case derived from its largest: ``derived_unseen_cases``).
 Each round records seconds per phase (``Round.phase_s``, see ``optimizer.phases``).
 """
 
@@ -57,7 +58,8 @@ from optimizer.recipes.appliers import NotApplicable
 from optimizer.settings import LadderSettings
 from optimizer.harness.timing import geomean
 
-__all__ = ["Session", "default_candidate", "detect_backend", "make_proposer", "select_best", "unseen_cases"]
+__all__ = ["Session", "default_candidate", "derived_unseen_cases", "detect_backend", "make_proposer", "select_best",
+           "unseen_cases"]
 
 #: how many of the best improved rounds are re-timed against the initial candidate before one is selected
 CONFIRM_TOP = 2
@@ -154,6 +156,30 @@ def unseen_cases(problem: Problem) -> list[dict[str, Any]]:
     if not isinstance(raw, (list, tuple)) or not all(isinstance(c, dict) for c in raw):
         raise InvalidArgument(f"{problem.path}: UNSEEN_CASES must be a list of dicts like CASES", field="UNSEEN_CASES")
     return [dict(c) for c in raw]
+
+
+#: integer case values from this size up are changed in a derived unseen case; smaller ones (batch, heads, dtype
+#: codes, tiny dims a kernel may hard-code) stay
+DERIVE_FROM = 32
+
+
+def derived_unseen_cases(problem: Problem) -> list[dict[str, Any]]:
+    """One case for problems that declare no ``UNSEEN_CASES``: the largest case (by bytes_moved, else flops) with every
+    integer of at least ``DERIVE_FROM`` made odd and about 20% smaller (``(4v // 5) | 1``), so the best meets other
+    sizes and other divisibility than it was tuned on. [] when nothing changes. The case may not suit every kernel
+    (a head dim a kernel requires as a power of two): the session checks it on the initial kernel first."""
+    def size(c: dict[str, Any]) -> float:
+        try:
+            return float(problem.bytes_moved(c) or problem.flops(c) or 0.0)
+        except Exception:  # a roofline helper that does not take this case's keys: size unknown
+            return 0.0
+
+    if not problem.cases:
+        return []
+    base = max(problem.cases, key=size)
+    out = {k: ((4 * v) // 5) | 1 if isinstance(v, int) and not isinstance(v, bool) and v >= DERIVE_FROM else v
+           for k, v in base.items()}
+    return [] if out == base or out in problem.cases else [out]
 
 
 def _input_dtypes(problem: Problem) -> list[str]:
@@ -507,18 +533,25 @@ class Session:
 
     def _unseen(self, traj: Trajectory) -> UnseenReport | None:
         """Validate (and time vs the initial candidate) the selected best on UNSEEN_CASES; flag failures and lost gains."""
-        declared = unseen_cases(self.problem)
+        declared, source = unseen_cases(self.problem), "declared"
+        if not declared and self.settings.derive_unseen:
+            declared, source = derived_unseen_cases(self.problem), "derived"
         if not declared or traj.best_round is None:
             return None
         cases, skipped = self._runnable(declared)
         if not cases:
-            return UnseenReport(skipped=skipped, note=f"all {len(skipped)} unseen cases are too large for the {self.backend} backend "
-                                "(more than 64x its largest smoke case); run on a GPU to check them")
+            return UnseenReport(skipped=skipped, source=source, note=f"all {len(skipped)} unseen cases are too large for the "
+                                f"{self.backend} backend (more than 64x its largest smoke case); run on a GPU to check them")
+        if source == "derived" and self.initial is not None:
+            first = evaluate(self.problem, self.initial, backend=self.backend, settings=self.settings, cases=cases, timing=False)
+            if not first.passed:  # the derived sizes are outside what this problem's kernels take: no claim either way
+                return UnseenReport(cases=cases, source=source, note="the derived case does not validate on the initial "
+                                    f"kernel either, so it is outside the problem's domain: {first.reason[:300]}")
         best = traj.rounds[traj.best_round]
         against = {"initial": self.initial} if self.initial is not None and traj.best_round != 0 else {}
         ev = evaluate(self.problem, Path(best.candidate_path), backend=self.backend, settings=self.settings, cases=cases,
                       against=against)  # type: ignore[arg-type]
-        rep = UnseenReport(cases=cases, skipped=skipped, passed=ev.passed, failure_reason="" if ev.passed else ev.reason[:2000],
+        rep = UnseenReport(cases=cases, skipped=skipped, source=source, passed=ev.passed, failure_reason="" if ev.passed else ev.reason[:2000],
                            validation=ev.validation, note=f"{len(skipped)} case(s) too large for the interpreter skipped" if skipped else "")
         sel = traj.selection.confirmed.get(traj.best_round) if traj.selection else None
         rep.seen_speedup = sel.point if sel else (best.timing.geomean_speedup if best.timing else None)

@@ -33,6 +33,8 @@ class LadderSettings(BaseSettings):
     rounds: int = Field(default=15, ge=0)
     max_inconclusive_streak: int = Field(default=3, ge=1, description="stop after this many inconclusive rounds in a row")
     improvement_threshold: float = Field(default=0.02, ge=0, description="relative geomean gain that counts as improved")
+    derive_unseen: bool = Field(default=True, description="when a problem declares no UNSEEN_CASES, check the selected best "
+                                "on one case derived from its largest (sizes >= 32 made odd and ~20% smaller)")
     round_variants: int = Field(default=4, ge=1, le=8, description="points of one recipe screened per round on the "
                                 "largest case (1: one point per round); the fastest valid one is judged on every case")
 

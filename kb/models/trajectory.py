@@ -148,6 +148,8 @@ class UnseenReport(_Model):
     """The selected best validated and timed on UNSEEN_CASES (cases the session never saw)."""
 
     cases: list[dict[str, Any]] = Field(default_factory=list, description="the unseen cases that were run")
+    source: str = Field(default="declared", description="declared: the problem's UNSEEN_CASES; derived: a case the session "
+                        "derived from the largest seen one (run only where the initial kernel validates on it)")
     skipped: list[dict[str, Any]] = Field(default_factory=list, description="cases too large for this backend (interpreter)")
     passed: bool | None = Field(default=None, description="None when no unseen case could run on this backend")
     failure_reason: str = ""

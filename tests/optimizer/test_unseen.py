@@ -10,7 +10,7 @@ from ladder_fakes import LADDER_CARDS, FakeKB
 
 from optimizer.harness.problem import load_problem
 from optimizer.proposers.offline import OfflineProposer
-from optimizer.session import Session, unseen_cases
+from optimizer.session import Session, derived_unseen_cases, unseen_cases
 from optimizer.settings import LadderSettings
 
 DATA = Path(__file__).parent / "data"
@@ -63,3 +63,36 @@ def test_unseen_cases_must_be_a_list_of_dicts(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="UNSEEN_CASES must be a list of dicts"):
         unseen_cases(load_problem(folder))
     shutil.rmtree(folder)
+
+
+def _small_problem(tmp_path: Path, candidate_source: str) -> Path:
+    """The softmax problem with one small seen case (runnable in the interpreter) and no UNSEEN_CASES."""
+    folder = _problem(tmp_path, candidate_source, unseen="")
+    text = (folder / "problem.py").read_text()
+    start = text.index("CASES = [")
+    (folder / "problem.py").write_text(text[:start] + 'CASES = [{"M": 6, "N": 40}]' + text[text.index("\n", start):])
+    return folder
+
+
+def test_a_case_is_derived_from_the_largest_when_none_is_declared() -> None:
+    problem = load_problem(DATA / "softmax")
+    assert unseen_cases(problem) == []
+    # 4096x1024 and 8192x512 move the same bytes: the first is the largest; every size >= 32 becomes odd, ~20% smaller
+    assert derived_unseen_cases(problem) == [{"M": 3277, "N": 819}]
+
+
+def test_a_derived_case_checks_the_best_where_the_initial_kernel_validates(tmp_path: Path) -> None:
+    traj = _run(_small_problem(tmp_path, (DATA / "softmax" / "initial.py").read_text()), tmp_path)
+    u = traj.unseen
+    assert u is not None and u.source == "derived" and u.cases == [{"M": 6, "N": 33}]
+    assert u.passed and u.flags == []
+
+
+def test_a_derived_case_outside_the_initial_kernels_domain_makes_no_claim(tmp_path: Path) -> None:
+    even_only = (DATA / "softmax" / "initial.py").read_text().replace(
+        "BLOCK_N = triton.next_power_of_2(n_cols)", "assert n_cols % 2 == 0, 'even rows only'\n        BLOCK_N = triton.next_power_of_2(n_cols)")
+    assert "even rows only" in even_only
+    traj = _run(_small_problem(tmp_path, even_only), tmp_path)
+    u = traj.unseen
+    assert u is not None and u.source == "derived" and u.passed is None and u.flags == []
+    assert "does not validate on the initial kernel" in u.note and "even rows only" in u.note
