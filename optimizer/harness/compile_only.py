@@ -21,13 +21,12 @@ import re
 import time
 from typing import Any
 
+from optimizer.triton_types import pointer_type
+
 __all__ = ["STATIC_ONLY", "CompileRecorder", "compile_cases", "evaluate_compile_only", "interpreter_limitation"]
 
 STATIC_ONLY = "static only: not executed on CPU"
 SM90_MAX_SHARED = 232448  # bytes of shared memory one block may use on sm_90 (227 KiB)
-
-_TT = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64", "int8": "i8", "int16": "i16",
-       "int32": "i32", "int64": "i64", "uint8": "u8", "bool": "i1", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
 
 #: Interpreter errors that mean "this Triton's interpreter cannot run the kernel", not "the kernel is wrong".
 _LIMITATIONS = (
@@ -57,7 +56,7 @@ def interpreter_limitation(message: str, source: str = "") -> str | None:
 
 def _arg_type(v: Any) -> str:
     if hasattr(v, "dtype") and hasattr(v, "data_ptr"):
-        return "*" + _TT[str(v.dtype).removeprefix("torch.")]
+        return pointer_type(v)
     if isinstance(v, bool):
         return "i1"
     if isinstance(v, int):

@@ -15,6 +15,8 @@ import importlib
 from collections import Counter
 from typing import Any
 
+from optimizer.triton_types import pointer_type
+
 __all__ = ["GlobalSnapshot", "LaunchRecorder", "OpRecorder", "classify_exception", "poison_allocator"]
 
 #: ATen ops that allocate, view, copy or inspect: they are glue, never "the reference's compute op".
@@ -78,13 +80,6 @@ class OpRecorder:
         return set(self._downcasts)
 
 
-def _triton_dtype(t: Any) -> str:
-    name = str(t.dtype).removeprefix("torch.")
-    table = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64", "int32": "i32", "int64": "i64",
-             "int16": "i16", "int8": "i8", "uint8": "u8", "bool": "i1", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
-    return "*" + table.get(name, name)
-
-
 def _describe_launch(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: Any) -> dict[str, Any]:
     import torch
 
@@ -112,7 +107,7 @@ def _describe_launch(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], gri
             constexprs[name] = v if isinstance(v, (int, float, bool, str)) or v is None else repr(v)
             ir_args[name] = constexprs[name]
         elif isinstance(v, torch.Tensor):
-            signature[name] = _triton_dtype(v)
+            signature[name] = pointer_type(v)
             numel[name] = int(v.numel())
             aligned = v.data_ptr() % 16 == 0
             if aligned:

@@ -47,6 +47,7 @@ from optimizer.recipes.base import RecipeContext
 from optimizer.rewrite.common import fresh, single_site_reasons
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.tree import arg_value, call_name, statements, walk
+from optimizer.triton_types import elem_bytes
 
 __all__ = ["DotTensorDescriptor", "descriptor_reasons", "plan_descriptors", "rewrite_descriptors"]
 
@@ -64,8 +65,6 @@ def {ALLOC_HELPER}(size, alignment, stream):
     """Global scratch for device-side tensor descriptors (Triton >= 3.4 asks for it at launch)."""
     return torch.empty(size, dtype=torch.int8, device="cuda")
 '''
-_ELEM_BYTES = {"fp64": 8, "i64": 8, "u64": 8, "fp32": 4, "i32": 4, "u32": 4, "fp16": 2, "bf16": 2, "i16": 2,
-               "u16": 2, "i8": 1, "u8": 1, "fp8e4nv": 1, "fp8e5": 1}
 
 
 def _code(n: cst.CSTNode) -> str:
@@ -559,7 +558,7 @@ def descriptor_reasons(t: Target, ctx: RecipeContext, tiles: dict[str, int] | No
         values = {**(rec.get("constexprs") or {}), **(rec.get("ir_args") or {})}
         sig = rec.get("signature") or {}
         for acc, what, e in alignment_terms(t, plan):
-            size = _ELEM_BYTES.get(str(sig.get(acc.base, "")).lstrip("*"))
+            size = elem_bytes(sig.get(acc.base))
             if e is None:
                 if acc.base in sig and acc.base not in (rec.get("divisible_by_16") or []):
                     out.append(f"the recorded launch passes {acc.base} at an address not 16-byte aligned: "

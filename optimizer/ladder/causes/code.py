@@ -14,6 +14,7 @@ from typing import Any
 from optimizer.features import CodeFeatures, dot_tile
 from optimizer.ladder.findings import EvidenceRef, Finding
 from optimizer.structure import KernelStructure
+from optimizer.triton_types import elem_bytes
 
 __all__ = ["code_findings"]
 
@@ -41,9 +42,8 @@ def _warps(rec: dict | None) -> int:
 
 def pointer_elem_bytes(rec: dict | None) -> int:
     """Element size of a launch record's first pointer argument, the input a row reads (4 when unknown)."""
-    sizes = {"fp64": 8, "i64": 8, "fp32": 4, "i32": 4, "fp16": 2, "bf16": 2, "i16": 2, "fp8e4nv": 1, "fp8e5": 1, "i8": 1, "u8": 1}
     ptrs = [t for t in ((rec or {}).get("signature") or {}).values() if isinstance(t, str) and t.startswith("*")]
-    return sizes.get(ptrs[0][1:], 4) if ptrs else 4
+    return (elem_bytes(ptrs[0]) or 4) if ptrs else 4
 
 
 def _ref(kind: str, reference: str, detail: str = "", lines: list[int] | None = None) -> EvidenceRef:
