@@ -9,6 +9,9 @@ removal and is listed apart rather than counted as a success: that is every item
 within the margin of its fix (the fix gains less than ``--within``), since there "within 1.5x" holds with no change
 at all. ``at_roofline`` items have no fix and pass when the session selected nothing slower than the initial kernel.
 Each row also says whether the session's first structural choice (the family of round 1) was one the label accepts.
+Items whose committed session comes from a ``--redo`` run (``runs.jsonl``: re-run after a change, typically a
+transform extended for what the first run showed) are marked: the summary also counts the removals without them,
+so a figure that learned from its own items is not passed off as blind.
 
     python benchmarks/diagnosis/campaign_report.py [--out benchmarks/results/diagnosis/campaign]
 
@@ -74,6 +77,21 @@ def judge(item: Any, r: dict[str, Any] | None, within: float) -> dict[str, Any]:
     return row
 
 
+def reruns(out: Path) -> set[str]:
+    """Items a ``--redo`` run re-ran (their earlier record replaced), from the result dir's ``runs.jsonl``."""
+    path = out / "runs.jsonl"
+    names: set[str] = set()
+    for line in path.read_text().splitlines() if path.exists() else []:
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        args = event.get("args") or {}
+        if event.get("event") == "start" and args.get("redo"):
+            names |= set(args.get("ops") or [])
+    return names
+
+
 def summarize(rows: list[dict[str, Any]], within: float) -> dict[str, Any]:
     out: dict[str, Any] = {"within": within}
     for split in ("eval", "tune"):
@@ -84,6 +102,8 @@ def summarize(rows: list[dict[str, Any]], within: float) -> dict[str, Any]:
             "items": len(rs), "run": len(run), "judged": len(judged),
             "removed": sum(bool(x["removed"]) for x in judged),
             "removed_share": round(sum(bool(x["removed"]) for x in judged) / len(judged), 3) if judged else None,
+            "rerun": sorted(x["item"] for x in run if x.get("rerun")),
+            "removed_without_reruns": sum(bool(x["removed"]) and not x.get("rerun") for x in judged),
             "unjudgeable": [x["item"] for x in run if x.get("removed") is None],
             "family_ok": sum(bool(x.get("family_ok")) for x in run),
             "first_valid": sum(bool(x.get("first_valid")) for x in run),
@@ -104,6 +124,8 @@ def markdown(rows: list[dict[str, Any]], summary: dict[str, Any]) -> str:
         s = summary[split]
         lines.append(f"- **{split}**: {s['removed']}/{s['judged']} judged items removed"
                      + (f" ({s['removed_share']:.0%})" if s["removed_share"] is not None else "")
+                     + (f", {s['removed_without_reruns']}/{s['judged']} counting the items re-run after a change "
+                        f"({', '.join(s['rerun'])}) as not removed" if s["rerun"] else "")
                      + f"; {s['run']}/{s['items']} run; first family ok in {s['family_ok']}, its candidate valid in "
                      f"{s['first_valid']}; "
                      f"initial->best geomean {f(s['geomean_speedup'])}"
@@ -114,7 +136,8 @@ def markdown(rows: list[dict[str, Any]], summary: dict[str, Any]) -> str:
         first = f"{x.get('first_family') or '-'} -> {x.get('first_outcome') or '-'}" if "speedup" in x else "-"
         lines.append(f"| {x['item']} | {x['split']} | {x['cause']} | {x.get('rounds_run', '-')} | {first} | "
                      f"{x.get('best_family') or '-'} | {f(x.get('speedup'))} | {f(x.get('fix_speedup'))} | "
-                     f"{f(x.get('best_over_fix'))} | {f(x.get('vs_eager'))} | {x['verdict']} |")
+                     f"{f(x.get('best_over_fix'))} | {f(x.get('vs_eager'))} | {x['verdict']}"
+                     + (" (re-run after a change)" if x.get("rerun") else "") + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -126,7 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     out = Path(a.out)
     results = load_results(out) if out.is_dir() else {}
-    rows = [judge(i, results.get(i.name), a.within) for i in sorted(load_items(), key=lambda i: (i.split, i.name))]
+    again = reruns(out)
+    rows = [judge(i, results.get(i.name), a.within) | ({"rerun": True} if i.name in again else {})
+            for i in sorted(load_items(), key=lambda i: (i.split, i.name))]
     summary = summarize(rows, a.within)
     from benchmarks._provenance import provenance
 

@@ -51,3 +51,21 @@ def test_report_counts_each_half_and_writes_json_and_markdown(tmp_path: Path) ->
     assert (ev["run"], ev["judged"], ev["removed"], ev["family_ok"]) == (2, 2, 1, 1)
     assert "axpby" not in ev["not_run"] and "bmm_bf16" in ev["not_run"]
     assert "| axpby | eval | per_element_grid |" in (tmp_path / "campaign_vs_fix.md").read_text()
+
+
+def test_items_re_run_after_a_change_are_marked_and_counted_apart(tmp_path: Path) -> None:
+    out = tmp_path / "campaign"
+    for name in ("axpby", "embedding_gather"):
+        (out / name).mkdir(parents=True)
+        (out / name / "result.json").write_text(json.dumps({"op": name, **_result(1.0, 0.01, 0.01, ["block-per-program"])}))
+    (out / "runs.jsonl").write_text("\n".join(json.dumps(e) for e in [
+        {"event": "start", "args": {"ops": ["axpby", "embedding_gather"], "redo": False}},
+        {"event": "end"},
+        {"event": "start", "args": {"ops": ["embedding_gather"], "redo": True}},
+    ]) + "\n")
+    assert cr.main(["--out", str(out)]) == 0
+    ev = json.loads((tmp_path / "campaign_vs_fix.json").read_text())["summary"]["eval"]
+    assert (ev["removed"], ev["removed_without_reruns"], ev["rerun"]) == (2, 1, ["embedding_gather"])
+    md = (tmp_path / "campaign_vs_fix.md").read_text()
+    assert "1/2 counting the items re-run after a change (embedding_gather) as not removed" in md
+    assert "| removed (re-run after a change) |" in md and "| axpby |" in md
