@@ -168,15 +168,9 @@ def derived_unseen_cases(problem: Problem) -> list[dict[str, Any]]:
     integer of at least ``DERIVE_FROM`` made odd and about 20% smaller (``(4v // 5) | 1``), so the best meets other
     sizes and other divisibility than it was tuned on. [] when nothing changes. The case may not suit every kernel
     (a head dim a kernel requires as a power of two): the session checks it on the initial kernel first."""
-    def size(c: dict[str, Any]) -> float:
-        try:
-            return float(problem.bytes_moved(c) or problem.flops(c) or 0.0)
-        except Exception:  # a roofline helper that does not take this case's keys: size unknown
-            return 0.0
-
     if not problem.cases:
         return []
-    base = max(problem.cases, key=size)
+    base = max(problem.cases, key=problem.size)
     out = {k: ((4 * v) // 5) | 1 if isinstance(v, int) and not isinstance(v, bool) and v >= DERIVE_FROM else v
            for k, v in base.items()}
     return [] if out == base or out in problem.cases else [out]

@@ -90,10 +90,8 @@ def ncu(problem: Problem, candidate: Path, *, settings: LadderSettings, kernels:
 
     log = Path(tempfile.mkdtemp(prefix="ladder_ncu_")) / "ncu.csv"
     cases = problem.cases_for("cuda")
-    size = [problem.bytes_moved(c) or problem.flops(c) or 0.0 for c in cases]
-    hot = [cases[size.index(max(size))]] if cases else cases
     req = RunRequest(problem=str(problem.path), candidate=str(candidate), backend="cuda",
-                     cases=hot, iters=1, warmup=1, profiler_range=True)
+                     cases=[max(cases, key=problem.size)] if cases else [], iters=1, warmup=1, profiler_range=True)
     res = run_worker(to_wire(req), limits=_limits(settings, max(settings.sandbox_timeout_s, 600)),
                      prefix_cmd=ncu_command(str(log), kernels or None, metrics=CLASSIFIER_METRICS, ranged=True))
     rows = parse_ncu_csv(log.read_text()) if log.exists() else []

@@ -268,6 +268,14 @@ class Problem:
         fn = getattr(self.module, "bytes_moved", None)
         return float(fn(**_accepts_kwargs(fn, case))) if callable(fn) else None
 
+    def size(self, case: dict[str, Any]) -> float:
+        """A case's size for ordering cases: ``bytes_moved``, else ``flops``, else 0 (also when a helper raises on this
+        case's keys: a broken size helper only loses the ordering)."""
+        try:
+            return self.bytes_moved(case) or self.flops(case) or 0.0
+        except Exception:  # noqa: BLE001
+            return 0.0
+
     # -- helpers ------------------------------------------------------------------------------------------
     def tolerance(self, dtype: Any) -> Tolerance:
         """Tolerance for an output dtype (a torch.dtype or its name); integers within ``INT_ATOL``, bools exactly."""

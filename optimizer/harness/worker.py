@@ -267,13 +267,7 @@ def _time(req: TimeRequest) -> TimeResult:
 
 def _smallest_first(problem: Any, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Cases ordered by ``bytes_moved`` (else ``flops``), smallest first, so a wrong kernel fails fast and cheap."""
-    def size(case: dict[str, Any]) -> float:
-        try:
-            return problem.bytes_moved(case) or problem.flops(case) or 0.0
-        except Exception:  # noqa: BLE001  a broken size helper only loses the ordering
-            return 0.0
-
-    return sorted(cases, key=size)
+    return sorted(cases, key=problem.size)
 
 
 def _profile(req: ProfileRequest) -> ProfileResult:
