@@ -27,8 +27,8 @@ from optimizer.rewrite.tree import (
     walk,
 )
 
-__all__ = ["Access", "Dot", "KernelFacts", "LaunchFacts", "Loop", "ModuleFacts", "kernel_facts", "module_facts",
-           "pointer_bases"]
+__all__ = ["Access", "Dot", "KernelFacts", "LaunchFacts", "Loop", "ModuleFacts", "bound_values", "kernel_facts",
+           "module_facts", "pointer_bases"]
 
 REDUCTIONS = {"tl.max", "tl.min", "tl.sum", "tl.argmax", "tl.argmin", "tl.xor_sum", "tl.reduce", "tl.cumsum",
               "tl.cumprod", "tl.associative_scan", "tl.sort"}
@@ -324,7 +324,7 @@ _POINTER_THROUGH = {"tl.advance", "tl.multiple_of", "tl.max_contiguous", "tl.bro
                     "tl.expand_dims"}
 
 
-def _bound_values(a: cst.Assign) -> list[tuple[str, cst.BaseExpression | None]]:
+def bound_values(a: cst.Assign) -> list[tuple[str, cst.BaseExpression | None]]:
     """(name, value) for each name an assignment binds, pairing ``a, b = x, y`` element-wise; None: not its own value
     (an unpacked call result, a starred or nested target)."""
     out: list[tuple[str, cst.BaseExpression | None]] = []
@@ -350,7 +350,7 @@ def pointer_bases(k: CstKernel, ptr: cst.CSTNode | None) -> set[str]:
     ints: set[str] = set()  # names the kernel multiplies, divides or orders: integers, not pointers
     for n in walk(k.node.body):
         if isinstance(n, cst.Assign):
-            for name, value in _bound_values(n):
+            for name, value in bound_values(n):
                 assigns.setdefault(name, []).append(value)
         elif isinstance(n, cst.BinaryOperation) and isinstance(n.operator, _SCALAR_OPS):
             ints |= {x.value for x in (n.left, n.right) if isinstance(x, cst.Name)}

@@ -13,7 +13,7 @@ from typing import Any
 import libcst as cst
 
 from optimizer.rewrite.kernel_chain_analysis import Access, Chain, Forward, bound_in, norm_text, var_names
-from optimizer.rewrite.tree import Tree, arg_value, call_name, walk
+from optimizer.rewrite.tree import Tree, arg_value, call_name, is_docstring, walk
 from optimizer.rewrite.tree import node_code as _code
 from optimizer.rewrite.tree import skip_ids as _skip_ids
 
@@ -48,7 +48,7 @@ def rewrite_chain(tree: Tree, c: Chain) -> str:
                 pid_seen.setdefault(var, axis)
         rw = _Rewriter(kern.rename, _skip_ids(kern.kernel.node), exprs, stmts)
         new_body = kern.kernel.node.body.visit(rw)
-        part = [s for s in new_body.body if not _docstring(s)]  # type: ignore[attr-defined]
+        part = [s for s in new_body.body if not is_docstring(s)]  # type: ignore[attr-defined]
         if part:
             note = cst.EmptyLine(comment=cst.Comment(f"# from {kern.name}"))
             part[0] = part[0].with_changes(leading_lines=[*part[0].leading_lines, note])
@@ -127,11 +127,6 @@ def _fresh_module(tree: Tree, base: str) -> str:
     while name in used:
         name, i = f"{base}{i}", i + 1
     return name
-
-
-def _docstring(s: cst.CSTNode) -> bool:
-    return (isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Expr)
-            and isinstance(s.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
 
 
 def _pid_stmt(s: cst.CSTNode) -> tuple[str, str] | None:

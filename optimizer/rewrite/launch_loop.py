@@ -65,8 +65,8 @@ import libcst as cst
 from optimizer.recipes.base import RecipeContext
 from optimizer.rewrite.common import fresh, grid_node, single_site_reasons
 from optimizer.rewrite.engine import Target
-from optimizer.rewrite.facts import ATOMICS, pointer_bases
-from optimizer.rewrite.tree import CstKernel, arg_value, call_name, skip_ids, walk
+from optimizer.rewrite.facts import ATOMICS, bound_values, pointer_bases
+from optimizer.rewrite.tree import CstKernel, arg_value, call_name, is_docstring, skip_ids, walk
 
 __all__ = ["LaunchLoopGrid"]
 
@@ -140,21 +140,16 @@ def _aliases(t: Target, body: list[cst.CSTNode],
     """``s = T[b]`` / ``s, p = T[b], U[b]`` statements -> {alias: slice}, or the reasons they cannot be inlined."""
     out: dict[str, cst.BaseExpression] = {}
     for s in body:
-        pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []
-        if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Assign) \
-                and len(s.body[0].targets) == 1:
-            tg, val = s.body[0].targets[0].target, s.body[0].value
-            if isinstance(tg, cst.Tuple) and isinstance(val, cst.Tuple) and len(tg.elements) == len(val.elements):
-                pairs = [(a.value, b.value) for a, b in zip(tg.elements, val.elements, strict=True)]
-            elif isinstance(tg, cst.Name):
-                pairs = [(tg, val)]
-        if not pairs or any(not isinstance(n, cst.Name) or _slice_of(v, var) is None for n, v in pairs):
+        one = isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Assign) \
+            and len(s.body[0].targets) == 1
+        pairs = bound_values(s.body[0]) if one else []  # type: ignore[attr-defined, arg-type]
+        if not pairs or any(v is None or _slice_of(v, var) is None for _, v in pairs):
             return {}, [f"the loop over {var[-1]} holds more than the launch: `{t.tree.code(s).splitlines()[0]}` "
                         f"(it would run once, not once per iteration; only aliases `s = T[{', '.join(var)}]` inline)"]
         for n, v in pairs:
-            if n.value in out:  # type: ignore[attr-defined]
-                return {}, [f"the alias {n.value} is bound twice in the loop"]  # type: ignore[attr-defined]
-            out[n.value] = v  # type: ignore[attr-defined]
+            if n in out:
+                return {}, [f"the alias {n} is bound twice in the loop"]
+            out[n] = v  # type: ignore[assignment]
     fn, call = t.sites[0].function, t.sites[0].call
     whole = {id(a.value) for a in call.args}
     skip = skip_ids(fn) if fn is not None else set()
@@ -310,9 +305,7 @@ class LaunchLoopGrid:
         prologue += "".join(f"{p} = {p} + " + " + ".join(f"{its[v]} * {strides[p, v]}" for v in s.dims) + "\n"
                             for p, s in sliced.items())
         first = k.node.body.body[0]  # type: ignore[attr-defined]
-        doc = isinstance(first, cst.SimpleStatementLine) and isinstance(first.body[0], cst.Expr) \
-            and isinstance(first.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-        (tree.insert_after if doc else tree.insert_before)(first, prologue)
+        (tree.insert_after if is_docstring(first) else tree.insert_before)(first, prologue)
         tree.add_params(k.node, list(strides.values()))
         for a in site.call.args:
             value = plan["aliases"].get(a.value.value, a.value) if isinstance(a.value, cst.Name) else a.value

@@ -16,7 +16,7 @@ import libcst as cst
 
 from optimizer.rewrite.common import fresh, grid_node, top_statement
 from optimizer.rewrite.engine import Target
-from optimizer.rewrite.tree import walk
+from optimizer.rewrite.tree import is_docstring, walk
 
 __all__ = ["PID", "body", "loop_lines", "persistent_grid", "persistent_reasons", "replace_body"]
 
@@ -27,10 +27,7 @@ PID = re.compile(r"tl\.program_id\(\s*(?:axis\s*=\s*)?0\s*\)")
 def body(t: Target) -> list[cst.BaseStatement]:
     """The kernel's top-level statements without its docstring."""
     stmts = list(t.kernel.node.body.body)  # type: ignore[attr-defined]
-    if stmts and isinstance(stmts[0], cst.SimpleStatementLine) and isinstance(stmts[0].body[0], cst.Expr) \
-            and isinstance(stmts[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
-        stmts = stmts[1:]
-    return stmts
+    return stmts[1:] if stmts and is_docstring(stmts[0]) else stmts
 
 
 def persistent_reasons(t: Target, a: Any) -> list[str]:

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-__all__ = ["CstKernel", "CstLaunch", "Tree", "arg_value", "call_name", "dotted", "expand_defs", "expr", "node_code",
-           "skip_ids", "statements", "walk"]
+__all__ = ["CstKernel", "CstLaunch", "Tree", "arg_value", "call_name", "dotted", "expand_defs", "expr", "is_docstring",
+           "node_code", "skip_ids", "statements", "walk"]
 
 
 def expr(text: str) -> cst.BaseExpression:
@@ -41,6 +41,12 @@ def dotted(node: cst.CSTNode | None) -> str:
 
 def call_name(node: cst.CSTNode) -> str:
     return dotted(node.func) if isinstance(node, cst.Call) else ""
+
+
+def is_docstring(stmt: cst.CSTNode) -> bool:
+    """Whether a statement is a lone string expression (a function's docstring when it comes first)."""
+    return (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr)
+            and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
 
 
 def node_code(node: cst.CSTNode) -> str:
