@@ -110,6 +110,10 @@ class SnapshotKB:
         target.write_text(trajectory.model_dump_json(indent=2))
         return not copy  # kept, but a copy of stored content is no new evidence (as in the KB store)
 
+    def warm(self) -> None:
+        """Load the query encoder now (seconds on first use), e.g. in a thread while a session times its baseline."""
+        self.engine.embedder.warm()
+
     def close(self) -> None:
         pass
 

@@ -55,6 +55,8 @@ class LadderSettings(BaseSettings):
     timing_confirm_blocks: int = Field(default=16, ge=2, description="blocks when the winner is re-timed before selection")
     timing_graph_below_us: float | None = Field(default=50.0, description="CUDA-graph timing below this kernel time (None: never)")
     l2_flush_mb: int = 256
+    ncu_launch_count: int | None = Field(default=8, ge=1, description="at most this many launches of the hot kernel "
+                                         "replayed under ncu per profile (None: every launch in the profiled forward)")
     lock_dir: str = Field(default_factory=lambda: str(Path(tempfile.gettempdir()) / "kernel-ladder-gpu-locks"),
                           description="per-GPU lock files: two timing sessions never share a device")
     cache_dir: str = Field(default_factory=lambda: str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kernel-ladder"),

@@ -93,7 +93,8 @@ def ncu(problem: Problem, candidate: Path, *, settings: LadderSettings, kernels:
     req = RunRequest(problem=str(problem.path), candidate=str(candidate), backend="cuda",
                      cases=[max(cases, key=problem.size)] if cases else [], iters=1, warmup=1, profiler_range=True)
     res = run_worker(to_wire(req), limits=_limits(settings, max(settings.sandbox_timeout_s, 600)),
-                     prefix_cmd=ncu_command(str(log), kernels or None, metrics=CLASSIFIER_METRICS, ranged=True))
+                     prefix_cmd=ncu_command(str(log), kernels or None, metrics=CLASSIFIER_METRICS, ranged=True,
+                                            launch_count=settings.ncu_launch_count))
     rows = parse_ncu_csv(log.read_text()) if log.exists() else []
     if rows:
         return NcuCounters(summary=summarize_ncu(rows))

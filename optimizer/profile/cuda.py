@@ -48,16 +48,21 @@ def ncu_available() -> bool:
 
 
 def ncu_command(log_file: str, kernel_regex: str | None = None, metrics: tuple[str, ...] | None = None,
-                *, ranged: bool = False) -> list[str]:
+                *, ranged: bool = False, launch_count: int | None = None) -> list[str]:
     """The prefix that runs a worker under ncu, writing the metric CSV to ``log_file`` (all NCU_METRICS by default).
     ``ranged``: profile only between cudaProfilerStart/Stop (``RunRequest.profiler_range``): an autotuned kernel's
-    benchmark launches run before the range and are not replayed (they took 40-50 s per round on the H200)."""
+    benchmark launches run before the range and are not replayed (they took 40-50 s per round on the H200).
+    ``launch_count``: profile at most this many matching launches (``--launch-count``): a kernel launched once per
+    head or expert in a host loop was replayed dozens of times (ncu took 21 s of a 27 s round on the H200); the
+    summary is a time-weighted mean, which the first launches of the same kernel represent."""
     cmd = ["ncu", "--csv", "--page", "raw", "--metrics", ",".join(metrics or NCU_METRICS), "--target-processes", "all",
            "--log-file", log_file]
     if ranged:
         cmd += ["--profile-from-start", "off"]
     if kernel_regex:
         cmd += ["--kernel-name", f"regex:{kernel_regex}"]
+    if launch_count:
+        cmd += ["--launch-count", str(int(launch_count))]
     return cmd
 
 

@@ -53,6 +53,10 @@ class LocalKBClient:
     def submit_trajectory(self, trajectory: Trajectory) -> bool:
         return self.kb.submit_trajectory(trajectory)
 
+    def warm(self) -> None:
+        """Load the query encoder now (seconds on first use), e.g. in a thread while a session times its baseline."""
+        self.kb.embedder.warm()
+
     def close(self) -> None:
         if self._owns:
             self.kb.close()

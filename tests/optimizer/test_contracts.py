@@ -177,8 +177,10 @@ def test_l2_ncu_runs_the_forward_under_ncu(monkeypatch: pytest.MonkeyPatch) -> N
     # not replayed
     assert request == {"task": "run", **wire, "iters": 1, "warmup": 1, "profiler_range": True}
     log = cmd[cmd.index("--log-file") + 1]
-    assert cmd == ncu_command(log, "softmax_kernel", metrics=CLASSIFIER_METRICS, ranged=True)
+    assert cmd == ncu_command(log, "softmax_kernel", metrics=CLASSIFIER_METRICS, ranged=True,
+                              launch_count=ctx.settings.ncu_launch_count)
     assert cmd[cmd.index("--profile-from-start") + 1] == "off"
+    assert cmd[cmd.index("--launch-count") + 1] == "8"  # a kernel launched per head in a host loop is not replayed 32 times
     assert ctx.cache[keys.ncu(ctx.source_sha)] is out and "ncu" in ctx.phases.seconds
     assert out["hot_kernel"] and out["launches"] >= 1, out
 

@@ -114,3 +114,33 @@ def test_failing_baseline_stops_cleanly(tmp_path: Path) -> None:
     traj = session.run(3)
     assert len(traj.rounds) == 1 and traj.rounds[0].outcome == "failed" and traj.best_round is None and traj.finished
     assert "wrong_shape" in traj.rounds[0].validation.failure_reason
+
+
+def test_session_warms_the_kb_encoder_while_the_baseline_runs(tmp_path: Path) -> None:
+    import threading
+
+    warmed = threading.Event()
+
+    class WarmKB(FakeKB):
+        def warm(self) -> None:
+            warmed.set()
+
+    session = Session(DATA / "softmax", DATA / "faulty" / "wrong_shape.py", kb=WarmKB(LADDER_CARDS), settings=SETTINGS,
+                      backend="interpreter", proposer=OfflineProposer(), out_dir=tmp_path)
+    session.run(1)
+    assert warmed.wait(5.0), "Session.run did not start the KB's warm-up"
+
+
+def test_snapshot_kb_warm_loads_the_encoder(tmp_path: Path) -> None:
+    from kb.snapshot import SnapshotKB
+
+    calls: list[str] = []
+
+    class Enc:
+        def warm(self) -> None:
+            calls.append("warm")
+
+    kb = SnapshotKB.__new__(SnapshotKB)
+    kb.engine = type("E", (), {"embedder": Enc()})()
+    kb.warm()
+    assert calls == ["warm"]
