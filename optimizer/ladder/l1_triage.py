@@ -40,6 +40,10 @@ from optimizer.ladder.types import LadderContext, LevelResult
 
 __all__ = ["TriageLevel"]
 
+#: What a quick-match evidence item keeps of each card: the match and its applicability, not the card's text (the KB
+#: holds it; a copy per round was a sixth of every committed trajectory)
+_MATCH_FIELDS = {"id", "kind", "score", "matched_symptoms", "recipe", "applicable", "applicability_note"}
+
 
 def _specific(codes: list[str]) -> list[str]:
     return [c for c in codes if c not in GENERIC_TOKENS]
@@ -97,7 +101,7 @@ class TriageLevel:
                          summary="; ".join(f"{r.id} ({r.score:.3f}, {len(r.matched_symptoms)} symptoms"
                                            + (", recipe applies" if r.applicable else f", {r.applicability_note}" if r.applicability_note else "") + ")"
                                            for r in refs[:3]) or "no pattern card matched",
-                         data={"cards": [r.model_dump() for r in refs[:3]]}),
+                         data={"cards": [r.model_dump(include=_MATCH_FIELDS) for r in refs[:3]]}),
         ]
         if known != "unknown":
             evidence.append(EvidenceItem(level="L1", kind="history", reference=known_from,

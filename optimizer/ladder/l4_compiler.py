@@ -24,6 +24,12 @@ from optimizer.recipes.appliers import can_apply
 __all__ = ["CompilerLevel"]
 
 
+#: Invariant-card text (condition, constraints, questions) the KB holds and the summary paraphrases: the trajectory
+#: keeps the card ids, pass, stage and source lines, not a copy of the card per round (session 11: it was a fifth of
+#: every committed trajectory).
+_KB_TEXT = {"condition", "constraints", "questions", "account"}
+
+
 class CompilerLevel:
     level = "L4"
 
@@ -44,7 +50,7 @@ class CompilerLevel:
         for f in account.findings:
             evidence.append(EvidenceItem(level="L4", kind="invariant" if f.cards else "compiler_source",
                                          reference=",".join(f.cards) or (f.source_refs[0].path if f.source_refs else f.signature),
-                                         summary=f.account[:1500], data=f.model_dump(mode="json")))
+                                         summary=f.account[:1500], data=f.model_dump(mode="json", exclude=_KB_TEXT)))
         localized_f = [f for f in account.findings if f.pass_name and (f.condition or f.source_refs)]
         families = self._families(ctx, account.findings)
         l3 = ctx.previous("L3")
