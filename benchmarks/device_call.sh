@@ -75,6 +75,8 @@ for step in "$@"; do
       pack onboard ;;
     campaign)   # optimizer sessions from the naive first versions: arg = ROUNDS/BUDGET_S/op,op,...
       sessions campaign naive benchmarks/results/naive --initial naive ;;
+    campaignredo) # the same, re-running naive operators already in the committed result dir (after a transform changed)
+      sessions campaignredo naive benchmarks/results/naive --initial naive --redo ;;
     realcampaign) # optimizer sessions on the real public kernels (benchmarks/realistic): arg = ROUNDS/BUDGET_S/name,name,...
       sessions realcampaign realistic benchmarks/results/realistic/campaign --set realistic ;;
     diagcampaign) # optimizer sessions on the labelled diagnosis kernels, each fix.py timed beside the best (no

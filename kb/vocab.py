@@ -57,6 +57,7 @@ Cause = Literal[
     "unvectorized_access",  # loads/stores not vectorized: missing divisibility/alignment (tt.divisibility=16)
     "same_address_atomics",  # many programs atomically update the same address(es): serialized in L2
     "redundant_passes",  # the kernel (or the launcher) reads the same data several times
+    "loop_reductions",  # a block reduction to a scalar inside a column loop: a cross-warp reduction per iteration
     "register_spills",  # registers exceed the budget: local-memory spills / low occupancy
     "fma_dot",  # tl.dot lowered to FMA (ieee fp32) instead of tensor-core MMA / wgmma
     "small_dot_tiles",  # tl.dot on small or ill-shaped tiles: tensor cores starved, little reuse
@@ -73,6 +74,7 @@ CAUSE_CLASS: dict[str, str] = {
     "unvectorized_access": "memory_bound",
     "same_address_atomics": "sync_bound",
     "redundant_passes": "memory_bound",
+    "loop_reductions": "sync_bound",
     "register_spills": "occupancy_limited",
     "fma_dot": "compute_bound",
     "small_dot_tiles": "compute_bound",
@@ -95,6 +97,7 @@ CAUSE_FAMILIES: dict[str, tuple[str, ...]] = {
     "redundant_passes": ("single-pass-fusion", "kernel-chain-fusion", "online-softmax",
                          "fused-cross-entropy-online-lse", "fused-softmax-row-in-registers", "fused-layernorm",
                          "elementwise-chain-fusion"),
+    "loop_reductions": ("looped-row-reduction",),
     "register_spills": ("register-spill-relief",),
     "fma_dot": ("tf32-for-fp32-matmul", "low-precision-operands-fp32-accumulate"),
     "small_dot_tiles": ("matmul-tile-config-search", "persistent-tile-loop"),

@@ -48,6 +48,7 @@ FEATURE_DOC: dict[str, str] = {
     "same_address_atomic": "a tl.atomic_* whose address depends on no program id or loaded value (every program hits it)",
     "scatter_atomic": "a tl.atomic_* whose address is indexed by a loaded value (a histogram / scatter-add)",
     "multi_pass": "several loops (or repeated straight-line loads) read the same pointer argument",
+    "reduction_in_loop": "a tl.sum / tl.max / tl.min to a scalar accumulated inside a loop (one block reduction per iteration)",
     "small_dot_tile": "a tl.dot launched with BLOCK_M or BLOCK_N below 64, or BLOCK_K below 32",
     "pid_1d_matmul": "a tl.dot kernel indexed by one program id with no grouped (L2-friendly) order",
     "pid_2d_matmul": "a tl.dot kernel indexed by two program ids with no grouped order",
@@ -303,6 +304,8 @@ def _structure_tokens(st: KernelStructure) -> set[str]:
         toks.add("scatter_atomic")
     if st.multi_pass:
         toks.add("multi_pass")
+    if st.loop_reductions:
+        toks.add("reduction_in_loop")
     if st.dots and not st.grouped_order:
         toks.add("pid_2d_matmul" if len(st.program_axes) >= 2 else "pid_1d_matmul")
     if st.pointer_advances:

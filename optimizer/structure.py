@@ -42,6 +42,7 @@ class KernelStructure:
     pointer_advances: list[int] = field(default_factory=list)  # `ptr += ...` inside a loop
     loops: int = 0
     loop_bounds: list[str] = field(default_factory=list)  # parameter names bounding `for _ in range(..., bound, ...)`
+    loop_reductions: list[int] = field(default_factory=list)  # `s += tl.sum(..)` / `s = tl.maximum(s, tl.max(..))` in a loop
 
     @property
     def multi_pass(self) -> dict[str, list[int]]:
@@ -179,4 +180,24 @@ def analyze_kernel(k: Kernel) -> KernelStructure:
             if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id in params and isinstance(n.op, ast.Add):
                 s.pointer_advances.append(n.lineno)
     s.pointer_advances = sorted(set(s.pointer_advances))
+    s.loop_reductions = sorted({st.lineno for lp in all_loops for st in lp.body if _accumulates_reduction(st)})
     return s
+
+
+def _accumulates_reduction(st: ast.stmt) -> bool:
+    """``s += tl.sum(..)``, ``s = s + tl.sum(..)``, ``s = tl.maximum(s, tl.max(..))`` (or min): a block reduction to
+    a scalar that is carried across iterations of the loop whose body holds ``st``."""
+    def red(e: ast.expr, fns: tuple[str, ...]) -> bool:
+        return isinstance(e, ast.Call) and _call_name(e) in fns
+    if isinstance(st, ast.AugAssign) and isinstance(st.op, ast.Add) and isinstance(st.target, ast.Name):
+        return red(st.value, ("tl.sum",))
+    if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)):
+        return False
+    acc, v = st.targets[0].id, st.value
+    if isinstance(v, ast.BinOp) and isinstance(v.op, ast.Add):
+        return any(isinstance(a, ast.Name) and a.id == acc and red(b, ("tl.sum",)) for a, b in ((v.left, v.right), (v.right, v.left)))
+    if isinstance(v, ast.Call) and _call_name(v) in ("tl.maximum", "tl.minimum") and len(v.args) == 2:
+        inner = "tl.max" if _call_name(v) == "tl.maximum" else "tl.min"
+        a, b = v.args
+        return any(isinstance(p, ast.Name) and p.id == acc and red(q, (inner,)) for p, q in ((a, b), (b, a)))
+    return False

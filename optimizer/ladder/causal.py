@@ -3,7 +3,9 @@
 ``causal_step`` is what every level calls after computing its own findings. When the decision names a cause,
 the family is the first card of ``kb.vocab.CAUSE_FAMILIES[cause]`` that is active in the KB, not excluded or
 spent on this base, and whose recipe accepts this kernel (its domain and applier). Every refused family is
-recorded with its reason: the refusal is evidence too. At-the-roofline needs no family: it is a stop.
+recorded with its reason: the refusal is evidence too. When every family of the decided cause refuses, the next
+structural cause (``decide.fall_back``) whose family applies takes over and the record names the cause it replaced.
+At-the-roofline needs no family: it is a stop.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from kb.models import EscalationTests, EvidenceItem
 from kb.models.cards import PatternCard
 from kb.vocab import CAUSE_CLASS
 from optimizer.ladder import keys
-from optimizer.ladder.decide import Decision, decide
+from optimizer.ladder.decide import Decision, decide, fall_back
 from optimizer.ladder.findings import Finding
 from optimizer.ladder.select import GENERIC_TOKENS, nonimproving_tries, recipe_context, spent
 from optimizer.ladder.types import CardRef, LadderContext
@@ -121,7 +123,14 @@ def causal_step(ctx: LadderContext, level: str, findings: list[Finding], *, may_
         tests = EscalationTests(localized=True, single_family=True, justified=True,
                                 notes=f"(1) at the roofline: nothing to gain here ({fig}); (2) no rewrite needed; (3) measured")
         return CausalStep(d, None, [], tests if may_stop else None, level)
-    fam, refusals = _family(ctx, d, evidence_tokens(ctx, findings))
+    tokens = evidence_tokens(ctx, findings)
+    fam, refusals = _family(ctx, d, tokens)
+    if fam is None and refusals:  # the decided cause stays whatever we do: the next structural cause that can be removed
+        for alt in fall_back(d, all_findings(ctx) + findings, "; ".join(refusals)):
+            alt_fam, alt_refusals = _family(ctx, alt, tokens)
+            if alt_fam is not None:
+                d, fam, refusals = alt, alt_fam, [*refusals, *alt_refusals]
+                break
     if not may_stop:
         return CausalStep(d, fam, refusals, None, level)
     by = "; ".join(r.label() for r in d.decided_by[:3])

@@ -23,9 +23,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from kb.vocab import CAUSE_CLASS, CAUSE_FAMILIES, Cause
 from optimizer.ladder.findings import EvidenceRef, Finding
 
-__all__ = ["DECIDE", "DOMINANCE", "EARLY_LEAD", "EARLY_STOP", "MARGIN", "CauseScore", "Decision", "decide", "early_stop"]
+__all__ = ["DECIDE", "DOMINANCE", "EARLY_LEAD", "EARLY_STOP", "FALLBACK", "MARGIN", "CauseScore", "Decision", "decide",
+           "early_stop", "fall_back"]
 
 DECIDE = 0.5
+#: A structural cause ranked below the decided one may take over when every family of the decided cause refuses the
+#: kernel (``fall_back``), if it scores at least this much.
+FALLBACK = 0.45
 MARGIN = 0.1
 CLASS_BONUS = 0.1
 #: L1 may stop before any profiler runs (``early_stop``) on a structural cause at least this confident ...
@@ -36,17 +40,18 @@ EARLY_LEAD = 0.2
 DOMINANCE: dict[str, float] = {
     "at_roofline": 1.0, "per_element_grid": 1.0, "fma_dot": 0.98, "same_address_atomics": 0.97, "register_spills": 0.95,
     "redundant_passes": 0.93, "tiny_programs": 0.92, "small_dot_tiles": 0.9, "unvectorized_access": 0.88,
-    "launch_overhead": 0.85, "l2_unfriendly_order": 0.8, "unknown": 0.0,
+    "launch_overhead": 0.85, "loop_reductions": 0.84, "l2_unfriendly_order": 0.8, "unknown": 0.0,
 }
 
 
 #: Causes that produce the symptoms of others: one element per program makes loads scalar and programs tiny; a
 #: short row per program makes its masked loads narrow; an FMA dot makes its tile shape moot, and it holds both operand
 #: tiles in registers (a blocked layout per thread, where an MMA reads them from shared memory), so its spills go
-#: with it (the labelled attention kernel spills 14 KB on FMA and 0 B once its dots run on tensor cores).
+#: with it (the labelled attention kernel spills 14 KB on FMA and 0 B once its dots run on tensor cores). A small
+#: row-loop step multiplies the per-iteration reductions of a looped row reduction.
 EXPLAINS: dict[str, set[str]] = {
     "per_element_grid": {"unvectorized_access", "tiny_programs", "launch_overhead"},
-    "tiny_programs": {"unvectorized_access"},
+    "tiny_programs": {"unvectorized_access", "loop_reductions"},
     "fma_dot": {"small_dot_tiles", "register_spills"},
     "register_spills": {"unvectorized_access"},
 }
@@ -78,6 +83,7 @@ class Decision(BaseModel):
     contradiction: str = ""
     ranking: list[CauseScore] = Field(default_factory=list)
     reason: str = ""
+    fallback_from: str = Field(default="", description="the cause decided first, whose every family refused this kernel")
 
     @property
     def families(self) -> tuple[str, ...]:
@@ -88,7 +94,8 @@ class Decision(BaseModel):
             return f"no cause decided: {self.reason}"
         by = "; ".join(r.label() for r in self.decided_by[:4])
         over = f"; overruled: {'; '.join(self.overruled[:3])}" if self.overruled else ""
-        return f"cause {self.cause} ({self.confidence:.2f}{', static only' if self.static_only else ''}) from {by}{over}"
+        fell = f" (after {self.fallback_from}: every family that removes it refused)" if self.fallback_from else ""
+        return f"cause {self.cause} ({self.confidence:.2f}{', static only' if self.static_only else ''}) from {by}{over}{fell}"
 
 
 def _noisy_or(values: list[float]) -> float:
@@ -156,6 +163,29 @@ def decide(findings: list[Finding], *, measured: str = "unknown", measured_any: 
     d.overruled += [f"{s.cause} ({s.score:.2f}, {'/'.join(s.levels)}) not dominant" for s in ranking[1:] if s.score >= 0.3]
     d.reason = f"{top.cause} leads with {top.score:.2f}"
     return d
+
+
+def fall_back(d: Decision, findings: list[Finding], refused: str) -> list[Decision]:
+    """Decisions for the next structural causes, best first, when ``d``'s cause cannot be removed on this kernel.
+
+    A decided cause whose every family refuses the kernel leaves it in place; the ladder used to fall back on the
+    L2 class's generic family then (a launch knob for a three-pass layer norm). The next structural cause that
+    scores at least ``FALLBACK`` and calls for another rewrite is the better evidence: each is returned as a decided
+    ``Decision`` naming the cause it replaces (``fallback_from``) and why (``refused``)."""
+    out = []
+    first = CAUSE_FAMILIES.get(d.cause, ())
+    for s in d.ranking:
+        if (s.cause == d.cause or not s.structural or s.score < FALLBACK or s.cause in ("at_roofline", "unknown")
+                or not CAUSE_FAMILIES.get(s.cause) or CAUSE_FAMILIES.get(s.cause, ())[:1] == first[:1]):
+            continue
+        fs = [f for f in findings if f.cause == s.cause and f.confidence > 0]
+        out.append(d.model_copy(update={
+            "cause": s.cause, "confidence": s.score, "structural": True, "fallback_from": d.cause,
+            "decided_by": [r for f in sorted(fs, key=lambda f: -f.confidence) for r in f.supporting][:6],
+            "overruled": [*(o for o in d.overruled if not o.startswith(f"{s.cause} (")),
+                          f"{d.cause} ({d.confidence:.2f}) cannot be removed here: {refused[:200]}"],
+            "reason": f"{s.cause} ({s.score:.2f}) takes over from {d.cause}, whose families refused this kernel"}))
+    return out
 
 
 def early_stop(d: Decision, *, headroom_measured: bool) -> tuple[bool, str]:

@@ -100,12 +100,27 @@ def relevant(ref: CardRef, prefixes: tuple[str, ...]) -> list[str]:
 
 
 def nonimproving_tries(ctx: LadderContext) -> dict[str, int]:
-    """Family -> rounds on the current base whose rewrite did not improve (neutral, regressed or failed)."""
+    """Family -> rounds on the current base whose rewrite did not improve (neutral, regressed or failed).
+
+    A family that regressed on two bases of this session and never improved counts as spent on every base: its
+    points are a search over one knob, and a new base rarely changes the knob's answer (session 10's scale-softmax
+    tried rows-per-program five times over three bases, 23 s a round, and regressed every time)."""
     sha, out = ctx.source_sha, {}
+    regressed: dict[str, set[str]] = {}
+    improved: set[str] = set()
     for rnd in ctx.history:
         rw = rnd.rewrite
-        if rw is not None and rnd.outcome in _NOT_IMPROVED and rw.recipe.get("base", sha) == sha:
+        if rw is None:
+            continue
+        if rnd.outcome in _NOT_IMPROVED and rw.recipe.get("base", sha) == sha:
             out[rw.family] = out.get(rw.family, 0) + 1
+        if rnd.outcome == "improved":
+            improved.add(rw.family)
+        elif rnd.outcome == "regressed":
+            regressed.setdefault(rw.family, set()).add(str(rw.recipe.get("base", "")))
+    for fam, bases in regressed.items():
+        if len(bases) >= 2 and fam not in improved:
+            out[fam] = max(out.get(fam, 0), 2)
     return out
 
 

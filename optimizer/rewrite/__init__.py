@@ -17,6 +17,7 @@ from optimizer.rewrite.histogram import PrivatizedHistogram
 from optimizer.rewrite.host_setup import HostSetupCache
 from optimizer.rewrite.inplace import InplaceOutput
 from optimizer.rewrite.kernel_chain import KernelChainFusion
+from optimizer.rewrite.lane_accumulators import LaneAccumulators
 from optimizer.rewrite.launch_loop import LaunchLoopGrid
 from optimizer.rewrite.native_operands import LowPrecisionOperands
 from optimizer.rewrite.producer_inline import ProducerInline
@@ -29,4 +30,4 @@ __all__ = ["TRANSFORMS", "KernelFacts", "ModuleFacts", "Target", "Transform", "a
 TRANSFORMS: dict[str, Transform] = {tr.kind: tr for tr in (
     BlockPerProgram(), DotPrecision(), TwoStageReduction(), DotTileSearch(), ChunkedRowReduction(),
     LowPrecisionOperands(), LaunchLoopGrid(), KernelChainFusion(), BlockScale(), DotTensorDescriptor(),
-    InplaceOutput(), ProducerInline(), HostSetupCache(), PrivatizedHistogram())}
+    InplaceOutput(), ProducerInline(), HostSetupCache(), PrivatizedHistogram(), LaneAccumulators())}

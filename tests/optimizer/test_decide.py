@@ -96,3 +96,18 @@ def test_early_stop_at_the_roofline_from_the_timing_alone() -> None:
     d = decide([_f("unvectorized_access", "L1", 0.35), _roof(True)], measured_any=True)
     assert d.decided and d.cause == "at_roofline"
     assert early_stop(d, headroom_measured=True) == (True, "the round's timing puts every case at its roofline")
+
+
+def test_fall_back_to_the_next_structural_cause_when_the_first_cannot_be_removed() -> None:
+    from optimizer.ladder.decide import fall_back
+
+    found = [_f("redundant_passes", "L1", 0.7, lines=[10, 14]), _f("loop_reductions", "L1", 0.45, lines=[12]),
+             _f("l2_unfriendly_order", "L1", 0.3), _f("unvectorized_access", "L2", 0.6, structural=False)]
+    d = decide(found, measured="sync_bound", measured_any=True)
+    assert d.decided and d.cause == "redundant_passes"
+    alts = fall_back(d, found, "single-pass-fusion: no loop ending in `acc += x`")
+    # structural and above FALLBACK only: the weak order finding and the measured-only one do not take over
+    assert [a.cause for a in alts] == ["loop_reductions"]
+    a = alts[0]
+    assert a.decided and a.fallback_from == "redundant_passes" and a.decided_by[0].source_lines == [12]
+    assert "single-pass-fusion" in a.overruled[-1] and "after redundant_passes" in a.summary()

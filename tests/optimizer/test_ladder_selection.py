@@ -143,3 +143,19 @@ def test_engine_falls_back_to_the_best_supported_family(problem) -> None:
     assert out.chosen.id == "rows-per-program" and out.stop.level == "L2" and out.stop.rationale.startswith("fallback")
     bare = run_ladder(ctx, levels={n: _Stub(n, True, None) for n in ("L1", "L2", "L3", "L4")})
     assert bare.inconclusive and bare.chosen is None
+
+
+def test_a_family_that_regressed_on_two_bases_is_spent_on_every_base(problem) -> None:
+    from optimizer.ladder.select import nonimproving_tries
+
+    ctx = _ctx(problem, backend="interpreter")
+
+    def on(base: str, i: int, family: str, outcome: str) -> Round:
+        return Round(index=i, outcome=outcome, rewrite=RoundRewrite(family=family, recipe={"kind": "rows_per_program", "base": base}))
+
+    ctx.history = [on("b0", 1, "rows-per-program", "regressed"), on("b0", 2, "enlarge-tiny-blocks", "improved")]
+    assert nonimproving_tries(ctx) == {}  # one regression on an older base: the current base may try it again
+    ctx.history.append(on("b1", 3, "rows-per-program", "regressed"))
+    assert nonimproving_tries(ctx) == {"rows-per-program": 2}  # regressed on two bases, never improved: spent
+    ctx.history += [on("b2", 4, "enlarge-tiny-blocks", "regressed"), on("b3", 5, "enlarge-tiny-blocks", "regressed")]
+    assert "enlarge-tiny-blocks" not in nonimproving_tries(ctx)  # it improved once in this session: keep searching it

@@ -187,3 +187,17 @@ def test_a_kernel_that_rereads_its_rows_leaves_the_step_to_a_later_round() -> No
     f = extract_features(two_pass)
     assert f.structures["k"].multi_pass  # the passes are the larger cost: fusing them comes first
     assert _chunk(code_findings(f, [_loop_rec(4096)], row_bytes=512.0)) == []
+
+
+def test_a_reduction_to_a_scalar_inside_a_row_loop_is_a_cause_of_its_own() -> None:
+    f = extract_features(ROW_LOOP)
+    assert f.structures["k"].loop_reductions == [12] and "reduction_in_loop" in f.tokens
+    found = [x for x in code_findings(f, [_loop_rec(4096)], row_bytes=512.0) if x.cause == "loop_reductions"]
+    assert [(x.confidence, x.source_lines) for x in found] == [(0.55, [12])]
+    assert "32 iterations of 128" in found[0].supporting[0].detail
+    # a per-lane accumulator reduced after the loop is the fixed form: no finding
+    fixed = ROW_LOOP.replace("acc = 0.0", "acc = tl.zeros([BLOCK], dtype=tl.float32)").replace(
+        "acc += tl.sum(x, axis=0)", "acc += x").replace("tl.store(y_ptr + row, acc)", "tl.store(y_ptr + row, tl.sum(acc, axis=0))")
+    g = extract_features(fixed)
+    assert g.structures["k"].loop_reductions == [] and "reduction_in_loop" not in g.tokens
+    assert not [x for x in code_findings(g, [_loop_rec(4096)], row_bytes=512.0) if x.cause == "loop_reductions"]

@@ -202,6 +202,18 @@ def code_findings(feats: CodeFeatures, launches: list[dict[str, Any]], *, hot_ke
                                             f"({per_thread:g} per thread over {_warps(rec)} warps"
                                             + (", under one 16-byte vector" if narrow else "") + ")", st.load_lines)],
                            summary=f"a loop over {chunk}-element chunks keeps too few bytes in flight per program"))
+    if st.loop_reductions and st.block_range and not st.dots:
+        # a prior below the multi-pass one (0.7), by more than decide.MARGIN even with the sync_bound class bonus:
+        # when fusing the passes is possible it comes first (it removes loops); when every fusion refuses, the
+        # decision falls through to this cause (``decide.fall_back``), whose rewrite keeps the loops and moves their
+        # reductions out. A small loop step (tiny_programs) explains it (``decide.EXPLAINS``): a larger step means
+        # fewer iterations, each paying one reduction.
+        iters = f", {max(extents) // chunk} iterations of {chunk}" if extents and chunk else ""
+        out.append(Finding(cause="loop_reductions", level="L1", confidence=0.45 if st.multi_pass else 0.55, structural=True,
+                           supporting=[_ref("code_feature", "reduction_in_loop", f"{len(st.loop_reductions)} block reduction(s) "
+                                            f"to a scalar inside a column loop{iters}: a cross-warp reduction and barriers "
+                                            "every iteration", st.loop_reductions)],
+                           summary=f"{st.name} reduces every chunk of its row loop to a scalar (lines {st.loop_reductions})"))
     if "unaligned_launch_arg" in toks and ("masked_load" in toks or "strides" in toks) and st.block_range:
         names = [n for n, t in ((rec or {}).get("signature") or {}).items()
                  if n not in set((rec or {}).get("divisible_by_16") or []) and (t.startswith("*") or t in ("i32", "i64"))]

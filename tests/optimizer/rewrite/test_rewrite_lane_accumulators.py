@@ -1,0 +1,55 @@
+"""lane_accumulators: block reductions inside a column loop become per-lane accumulators reduced after the loop."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rewrite_support import KERNELS, rewrite, same_outputs
+
+from optimizer.recipes.appliers import NotApplicable, RecipeContext, apply_recipe
+
+RECIPE = {"kind": "lane_accumulators", "params": {}}
+
+
+def test_max_sum_and_int_count_move_out_of_the_loops(tmp_path: Path) -> None:
+    res = rewrite("loop_row_stats", RECIPE)
+    body = res.source.split("class ModelNew")[0]
+    assert 'm_lanes = tl.full([BLOCK], float("-inf"), dtype=tl.float32)' in body
+    assert "s_lanes = tl.zeros([BLOCK], dtype=tl.float32)" in body and "count_lanes = tl.zeros([BLOCK], dtype=tl.int32)" in body
+    assert "m_lanes = tl.maximum(m_lanes, x)" in body and "s_lanes += tl.exp(x - m)" in body
+    # the combine runs once, after its loop, before anything reads the scalar
+    assert body.index("m = tl.maximum(m, tl.max(m_lanes, axis=0))") < body.index("s_lanes += tl.exp(x - m)")
+    assert "s += tl.sum(s_lanes, axis=0)" in body and "count += tl.sum(count_lanes, axis=0)" in body
+    # `lo` starts from `m`, not a literal: its dtype is unknown, so its loop is left as it was
+    assert "lo = tl.minimum(lo, tl.min(x, axis=0))" in body and "lo_lanes" not in body
+    assert "3 per-chunk block reduction(s)" in res.description
+    same_outputs("loop_row_stats", res.source, tmp_path, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("kernel", ["chain_row_l2norm", "tiny_block_loop"])
+def test_sum_loops_of_other_kernels_keep_their_outputs(kernel: str, tmp_path: Path) -> None:
+    res = rewrite(kernel, RECIPE)
+    assert "_lanes = tl.zeros([" in res.source and "tl.sum(" in res.source
+    same_outputs(kernel, res.source, tmp_path, atol=1e-5, rtol=1e-5)
+
+
+def test_refusals_name_the_reason() -> None:
+    with pytest.raises(NotApplicable, match="no tl.sum / tl.max / tl.min accumulates into a scalar inside a for loop"):
+        apply_recipe(RECIPE, RecipeContext(source=(KERNELS / "elem_scale.py").read_text()))
+    with pytest.raises(NotApplicable, match="block ranges of 2 sizes"):
+        src = (KERNELS / "loop_row_stats.py").read_text().replace(
+            "    tl.store(out_ptr + row * 3, m)\n", "    tl.store(out_ptr + row * 3 + tl.arange(0, 1), m)\n")
+        apply_recipe(RECIPE, RecipeContext(source=src))
+    reader = (KERNELS / "chain_row_l2norm.py").read_text()
+    assert "sq += tl.sum(x * x, axis=0)" in reader
+    with pytest.raises(NotApplicable, match="also read or written elsewhere in its loop"):
+        apply_recipe(RECIPE, RecipeContext(source=reader.replace("sq += tl.sum(x * x, axis=0)",
+                                                                 "sq += tl.sum(x * x, axis=0)\n        sq = sq * 1.0")))
+
+
+def test_accumulators_beyond_the_register_budget_are_refused() -> None:
+    src = (KERNELS / "loop_row_stats.py").read_text()
+    launches = [{"kernel": "row_stats_kernel", "constexprs": {"BLOCK": 8192}, "launches": 1}]
+    with pytest.raises(NotApplicable, match="exceed 16384 per program"):
+        apply_recipe(RECIPE, RecipeContext(source=src, launches=launches))
