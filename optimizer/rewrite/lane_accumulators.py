@@ -27,8 +27,9 @@ lanes contribute what the load's ``other`` makes them contribute, in both forms)
 Domain, per statement (a statement outside it is left as it is; a kernel with none is refused with each reason):
 ``s += tl.sum(E[, axis=0])`` (or ``s = s + tl.sum(...)``), ``s = tl.maximum(s, tl.max(E[, axis=0]))``,
 ``s = tl.minimum(s, tl.min(E[, axis=0]))``, directly in the body of a ``for`` loop; ``s`` is read and written
-nowhere else in that loop; its value before the loop is a literal (``0.0``, ``0``, ``float("-inf")`` ...), which
-fixes the accumulator's dtype (fp32 for a float, int32 for an int); the kernel has one block size (every
+nowhere else in that loop; its value before the loop is a literal (``0.0``, ``0``, ``float("-inf")`` ...) or a
+scalar parameter the recorded launch types i32 / fp32 (``first_idx = n_cols``), which fixes the accumulator's
+dtype (fp32 for a float, int32 for an int); the kernel has one block size (every
 ``tl.arange(0, B)`` names the same ``B``) and no 2-D tiles (``[:, None]``), so ``E`` is a ``[B]`` vector; the
 accumulators hold at most ``_MAX_LANES`` elements per program. Refused: ``tl.dot`` kernels, reductions with other
 keywords (``dtype=``, ``keep_dims=``).
@@ -104,8 +105,9 @@ def _match(s: cst.CSTNode, code: Any) -> tuple[str, str, cst.BaseExpression] | N
     return None
 
 
-def _init_kind(t: Target, loop: cst.For, acc: str) -> tuple[str | None, str]:
-    """('float' | 'int' | None, why) from the accumulator's last assignment before the loop."""
+def _init_kind(t: Target, loop: cst.For, acc: str, sig: dict[str, Any]) -> tuple[str | None, str]:
+    """('float' | 'int' | None, why) from the accumulator's last assignment before the loop: a literal, or a scalar
+    kernel parameter whose recorded launch signature is i32 (``sig``: parameter -> Triton type)."""
     order = {id(n): i for i, n in enumerate(walk(t.kernel.node))}
     prior = [n for n in walk(t.kernel.node) if isinstance(n, cst.Assign) and len(n.targets) == 1
              and isinstance(n.targets[0].target, cst.Name) and n.targets[0].target.value == acc
@@ -123,7 +125,10 @@ def _init_kind(t: Target, loop: cst.For, acc: str) -> tuple[str | None, str]:
         return "float", ""
     if isinstance(value, int) and not isinstance(value, bool):
         return "int", ""
-    return None, f"`{acc}` starts as `{text}`, not a literal: its dtype is unknown"
+    if text in t.kernel.params and sig.get(text) in ("i32", "fp32"):
+        return ("int" if sig[text] == "i32" else "float"), ""
+    why = f"recorded as {sig[text]}" if text in sig else "no launch recorded"
+    return None, f"`{acc}` starts as `{text}`, not a literal or an i32/fp32 parameter ({why}): its dtype is unknown"
 
 
 def loop_reductions(t: Target) -> tuple[list[_Site], list[str]]:
@@ -178,8 +183,9 @@ class LaneAccumulators:
         bad += why
         sites, refused = loop_reductions(t)
         typed = []
+        sig = launch_record(t, ctx).get("signature") or {}
         for s in sites:
-            kind, why_init = _init_kind(t, s.loop, s.acc)
+            kind, why_init = _init_kind(t, s.loop, s.acc, sig)
             if kind is None:
                 refused.append(why_init)
             else:

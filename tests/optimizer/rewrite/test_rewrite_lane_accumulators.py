@@ -53,3 +53,22 @@ def test_accumulators_beyond_the_register_budget_are_refused() -> None:
     launches = [{"kernel": "row_stats_kernel", "constexprs": {"BLOCK": 8192}, "launches": 1}]
     with pytest.raises(NotApplicable, match="exceed 16384 per program"):
         apply_recipe(RECIPE, RecipeContext(source=src, launches=launches))
+
+
+def test_a_start_from_an_int_parameter_is_typed_by_the_recorded_launch(tmp_path: Path) -> None:
+    src = (KERNELS / "loop_row_stats.py").read_text().replace(
+        "    tl.store(cnt_ptr + row, count)\n",
+        "    first = n_cols\n"
+        "    for start in range(0, n_cols, BLOCK):\n"
+        "        cols = start + tl.arange(0, BLOCK)\n"
+        "        x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=float(\"-inf\"))\n"
+        "        first = tl.minimum(first, tl.min(tl.where((x == m) & (cols < n_cols), cols, n_cols), axis=0))\n"
+        "    tl.store(cnt_ptr + row, count + first * 0)\n")
+    sig = {"x_ptr": "*fp32", "out_ptr": "*fp32", "cnt_ptr": "*i32", "n_cols": "i32"}
+    res = apply_recipe(RECIPE, RecipeContext(source=src, launches=[{"kernel": "row_stats_kernel", "signature": sig}]))
+    assert "first_lanes = tl.full([BLOCK], 2147483647, dtype=tl.int32)" in res.source
+    assert "first = tl.minimum(first, tl.min(first_lanes, axis=0))" in res.source
+    with pytest.raises(NotApplicable, match="no launch recorded"):
+        apply_recipe(RECIPE, RecipeContext(source=src.replace("s = s + tl.sum", "s = s * 1.0 + tl.sum").replace(
+            "count += tl.sum", "count = count * 1 + tl.sum").replace("m = tl.maximum(m, tl.max(x, axis=0))",
+                                                                     "m = tl.maximum(m * 1.0, tl.max(x, axis=0))")))
