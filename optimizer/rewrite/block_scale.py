@@ -24,7 +24,8 @@ Every load and store addressed through the block range must be masked (a larger 
 otherwise), and the block literal may appear in the launching function only where the grid divides by it or as
 another kernel's launch keyword (a partial buffer sized ``cdiv(n, 256)`` elsewhere would fall out of step): refused
 otherwise, with the reason. Also refused: ``tl.dot`` kernels (``dot_tile_search`` tunes tiles), autotuned kernels,
-blocks already >= 1024 elements, a loop whose recorded bound already fits in one block. ``num_warps`` follows
+blocks already >= 1024 elements, a loop whose recorded bound already fits in one block, and a grid-form block
+whose recorded grid would fall below 2 programs per SM (sizes are capped there). ``num_warps`` follows
 the block (4 up to 1024 elements, 8 above), so each thread keeps 4-16 elements in registers.
 """
 
@@ -47,6 +48,9 @@ __all__ = ["BlockScale"]
 _LARGE = 1024
 #: the most elements one program's 2-D tile may hold after scaling (registers: 8 warps x 32 lanes x 64)
 _MAX_TILE = 16384
+#: a scaled grid keeps at least this many programs per SM (session 11: sum_dim's 512-program grid scaled to 128
+#: programs, one per SM or less, ran 0.15x)
+_MIN_WAVES = 2
 
 
 @dataclass
@@ -236,8 +240,27 @@ class BlockScale:
                         return int(args[bound.value])
         return None
 
+    @staticmethod
+    def _grid_cap(t: Target, ctx: RecipeContext, plan: _Plan) -> int | None:
+        """The largest block that keeps the recorded grid at >= ``_MIN_WAVES`` programs per SM (a grid-form block
+        only: a larger block divides the program count). None when no grid was recorded."""
+        grid = launch_record(t, ctx).get("grid")
+        if plan.form != "grid" or not (isinstance(grid, (list, tuple)) and grid and all(isinstance(g, int) for g in grid)):
+            return None
+        programs = 1
+        for g in grid:
+            programs *= int(g)
+        floor = _MIN_WAVES * max(1, int(ctx.num_sms))
+        fits = plan.current * programs // floor  # programs x current / new >= floor  <=>  new <= this
+        return 1 << (fits.bit_length() - 1) if fits > 0 else 0
+
     def preconditions(self, t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[str]:
-        return self._plan(t, ctx)[1]
+        plan, why = self._plan(t, ctx)
+        if plan is not None and (cap := self._grid_cap(t, ctx, plan)) is not None and cap <= plan.current:
+            grid = launch_record(t, ctx).get("grid")
+            return [f"the recorded grid {grid} has too few programs to divide: a {plan.block} above {plan.current} "
+                    f"would leave fewer than {_MIN_WAVES * ctx.num_sms} programs ({_MIN_WAVES} per SM)"]
+        return why
 
     def points(self, t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[dict[str, Any]]:
         plan, _ = self._plan(t, ctx)
@@ -246,6 +269,8 @@ class BlockScale:
         cap = _MAX_TILE // max(1, plan.other_tile)
         if plan.loop_bound:
             cap = min(cap, 1 << (plan.loop_bound - 1).bit_length())
+        if (grid_cap := self._grid_cap(t, ctx, plan)) is not None:
+            cap = min(cap, grid_cap)
         keep = [v for v in values if plan.current < v <= cap and v & (v - 1) == 0]
         if not keep:  # the row or the tile caps every listed size: the largest power of two that fits
             top = 1 << (cap.bit_length() - 1)

@@ -64,3 +64,15 @@ def test_a_grid_count_named_on_the_host_is_followed_to_its_assignment(tmp_path: 
     assert "partial_sq_kernel[(n_partials,)](x, partials, n, BLOCK=1024, num_warps=4)" in res.source
     assert "finish_kernel[(1,)](partials, out, n_partials, BLOCK=256)" in res.source  # the other kernel's block stays
     same_outputs("tiny_block_partials", res.source, tmp_path, atol=1e-3, rtol=1e-4)
+
+
+def test_a_grid_block_stops_where_the_recorded_grid_would_fall_below_two_programs_per_sm() -> None:
+    src = (KERNELS / "tiny_block_2d.py").read_text()
+    # 64-element blocks over a 128 x 16 grid: 2048 programs; keeping >= 264 (2 per SM of 132) allows blocks up to
+    # 2048 x 64 / 264 = 496 elements, so none of the listed sizes fits and the largest power of two below, 256, is used
+    variants = apply_recipe_variants(RECIPE, RecipeContext(source=src, launches=[{"kernel": "silu_kernel", "grid": [128, 16]}]))
+    assert [v.applied["BLOCK"] for v in variants] == [256]
+    roomy = apply_recipe_variants(RECIPE, RecipeContext(source=src, launches=[{"kernel": "silu_kernel", "grid": [4096, 64]}]))
+    assert [v.applied["BLOCK"] for v in roomy] == [1024, 2048, 4096, 512]
+    with pytest.raises(NotApplicable, match=r"too few programs to divide.*fewer than 264 programs"):
+        apply_recipe(RECIPE, RecipeContext(source=src, launches=[{"kernel": "silu_kernel", "grid": [128, 4]}]))
