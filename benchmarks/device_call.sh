@@ -13,9 +13,10 @@
 # Nothing here is used by CI.
 set -u
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-rm -rf /tmp/minilm && cp -r .devcarry/minilm /tmp/minilm && \
-  { [ ! -f /tmp/minilm/model.safetensors.xz ] || python3 -c "import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], 'wb'))" \
-      /tmp/minilm/model.safetensors.xz /tmp/minilm/model.safetensors && rm /tmp/minilm/model.safetensors.xz; } || exit 1
+rm -rf /tmp/minilm && cp -r .devcarry/minilm /tmp/minilm && python3 -c "
+import lzma, pathlib, shutil
+for p in pathlib.Path('/tmp/minilm').glob('*.xz'):  # weights, tokenizer and vocabulary travel xz-compressed
+    shutil.copyfileobj(lzma.open(p), open(p.with_suffix(''), 'wb')); p.unlink()" || exit 1
 export PYTHONPATH=/tmp/site:$PWD LADDER_SNAPSHOT=$PWD/.devcarry/snapshot LADDER_EMBEDDING_MODEL_DIR=/tmp/minilm \
   PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 LADDER_VALIDATION_SEEDS='[0,1]' LADDER_HOME=/tmp/ladderhome
 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader

@@ -24,10 +24,11 @@ from kb.search.embedding import model_dir
 from sentence_transformers import SentenceTransformer
 m = SentenceTransformer(str(model_dir()), device='cpu'); m.half(); m.save('.devcarry/minilm')"
 fi
-# xz the weights (45 -> 41 MB): the tracked tree plus an uncompressed carry passed 64 MiB; device_call.sh unpacks them
-if [ -f .devcarry/minilm/model.safetensors ]; then
-  xz -T0 -6 -f .devcarry/minilm/model.safetensors
-fi
+# xz the weights (45 -> 41 MB), the tokenizer and the vocabulary (0.9 -> 0.25 MB): the tracked tree plus the carry
+# must stay under the device's 64 MiB; device_call.sh unpacks every *.xz
+for f in model.safetensors tokenizer.json vocab.txt; do
+  [ ! -f ".devcarry/minilm/$f" ] || xz -T0 -6 -f ".devcarry/minilm/$f"
+done
 home=$(mktemp -d)
 LADDER_HOME=$home .venv/bin/ladder query "warm up" --top-k 1 > /dev/null  # creates and seeds the KB
 LADDER_HOME=$home .venv/bin/ladder kb snapshot .devcarry/snapshot
