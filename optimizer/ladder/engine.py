@@ -82,7 +82,7 @@ def run_ladder(ctx: LadderContext, *, max_level: Level = "L4", stop_early: bool 
         res.evidence.append(EvidenceItem(
             level=res.level, kind="escalation_tests", reference=_marks(res.tests),
             summary=f"localized={res.tests.localized} single_family={res.tests.single_family} justified={res.tests.justified}: {res.tests.notes}"[:2000],
-            data=res.tests.model_dump()))
+            data=res.tests.model_dump(exclude={"notes"})))  # the notes are the summary: one copy per round
         ctx.results.append(res)
         out.results.append(res)
         if res.passed and out.stop is None:
