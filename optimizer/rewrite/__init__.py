@@ -21,6 +21,7 @@ from optimizer.rewrite.lane_accumulators import LaneAccumulators
 from optimizer.rewrite.launch_loop import LaunchLoopGrid
 from optimizer.rewrite.native_operands import LowPrecisionOperands
 from optimizer.rewrite.producer_inline import ProducerInline
+from optimizer.rewrite.row_resident import RowResident
 from optimizer.rewrite.spill_relief import ChunkedRowReduction
 from optimizer.rewrite.two_stage import TwoStageReduction
 
@@ -30,4 +31,4 @@ __all__ = ["TRANSFORMS", "KernelFacts", "ModuleFacts", "Target", "Transform", "a
 TRANSFORMS: dict[str, Transform] = {tr.kind: tr for tr in (
     BlockPerProgram(), DotPrecision(), TwoStageReduction(), DotTileSearch(), ChunkedRowReduction(),
     LowPrecisionOperands(), LaunchLoopGrid(), KernelChainFusion(), BlockScale(), DotTensorDescriptor(),
-    InplaceOutput(), ProducerInline(), HostSetupCache(), PrivatizedHistogram(), LaneAccumulators())}
+    InplaceOutput(), ProducerInline(), HostSetupCache(), PrivatizedHistogram(), LaneAccumulators(), RowResident())}
