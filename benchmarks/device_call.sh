@@ -10,8 +10,9 @@
 #
 # Carry: .whl (pydantic, bm25s, libcst ...: the image lacks them) and .devcarry (KB snapshot + fp16 MiniLM), both
 # built by `bash scripts/devcarry.sh` (run it again after changing cards).
-# Nothing here is used by CI. USE_TF/USE_FLAX/USE_JAX=0 keep transformers from importing JAX, whose fork hook warned
-# "os.fork() ... JAX is multithreaded ... deadlock" at every forked evaluation worker (session 10-11 logs).
+# Nothing here is used by CI. Known noise: the image's JAX is imported by something in the KB client's stack and its
+# fork hook warns "os.fork() ... JAX is multithreaded ... deadlock" at every forked worker; no deadlock was seen in
+# sessions 9-11, and USE_TF/USE_FLAX/USE_JAX=0 did not silence it (session 11, call 4).
 set -u
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
 rm -rf /tmp/minilm && cp -r .devcarry/minilm /tmp/minilm && python3 -c "
@@ -19,7 +20,7 @@ import lzma, pathlib, shutil
 for p in pathlib.Path('/tmp/minilm').glob('*.xz'):  # weights, tokenizer and vocabulary travel xz-compressed
     shutil.copyfileobj(lzma.open(p), open(p.with_suffix(''), 'wb')); p.unlink()" || exit 1
 export PYTHONPATH=/tmp/site:$PWD LADDER_SNAPSHOT=$PWD/.devcarry/snapshot LADDER_EMBEDDING_MODEL_DIR=/tmp/minilm \
-  PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 USE_TF=0 USE_FLAX=0 USE_JAX=0 LADDER_VALIDATION_SEEDS='[0,1]' LADDER_HOME=/tmp/ladderhome
+  PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 LADDER_VALIDATION_SEEDS='[0,1]' LADDER_HOME=/tmp/ladderhome
 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
 start=$(date +%s); deadline=${DEADLINE_S:-570}; staged=""
