@@ -231,7 +231,10 @@ class Runner:
         append_jsonl(self.out / "runs.jsonl", {"run": self.run_id, "event": "end", "wall_s": round(time.time() - self.start, 1),
                                                "ops_done": finished, "ops_started": started})
         left = [op for op in ops if self.todo(op)]
-        self.log(f"suite: {len(ops) - len(left)}/{len(ops)} operator(s) complete" + (f"; left: {' '.join(left)}" if left else ""))
+        # with --redo an operator complete from an earlier run is not "complete" for this one until it ran here
+        not_run = [op for op, _why in todo[started:]] if self.a.redo else []
+        self.log(f"suite: {len(ops) - len(left)}/{len(ops)} operator(s) complete" + (f"; left: {' '.join(left)}" if left else "")
+                 + (f"; not redone (budget): {' '.join(not_run)}" if not_run else ""))
         self.pack()
         return 0
 

@@ -360,3 +360,21 @@ def test_estimate_follows_how_long_finished_sessions_really_took(tmp_path: Path)
     assert est["session"] == 210.0 and est["op"] == 270.0  # not baseline + 15 x the mean round
     short = runner.Runner(runner.parse_args(["--backend", "cuda", "--rounds", "2", "--out", str(tmp_path)]), log=lambda _m: None)
     assert short.estimates()["session"] < 210.0  # fewer rounds asked for: the rounds bound the estimate
+
+
+def test_a_redo_cut_by_the_budget_says_which_operators_it_did_not_redo(tmp_path: Path, monkeypatch) -> None:
+    """With --redo every selected operator may already be complete from an earlier run: the closing line must not
+    call them complete for this run when the budget stopped before them (session 11's call said "3/3 complete")."""
+    args = runner.parse_args(["--backend", "interpreter", "--ops", *OPS, "--out", str(tmp_path), "--budget-s", "100", "--redo"])
+    lines: list[str] = []
+    r = runner.Runner(args, log=lines.append)
+
+    def fake_op(op: str) -> dict[str, Any]:
+        r.deadline = runner.time.time() + 50
+        return {"status": "done"}
+
+    monkeypatch.setattr(r, "run_op", fake_op)
+    monkeypatch.setattr(r, "estimates", lambda: {"op": 80.0, "minimum": 30.0})
+    monkeypatch.setattr(r, "todo", lambda op, redo=False: "redo" if redo else None)  # complete from an earlier run
+    assert r.run() == 0
+    assert lines[-1].endswith(f"; not redone (budget): {' '.join(OPS[1:])}"), lines[-1]
