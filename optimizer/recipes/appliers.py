@@ -81,6 +81,7 @@ from optimizer.recipes.row_tile import plan_row_tile
 from optimizer.rewrite import TRANSFORMS, applier, parse_tree, targets
 from optimizer.rewrite.dot_precision import set_precision
 from optimizer.rewrite.dot_untie import untied_first
+from optimizer.rewrite.row_regrid import regridded_first
 from optimizer.rewrite.row_loop import rows_as_loop
 from optimizer.rewrite.single_pass import apply_single_pass_fusion
 from optimizer.rewrite.spill_relief import apply_register_spill_relief
@@ -456,6 +457,8 @@ APPLIERS: dict[str, Callable[[dict[str, Any], RecipeContext], RewriteResult]] = 
 # the structural transforms of the rewrite engine (optimizer.rewrite): block_per_program, dot_precision, ...
 APPLIERS.update({kind: applier(tr) for kind, tr in TRANSFORMS.items()})
 APPLIERS["dot_tile_search"] = untied_first(APPLIERS["dot_tile_search"])  # one shared BLOCK -> BLOCK_M/N/K first
+# a flat row-broadcast kernel after a row kernel -> one program per row first, so the two launch the same grid
+APPLIERS["kernel_chain_fusion"] = regridded_first(APPLIERS["kernel_chain_fusion"])
 APPLIERS["single_pass_fusion"] = apply_single_pass_fusion
 APPLIERS["register_spill_relief"] = apply_register_spill_relief
 

@@ -36,6 +36,9 @@ Domain, each refused with its reason:
   which needs a grid-wide barrier), a read before the write, two writers, atomics on a shared buffer, writes or
   reads inside loops, and host arguments that may alias a written buffer (``T`` and ``T[1:]``).
 
+When the launches' grids differ because a later kernel is a flat element-wise kernel that finds its row by
+``offs // D``, the applier first regrids it to one program per row (``optimizer.rewrite.row_regrid``), then fuses.
+
 The program-id mapping matters only through those addresses: kernels that share no written buffer may map
 program ids differently (each program runs every body for its own id, as the separate launches did).
 

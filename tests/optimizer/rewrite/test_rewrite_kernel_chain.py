@@ -85,10 +85,16 @@ def test_scratch_allocated_outside_the_host_loop_goes(tmp_path: Path) -> None:
     same_outputs("loop_norm_chain", grid.source, tmp_path)
 
 
-@pytest.mark.parametrize("problem", ["l2_norm", "residual_rmsnorm", "hinge_loss", "masked_cumsum", "matmul_bias_relu"])
+@pytest.mark.parametrize("problem", ["residual_rmsnorm", "hinge_loss", "masked_cumsum", "matmul_bias_relu"])
 def test_suite_chains_over_different_grids_are_refused(problem: str) -> None:
     with pytest.raises(NotApplicable, match="launch different grids"):
         apply_recipe(RECIPE, RecipeContext(source=(SUITE / problem / "naive.py").read_text()))
+
+
+def test_a_flat_row_broadcast_consumer_is_regridded_and_fused() -> None:
+    """l2_norm's naive version divides in a flat kernel (offs // n_cols): regridded to (M,), the chain fuses."""
+    res = apply_recipe(RECIPE, RecipeContext(source=(SUITE / "l2_norm" / "naive.py").read_text()))
+    assert "one program per row" in res.description and "fused_row_norm_divide_kernel[(M,)]" in res.source
 
 
 @pytest.mark.parametrize(("kernel", "old", "new", "reason"), [
