@@ -46,6 +46,8 @@ RECIPE_PARAMS = {
     "inplace_output": set(),
     "producer_inline": set(),
     "host_setup_cache": set(),
+    "lane_accumulators": set(),
+    "row_resident": {"values"},
 }
 
 
