@@ -27,8 +27,9 @@ class ModelNew(nn.Module):
     def forward(self, x, idx):
         n_rows, n_cols = idx.shape[0], x.shape[1]
         out = torch.empty((n_rows, n_cols), dtype=x.dtype, device=x.device)
-        grid = (triton.cdiv(n_rows * n_cols, n_cols), triton.cdiv(n_cols, 1024))
-        gather_rows_kernel[grid](x, idx, out, n_cols, x.stride(0), n_elems_bpp=n_rows * n_cols, BLOCK_SIZE=1024)
+        block_bpp = min(1024, triton.next_power_of_2(n_cols))
+        grid = (triton.cdiv(n_rows * n_cols, n_cols), triton.cdiv(n_cols, block_bpp))
+        gather_rows_kernel[grid](x, idx, out, n_cols, x.stride(0), n_elems_bpp=n_rows * n_cols, BLOCK_SIZE=block_bpp, num_warps=max(1, min(8, block_bpp // 128)))
         return out
 
 
