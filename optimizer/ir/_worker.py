@@ -90,7 +90,9 @@ def _load_kernel(path: str, name: str):
         found = sorted(k for k, v in vars(module).items() if hasattr(v, "arg_names") or hasattr(v, "fn"))
         raise SpecError(f"{file} has no kernel named {name!r}; @triton.jit objects there: {found}")
     fn = getattr(module, name)
-    while not hasattr(fn, "arg_names") and hasattr(fn, "fn"):  # Autotuner / Heuristics wrappers
+    # Autotuner / Heuristics wrappers: unwrap to the JITFunction (the only one with ``params``; an Autotuner has
+    # ``arg_names`` too, in Triton 3.6 and 3.9, so that attribute does not tell them apart)
+    while not hasattr(fn, "params") and hasattr(fn, "fn"):
         fn = fn.fn
     if not hasattr(fn, "arg_names"):
         raise SpecError(f"{name!r} in {file} is not a @triton.jit function")

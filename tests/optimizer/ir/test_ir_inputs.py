@@ -32,3 +32,14 @@ def test_missing_ascend_env_says_how_to_create_it(monkeypatch, tmp_path):
     monkeypatch.setenv("LADDER_ASCEND_PYTHON", str(tmp_path / "missing" / "python"))
     with pytest.raises(ToolchainError, match="does not exist"):
         ascend_mod.ascend_python()
+
+
+def test_an_autotuned_kernel_is_captured_through_its_wrapper():
+    """An Autotuner has ``arg_names`` like a JITFunction (Triton 3.6 and 3.9) but no ``params``: the capture unwraps
+    to the JITFunction (session 11: every round after an autotune rewrite lost L3 with "'Autotuner' object has no
+    attribute 'params'")."""
+    from optimizer.ir import analyze
+
+    cap = capture_kernel(f"{KERNELS}/row_sum_autotuned.py::row_sum", "cuda:90", ["X=*fp32", "OUT=*fp32", "stride=1024", "BLOCK=1024"])
+    assert cap.kernel == "row_sum" and "ptx" in cap.stages
+    assert any(s.name == "cross_warp_reduction" for s in analyze(cap).signatures)
