@@ -5,7 +5,8 @@ the family is the first card of ``kb.vocab.CAUSE_FAMILIES[cause]`` that is activ
 spent on this base, and whose recipe accepts this kernel (its domain and applier). Every refused family is
 recorded with its reason: the refusal is evidence too. When every family of the decided cause refuses, the next
 structural cause (``decide.fall_back``) whose family applies takes over and the record names the cause it replaced.
-At-the-roofline needs no family: it is a stop.
+A contradiction (two causes tied, different rewrites) escalates; at L4, with nothing left to escalate to, the first of
+the tied causes whose family applies is acted on (``decide.break_tie``). At-the-roofline needs no family: it is a stop.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from kb.models import EscalationTests, EvidenceItem
 from kb.models.cards import PatternCard
 from kb.vocab import CAUSE_CLASS
 from optimizer.ladder import keys
-from optimizer.ladder.decide import Decision, decide, fall_back
+from optimizer.ladder.decide import Decision, break_tie, decide, fall_back
 from optimizer.ladder.findings import Finding
 from optimizer.ladder.select import GENERIC_TOKENS, nonimproving_tries, recipe_context, spent
 from optimizer.ladder.types import CardRef, LadderContext
@@ -116,6 +117,14 @@ def causal_step(ctx: LadderContext, level: str, findings: list[Finding], *, may_
     earlier levels and rounds."""
     measured_cls, measured_any = measured or _measured(ctx)
     d = decide(all_findings(ctx) + findings, measured=measured_cls, measured_any=measured_any)
+    if not d.decided and d.contradiction and level == "L4" and may_stop:  # nothing left to escalate to
+        tokens = evidence_tokens(ctx, findings)
+        tie_refusals: list[str] = []
+        for alt in break_tie(d, all_findings(ctx) + findings):
+            fam, refusals = _family(ctx, alt, tokens)
+            tie_refusals += refusals
+            if fam is not None:
+                return _stop(alt, fam, tie_refusals, level)
     if not d.decided:
         return CausalStep(d, None, [], None, level)
     if d.cause == "at_roofline":
@@ -133,9 +142,14 @@ def causal_step(ctx: LadderContext, level: str, findings: list[Finding], *, may_
                 break
     if not may_stop:
         return CausalStep(d, fam, refusals, None, level)
-    by = "; ".join(r.label() for r in d.decided_by[:3])
     if fam is None:  # no family removes the cause here: the refusals are recorded, the class tests may not stop
         return CausalStep(d, None, refusals, None, level)
+    return _stop(d, fam, refusals, level)
+
+
+def _stop(d: Decision, fam: CardRef, refusals: list[str], level: str) -> CausalStep:
+    """The stop of a decided cause with the family that removes it: the escalation tests say what decided."""
+    by = "; ".join(r.label() for r in d.decided_by[:3])
     justified = d.structural or any(r.kind in ("counter", "roofline", "timing") for r in d.decided_by)
     over = f"; overruled: {'; '.join(d.overruled[:2])}" if d.overruled else ""
     tests = EscalationTests(localized=True, single_family=True, justified=justified,

@@ -24,7 +24,7 @@ from kb.vocab import CAUSE_CLASS, CAUSE_FAMILIES, Cause
 from optimizer.ladder.findings import EvidenceRef, Finding
 
 __all__ = ["DECIDE", "DOMINANCE", "EARLY_LEAD", "EARLY_STOP", "FALLBACK", "MARGIN", "CauseScore", "Decision", "decide",
-           "early_stop", "fall_back"]
+           "early_stop", "fall_back", "break_tie"]
 
 DECIDE = 0.5
 #: A structural cause ranked below the decided one may take over when every family of the decided cause refuses the
@@ -185,6 +185,29 @@ def fall_back(d: Decision, findings: list[Finding], refused: str) -> list[Decisi
             "overruled": [*(o for o in d.overruled if not o.startswith(f"{s.cause} (")),
                           f"{d.cause} ({d.confidence:.2f}) cannot be removed here: {refused[:200]}"],
             "reason": f"{s.cause} ({s.score:.2f}) takes over from {d.cause}, whose families refused this kernel"}))
+    return out
+
+
+def break_tie(d: Decision, findings: list[Finding]) -> list[Decision]:
+    """Decisions for the causes of an unresolved contradiction, in ranking order (score x dominance prior).
+
+    A contradiction escalates; when the last level still sees two equally supported structural causes calling for
+    different rewrites, the ladder used to fall back on the L2 class's generic family (session 11's naive kl_div:
+    a buffer round trip and a 256-column loop step tied at 0.60 through L4, and a shared-memory knob was tried).
+    Both causes are real; the caller takes the first of these whose family applies to the kernel, and the record
+    names the contradiction it broke."""
+    if d.decided or not d.contradiction or not d.ranking:
+        return []
+    top = d.ranking[0]
+    tied = [s for s in d.ranking if s.structural and s.score >= top.score - MARGIN and s.cause not in ("at_roofline", "unknown")]
+    out = []
+    for s in tied:
+        fs = [f for f in findings if f.cause == s.cause and f.confidence > 0]
+        out.append(d.model_copy(update={
+            "cause": s.cause, "confidence": s.score, "structural": True, "decided": True,
+            "decided_by": [r for f in sorted(fs, key=lambda f: -f.confidence) for r in f.supporting][:6],
+            "overruled": [*d.overruled, f"contradiction at the last level broken by applicability: {d.contradiction}"],
+            "reason": f"{s.cause} ({s.score:.2f}) acted on: tied with another cause at the last level"}))
     return out
 
 

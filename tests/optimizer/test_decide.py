@@ -111,3 +111,17 @@ def test_fall_back_to_the_next_structural_cause_when_the_first_cannot_be_removed
     a = alts[0]
     assert a.decided and a.fallback_from == "redundant_passes" and a.decided_by[0].source_lines == [12]
     assert "single-pass-fusion" in a.overruled[-1] and "after redundant_passes" in a.summary()
+
+
+def test_a_tie_left_at_the_last_level_lists_the_tied_causes_in_ranking_order() -> None:
+    from optimizer.ladder.decide import break_tie
+
+    found = [_f("redundant_passes", "L1", 0.6, lines=[20, 21]), _f("tiny_programs", "L1", 0.6, lines=[9]),
+             _f("l2_unfriendly_order", "L1", 0.3)]
+    d = decide(found)
+    assert not d.decided and d.contradiction
+    alts = break_tie(d, found)
+    # dominance orders the tie (a buffer round trip before a small loop step); the weak third cause is not tied
+    assert [a.cause for a in alts] == ["redundant_passes", "tiny_programs"] and all(a.decided for a in alts)
+    assert alts[1].decided_by[0].source_lines == [9] and "contradiction at the last level" in alts[1].overruled[-1]
+    assert break_tie(decide([_f("fma_dot", "L3", 0.9)]), found) == []  # a decided cause has no tie to break
