@@ -26,12 +26,12 @@ refused with its line, as are positional launch arguments and a constexpr whose 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 import libcst as cst
 
-from optimizer.recipes.base import NotApplicable, RecipeContext, RewriteResult, unified_diff
+from optimizer.recipes.base import NotApplicable, RecipeContext, RewriteResult
+from optimizer.rewrite.engine import prepared_first
 from optimizer.rewrite.tree import CstKernel, Tree, arg_value, call_name, walk
 
 __all__ = ["untie_tiles", "untied_first"]
@@ -224,35 +224,5 @@ def untied_first(fn: Callable[[dict[str, Any], RecipeContext], RewriteResult]
                  ) -> Callable[[dict[str, Any], RecipeContext], RewriteResult]:
     """Wrap the ``dot_tile_search`` applier: when its tiles are tied to one constexpr, untie them first and search
     on the untied kernel (one rewrite, one diff against the candidate as given)."""
-
-    def untie(ctx: RecipeContext, exc: NotApplicable) -> tuple[RecipeContext, str]:
-        if "not three distinct constexpr aranges" not in str(exc):
-            raise exc
-        try:
-            src, why = untie_tiles(ctx.source)
-        except NotApplicable as inner:
-            raise NotApplicable(f"{exc}; untying a shared tile constexpr failed: {inner}") from None
-        return replace(ctx, source=src), why
-
-    def rebase(r: RewriteResult, ctx: RecipeContext, why: str) -> RewriteResult:
-        return RewriteResult(r.kind, r.source, unified_diff(ctx.source, r.source, ctx.filename, ctx.new_filename),
-                             f"{why}; {r.description}", r.applied)
-
-    def apply(params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:
-        try:
-            return fn(params, ctx)
-        except NotApplicable as exc:
-            untied, why = untie(ctx, exc)
-        return rebase(fn(params, untied), ctx, why)
-
-    def variants(params: dict[str, Any], ctx: RecipeContext, limit: int) -> list[RewriteResult]:
-        try:
-            return fn.variants(params, ctx, limit)  # type: ignore[attr-defined,no-any-return]
-        except NotApplicable as exc:
-            untied, why = untie(ctx, exc)
-        return [rebase(r, ctx, why) for r in fn.variants(params, untied, limit)]  # type: ignore[attr-defined]
-
-    apply.transform = fn.transform  # type: ignore[attr-defined]
-    apply.variants = variants  # type: ignore[attr-defined]
-    apply.__doc__ = fn.__doc__
-    return apply
+    return prepared_first(fn, "not three distinct constexpr aranges", untie_tiles,
+                          "untying a shared tile constexpr failed: ")

@@ -12,7 +12,7 @@ Transforms compose because each one starts from the candidate it is given, the b
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import libcst as cst
@@ -22,11 +22,12 @@ from optimizer.recipes.base import (
     RecipeContext,
     RewriteResult,
     _finish,
+    unified_diff,
 )
 from optimizer.rewrite.facts import KernelFacts, LaunchFacts, kernel_facts, launch_facts
 from optimizer.rewrite.tree import CstKernel, CstLaunch, Tree
 
-__all__ = ["Target", "Transform", "applier", "parse_tree", "targets"]
+__all__ = ["Target", "Transform", "applier", "parse_tree", "prepared_first", "targets"]
 
 
 @dataclass
@@ -120,4 +121,45 @@ def applier(tr: Transform) -> Callable[[dict[str, Any], RecipeContext], RewriteR
     apply.transform = tr  # type: ignore[attr-defined]
     apply.variants = variants  # type: ignore[attr-defined]
     apply.__doc__ = type(tr).__doc__
+    return apply
+
+
+Applier = Callable[[dict[str, Any], RecipeContext], RewriteResult]
+
+
+def prepared_first(fn: Applier, trigger: str, prepare: Callable[[str], tuple[str, str]], label: str = "") -> Applier:
+    """Wrap an applier: when it refuses with a message containing ``trigger``, rewrite the source with ``prepare``
+    (source -> (new source, description)) and apply it to the result -- one rewrite, one diff against the candidate
+    as given. A refusal of ``prepare`` keeps both reasons (``label`` introduces the second)."""
+
+    def prepared(ctx: RecipeContext, exc: NotApplicable) -> tuple[RecipeContext, str]:
+        if trigger not in str(exc):
+            raise exc
+        try:
+            src, why = prepare(ctx.source)
+        except NotApplicable as inner:
+            raise NotApplicable(f"{exc}; {label}{inner}") from None
+        return replace(ctx, source=src), why
+
+    def rebase(r: RewriteResult, ctx: RecipeContext, why: str) -> RewriteResult:
+        return RewriteResult(r.kind, r.source, unified_diff(ctx.source, r.source, ctx.filename, ctx.new_filename),
+                             f"{why}; {r.description}", r.applied)
+
+    def apply(params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:
+        try:
+            return fn(params, ctx)
+        except NotApplicable as exc:
+            new_ctx, why = prepared(ctx, exc)
+        return rebase(fn(params, new_ctx), ctx, why)
+
+    def variants(params: dict[str, Any], ctx: RecipeContext, limit: int) -> list[RewriteResult]:
+        try:
+            return fn.variants(params, ctx, limit)  # type: ignore[attr-defined,no-any-return]
+        except NotApplicable as exc:
+            new_ctx, why = prepared(ctx, exc)
+        return [rebase(r, ctx, why) for r in fn.variants(params, new_ctx, limit)]  # type: ignore[attr-defined]
+
+    apply.transform = getattr(fn, "transform", None)  # type: ignore[attr-defined]
+    apply.variants = variants  # type: ignore[attr-defined]
+    apply.__doc__ = fn.__doc__
     return apply

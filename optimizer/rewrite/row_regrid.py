@@ -42,12 +42,12 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 import libcst as cst
 
-from optimizer.recipes.base import NotApplicable, RecipeContext, RewriteResult, unified_diff
+from optimizer.recipes.base import NotApplicable, RecipeContext, RewriteResult
+from optimizer.rewrite.engine import prepared_first
 from optimizer.rewrite.tree import Tree, arg_value, call_name, walk
 
 __all__ = ["regrid_row_broadcast", "regridded_first"]
@@ -206,35 +206,4 @@ def regridded_first(fn: Callable[[dict[str, Any], RecipeContext], RewriteResult]
     """Wrap the ``kernel_chain_fusion`` applier: when the chain's launches have different grids, regrid a flat
     row-broadcast kernel to one program per row first and fuse the result (one rewrite, one diff against the
     candidate as given)."""
-
-    def regrid(ctx: RecipeContext, exc: NotApplicable) -> tuple[RecipeContext, str]:
-        if "launch different grids" not in str(exc):
-            raise exc
-        try:
-            src, why = regrid_row_broadcast(ctx.source)
-        except NotApplicable as inner:
-            raise NotApplicable(f"{exc}; {inner}") from None
-        return replace(ctx, source=src), why
-
-    def rebase(r: RewriteResult, ctx: RecipeContext, why: str) -> RewriteResult:
-        return RewriteResult(r.kind, r.source, unified_diff(ctx.source, r.source, ctx.filename, ctx.new_filename),
-                             f"{why}; {r.description}", r.applied)
-
-    def apply(params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:
-        try:
-            return fn(params, ctx)
-        except NotApplicable as exc:
-            regridded, why = regrid(ctx, exc)
-        return rebase(fn(params, regridded), ctx, why)
-
-    def variants(params: dict[str, Any], ctx: RecipeContext, limit: int) -> list[RewriteResult]:
-        try:
-            return fn.variants(params, ctx, limit)  # type: ignore[attr-defined,no-any-return]
-        except NotApplicable as exc:
-            regridded, why = regrid(ctx, exc)
-        return [rebase(r, ctx, why) for r in fn.variants(params, regridded, limit)]  # type: ignore[attr-defined]
-
-    apply.transform = getattr(fn, "transform", None)  # type: ignore[attr-defined]
-    apply.variants = variants  # type: ignore[attr-defined]
-    apply.__doc__ = fn.__doc__
-    return apply
+    return prepared_first(fn, "launch different grids", regrid_row_broadcast)
