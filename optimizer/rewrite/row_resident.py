@@ -25,16 +25,20 @@ to ``LIMIT`` elements and the original kernel above it, so no case loses its loo
     else:
         k[(M,)](x, y, N, BLOCK=256)
 
-Domain: every loop of the kernel is a top-level ``for v in range(0, n, B)`` with the same ``n`` (a parameter)
-and constexpr ``B``, at least two of them, none nested; one launch site that is a statement of its own, passing
-``B`` as a keyword; a later load is shared only when its pointer text is the first load's, every name the pointer
-and mask read is defined by the same statement text in its loop (or not rebound at all), and its mask is the
-first one's or ``first & extra``; no store or atomic writes through that pointer's base. Refused otherwise, with
-each reason. ``LIMIT`` is the round's parameter (8192, 16384, 4096 elements timed together).
+Domain: every loop of the kernel is a top-level ``for v in range(0, n, B)`` over the same ``n`` (a parameter),
+each stepping by a constexpr (loops fused from several kernels may have their own, ``BLOCK`` and ``BLOCK_2``: all
+become ``next_power_of_2(n)``), at least two loops, none nested; one launch site that is a statement of its own,
+passing every step as a keyword. A later load is shared when its address equals the first one's in a canonical
+form (names defined earlier in the loop replaced by their definitions, the loop variable by 0, every step by one
+token, ``+``/``*``/``&`` operands sorted: ``x_ptr + row * n + cols`` and ``x_ptr + offs`` with ``offs = row * n +
+cols`` match), its mask is the first one's or the first one and-ed with more, the names they read are not rebound
+between the loops, and no store or atomic writes through that base. Refused otherwise, with each reason. ``LIMIT`` is the round's parameter (8192, 16384, 4096 elements timed together).
 """
 
 from __future__ import annotations
 
+import ast
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,10 +58,14 @@ _WRITES = ("tl.store", "tl.atomic_add", "tl.atomic_max", "tl.atomic_min", "tl.at
 @dataclass
 class _Plan:
     loops: list[cst.For]
-    var: str
+    vars: list[str]  # each loop's variable
     bound: str  # the kernel parameter the loops run to
-    block: str  # the constexpr step
+    blocks: list[str]  # the constexpr steps (one per distinct name; all become next_power_of_2(n))
     host_bound: str  # the host expression passed for ``bound``
+
+    @property
+    def block(self) -> str:
+        return self.blocks[0]
 
 
 def _header(loop: cst.For, code: Any) -> tuple[str, str, str] | None:
@@ -80,15 +88,6 @@ def _assigns(stmts: list[cst.CSTNode]) -> dict[str, str]:
     return out
 
 
-def _resolved(e: cst.BaseExpression | None, defs: dict[str, str], code: Any) -> str:
-    """The text of a mask, a name defined earlier in its loop replaced by its definition (``mask`` -> ``cols < n``)."""
-    if e is None:
-        return ""
-    if isinstance(e, cst.Name) and e.value in defs:
-        return defs[e.value]
-    return code(e)
-
-
 def _plan(t: Target) -> tuple[_Plan | None, list[str]]:
     code, k = t.tree.code, t.kernel
     bad = single_site_reasons(t)
@@ -101,19 +100,18 @@ def _plan(t: Target) -> tuple[_Plan | None, list[str]]:
         bad.append("a nested loop or a while loop (only top-level row loops are made resident)")
     if len(loops) < 2:
         return None, [*bad, f"{len(loops)} top-level row loop(s): nothing is loaded twice"]
-    heads = {_header(lp, code) for lp in loops}
-    if len(heads) != 1 or None in heads:
-        return None, [*bad, "the loops are not all `for v in range(0, n, BLOCK)` with one n and one BLOCK"]
-    var, bound, block = next(iter(heads))  # type: ignore[misc]
-    if block not in k.constexprs:
-        bad.append(f"the loop step {block} is not a constexpr parameter")
+    heads = [_header(lp, code) for lp in loops]
+    if None in heads or len({h[1] for h in heads}) != 1:  # type: ignore[index]
+        return None, [*bad, "the loops are not all `for v in range(0, n, BLOCK)` over one n"]
+    bound = heads[0][1]  # type: ignore[index]
+    blocks = list(dict.fromkeys(h[2] for h in heads))  # type: ignore[index]
+    bad += [f"the loop step {b} is not a constexpr parameter" for b in blocks if b not in k.constexprs]
     if bound not in k.params:
         bad.append(f"the loop bound {bound} is not a kernel parameter")
     host = None
     if not bad:
         site = t.sites[0]
-        if site.keyword(block) is None:
-            bad.append(f"the launch does not pass {block} as a keyword")
+        bad += [f"the launch does not pass {b} as a keyword" for b in blocks if site.keyword(b) is None]
         arg = site.arg_for(k, bound)
         host = code(arg) if arg is not None else None
         if host is None:
@@ -124,7 +122,7 @@ def _plan(t: Target) -> tuple[_Plan | None, list[str]]:
             bad.append("the launch is not a statement of its own (its result is used)")
     if bad:
         return None, bad
-    return _Plan(loops, var, bound, block, host or ""), []
+    return _Plan(loops, [h[0] for h in heads], bound, blocks, host or ""), []  # type: ignore[index]
 
 
 def _loads(loop: cst.For) -> list[tuple[cst.CSTNode, cst.Call]]:
@@ -144,50 +142,105 @@ def _base(ptr: cst.BaseExpression) -> str:
     return ptr.value if isinstance(ptr, cst.Name) else ""
 
 
+def _canon(e: cst.BaseExpression | None, defs: dict[str, str], zero: set[str], steps: set[str], depth: int = 0) -> str:
+    """A canonical text of an address or mask: names defined earlier in the loop replaced by their definitions, the
+    loop variable by 0 (each loop runs once), every step constexpr by one token (all become next_power_of_2(n)),
+    and the operands of ``+`` / ``*`` / ``&`` chains sorted, so ``x + row * n + cols`` and ``x + offs`` with
+    ``offs = row * n + cols`` compare equal."""
+    if e is None:
+        return ""
+
+    class _Expand(ast.NodeTransformer):
+        def __init__(self, d: int) -> None:
+            self.d = d
+
+        def visit_Name(self, node: ast.Name) -> ast.AST:  # noqa: N802 (ast visitor name)
+            if node.id in zero:
+                return ast.Constant(0)
+            if node.id in steps:
+                return ast.Name("__STEP__")
+            if node.id in defs and self.d < 6:
+                return _Expand(self.d + 1).visit(ast.parse(defs[node.id], mode="eval").body)
+            return node
+
+    def go(node: ast.AST) -> str:
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mult, ast.BitAnd)):
+            kind = type(node.op)
+            terms: list[str] = []
+
+            def flat(n: ast.AST) -> None:
+                if isinstance(n, ast.BinOp) and isinstance(n.op, kind):
+                    flat(n.left)
+                    flat(n.right)
+                else:
+                    terms.append(go(n))
+            flat(node)
+            terms = [x for x in terms if not (kind is ast.Add and x == "Constant(value=0,kind=None)")]
+            return f"{kind.__name__}(" + ",".join(sorted(terms)) + ")" if len(terms) != 1 else terms[0]
+        parts = [f"{k}={go(v) if isinstance(v, ast.AST) else [go(x) if isinstance(x, ast.AST) else x for x in v] if isinstance(v, list) else v}"
+                 for k, v in ast.iter_fields(node) if k != "ctx"]
+        return f"{type(node).__name__}({','.join(parts)})"
+
+    return go(_Expand(depth).visit(ast.parse(cst.Module([]).code_for_node(e).strip(), mode="eval").body))
+
+
 def _shared(t: Target, plan: _Plan) -> list[tuple[cst.Call, cst.Call, list[str]]]:
     """(first load, later load, []) pairs a single load can serve; pairs that cannot are left out."""
-    code = t.tree.code
     written = {_base(arg_value(n, "pointer", 0)) for n in walk(t.kernel.node)  # type: ignore[arg-type]
                if isinstance(n, cst.Call) and call_name(n) in _WRITES and arg_value(n, "pointer", 0) is not None}
     top = list(t.kernel.node.body.body)  # type: ignore[attr-defined]
+    zero, steps = set(plan.vars), set(plan.blocks)
     out = []
-    first_loads: dict[str, tuple[int, cst.CSTNode, cst.Call]] = {}
+    first_loads: dict[str, tuple[int, cst.CSTNode, cst.Call, str]] = {}
     for li, loop in enumerate(plan.loops):
         body = list(loop.body.body)  # type: ignore[attr-defined]
         for stmt, ld in _loads(loop):
             ptr = arg_value(ld, "pointer", 0)
             if ptr is None or _base(ptr) in written:
                 continue
-            key = code(ptr)
+            defs = _assigns(body[:body.index(stmt)])
+            key = _canon(ptr, defs, zero, steps)
+            mask = _canon(arg_value(ld, "mask", 1), defs, zero, steps)
             if key not in first_loads:
-                first_loads[key] = (li, stmt, ld)
+                first_loads[key] = (li, stmt, ld, mask)
                 continue
-            fi, fstmt, first = first_loads[key]
-            fbody = list(plan.loops[fi].body.body)  # type: ignore[attr-defined]
-            before1 = _assigns(fbody[:fbody.index(fstmt)])
-            before2 = _assigns(body[:body.index(stmt)])
-            m1 = _resolved(arg_value(first, "mask", 1), before1, code)
-            m2node = arg_value(ld, "mask", 1)
-            m2 = _resolved(m2node, before2, code)
-            if bool(m1) != bool(m2):
+            fi, _fstmt, first, m1 = first_loads[key]
+            # the later mask is the first one, or the first one and-ed with more (a subset of the loaded lanes)
+            if bool(m1) != bool(mask) or (mask != m1 and not (mask.startswith("BitAnd(") and m1 in _and_terms(mask, m1))):
                 continue
-            if m2 != m1:
-                parts = ([code(m2node.left).strip("()"), code(m2node.right).strip("()")]  # type: ignore[union-attr]
-                         if isinstance(m2node, cst.BinaryOperation) and isinstance(m2node.operator, cst.BitAnd) else [])
-                if not any(p == m1 or _resolved(cst.Name(p), before2, code) == m1 for p in parts if p.isidentifier() or p == m1):
-                    continue
-            # the names the pointer and the first mask read: defined alike in both loops, or never rebound
-            m1node = arg_value(first, "mask", 1)
-            names = {n.value for e in (ptr, m1node) if e is not None for n in walk(e) if isinstance(n, cst.Name)}
-            names |= {n.value for d in (before1.get(x) for x in list(names)) if d for n in walk(cst.parse_expression(d))
-                      if isinstance(n, cst.Name)}
+            # the free names the address and mask read (after the in-loop definitions): never rebound between the loops
+            free = {n for n in re.findall(r"[A-Za-z_][A-Za-z_0-9]*", key + m1) if n in _names_of(t.kernel.node)}
             between = top[top.index(plan.loops[fi]):top.index(loop)]
             rebound = set(_assigns([s for s in between if not isinstance(s, cst.For)]))
-            inner = {n for lp in plan.loops for n in _assigns(list(lp.body.body))}  # type: ignore[attr-defined]
-            if any(before1.get(n) != before2.get(n) for n in names if n in inner) or names & (rebound - {plan.var}):
+            if free & rebound:
                 continue
             out.append((first, ld, []))
     return out
+
+
+def _and_terms(mask: str, m1: str) -> list[str]:
+    """The operands of a canonical ``BitAnd(...)`` (m1 may itself be one operand, or an and-chain of several)."""
+    inner = mask[len("BitAnd("):-1]
+    terms, depth, cur = [], 0, ""
+    for ch in inner:
+        if ch == "," and depth == 0:
+            terms.append(cur)
+            cur = ""
+            continue
+        depth += ch == "("
+        depth -= ch == ")"
+        cur += ch
+    terms.append(cur)
+    if m1.startswith("BitAnd("):
+        sub = _and_terms(m1, "")
+        return [m1] if all(x in terms for x in sub) else terms
+    return terms
+
+
+def _names_of(node: cst.CSTNode) -> set[str]:
+    return {n.value for n in walk(node) if isinstance(n, cst.Name)}
 
 
 class RowResident:
@@ -226,8 +279,8 @@ class RowResident:
                 sub.insert_before(stmt, f"{raws[id(first)]} = {load}\n")  # type: ignore[arg-type]
                 _use(sub, first, raws[id(first)])
             _use(sub, later, raws[id(first)])
-        for lp in splan.loops:
-            sub.unwrap(lp, f"{splan.var} = 0\n")
+        for lp, var in zip(splan.loops, splan.vars, strict=True):
+            sub.unwrap(lp, f"{var} = 0\n")
         rendered = sub.render().split("\n", 4)[4]
         t.tree.insert_after(k.node, "\n\n" + rendered)
         site = t.sites[0]
@@ -235,8 +288,9 @@ class RowResident:
         nb = f"triton.next_power_of_2({plan.host_bound})"
         fast = cst.ensure_type(cst.parse_expression(call_text), cst.Call)
         fast = fast.with_changes(func=fast.func.with_changes(value=cst.Name(new_name)))  # type: ignore[attr-defined]
-        args = [a for a in fast.args if not (a.keyword is not None and a.keyword.value in (plan.block, "num_warps"))]
-        extra = cst.ensure_type(cst.parse_expression(f"f({plan.block}={nb}, num_warps=min(16, max(4, {nb} // 512)))"), cst.Call).args
+        args = [a for a in fast.args if not (a.keyword is not None and a.keyword.value in (*plan.blocks, "num_warps"))]
+        steps = "".join(f"{b}={nb}, " for b in plan.blocks)
+        extra = cst.ensure_type(cst.parse_expression(f"f({steps}num_warps=min(16, max(4, {nb} // 512)))"), cst.Call).args
         if args:
             args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
         fast = fast.with_changes(args=[*args, *extra])
@@ -245,7 +299,7 @@ class RowResident:
         t.tree.insert_before(site.statement, stmt_text)  # type: ignore[arg-type]
         t.tree.remove(site.statement)  # type: ignore[arg-type]
         return (f"{k.name}: {len(plan.loops)} loops over one row -> {new_name}, the row loaded once and kept in registers "
-                f"({len(pairs)} repeated load(s) served by {len(raws)}), launched with {plan.block} = next_power_of_2"
+                f"({len(pairs)} repeated load(s) served by {len(raws)}), launched with {' = '.join(plan.blocks)} = next_power_of_2"
                 f"({plan.host_bound}) when {plan.host_bound} <= {limit}; the original kernel above")
 
 
@@ -253,8 +307,8 @@ def _plan_loops_only(t: Target) -> tuple[_Plan, list[str]]:
     """The loop plan of the kernel copy (it has no launch of its own)."""
     code, k = t.tree.code, t.kernel
     loops = [s for s in k.node.body.body if isinstance(s, cst.For)]  # type: ignore[attr-defined]
-    var, bound, block = _header(loops[0], code)  # type: ignore[misc]
-    return _Plan(loops, var, bound, block, ""), []
+    heads = [_header(lp, code) for lp in loops]
+    return _Plan(loops, [h[0] for h in heads], heads[0][1], list(dict.fromkeys(h[2] for h in heads)), ""), []  # type: ignore[index]
 
 
 def _use(tree: Tree, load: cst.Call, raw: str) -> None:

@@ -52,6 +52,17 @@ def test_refusals() -> None:
                              "        x = tl.load(x_ptr + cols, mask=cols < n_cols - 1, other=0.0)\n        tl.store")
     with pytest.raises(NotApplicable, match="no load is repeated"):
         apply_recipe(RECIPE, RecipeContext(source=other_mask))
-    with pytest.raises(NotApplicable, match="not all `for v in range"):
+    with pytest.raises(NotApplicable, match=r"loop step 2 \* BLOCK is not a constexpr parameter"):
         apply_recipe(RECIPE, RecipeContext(source=src.replace("for off in range(0, n_cols, BLOCK):\n        cols = off + tl.arange(0, BLOCK)\n        x = tl.load(x_ptr + cols, mask=cols < n_cols, other=0.0)\n        tl.store",
                                                                "for off in range(0, n_cols, 2 * BLOCK):\n        cols = off + tl.arange(0, BLOCK)\n        x = tl.load(x_ptr + cols, mask=cols < n_cols, other=0.0)\n        tl.store")))
+
+
+def test_loops_with_their_own_step_and_address_form_share_one_load(tmp_path: Path) -> None:
+    """After the regrid-then-fuse chain the two loops step by BLOCK and BLOCK_2 and address the row as
+    `x_ptr + row * n_cols + cols` and `x_ptr + offs` (offs = row * n_cols + cols): the same chunk once each runs once."""
+    fused = rewrite("chain_flat_rowscale", {"kind": "kernel_chain_fusion", "params": {}})
+    res = apply_recipe(RECIPE, RecipeContext(source=fused.source))
+    rows = res.source[res.source.index("_rows("):res.source.index("class ModelNew")]
+    assert rows.count("tl.load(x_ptr") == 1 and "tl.where(mask, row_vals0, 0.0)" in rows
+    assert "BLOCK=triton.next_power_of_2(N), BLOCK_2=triton.next_power_of_2(N)" in res.source
+    same_outputs("chain_flat_rowscale", res.source, tmp_path)
