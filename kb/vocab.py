@@ -58,6 +58,7 @@ Cause = Literal[
     "same_address_atomics",  # many programs atomically update the same address(es): serialized in L2
     "redundant_passes",  # the kernel (or the launcher) reads the same data several times
     "loop_reductions",  # a block reduction to a scalar inside a column loop: a cross-warp reduction per iteration
+    "serial_tail",  # one program walks a problem-sized loop alone (a two-stage reduction's second pass): one SM works
     "register_spills",  # registers exceed the budget: local-memory spills / low occupancy
     "fma_dot",  # tl.dot lowered to FMA (ieee fp32) instead of tensor-core MMA / wgmma
     "small_dot_tiles",  # tl.dot on small or ill-shaped tiles: tensor cores starved, little reuse
@@ -75,6 +76,7 @@ CAUSE_CLASS: dict[str, str] = {
     "same_address_atomics": "sync_bound",
     "redundant_passes": "memory_bound",
     "loop_reductions": "sync_bound",
+    "serial_tail": "latency_bound",
     "register_spills": "occupancy_limited",
     "fma_dot": "compute_bound",
     "small_dot_tiles": "compute_bound",
@@ -98,6 +100,7 @@ CAUSE_FAMILIES: dict[str, tuple[str, ...]] = {
                          "fused-cross-entropy-online-lse", "fused-softmax-row-in-registers", "fused-layernorm",
                          "elementwise-chain-fusion"),
     "loop_reductions": ("looped-row-reduction",),
+    "serial_tail": ("enlarge-tiny-blocks",),
     "register_spills": ("register-spill-relief",),
     "fma_dot": ("tf32-for-fp32-matmul", "low-precision-operands-fp32-accumulate"),
     "small_dot_tiles": ("matmul-tile-config-search", "persistent-tile-loop"),

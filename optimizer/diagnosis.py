@@ -17,12 +17,25 @@ from optimizer.ladder.decide import Decision
 from optimizer.ladder.findings import Finding
 from optimizer.ladder.types import CardRef, LevelResult
 
-__all__ = ["Diagnosis", "diagnose"]
+__all__ = ["Diagnosis", "RewritePreview", "diagnose"]
 
 #: Interpreter failures that say "could not execute it here", not "it computes the wrong thing".
 _CANNOT_EXECUTE = frozenset({"timeout", "oom", "crashed", "runtime_error", "compile_error", "killed", "memory_limit"})
 #: fields the ladder fills; a candidate that does not validate stops before it, and its JSON omits them
-_LADDER_FIELDS = ("summary", "causes", "decision", "phase_s")
+_LADDER_FIELDS = ("summary", "causes", "decision", "phase_s", "rewrite")
+
+
+class RewritePreview(BaseModel):
+    """The rewrite the offline proposer would make from this diagnosis (``diagnose(..., rewrite=True)``): the
+    chosen family's first point as a diff, or why there is none. Nothing is validated or timed here."""
+
+    family: str = ""
+    kind: str = Field(default="", description="the recipe kind (a structural transform or a launch recipe)")
+    description: str = ""
+    diff: str = ""
+    source: str = Field(default="", description="the rewritten candidate (first point)")
+    points: int = Field(default=0, description="how many points a round would screen (variants, up to 8)")
+    refused: str = Field(default="", description="why no rewrite was made (no family chosen, recipe refused ...)")
 
 
 class Diagnosis(BaseModel):
@@ -46,6 +59,8 @@ class Diagnosis(BaseModel):
     causes: list[Finding] = Field(default_factory=list, description="every level's cause findings")
     decision: Decision | None = Field(default=None, description="the cause decision of the last level that made one")
     phase_s: dict[str, float] = Field(default_factory=dict, description="wall seconds per phase (PhaseClock)")
+    rewrite: RewritePreview | None = Field(default=None, description="the rewrite the offline proposer would make "
+                                           "(only when asked: diagnose(..., rewrite=True), ladder diagnose --rewrite)")
 
     @model_serializer(mode="wrap")
     def _shape(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -56,8 +71,10 @@ class Diagnosis(BaseModel):
 
 
 def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str | None, max_level: str, kb: Any,
-             workdir: str | Path | None = None, validate: bool = True) -> Diagnosis:
-    """Validate (and time) the candidate, then run the ladder up to ``max_level`` without stopping early."""
+             workdir: str | Path | None = None, validate: bool = True, rewrite: bool = False) -> Diagnosis:
+    """Validate (and time) the candidate, then run the ladder up to ``max_level`` without stopping early.
+
+    ``rewrite``: also ask the offline proposer for the rewrite a round would make (``Diagnosis.rewrite``)."""
     from optimizer.harness.evaluation import Evaluation, evaluate, record_launches, to_timing
     from optimizer.harness.problem import load_problem
     from optimizer.ladder import keys
@@ -112,5 +129,28 @@ def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str 
     out.summary = outcome.summary()
     out.causes = [f for r in outcome.results for f in r.findings]
     out.decision = next((r.decision for r in reversed(outcome.results) if r.decision is not None), None)
+    if rewrite:
+        out.rewrite = _preview(ctx, outcome)
     out.phase_s = clock.finish(time.perf_counter() - t_start)
     return out
+
+
+def _preview(ctx: Any, outcome: Any) -> RewritePreview:
+    """The offline proposer's first point for the chosen family (and how many points a round would screen)."""
+    from optimizer.proposers.offline import OfflineProposer
+    from optimizer.recipes.base import NotApplicable
+
+    card = outcome.chosen
+    if card is None or outcome.stop is None:
+        return RewritePreview(refused="the ladder chose no family" + (f" ({outcome.summary()})" if outcome.results else ""))
+    recipe = card.recipe or {}
+    pre = RewritePreview(family=card.id, kind=str(recipe.get("kind", "")))
+    name = f"{ctx.candidate.stem}_rewrite.py"
+    try:
+        props = OfflineProposer().variants(ctx, outcome, new_filename=name, limit=8)
+    except NotApplicable as exc:
+        pre.refused = str(exc)
+        return pre
+    first = props[0]
+    pre.description, pre.diff, pre.source, pre.points = first.description, first.diff, first.source, len(props)
+    return pre

@@ -184,19 +184,22 @@ def _upcast(k: Kernel, e: ast.expr) -> bool:
 
 
 def _one_row_per_program(k: Kernel, loops: list[ast.AST]) -> bool:
-    """program_id(0) assigned at top level and used as a row index (times a stride / row length), no row loop."""
+    """program_id(0) assigned at top level and used as a row index (times a stride / row length), no row loop.
+
+    A row index is a program id multiplied by a runtime value (a stride, a row length, another grid extent); a
+    program id times a constexpr alone is a block start (``pid * BLOCK``), a row only in a kernel that reduces."""
     for stmt in k.node.body:
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) and "program_id" in ast.unparse(stmt.value.func):
             var = stmt.targets[0].id if isinstance(stmt.targets[0], ast.Name) else None
             if var is None:
                 continue
             has_reduction = any(f"tl.{r}(" in ast.unparse(k.node) for r in ("max", "sum", "min", "argmax", "argmin", "reduce"))
-            used_as_row = any(
-                isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) and var in {x.id for x in ast.walk(n) if isinstance(x, ast.Name)}
-                for n in ast.walk(k.node)
-            )
+            products = [{x.id for x in ast.walk(n) if isinstance(x, ast.Name)} for n in ast.walk(k.node)
+                        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)]
+            used_as_row = any(var in names for names in products)
+            runtime_row = any(var in names and names - {var, "tl", "triton"} - set(k.constexprs) for names in products)
             in_loop = any(var in ast.unparse(lp) for lp in loops)
-            return has_reduction and used_as_row and not in_loop
+            return (has_reduction and used_as_row or runtime_row) and not in_loop
     return False
 
 
@@ -396,17 +399,18 @@ def intermediate_roundtrips(sites: list[Any], kernels: dict[str, Kernel]) -> lis
         ordered = sorted(fsites, key=lambda s: (s.call.lineno, s.call.col_offset))
         for buf in sorted(fresh - returned):
             writer = reader = None
+            params: dict[str, str] = {}
             for site in ordered:
                 k = kernels[site.kernel]
                 passed = {p for p in k.params if isinstance(a := site.arg_for(k, p), ast.Name) and a.id == buf}
-                if writer is None and passed & _pointer_params(k, "store"):
-                    writer = site
-                elif writer is not None and passed & _pointer_params(k, "load"):
-                    reader = site
+                if writer is None and (w := passed & _pointer_params(k, "store")):
+                    writer, params["writer"] = site, sorted(w)[0]
+                elif writer is not None and (r := passed & _pointer_params(k, "load")):
+                    reader, params["reader"] = site, sorted(r)[0]
                     break
             if writer is not None and reader is not None:
                 out.append({"buffer": buf, "written_by": writer.kernel, "read_by": reader.kernel,
-                            "lines": [writer.call.lineno, reader.call.lineno]})
+                            "lines": [writer.call.lineno, reader.call.lineno], "params": params})
     return out
 
 

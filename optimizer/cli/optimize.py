@@ -137,6 +137,8 @@ def diagnose_command(
     triton: Annotated[str | None, typer.Option("--triton", help="validate with another Triton env, e.g. 3.6 "
                                                "(make triton36-env; same as LADDER_TRITON_PYTHON)")] = None,
     token: Annotated[str | None, typer.Option("--token", help="bearer token for --server (default $LADDER_TOKEN)")] = None,
+    rewrite: Annotated[bool, typer.Option("--rewrite", help="also show the rewrite a round would make (the chosen "
+                                          "family's first point as a diff; not validated or timed)")] = False,
 ) -> None:
     """Run the evidence levels without rewriting: per level the evidence, class, matched cards and tests."""
     from optimizer.diagnosis import diagnose
@@ -147,7 +149,8 @@ def diagnose_command(
         raise typer.BadParameter("--max-level must be one of L1, L2, L3, L4")
     backend = check_backend(backend)
     select_triton(triton)
-    result = diagnose(problem, candidate, backend=backend, max_level=max_level, kb=connect_kb(server, home, token))
+    result = diagnose(problem, candidate, backend=backend, max_level=max_level, kb=connect_kb(server, home, token),
+                      rewrite=rewrite)
     if json_out:
         emit_json(result)
     else:
@@ -194,3 +197,11 @@ def _print_diagnosis(console: Console, d: Diagnosis) -> None:
         else:
             console.print(f"[bold]cause: undecided[/bold] ({dec.reason})")
     console.print(f"[bold]{d.summary}[/bold]")
+    rw = d.rewrite
+    if rw is not None:
+        if rw.refused:
+            console.print(f"rewrite: none ({rw.refused[:400]})")
+        else:
+            console.print(f"[bold]rewrite[/bold] {rw.family} ({rw.kind}, {rw.points} point(s) a round would screen): "
+                          f"{rw.description[:300]}")
+            console.print(rw.diff, markup=False, highlight=False)

@@ -40,7 +40,7 @@ EARLY_LEAD = 0.2
 DOMINANCE: dict[str, float] = {
     "at_roofline": 1.0, "per_element_grid": 1.0, "fma_dot": 0.98, "same_address_atomics": 0.97, "register_spills": 0.95,
     "redundant_passes": 0.93, "tiny_programs": 0.92, "small_dot_tiles": 0.9, "unvectorized_access": 0.88,
-    "launch_overhead": 0.85, "loop_reductions": 0.84, "l2_unfriendly_order": 0.8, "unknown": 0.0,
+    "launch_overhead": 0.85, "loop_reductions": 0.84, "serial_tail": 0.9, "l2_unfriendly_order": 0.8, "unknown": 0.0,
 }
 
 

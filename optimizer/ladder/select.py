@@ -45,7 +45,8 @@ def recipe_context(ctx: LadderContext, card_id: str, bottleneck: str = "unknown"
         tried=tried_points(ctx, card_id), backend=ctx.backend, hot_kernel=ctx.cache.get(keys.HOT_KERNEL),
         tolerance={"atol": tol.atol, "rtol": tol.rtol} if tol is not None else None,
         tolerances={k: {"atol": v.atol, "rtol": v.rtol} for k, v in (getattr(ctx.problem, "tolerances", None) or {}).items()},
-        evidence=[*(f"ir:{x}" for x in ctx.known_signatures()), *(f"code:{t}" for t in (feats.tokens if feats is not None else []))],
+        evidence=sorted({*(f"ir:{x}" for x in ctx.known_signatures()), *(f"code:{t}" for t in (feats.tokens if feats is not None else [])),
+                         *(f"cause:{f.cause}" for r in ctx.results for f in r.findings if f.confidence >= 0.5)}),
     )
 
 

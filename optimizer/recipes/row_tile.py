@@ -70,13 +70,32 @@ def _mentions(node: ast.AST, names: set[str]) -> bool:
     return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
 
 
+def _constexpr_if(k: Kernel, stmt: ast.stmt) -> bool:
+    """``if FLAG:`` over constexpr parameters only: resolved at compile time, so the code stays straight-line."""
+    if not isinstance(stmt, ast.If):
+        return False
+    names = {n.id for n in ast.walk(stmt.test) if isinstance(n, ast.Name)}
+    return bool(names) and names <= set(k.constexprs)
+
+
+def _straight(k: Kernel, stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements in order, the branches of constexpr ``if``s inlined (both: either may be compiled)."""
+    out: list[ast.stmt] = []
+    for stmt in stmts:
+        if _constexpr_if(k, stmt):
+            out += _straight(k, stmt.body) + _straight(k, stmt.orelse)  # type: ignore[attr-defined]
+        else:
+            out.append(stmt)
+    return out
+
+
 def _check(k: Kernel, pid: ast.Assign) -> None:
     body = k.node.body
-    after = body[body.index(pid) + 1:]
+    after = _straight(k, body[body.index(pid) + 1:])
     for stmt in after:
         if not isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)):
             raise NotApplicable(f"{k.name} has a {type(stmt).__name__.lower()} statement after the row index; "
-                                "row tiling needs straight-line code")
+                                "row tiling needs straight-line code (an `if` over constexprs is fine)")
     for n in ast.walk(k.node):
         if isinstance(n, ast.Subscript) and any(isinstance(e, ast.Constant) and e.value is None
                                                 for e in ast.walk(n.slice)):
@@ -88,6 +107,11 @@ def _check(k: Kernel, pid: ast.Assign) -> None:
             axis = n.args[0] if n.args else None
             if n is not pid.value and isinstance(axis, ast.Constant) and axis.value == 0:
                 raise NotApplicable(f"{k.name} reads tl.program_id(0) twice")
+            continue
+        if name == "tl.num_programs":  # axis 0 becomes the row count (the tiled grid is smaller); others stay
+            axis = n.args[0] if n.args else next((kw.value for kw in n.keywords if kw.arg == "axis"), None)
+            if not isinstance(axis, ast.Constant):
+                raise NotApplicable(f"{k.name} calls tl.num_programs with a non-literal axis")
             continue
         if name in ("tl.load", "tl.store", "tl.arange") or name in _ELEMENTWISE or name.startswith(_ELEMENTWISE_PREFIXES):
             if name == "tl.arange" and len(n.args) != 2:
@@ -150,8 +174,11 @@ def plan_row_tile(st: SourceText, k: Kernel, pid: ast.Assign, param: str, bound:
     _check(k, pid)
     var = pid.targets[0].id  # type: ignore[attr-defined]
     body = k.node.body
-    dep = _row_dependent(body[body.index(pid) + 1:], var)
+    dep = _row_dependent(_straight(k, body[body.index(pid) + 1:]), var)
     calls = [n for n in ast.walk(k.node) if isinstance(n, ast.Call)]
+    for n in calls:  # the grid's row extent: the row count, not the tiled grid's
+        if _name(n) == "tl.num_programs" and (n.args[0] if n.args else n.keywords[0].value).value == 0:  # type: ignore[attr-defined]
+            st.replace(n, bound)
     # aranges first: at a shared offset, edits apply in the order they were made
     for n in calls:
         if _name(n) == "tl.arange":

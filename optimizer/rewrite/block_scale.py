@@ -266,6 +266,9 @@ class BlockScale:
         plan, _ = self._plan(t, ctx)
         assert plan is not None
         values = [int(v) for v in (params.get("values") or [1024, 2048, 4096, 512])]
+        if "cause:serial_tail" in ctx.evidence and plan.form == "grid":
+            # a one-program pass loops once per program of this kernel: larger blocks shorten that serial loop
+            values = sorted({*(v for v in values if v >= 2048), 8192, 16384}, key=lambda v: (v != 4096, -v))
         cap = _MAX_TILE // max(1, plan.other_tile)
         if plan.loop_bound:
             cap = min(cap, 1 << (plan.loop_bound - 1).bit_length())

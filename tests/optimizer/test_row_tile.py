@@ -119,3 +119,34 @@ def test_a_wide_row_block_is_refused_in_both_forms() -> None:
             apply_recipe(recipe, RecipeContext(source=src, launches=wide))
     ok = [{"kernel": "softmax_kernel", "grid": [65536], "constexprs": {"BLOCK_N": 4096}}]
     assert tile(src, ok).applied["form"] == "tile"
+
+
+def test_a_two_dimensional_grid_tiles_its_first_axis(tmp_path: Path) -> None:
+    """One program per (token, head): axis 0 becomes a tile of tokens; tl.num_programs(0) (the token count the
+    kernel derives its strides from) becomes the row count, axis 1 and the constexpr ``if`` stay as they are."""
+    from optimizer.harness.evaluation import evaluate
+    from optimizer.harness.problem import load_problem
+    from optimizer.settings import LadderSettings
+
+    src = (DATA / "head_blend" / "initial.py").read_text()
+    res = tile(src)
+    out = res.source
+    assert res.applied["form"] == "tile"
+    assert "n_tok = n_rows_rpp" in out and "n_head = tl.num_programs(1)" in out
+    assert "head_blend_kernel[(triton.cdiv(T, ROWS_PER_PROGRAM), H)]" in out and "n_rows_rpp=T" in out
+    assert "if WRITE_GATE:" in out and "tok, g, mask=row_tile_ok)" in out
+    path = tmp_path / "tiled.py"
+    path.write_text(out)
+    ev = evaluate(load_problem(DATA / "head_blend"), path, backend="interpreter", settings=LadderSettings(validation_seeds=[0, 1]))
+    assert ev.passed, ev.reason
+
+
+def test_a_branch_on_a_runtime_value_is_not_tiled() -> None:
+    from optimizer.recipes.appliers import _parse, _pid_stmt
+    from optimizer.recipes.row_tile import plan_row_tile
+
+    src = (DATA / "head_blend" / "initial.py").read_text().replace("    if WRITE_GATE:\n", "    if tok < 3:\n")
+    p = _parse(RecipeContext(source=src))
+    k = p.kernels["head_blend_kernel"]
+    with pytest.raises(NotApplicable, match="if statement after the row index"):
+        plan_row_tile(p.st, k, _pid_stmt(k), "R", "n_rows")

@@ -32,6 +32,10 @@ MANY_LAUNCHES, SMALL_CASE_BYTES = 4, 64 * 1024 * 1024
 TINY_ROW_BYTES = 2048
 #: A row loop stepping by at most this many elements per iteration keeps few loads in flight (naive first versions).
 SMALL_LOOP_CHUNK = 256
+#: A one-program launch is a serial tail when its loop runs at least this many iterations (one SM, dependent chunks).
+SERIAL_TAIL_ITERS = 64
+#: An intermediate buffer under this share of the case's traffic (per-program partials) makes no redundant pass.
+NEGLIGIBLE_TRIP_SHARE = 0.05
 
 
 def _warps(rec: dict | None) -> int:
@@ -68,6 +72,53 @@ def _hot(feats: CodeFeatures, launches: list[dict[str, Any]], hot_kernel: str | 
     if feats.structures:
         return next(iter(feats.structures.values())), None
     return None, None
+
+
+def _trip_bytes(trip: dict[str, Any], launches: list[dict[str, Any]]) -> int | None:
+    """Bytes of an intermediate buffer, from the writer's launch record (numel x element size of its parameter)."""
+    param = (trip.get("params") or {}).get("writer")
+    for r in launches:
+        if r.get("kernel") == trip.get("written_by") and param:
+            n, t = (r.get("numel") or {}).get(param), (r.get("signature") or {}).get(param)
+            if isinstance(n, int):
+                return n * ((elem_bytes(t) if isinstance(t, str) else None) or 4)
+    return None
+
+
+def _negligible_trip(trip: dict[str, Any], launches: list[dict[str, Any]], case_bytes: float | None) -> bool:
+    """A round trip of a buffer under ``NEGLIGIBLE_TRIP_SHARE`` of the case's traffic (a two-stage reduction's
+    per-program partials) costs nothing worth a fusion: it is not a redundant pass."""
+    size = _trip_bytes(trip, launches)
+    return size is not None and bool(case_bytes) and size < NEGLIGIBLE_TRIP_SHARE * float(case_bytes or 0)
+
+
+def _serial_tail_findings(feats: CodeFeatures, launches: list[dict[str, Any]]) -> list[Finding]:
+    """A launch of ONE program whose loop walks a problem-sized extent (the second pass of a two-stage reduction over
+    one partial per first-pass program, a whole reduction in one program): one SM works through it alone while the
+    others idle, one dependent chunk at a time. When the loop reads another kernel's per-program output, fewer,
+    larger programs in that producer shrink the loop (``enlarge-tiny-blocks``); the finding names both kernels."""
+    out: list[Finding] = []
+    readers = {t["read_by"]: t for t in feats.details.get("roundtrips") or []}
+    for rec in launches:
+        st = feats.structures.get(rec.get("kernel", ""))
+        if st is None or _programs(rec) != 1 or not st.loops:
+            continue
+        args = rec.get("ir_args") or {}
+        chunk = min((int(v) for n, v in (rec.get("constexprs") or {}).items()
+                     if "BLOCK" in n.upper() and isinstance(v, int) and not isinstance(v, bool) and v > 0), default=1)
+        extents = [int(args[b]) for b in st.loop_bounds if isinstance(args.get(b), int) and not isinstance(args.get(b), bool)]
+        iters = max(extents, default=0) // chunk
+        if iters < SERIAL_TAIL_ITERS:
+            continue
+        trip = readers.get(st.name)
+        feeds = f" over {trip['buffer']}, one entry per program of {trip['written_by']}" if trip else ""
+        out.append(Finding(cause="serial_tail", level="L1", confidence=0.7 if trip else 0.55, structural=True,
+                           supporting=[_ref("launch", "single_program_loop", f"{st.name} runs as 1 program whose loop walks "
+                                            f"{max(extents)} elements in {iters} iterations of {chunk}{feeds}",
+                                            st.load_lines + (trip["lines"] if trip else []))],
+                           summary=f"{st.name} is one program looping {iters} times{feeds}: one SM works, the rest idle"))
+        break
+    return out
 
 
 def _host_setup_findings(feats: CodeFeatures) -> list[Finding]:
@@ -107,7 +158,7 @@ def code_findings(feats: CodeFeatures, launches: list[dict[str, Any]], *, hot_ke
     if st is None:
         return out
     programs = _programs(rec)
-    out += _launch_findings(feats, launches, case_bytes) + _host_setup_findings(feats)
+    out += _launch_findings(feats, launches, case_bytes) + _host_setup_findings(feats) + _serial_tail_findings(feats, launches)
     grid_note = f"grid of {programs} programs" if programs else "grid not recorded"
     if not st.block_range and st.load_lines:
         supp = [_ref("code_feature", "no_block_range", f"{st.name} loads without tl.arange: one element per program", st.load_lines)]
@@ -140,7 +191,7 @@ def code_findings(feats: CodeFeatures, launches: list[dict[str, Any]], *, hot_ke
         out.append(Finding(cause="redundant_passes", level="L1", confidence=conf, structural=bool(st.multi_pass), supporting=supp,
                            summary="the same data is read in several passes: " + ", ".join(
                                f"{p} x{len(ls)}" for p, ls in st.multi_pass.items()) if st.multi_pass else "one input feeds several kernels"))
-    if trips := feats.details.get("roundtrips"):
+    if trips := [t for t in feats.details.get("roundtrips") or [] if not _negligible_trip(t, launches, case_bytes)]:
         what = ", ".join(f"{t['buffer']} ({t['written_by']} -> {t['read_by']})" for t in trips[:4])
         out.append(Finding(cause="redundant_passes", level="L1", confidence=0.7 if len(trips) >= 2 else 0.6, structural=True,
                            supporting=[_ref("code_feature", "intermediate_roundtrip", f"written to DRAM and read back: {what}",

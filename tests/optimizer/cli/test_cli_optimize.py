@@ -39,6 +39,18 @@ def test_diagnose_json_levels(app: typer.Typer) -> None:
     assert any(e["kind"] == "escalation_tests" for e in l2["evidence"])
 
 
+def test_diagnose_rewrite_flag_reports_why_there_is_none(app: typer.Typer) -> None:
+    """No level passes its tests on the fake KB: --rewrite says there is no rewrite and why (text and JSON)."""
+    res = CliRunner().invoke(app, ["diagnose", str(DATA / "softmax"), "--backend", "interpreter", "--max-level", "L2",
+                                   "--rewrite"])
+    assert res.exit_code == 0, res.output
+    assert "rewrite: none (the ladder chose no family" in " ".join(res.output.split())
+    js = CliRunner().invoke(app, ["diagnose", str(DATA / "softmax"), "--backend", "interpreter", "--max-level", "L2",
+                                  "--rewrite", "--json"])
+    rw = json.loads(js.stdout)["rewrite"]
+    assert rw["refused"].startswith("the ladder chose no family") and rw["diff"] == ""
+
+
 def test_diagnose_text_and_failing_candidate(app: typer.Typer) -> None:
     res = CliRunner().invoke(app, ["diagnose", str(DATA / "softmax" / "problem.py"), "--candidate", str(DATA / "faulty" / "nan.py"),
                                    "--backend", "interpreter", "--max-level", "L1"])

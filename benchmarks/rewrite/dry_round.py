@@ -1,0 +1,161 @@
+"""Round 1 on the CPU, without a GPU: does the ladder act on the cause it finds, and is the rewrite correct?
+
+    PYTHONPATH=. python benchmarks/rewrite/dry_round.py [--set naive|realistic|suite ...] [--only NAME,...] [--out DIR]
+
+For every kernel of a set, the static ladder (L1 and L3 from a dry launch record, compile-only IR for cuda:90; L4
+from the KB and the compiler-source map; no L2, no timing) decides a cause and a family, the offline proposer
+makes the rewrite a round 1 would make (``diagnose(..., rewrite=True)``), and the Triton interpreter validates
+the rewritten candidate on the problem's CPU cases (compile-only where the problem declares it). Recorded per
+kernel: cause and confidence, family and recipe kind, whether the rewrite is structural (a transform of the
+rewrite engine) or a launch knob, the points a round would screen, the refusal when there is no rewrite, and the
+validation verdict.
+
+What this measures: whether the decision acts on a cause with a structural rewrite, and whether that rewrite is
+correct. What it cannot measure: speed (no GPU here; the interpreter's wall time says nothing), and L2's
+counters, which on a GPU can overrule a static cause. Writes ``dry_round_cpu.json`` and ``dry_round_cpu.md``
+under ``benchmarks/results/rewrite/`` with provenance.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks._provenance import RESULTS, provenance  # noqa: E402
+
+#: where each set's kernels live: (problem folder glob, candidate file name)
+SETS = {
+    "naive": ("benchmarks/suite/*/problem.py", "naive.py"),
+    "suite": ("benchmarks/suite/*/problem.py", "initial.py"),
+    "realistic": ("benchmarks/realistic/*/problem.py", "initial.py"),
+}
+#: launch-level recipe kinds; every other kind with an applier is a structural transform of the rewrite engine
+LAUNCH_KINDS = frozenset({"launch_params", "autotune", "compiler_hints", "care_padding_false", "input_precision"})
+
+
+def kernels(sets: list[str], only: set[str]) -> list[tuple[str, Path, Path]]:
+    out = []
+    for s in sets:
+        pattern, cand = SETS[s]
+        for prob in sorted(ROOT.glob(pattern)):
+            c = prob.parent / cand
+            if c.exists() and (not only or prob.parent.name in only):
+                out.append((s, prob.parent, c))
+    return out
+
+
+def one(kb: Any, set_name: str, folder: Path, cand: Path) -> dict[str, Any]:
+    from optimizer.diagnosis import diagnose
+    from optimizer.harness.evaluation import evaluate
+    from optimizer.harness.problem import load_problem
+    from optimizer.settings import LadderSettings
+
+    t0 = time.perf_counter()
+    row: dict[str, Any] = {"set": set_name, "kernel": folder.name, "candidate": str(cand.relative_to(ROOT))}
+    d = diagnose(folder, cand, backend="interpreter", max_level="L4", kb=kb, validate=False, rewrite=True)
+    dec = d.decision
+    row.update(cause=dec.cause if dec is not None and dec.decided else "undecided",
+               confidence=round(dec.confidence, 2) if dec is not None and dec.decided else None,
+               static_only=True, stop_level=d.stop.level if d.stop else None,
+               diagnose_s=round(time.perf_counter() - t0, 1))
+    decisions = [e for lv in d.levels for e in lv.evidence if e.kind == "cause_decision"]
+    if decisions:  # why the decided cause's own families did not act (the refusal is evidence too)
+        row["family_refusals"] = [str(x)[:300] for x in (decisions[-1].data.get("refusals") or [])][:4]
+    rw = d.rewrite
+    row.update(family=rw.family if rw else "", kind=rw.kind if rw else "", points=rw.points if rw else 0,
+               refused=(rw.refused if rw else "no preview")[:400], description=(rw.description if rw else "")[:300])
+    row["structural"] = bool(rw and rw.kind and rw.kind not in LAUNCH_KINDS)
+    if rw is None or rw.refused or not rw.source:
+        row["verdict"] = "no_rewrite"
+        return row
+    with tempfile.TemporaryDirectory(prefix="dry-round-") as tmp:
+        new = Path(tmp) / cand.name
+        new.write_text(rw.source)
+        t1 = time.perf_counter()
+        ev = evaluate(load_problem(folder), new, backend="interpreter", settings=LadderSettings(), timing=False)
+        row["validate_s"] = round(time.perf_counter() - t1, 1)
+    if ev.passed:
+        row["verdict"] = "compile_only" if ev.static_only else "valid"
+    else:
+        row["verdict"] = "invalid"
+        row["failure"] = f"{ev.failure_kind}: {ev.reason}"[:500]
+    return row
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for s in sorted({r["set"] for r in rows}):
+        rs = [r for r in rows if r["set"] == s]
+        made = [r for r in rs if r["verdict"] != "no_rewrite"]
+        out[s] = {"kernels": len(rs), "decided": sum(r["cause"] != "undecided" for r in rs),
+                  "rewrite_made": len(made), "structural": sum(r["structural"] for r in made),
+                  "valid": sum(r["verdict"] == "valid" for r in made),
+                  "compile_only": sum(r["verdict"] == "compile_only" for r in made),
+                  "invalid": sum(r["verdict"] == "invalid" for r in made),
+                  "errors": sum(r["verdict"] == "error" for r in rs)}
+    return out
+
+
+def markdown(payload: dict[str, Any]) -> str:
+    p = payload["provenance"]
+    lines = ["# Round 1 on the CPU: cause, family, rewrite, interpreter validation", "",
+             f"`{p['command']}` on {p['machine']['node']} ({p['machine']['cpus']} CPUs), {p['date']}, Triton "
+             f"{p['versions'].get('triton')}. Static ladder (no L2, no timing): this measures whether the decision acts "
+             "with a structural rewrite and whether the rewrite is correct, not speed.", "",
+             "| set | kernels | cause decided | rewrite made | structural | valid | compile-only | invalid | errors |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for s, v in payload["summary"].items():
+        lines.append(f"| {s} | {v['kernels']} | {v['decided']} | {v['rewrite_made']} | {v['structural']} | {v['valid']} "
+                     f"| {v['compile_only']} | {v['invalid']} | {v['errors']} |")
+    lines += ["", "| set | kernel | cause | family (kind) | points | verdict | note |", "|---|---|---|---|---|---|---|"]
+    for r in payload["rows"]:
+        note = r.get("failure") or r.get("refused") or r.get("description") or ""
+        fam = f"{r['family']} ({r['kind']})" if r.get("family") else "-"
+        conf = f" {r['confidence']}" if r.get("confidence") is not None else ""
+        lines.append(f"| {r['set']} | `{r['kernel']}` | {r['cause']}{conf} | {fam} | {r.get('points', 0)} | {r['verdict']} "
+                     f"| {note[:160].replace('|', '/').replace(chr(10), ' ')} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--set", action="append", choices=sorted(SETS), help="kernel set (repeatable; default naive and realistic)")
+    ap.add_argument("--only", default="", help="comma-separated problem folder names")
+    ap.add_argument("--out", type=Path, default=RESULTS / "rewrite", help="output folder")
+    ap.add_argument("--name", default="dry_round_cpu", help="output file stem")
+    args = ap.parse_args(argv)
+    from benchmarks.suite.runner import connect_kb
+
+    todo = kernels(args.set or ["naive", "realistic"], {x for x in args.only.split(",") if x})
+    if not todo:
+        raise SystemExit("no kernel matched --set/--only")
+    kb = connect_kb(None, None)
+    rows = []
+    for i, (s, folder, cand) in enumerate(todo, 1):
+        try:
+            row = one(kb, s, folder, cand)
+        except Exception as exc:  # a crash of the ladder or the proposer is a finding of this benchmark, not an abort
+            row = {"set": s, "kernel": folder.name, "verdict": "error", "cause": "undecided", "structural": False,
+                   "failure": f"{type(exc).__name__}: {exc}"[:500]}
+        rows.append(row)
+        print(f"[{i}/{len(todo)}] {s}/{folder.name}: {row['cause']} -> {row.get('family') or '-'} "
+              f"({row.get('kind') or '-'}) {row['verdict']}", flush=True)
+    payload = {"provenance": provenance(), "summary": summary(rows), "rows": rows}
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / f"{args.name}.json").write_text(json.dumps(payload, indent=1, default=str) + "\n")
+    (args.out / f"{args.name}.md").write_text(markdown(payload))
+    print(json.dumps(payload["summary"], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

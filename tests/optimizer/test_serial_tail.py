@@ -1,0 +1,87 @@
+"""The serial-tail cause: a one-program pass whose loop walks a problem-sized extent, and a two-stage reduction's
+per-program partials, which are not a redundant pass (their round trip is a sliver of the traffic)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from optimizer.features import extract_features
+from optimizer.ladder.causes import code_findings
+from optimizer.recipes.appliers import RecipeContext, apply_recipe_variants
+
+TWO_STAGE = textwrap.dedent('''
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def partial_k(a_ptr, b_ptr, part_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        d = tl.load(a_ptr + offs, mask=m, other=0.0) - tl.load(b_ptr + offs, mask=m, other=0.0)
+        tl.store(part_ptr + tl.program_id(0), tl.sum(d * d, axis=0))
+
+    @triton.jit
+    def finish_k(part_ptr, out_ptr, n_parts, n, BLOCK: tl.constexpr):
+        acc = 0.0
+        for s in range(0, n_parts, BLOCK):
+            o = s + tl.arange(0, BLOCK)
+            acc += tl.sum(tl.load(part_ptr + o, mask=o < n_parts, other=0.0), axis=0)
+        tl.store(out_ptr, acc / n)
+
+    def run(a, b):
+        n = a.numel()
+        n_parts = triton.cdiv(n, 256)
+        parts = torch.empty(n_parts, dtype=torch.float32, device=a.device)
+        out = torch.empty((), dtype=torch.float32, device=a.device)
+        partial_k[(n_parts,)](a, b, parts, n, BLOCK=256)
+        finish_k[(1,)](parts, out, n_parts, n, BLOCK=256)
+        return out
+''')
+
+N = 1 << 24
+
+
+def _recs(n: int = N, block: int = 256) -> list[dict]:
+    parts = -(-n // block)
+    return [
+        {"kernel": "partial_k", "grid": [parts], "launches": 1, "constexprs": {"BLOCK": block},
+         "signature": {"a_ptr": "*fp32", "b_ptr": "*fp32", "part_ptr": "*fp32", "n": "i32"},
+         "numel": {"a_ptr": n, "b_ptr": n, "part_ptr": parts}, "ir_args": {"n": n, "BLOCK": block}},
+        {"kernel": "finish_k", "grid": [1], "launches": 1, "constexprs": {"BLOCK": block},
+         "signature": {"part_ptr": "*fp32", "out_ptr": "*fp32", "n_parts": "i32", "n": "i32"},
+         "numel": {"part_ptr": parts, "out_ptr": 1}, "ir_args": {"n_parts": parts, "n": n, "BLOCK": block}},
+    ]
+
+
+def test_one_program_loop_over_partials_is_a_serial_tail_not_a_redundant_pass() -> None:
+    f = extract_features(TWO_STAGE)
+    trip = f.details["roundtrips"][0]
+    assert trip["buffer"] == "parts" and trip["params"] == {"writer": "part_ptr", "reader": "part_ptr"}
+    found = {x.cause: x for x in code_findings(f, _recs(), case_bytes=8.0 * N)}
+    assert "redundant_passes" not in found  # 256 KB of partials next to 128 MB of input
+    tail = found["serial_tail"]
+    assert tail.structural and tail.confidence == 0.7
+    assert "256 iterations" in tail.supporting[0].detail and "partial_k" in tail.supporting[0].detail
+
+
+def test_short_tail_and_large_intermediates_keep_their_old_reading() -> None:
+    f = extract_features(TWO_STAGE)
+    # a tail of 16 iterations is not a cause
+    assert "serial_tail" not in {x.cause for x in code_findings(f, _recs(n=1 << 20, block=256 * 4), case_bytes=8.0 * (1 << 20))}
+    # an intermediate as large as the input is a real round trip
+    recs = _recs()
+    recs[0]["numel"]["part_ptr"] = N
+    assert "redundant_passes" in {x.cause for x in code_findings(f, recs, case_bytes=8.0 * N)}
+
+
+def test_block_scale_prefers_large_blocks_for_a_serial_tail() -> None:
+    recipe = {"kind": "block_scale", "params": {"values": [1024, 2048, 4096, 512]}, "requires": ["code:tl.arange"]}
+    plain = apply_recipe_variants(recipe, RecipeContext(source=TWO_STAGE, evidence=["code:tl.arange"]))
+    tail = apply_recipe_variants(recipe, RecipeContext(source=TWO_STAGE, evidence=["code:tl.arange", "cause:serial_tail"]))
+    assert plain[0].applied["BLOCK"] == 1024
+    assert tail[0].applied["BLOCK"] == 4096 and max(r.applied["BLOCK"] for r in tail) == 16384
+    for r in tail:  # the producer's block and the partial count move together; the one-program pass is untouched
+        b = r.applied["BLOCK"]
+        assert f"triton.cdiv(n, {b})" in r.source and f"BLOCK={b}" in r.source
+        assert "finish_k[(1,)](parts, out, n_parts, n, BLOCK=256)" in r.source
