@@ -201,3 +201,57 @@ def test_a_reduction_to_a_scalar_inside_a_row_loop_is_a_cause_of_its_own() -> No
     g = extract_features(fixed)
     assert g.structures["k"].loop_reductions == [] and "reduction_in_loop" not in g.tokens
     assert not [x for x in code_findings(g, [_loop_rec(4096)], row_bytes=512.0) if x.cause == "loop_reductions"]
+
+
+ADD_THEN_TWO_PASS_NORM = textwrap.dedent('''
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def add_k(x_ptr, r_ptr, h_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        tl.store(h_ptr + offs, tl.load(x_ptr + offs, mask=m) + tl.load(r_ptr + offs, mask=m), mask=m)
+
+    @triton.jit
+    def norm_k(h_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        acc = tl.zeros([BLOCK], dtype=tl.float32)
+        for s in range(0, n_cols, BLOCK):
+            c = s + tl.arange(0, BLOCK)
+            v = tl.load(h_ptr + row * n_cols + c, mask=c < n_cols, other=0.0)
+            acc += v * v
+        r = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / n_cols + 1e-6)
+        for s in range(0, n_cols, BLOCK):
+            c = s + tl.arange(0, BLOCK)
+            v = tl.load(h_ptr + row * n_cols + c, mask=c < n_cols, other=0.0)
+            tl.store(y_ptr + row * n_cols + c, v * r, mask=c < n_cols)
+
+    def run(x, r):
+        M, N = x.shape
+        h, y = torch.empty_like(x), torch.empty_like(x)
+        add_k[(triton.cdiv(M * N, 256),)](x, r, h, M * N, BLOCK=256)
+        norm_k[(M,)](h, y, N, BLOCK=1024)
+        return y, h
+''')
+
+
+def test_static_findings_look_past_the_largest_grid() -> None:
+    """Without a profile the largest grid (the residual add) is only a guess at the hot kernel: the two-pass norm
+    launched after it moves 40% of the traffic, and its second read of h is a cause; with a measured hot kernel
+    only that kernel speaks."""
+    f = extract_features(ADD_THEN_TWO_PASS_NORM)
+    M, N = 8192, 4096
+    sig = {"x_ptr": "*fp32", "r_ptr": "*fp32", "h_ptr": "*fp32", "y_ptr": "*fp32"}
+    recs = [_rec("add_k", [M * N // 256], signature=sig, constexprs={"BLOCK": 256},
+                 numel={"x_ptr": M * N, "r_ptr": M * N, "h_ptr": M * N}),
+            _rec("norm_k", [M], signature=sig, constexprs={"BLOCK": 1024}, numel={"h_ptr": M * N, "y_ptr": M * N})]
+    found = code_findings(f, recs, case_bytes=16.0 * M * N)
+    passes = [x for x in found if x.cause == "redundant_passes"]
+    assert len(passes) == 1 and passes[0].summary.startswith("norm_k:") and passes[0].structural
+    assert passes[0].supporting[0].reference == "multi_pass"
+    assert "redundant_passes" not in {x.cause for x in code_findings(f, recs, hot_kernel="add_k", case_bytes=16.0 * M * N)}
+    # a kernel with a small share of the traffic does not speak for the launcher
+    recs[1]["numel"] = {"h_ptr": M * N // 16, "y_ptr": M * N // 16}
+    assert "redundant_passes" not in {x.cause for x in code_findings(f, recs, case_bytes=16.0 * M * N)}

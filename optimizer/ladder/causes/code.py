@@ -153,12 +153,56 @@ def code_findings(feats: CodeFeatures, launches: list[dict[str, Any]], *, hot_ke
 
     ``case_bytes``: the problem's ``bytes_moved`` for the case the launches were recorded on (per-program work)."""
     st, rec = _hot(feats, launches, hot_kernel)
+    if st is None:
+        return []
+    out = _launch_findings(feats, launches, case_bytes) + _host_setup_findings(feats) + _serial_tail_findings(feats, launches)
+    out += _kernel_findings(feats, st, rec, launches, row_bytes=row_bytes, case_bytes=case_bytes)
+    if hot_kernel is None:  # static: no profile names the hot kernel, so the grid is only a guess at it
+        out += _other_kernel_findings(feats, st, launches, {f.cause for f in out})
+    return out
+
+
+#: Kernel-local structural evidence that holds whatever the kernel's share of the time (L1 references).
+_LOCAL_REFERENCES = frozenset({"multi_pass", "same_address_atomic", "no_block_range", "div_mod_index", "grid",
+                               "reduction_in_loop", "input_precision_ieee"})
+#: A kernel moving at least this share of the launches' pointer traffic may hold the cause when nothing is profiled.
+OTHER_KERNEL_SHARE = 0.25
+
+
+def _traffic(rec: dict[str, Any]) -> float:
+    """Bytes of every pointer argument of one launch record (numel x element size), times its launch count."""
+    sig = rec.get("signature") or {}
+    per = sum(n * ((elem_bytes(sig.get(p, "")) if isinstance(sig.get(p), str) else None) or 4)
+              for p, n in (rec.get("numel") or {}).items() if isinstance(n, int))
+    return float(per) * int(rec.get("launches", 1))
+
+
+def _other_kernel_findings(feats: CodeFeatures, hot: KernelStructure, launches: list[dict[str, Any]],
+                           known: set[str]) -> list[Finding]:
+    """Kernel-local structural findings of the launched kernels besides the largest grid (static diagnosis only):
+    a residual add launched over more programs than the two-pass norm after it must not hide the norm's second read.
+    Only kernels moving at least ``OTHER_KERNEL_SHARE`` of the pointer traffic, only causes not found already."""
+    recs = [r for r in launches if r.get("kernel") in feats.structures and r.get("kernel") != hot.name and "error" not in r]
+    total = sum(_traffic(r) for r in launches if "error" not in r)
+    out: list[Finding] = []
+    seen = set(known)
+    for rec in sorted(recs, key=_traffic, reverse=True):
+        if not total or _traffic(rec) < OTHER_KERNEL_SHARE * total:
+            continue
+        for f in _kernel_findings(feats, feats.structures[rec["kernel"]], rec, launches, row_bytes=None, case_bytes=None):
+            if f.cause not in seen and f.supporting and all(r.reference in _LOCAL_REFERENCES for r in f.supporting):
+                f.summary = f"{rec['kernel']}: {f.summary}"
+                out.append(f)
+                seen.add(f.cause)
+    return out
+
+
+def _kernel_findings(feats: CodeFeatures, st: KernelStructure, rec: dict[str, Any] | None, launches: list[dict[str, Any]], *,
+                     row_bytes: float | None, case_bytes: float | None) -> list[Finding]:
+    """Findings of one launched kernel ``st`` (its launch record ``rec``)."""
     toks = set(feats.tokens)
     out: list[Finding] = []
-    if st is None:
-        return out
     programs = _programs(rec)
-    out += _launch_findings(feats, launches, case_bytes) + _host_setup_findings(feats) + _serial_tail_findings(feats, launches)
     grid_note = f"grid of {programs} programs" if programs else "grid not recorded"
     if not st.block_range and st.load_lines:
         supp = [_ref("code_feature", "no_block_range", f"{st.name} loads without tl.arange: one element per program", st.load_lines)]
