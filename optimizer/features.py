@@ -194,12 +194,16 @@ def _one_row_per_program(k: Kernel, loops: list[ast.AST]) -> bool:
             if var is None:
                 continue
             has_reduction = any(f"tl.{r}(" in ast.unparse(k.node) for r in ("max", "sum", "min", "argmax", "argmin", "reduce"))
-            products = [{x.id for x in ast.walk(n) if isinstance(x, ast.Name)} for n in ast.walk(k.node)
-                        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)]
-            used_as_row = any(var in names for names in products)
-            runtime_row = any(var in names and names - {var, "tl", "triton"} - set(k.constexprs) for names in products)
+            mults = [n for n in ast.walk(k.node) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)]
+            used_as_row = any(var in {x.id for x in ast.walk(n) if isinstance(x, ast.Name)} for n in mults)
+            # ``row * stride``: the program id itself times an operand naming a runtime value
+            runtime_row = any(
+                isinstance(side, ast.Name) and side.id == var
+                and {x.id for x in ast.walk(other) if isinstance(x, ast.Name)} - {"tl", "triton"} - set(k.constexprs)
+                for n in mults for side, other in ((n.left, n.right), (n.right, n.left)))
+            dots = any(isinstance(n, ast.Call) and ast.unparse(n.func) == "tl.dot" for n in ast.walk(k.node))
             in_loop = any(var in ast.unparse(lp) for lp in loops)
-            return (has_reduction and used_as_row or runtime_row) and not in_loop
+            return (has_reduction and used_as_row or runtime_row and not dots) and not in_loop
     return False
 
 
