@@ -85,9 +85,13 @@ def one(kb: Any, set_name: str, folder: Path, cand: Path) -> dict[str, Any]:
         row["validate_s"] = round(time.perf_counter() - t1, 1)
     if ev.passed:
         row["verdict"] = "compile_only" if ev.static_only else "valid"
-    else:
-        row["verdict"] = "invalid"
-        row["failure"] = f"{ev.failure_kind}: {ev.reason}"[:500]
+        return row
+    row["failure"] = f"{ev.failure_kind}: {ev.reason}"[:500]
+    # a rewrite is only wrong if the kernel it started from passes the same check
+    base = evaluate(load_problem(folder), cand, backend="interpreter", settings=LadderSettings(), timing=False)
+    row["verdict"] = "invalid" if base.passed else "baseline_fails"
+    if not base.passed:
+        row["baseline_failure"] = f"{base.failure_kind}: {base.reason}"[:300]
     return row
 
 
@@ -101,6 +105,7 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
                   "valid": sum(r["verdict"] == "valid" for r in made),
                   "compile_only": sum(r["verdict"] == "compile_only" for r in made),
                   "invalid": sum(r["verdict"] == "invalid" for r in made),
+                  "baseline_fails": sum(r["verdict"] == "baseline_fails" for r in made),
                   "errors": sum(r["verdict"] == "error" for r in rs)}
     return out
 
@@ -111,11 +116,13 @@ def markdown(payload: dict[str, Any]) -> str:
              f"`{p['command']}` on {p['machine']['node']} ({p['machine']['cpus']} CPUs), {p['date']}, Triton "
              f"{p['versions'].get('triton')}. Static ladder (no L2, no timing): this measures whether the decision acts "
              "with a structural rewrite and whether the rewrite is correct, not speed.", "",
-             "| set | kernels | cause decided | rewrite made | structural | valid | compile-only | invalid | errors |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "`baseline_fails`: the rewrite fails validation and so does the kernel it started from (the interpreter "
+             "check cannot judge it). `structural`: a transform of the rewrite engine, not a launch knob.", "",
+             "| set | kernels | cause decided | rewrite made | structural | valid | compile-only | invalid | baseline fails "
+             "| errors |", "|---|---|---|---|---|---|---|---|---|---|"]
     for s, v in payload["summary"].items():
         lines.append(f"| {s} | {v['kernels']} | {v['decided']} | {v['rewrite_made']} | {v['structural']} | {v['valid']} "
-                     f"| {v['compile_only']} | {v['invalid']} | {v['errors']} |")
+                     f"| {v['compile_only']} | {v['invalid']} | {v['baseline_fails']} | {v['errors']} |")
     lines += ["", "| set | kernel | cause | family (kind) | points | verdict | note |", "|---|---|---|---|---|---|---|"]
     for r in payload["rows"]:
         note = r.get("failure") or r.get("refused") or r.get("description") or ""
