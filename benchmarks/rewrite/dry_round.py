@@ -1,6 +1,7 @@
 """Round 1 on the CPU, without a GPU: does the ladder act on the cause it finds, and is the rewrite correct?
 
-    PYTHONPATH=. python benchmarks/rewrite/dry_round.py [--set naive|realistic|suite ...] [--only NAME,...] [--out DIR]
+    PYTHONPATH=. python benchmarks/rewrite/dry_round.py [--set naive|realistic|suite|diagnosis ...] [--only NAME,...]
+        [--out DIR] [--name STEM]
 
 For every kernel of a set, the static ladder (L1 and L3 from a dry launch record, compile-only IR for cuda:90; L4
 from the KB and the compiler-source map; no L2, no timing) decides a cause and a family, the offline proposer
@@ -37,6 +38,7 @@ SETS = {
     "naive": ("benchmarks/suite/*/problem.py", "naive.py"),
     "suite": ("benchmarks/suite/*/problem.py", "initial.py"),
     "realistic": ("benchmarks/realistic/*/problem.py", "initial.py"),
+    "diagnosis": ("benchmarks/diagnosis/*/problem.py", "initial.py"),
 }
 #: launch-level recipe kinds; every other kind with an applier is a structural transform of the rewrite engine
 LAUNCH_KINDS = frozenset({"launch_params", "autotune", "compiler_hints", "care_padding_false", "input_precision"})

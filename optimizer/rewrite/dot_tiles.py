@@ -13,7 +13,8 @@ config (``for tile_id in range(pid, num_tiles, num_programs)`` over row-major ou
 nor rebinds parameters, then a tensor-descriptor variant of the first config (``optimizer.rewrite.descriptors``:
 the dot operands' loads and the output store through ``tl.make_tensor_descriptor``, ``USE_TMA`` chosen at the
 launch from 16-byte alignment) where that module's domain holds; where it does not, the autotune point's
-description records why. Evidence bounds the list: with a ``register_spill`` signature (L3) no config has fewer
+description records why. ``modes`` (e.g. ``[persistent, descriptor]``, the ``persistent-tile-loop`` card) keeps only
+those points, so a session that spent the tile search can still try the persistent form. Evidence bounds the list: with a ``register_spill`` signature (L3) no config has fewer
 warps or a larger M x N tile than the current one.
 """
 
@@ -127,6 +128,9 @@ class DotTileSearch:
         if not out and set(ax.values()) != {names["BLOCK_M"], names["BLOCK_N"]}:
             out.append("the program axes do not map one-to-one onto the M and N tiles (a 1-D program id, "
                        "pid_1d_matmul): map the grid first")
+        if not out and (modes := params.get("modes")) and not self.points(t, ctx, params):
+            why = _persistent_reasons(t) if "persistent" in modes else []
+            out.append(f"none of the {'/'.join(modes)} points applies" + (f" ({'; '.join(why)})" if why else ""))
         return out
 
     def _current(self, t: Target, names: dict[str, str]) -> dict[str, int]:
@@ -155,6 +159,8 @@ class DotTileSearch:
             pts.append({"mode": "persistent", **cfgs[0], "programs": ctx.num_sms})
         if cfgs and params.get("descriptors", True) and not self._descriptor_reasons(t, ctx, cfgs[0]):
             pts.append({"mode": "descriptor", **cfgs[0]})
+        if modes := params.get("modes"):  # a card that owns some of the points (persistent-tile-loop)
+            pts = [p for p in pts if p["mode"] in modes]
         return pts
 
     def _descriptor_reasons(self, t: Target, ctx: RecipeContext, cfg: dict[str, Any]) -> list[str]:

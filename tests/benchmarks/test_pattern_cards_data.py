@@ -17,7 +17,8 @@ PATTERNS = ROOT / "kb" / "cards" / "patterns"
 QUERIES = ROOT / "benchmarks" / "retrieval" / "queries_patterns.yaml"
 RESULTS = ROOT / "benchmarks" / "patterns" / "results" / "idioms_h200.json"
 STYLES = {"symptom", "ir", "counter", "question", "code"}
-#: recipe kinds the offline proposer implements, with the parameter keys each one takes
+#: recipe kinds the offline proposer implements, with the parameter keys each one takes (a card may leave optional
+#: ones out: the tile search's ``modes`` belongs to persistent-tile-loop only)
 RECIPE_PARAMS = {
     "launch_params": {"search", "objective"},
     "autotune": {"configs", "key"},
@@ -37,7 +38,7 @@ RECIPE_PARAMS = {
     "privatized_histogram": {"max_bins"},
     "register_spill_relief": {"values", "search", "objective"},
     "dot_precision": {"tf32_min_tolerance"},
-    "dot_tile_search": {"configs", "fixed_variants"},
+    "dot_tile_search": {"configs", "fixed_variants", "modes"},
     "low_precision_operands": set(),
     "launch_loop_grid": set(),
     "block_scale": {"values"},
@@ -93,7 +94,7 @@ def test_recipes_use_the_proposer_kinds_and_parameter_shapes(cards):
         if recipe is None:
             continue
         assert recipe.kind in RECIPE_PARAMS, (card.id, recipe.kind)
-        assert set(recipe.params) == RECIPE_PARAMS[recipe.kind], (card.id, sorted(recipe.params))
+        assert set(recipe.params) <= RECIPE_PARAMS[recipe.kind], (card.id, sorted(recipe.params))
         if recipe.kind == "launch_params":
             assert recipe.params["search"] and all(isinstance(v, list) and v for v in recipe.params["search"].values())
         if recipe.kind == "autotune":

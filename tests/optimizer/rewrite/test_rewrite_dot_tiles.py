@@ -76,3 +76,24 @@ def test_persistent_variant_loops_over_tiles_and_matches(kernel: str, tmp_path: 
 
 def test_no_persistent_variant_for_a_batched_grid() -> None:
     assert all(r.applied["mode"] != "persistent" for r in variants("dot_bmm_names"))
+
+
+def test_the_persistent_card_owns_only_its_points(tmp_path: Path) -> None:
+    """persistent-tile-loop is the tile search restricted to its persistent (and descriptor) points: a session
+    that spent the tile search can still try them, and a batched grid is refused with the reason."""
+    import yaml
+
+    from kb.vocab import CAUSE_FAMILIES
+
+    card = yaml.safe_load((Path(__file__).resolve().parents[3] / "kb" / "cards" / "patterns" / "persistent-tile-loop.yaml").read_text())
+    recipe = card["rewrite"]["recipe"]
+    assert recipe["kind"] == "dot_tile_search" and "persistent-tile-loop" in CAUSE_FAMILIES["small_dot_tiles"]
+    src = (KERNELS / "dot_kloop.py").read_text()
+    out = apply_recipe_variants(recipe, RecipeContext(source=src, num_sms=3, evidence=["code:tl.dot"]))
+    assert out and {r.applied["mode"] for r in out} <= {"persistent", "descriptor"} and out[0].applied["mode"] == "persistent"
+    same_outputs("dot_kloop", out[0].source, tmp_path, atol=1e-3, rtol=1e-3)
+    bmm = (KERNELS / "dot_bmm_names.py").read_text()
+    assert {r.applied["mode"] for r in apply_recipe_variants(recipe, RecipeContext(source=bmm))} == {"descriptor"}
+    only = {**recipe, "params": {"modes": ["persistent"]}}
+    with pytest.raises(NotApplicable, match="none of the persistent points applies .*2-D grid"):
+        apply_recipe(only, RecipeContext(source=bmm))
