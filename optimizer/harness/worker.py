@@ -179,11 +179,14 @@ class _CompileClock:
         return self
 
 
-def _interpreter_shims() -> None:
+def _interpreter_shims(*, dry: bool = False) -> None:
     """Let @triton.autotune run under TRITON_INTERPRET=1 (it needs a GPU driver to benchmark configs).
 
     Each config runs once and the autotuner keeps the one with the lowest interpreter wall time: meaningless
-    for performance, but it makes autotuned candidates executable on the CPU so they can be validated.
+    for performance, but it makes autotuned candidates executable on the CPU so they can be validated. ``dry``
+    (launches recorded, never executed): every config times the same, so the autotuner keeps the FIRST config;
+    a noise-picked one made static diagnoses of autotuned kernels differ from run to run (L3 compiled whichever
+    config the timer's jitter chose).
     """
     if os.environ.get("TRITON_INTERPRET") != "1":
         return
@@ -195,7 +198,7 @@ def _interpreter_shims() -> None:
     def _cpu_bench(kernel_call: Any, quantiles: Any = None, **_: Any) -> list[float]:
         t0 = time.perf_counter()
         kernel_call()
-        dt = (time.perf_counter() - t0) * 1e3
+        dt = 1.0 if dry else (time.perf_counter() - t0) * 1e3
         return [dt, dt, dt]
 
     Autotuner.do_bench = property(lambda self: _cpu_bench)  # type: ignore[assignment]
@@ -330,7 +333,7 @@ def _launches(req: LaunchesRequest) -> LaunchesResult:
     from optimizer.harness.probes import LaunchRecorder
     from optimizer.harness.problem import load_candidate, load_problem
 
-    _interpreter_shims()
+    _interpreter_shims(dry=True)
     rec = LaunchRecorder(dry=True).install()
     problem = load_problem(req.problem)
     cand_cls = load_candidate(req.candidate)
