@@ -8,7 +8,7 @@ from optimizer.recipes.base import RecipeContext
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.tree import CstLaunch, Tree, arg_value, call_name, walk
 
-__all__ = ["and_mask", "fresh", "grid_node", "host_arg_text", "launch_record", "single_site_reasons"]
+__all__ = ["and_mask", "defaulted_positional_reasons", "fresh", "grid_node", "host_arg_text", "launch_record", "single_site_reasons"]
 
 
 def single_site_reasons(t: Target) -> list[str]:
@@ -24,9 +24,23 @@ def single_site_reasons(t: Target) -> list[str]:
         out.append("kernel is autotuned / has heuristics (its meta-parameters are not the launch's)")
     if any(a.star for a in t.sites[0].call.args):
         out.append("the launch passes *args / **kwargs")
-    if any(p.default is not None for p in t.kernel.node.params.params):
-        out.append("a kernel parameter has a default value (new parameters cannot follow it)")
+    out += defaulted_positional_reasons(t.kernel.node, [s.call for s in t.sites])
     return out
+
+
+def defaulted_positional_reasons(func: cst.FunctionDef, calls: list[cst.Call]) -> list[str]:
+    """New parameters go before the first defaulted one (``Tree.add_params``): refused only when a launch passes a
+    defaulted parameter by position, since its value would bind to the inserted parameter instead."""
+    params = list(func.params.params)
+    first = next((i for i, p in enumerate(params) if p.default is not None), None)
+    if first is None:
+        return []
+    for call in calls:
+        positional = [a for a in call.args if a.keyword is None]
+        if len(positional) > first:
+            return [f"the launch passes defaulted parameter {params[first].name.value} by position (new parameters go "
+                    "before it; pass it by keyword)"]
+    return []
 
 
 def fresh(t: Target, base: str) -> str:

@@ -36,7 +36,7 @@ from typing import Any
 import libcst as cst
 
 from optimizer.recipes.base import RecipeContext
-from optimizer.rewrite.common import fresh, single_site_reasons
+from optimizer.rewrite.common import defaulted_positional_reasons, fresh, single_site_reasons
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.tree import CstKernel, CstLaunch, arg_value, call_name, expand_defs, walk
 from optimizer.rewrite.tree import node_code as _code
@@ -181,8 +181,8 @@ class ProducerInline:
         ck = tree.kernels[c_site.kernel]
         if len(tree.launches_of(ck.name)) != 1 or ck.autotuned or ck.heuristics:
             return None, [f"{ck.name} is launched elsewhere too, or autotuned"]
-        if any(p.default is not None for p in ck.node.params.params):
-            return None, [f"{ck.name} has a parameter default (new parameters cannot follow it)"]
+        if why := defaulted_positional_reasons(ck.node, [c_site.call]):
+            return None, [f"{ck.name}: {why[0]}"]
         c_params = [p for p in ck.params if (a := c_site.arg_for(ck, p)) is not None and _code(a) == buf]
         if len(c_params) != 1:
             return None, [f"{ck.name} does not take `{buf}` as exactly one argument"]

@@ -266,11 +266,20 @@ class Tree:
         self.edit(call, fn)
 
     def add_params(self, func: cst.FunctionDef, texts: list[str]) -> None:
-        """Append parameters (``"n_elems"``, ``"BLOCK: tl.constexpr"``) to a function definition."""
+        """Add parameters (``"n_elems"``, ``"BLOCK: tl.constexpr"``) to a function definition: appended, or placed
+        before the first parameter with a default (``BACKWARD: tl.constexpr = False``), since a parameter without
+        one cannot follow it. Callers pass them by keyword (``add_keyword``); ``common.single_site_reasons``
+        refuses a launch that passes a defaulted parameter by position, whose binding the insertion would shift."""
         def fn(f: cst.CSTNode) -> cst.CSTNode:
             assert isinstance(f, cst.FunctionDef)
             extra = cst.ensure_type(cst.parse_statement(f"def _f({', '.join(texts)}):\n    pass\n"), cst.FunctionDef).params.params
             params = list(f.params.params)
+            first_default = next((i for i, p in enumerate(params) if p.default is not None), None)
+            if first_default is not None:
+                comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                ins = [e.with_changes(comma=comma) for e in extra]
+                return f.with_changes(params=f.params.with_changes(params=[*params[:first_default], *ins,
+                                                                           *params[first_default:]]))
             if params and params[-1].comma is not cst.MaybeSentinel.DEFAULT:  # a trailing comma: keep the layout
                 extra = [*extra[:-1], extra[-1].with_changes(comma=params[-1].comma)]
                 inner = params[-2].comma if len(params) > 1 else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))

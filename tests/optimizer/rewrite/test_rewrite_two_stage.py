@@ -127,3 +127,15 @@ def test_vector_form_refusals_name_the_reason(old: str, new: str, reason: str) -
     assert old in src
     with pytest.raises(NotApplicable, match=reason):
         apply_recipe(RECIPE, RecipeContext(source=src.replace(old, new)))
+
+
+def test_new_parameters_go_before_a_defaulted_one(tmp_path: Path) -> None:
+    """The partials' parameters are inserted before a defaulted one and passed by keyword; a launch passing the
+    defaulted parameter by position is refused (the insertion would rebind it)."""
+    res = rewrite("atomic_sum_scaled", RECIPE)
+    head = res.source.split("def sum_kernel(")[1].split(")")[0]
+    assert head.rstrip().endswith("SCALE: tl.constexpr = 1.0") and "partials_tsr" in head
+    same_outputs("atomic_sum_scaled", res.source, tmp_path, atol=1e-4, rtol=1e-4)
+    positional = (KERNELS / "atomic_sum_scaled.py").read_text().replace("(x, out, n, BLOCK=128)", "(x, out, n, 128, 1.0)")
+    with pytest.raises(NotApplicable, match="defaulted parameter SCALE by position"):
+        apply_recipe(RECIPE, RecipeContext(source=positional))
