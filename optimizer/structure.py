@@ -42,6 +42,8 @@ class KernelStructure:
     pointer_advances: list[int] = field(default_factory=list)  # `ptr += ...` inside a loop
     loops: int = 0
     loop_bounds: list[str] = field(default_factory=list)  # parameter names bounding `for _ in range(..., bound, ...)`
+    #: bound -> the loop's step as written (a parameter name or an int literal; 1 when the range has no step)
+    loop_steps: dict[str, str | int] = field(default_factory=dict)
     loop_reductions: list[int] = field(default_factory=list)  # `s += tl.sum(..)` / `s = tl.maximum(s, tl.max(..))` in a loop
 
     @property
@@ -159,6 +161,10 @@ def analyze_kernel(k: Kernel) -> KernelStructure:
             bound = it.args[0] if len(it.args) == 1 else it.args[1]
             if isinstance(bound, ast.Name) and bound.id in params and bound.id not in s.loop_bounds:
                 s.loop_bounds.append(bound.id)
+                step = it.args[2] if len(it.args) >= 3 else None
+                s.loop_steps[bound.id] = (step.id if isinstance(step, ast.Name) else step.value
+                                          if isinstance(step, ast.Constant) and isinstance(step.value, int) else 1
+                                          if step is None else "?")
     for lp in loops:
         for base in _loop_pointer_bases(lp, derived):
             s.passes.setdefault(base, []).append(lp.lineno)

@@ -85,3 +85,16 @@ def test_block_scale_prefers_large_blocks_for_a_serial_tail() -> None:
         b = r.applied["BLOCK"]
         assert f"triton.cdiv(n, {b})" in r.source and f"BLOCK={b}" in r.source
         assert "finish_k[(1,)](parts, out, n_parts, n, BLOCK=256)" in r.source
+
+
+def test_the_tail_reads_its_loop_step_whatever_its_name() -> None:
+    src = TWO_STAGE.replace("def finish_k(part_ptr, out_ptr, n_parts, n, BLOCK: tl.constexpr):",
+                            "def finish_k(part_ptr, out_ptr, n_parts, n, CHUNK: tl.constexpr):")
+    src = src.replace("for s in range(0, n_parts, BLOCK):\n        o = s + tl.arange(0, BLOCK)",
+                      "for s in range(0, n_parts, CHUNK):\n        o = s + tl.arange(0, CHUNK)")
+    src = src.replace("finish_k[(1,)](parts, out, n_parts, n, BLOCK=256)", "finish_k[(1,)](parts, out, n_parts, n, CHUNK=1024)")
+    recs = _recs()
+    recs[1]["constexprs"] = {"CHUNK": 1024}
+    recs[1]["ir_args"] = {"n_parts": N // 256, "n": N, "CHUNK": 1024}
+    tail = next(x for x in code_findings(extract_features(src), recs, case_bytes=8.0 * N) if x.cause == "serial_tail")
+    assert "64 iterations of 1024" in tail.supporting[0].detail

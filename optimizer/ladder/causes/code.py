@@ -103,18 +103,24 @@ def _serial_tail_findings(feats: CodeFeatures, launches: list[dict[str, Any]]) -
         st = feats.structures.get(rec.get("kernel", ""))
         if st is None or _programs(rec) != 1 or not st.loops:
             continue
-        args = rec.get("ir_args") or {}
-        chunk = min((int(v) for n, v in (rec.get("constexprs") or {}).items()
-                     if "BLOCK" in n.upper() and isinstance(v, int) and not isinstance(v, bool) and v > 0), default=1)
-        extents = [int(args[b]) for b in st.loop_bounds if isinstance(args.get(b), int) and not isinstance(args.get(b), bool)]
-        iters = max(extents, default=0) // chunk
+        args = {**(rec.get("ir_args") or {}), **(rec.get("constexprs") or {})}
+        walks = []  # (extent, step) per loop whose bound and step the launch recorded
+        for b in st.loop_bounds:
+            step = st.loop_steps.get(b, 1)
+            step_v = args.get(step) if isinstance(step, str) else step
+            if isinstance(args.get(b), int) and not isinstance(args.get(b), bool) and isinstance(step_v, int) and step_v > 0:
+                walks.append((int(args[b]), int(step_v)))
+        if not walks:
+            continue
+        extent, chunk = max(walks, key=lambda w: w[0] // w[1])
+        iters = extent // chunk
         if iters < SERIAL_TAIL_ITERS:
             continue
         trip = readers.get(st.name)
         feeds = f" over {trip['buffer']}, one entry per program of {trip['written_by']}" if trip else ""
         out.append(Finding(cause="serial_tail", level="L1", confidence=0.7 if trip else 0.55, structural=True,
                            supporting=[_ref("launch", "single_program_loop", f"{st.name} runs as 1 program whose loop walks "
-                                            f"{max(extents)} elements in {iters} iterations of {chunk}{feeds}",
+                                            f"{extent} elements in {iters} iterations of {chunk}{feeds}",
                                             st.load_lines + (trip["lines"] if trip else []))],
                            summary=f"{st.name} is one program looping {iters} times{feeds}: one SM works, the rest idle"))
         break
