@@ -46,6 +46,8 @@ __all__ = ["BlockScale"]
 
 #: blocks at or above this many elements are not "tiny": the transform refuses them
 _LARGE = 1024
+#: with ``cause:serial_tail`` evidence a grid-form block is scaled up to here (fewer partials for the one-program pass)
+_SERIAL_LARGE = 8192
 #: the most elements one program's 2-D tile may hold after scaling (registers: 8 warps x 32 lanes x 64)
 _MAX_TILE = 16384
 #: a scaled grid keeps at least this many programs per SM (session 11: sum_dim's 512-program grid scaled to 128
@@ -190,14 +192,17 @@ class BlockScale:
         launched = {name: _launched_value(t, name) for name in names}
         sized = {name: v for name, (v, _node, _why) in launched.items()}
         reasons += [why for _v, _node, why in launched.values() if why]
+        # a one-program pass loops once per program of this kernel (serial_tail): blocks up to _SERIAL_LARGE still
+        # shorten it, whatever the per-program work
+        large = _SERIAL_LARGE if "cause:serial_tail" in ctx.evidence else _LARGE
         for name in names:
             v, node, _why = launched[name]
             if v is None or node is None:
                 continue
-            if v >= _LARGE:
-                reasons.append(f"{name}={v} is already >= {_LARGE} elements")
-                continue
             form = _form(t, name)
+            if v >= (large if form == "grid" else _LARGE):
+                reasons.append(f"{name}={v} is already >= {large if form == 'grid' else _LARGE} elements")
+                continue
             if form is None:
                 reasons.append(f"{name} sizes neither a program's block (pid * {name}) nor a loop step "
                                f"(range(.., .., {name}))")
@@ -268,7 +273,7 @@ class BlockScale:
         values = [int(v) for v in (params.get("values") or [1024, 2048, 4096, 512])]
         if "cause:serial_tail" in ctx.evidence and plan.form == "grid":
             # a one-program pass loops once per program of this kernel: larger blocks shorten that serial loop
-            values = sorted({*(v for v in values if v >= 2048), 8192, 16384}, key=lambda v: (v != 4096, -v))
+            values = sorted({*(v for v in values if v >= 2048), 8192, 16384}, key=lambda v: (v != max(4096, 4 * plan.current), -v))
         cap = _MAX_TILE // max(1, plan.other_tile)
         if plan.loop_bound:
             cap = min(cap, 1 << (plan.loop_bound - 1).bit_length())

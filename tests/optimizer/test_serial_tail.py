@@ -98,3 +98,16 @@ def test_the_tail_reads_its_loop_step_whatever_its_name() -> None:
     recs[1]["ir_args"] = {"n_parts": N // 256, "n": N, "CHUNK": 1024}
     tail = next(x for x in code_findings(extract_features(src), recs, case_bytes=8.0 * N) if x.cause == "serial_tail")
     assert "64 iterations of 1024" in tail.supporting[0].detail
+
+
+def test_a_serial_tail_lets_block_scale_go_past_1024() -> None:
+    """A first pass already at 1024 elements per program is 'not tiny' for enlarge-tiny-blocks, but with a serial
+    tail behind it larger blocks still cut the one-program loop: scaled to 4096 first, up to 16384."""
+    src = TWO_STAGE.replace("triton.cdiv(n, 256)", "triton.cdiv(n, 1024)").replace(
+        "partial_k[(n_parts,)](a, b, parts, n, BLOCK=256)", "partial_k[(n_parts,)](a, b, parts, n, BLOCK=1024)")
+    recipe = {"kind": "block_scale", "params": {"values": [1024, 2048, 4096, 512]}, "requires": ["code:tl.arange"]}
+    plain = apply_recipe_variants(recipe, RecipeContext(source=src, evidence=["code:tl.arange"]))
+    assert all(r.description.startswith("finish_k:") for r in plain)  # only the tail's own loop step was small
+    out = apply_recipe_variants(recipe, RecipeContext(source=src, evidence=["code:tl.arange", "cause:serial_tail"]))
+    assert all(r.description.startswith("partial_k: BLOCK 1024 ->") for r in out)
+    assert [r.applied["BLOCK"] for r in out][:1] == [4096] and {8192, 16384} <= {r.applied["BLOCK"] for r in out}
