@@ -79,8 +79,10 @@ from optimizer.recipes.online_lse import apply_online_logsumexp
 from optimizer.recipes.reductions import apply_value_only_reduction
 from optimizer.recipes.row_tile import plan_row_tile
 from optimizer.rewrite import TRANSFORMS, applier, parse_tree, targets
+from optimizer.rewrite.engine import prepared_first
 from optimizer.rewrite.dot_precision import set_precision
 from optimizer.rewrite.dot_untie import untied_first
+from optimizer.rewrite.literal_blocks import promote_literal_blocks
 from optimizer.rewrite.row_regrid import regridded_first
 from optimizer.rewrite.row_loop import rows_as_loop
 from optimizer.rewrite.single_pass import apply_single_pass_fusion
@@ -459,6 +461,9 @@ APPLIERS.update({kind: applier(tr) for kind, tr in TRANSFORMS.items()})
 APPLIERS["dot_tile_search"] = untied_first(APPLIERS["dot_tile_search"])  # one shared BLOCK -> BLOCK_M/N/K first
 # a flat row-broadcast kernel after a row kernel -> one program per row first, so the two launch the same grid
 APPLIERS["kernel_chain_fusion"] = regridded_first(APPLIERS["kernel_chain_fusion"])
+# a hard-coded block (`pid * 128 + tl.arange(0, 128)`, a 4-row loop tile) -> a named constexpr first, then scaled
+APPLIERS["block_scale"] = prepared_first(APPLIERS["block_scale"], "does not apply", promote_literal_blocks,
+                                         "naming a literal block size failed: ")
 APPLIERS["single_pass_fusion"] = apply_single_pass_fusion
 APPLIERS["register_spill_relief"] = apply_register_spill_relief
 

@@ -230,6 +230,11 @@ class BlockScale:
             if stray or masks:
                 reasons += stray + masks
                 continue
+            if (cap := self._grid_cap(t, ctx, plan)) is not None and cap <= plan.current:
+                grid = launch_record(t, ctx).get("grid")  # the next block name (a loop tile) may still scale
+                reasons.append(f"the recorded grid {grid} has too few programs to divide: a {plan.block} above "
+                               f"{plan.current} would leave fewer than {_MIN_WAVES * ctx.num_sms} programs ({_MIN_WAVES} per SM)")
+                continue
             return plan, []
         return None, reasons or ["no block range to scale"]
 
@@ -260,11 +265,7 @@ class BlockScale:
         return 1 << (fits.bit_length() - 1) if fits > 0 else 0
 
     def preconditions(self, t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[str]:
-        plan, why = self._plan(t, ctx)
-        if plan is not None and (cap := self._grid_cap(t, ctx, plan)) is not None and cap <= plan.current:
-            grid = launch_record(t, ctx).get("grid")
-            return [f"the recorded grid {grid} has too few programs to divide: a {plan.block} above {plan.current} "
-                    f"would leave fewer than {_MIN_WAVES * ctx.num_sms} programs ({_MIN_WAVES} per SM)"]
+        _plan, why = self._plan(t, ctx)
         return why
 
     def points(self, t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[dict[str, Any]]:
@@ -274,6 +275,10 @@ class BlockScale:
         if "cause:serial_tail" in ctx.evidence and plan.form == "grid":
             # a one-program pass loops once per program of this kernel: larger blocks shorten that serial loop
             values = sorted({*(v for v in values if v >= 2048), 8192, 16384}, key=lambda v: (v != max(4096, 4 * plan.current), -v))
+        if plan.form == "loop" and plan.other_tile > 1 and not params.get("values_exact"):
+            # a 2-D loop tile ([rows, BLOCK]): aim the tile, not the step, at 1024-8192 elements
+            values = sorted({x // plan.other_tile for x in (2048, 4096, 1024, 8192) if x // plan.other_tile > plan.current},
+                            key=lambda v: (v * plan.other_tile != 2048, v))
         cap = _MAX_TILE // max(1, plan.other_tile)
         if plan.loop_bound:
             cap = min(cap, 1 << (plan.loop_bound - 1).bit_length())

@@ -76,3 +76,32 @@ def test_a_grid_block_stops_where_the_recorded_grid_would_fall_below_two_program
     assert [v.applied["BLOCK"] for v in roomy] == [1024, 2048, 4096, 512]
     with pytest.raises(NotApplicable, match=r"too few programs to divide.*fewer than 264 programs"):
         apply_recipe(RECIPE, RecipeContext(source=src, launches=[{"kernel": "silu_kernel", "grid": [128, 4]}]))
+
+
+def test_a_hard_coded_block_is_named_then_scaled(tmp_path: Path) -> None:
+    """`pid * 128 + tl.arange(0, 128)` with a `cdiv(n, 128)` grid: the literal becomes a constexpr (the program is
+    unchanged) and the block scales with its grid literal, in one rewrite."""
+    res = rewrite("literal_block_flat", RECIPE)
+    assert "offs = pid * BLOCK + tl.arange(0, BLOCK)" in res.source
+    assert "gelu_kernel[(triton.cdiv(n, 1024),)](x, y, n, BLOCK=1024, num_warps=4)" in res.source
+    assert res.description.startswith("gelu_kernel: the literal block size 128 named as a constexpr BLOCK=128; ")
+    same_outputs("literal_block_flat", res.source, tmp_path)
+
+
+def test_a_hard_coded_loop_tile_scales_when_the_grid_cannot(tmp_path: Path) -> None:
+    """Few programs (a [4, 2] grid: the column block must not grow) walking a 4-row loop tile: the tile is named
+    TILE and grown so the [TILE, 64] tile holds ~2048 elements."""
+    launches = [{"kernel": "colsum_kernel", "grid": [4, 2], "constexprs": {"BLOCK": 64}, "ir_args": {"D1": 16384}}]
+    ctx = RecipeContext(source=(KERNELS / "literal_loop_tile.py").read_text(), launches=launches)
+    out = apply_recipe_variants(RECIPE, ctx)
+    assert [r.applied["TILE"] for r in out] == [32, 16, 64, 128]
+    first = out[0].source
+    assert "rows = tl.arange(0, TILE)" in first and "acc = tl.zeros((TILE, BLOCK), dtype=tl.float32)" in first
+    assert "for r0 in range(0, D1, TILE):" in first and "BLOCK=64, TILE=32, num_warps=8)" in first
+    same_outputs("literal_loop_tile", first, tmp_path)
+
+
+def test_a_literal_that_also_means_something_else_stays() -> None:
+    src = (KERNELS / "literal_block_flat.py").read_text().replace("0.5 * x *", "128 * x *")
+    with pytest.raises(NotApplicable, match="the literal 128 is not only a block size"):
+        apply_recipe(RECIPE, RecipeContext(source=src))
