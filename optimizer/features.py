@@ -203,7 +203,7 @@ def _one_row_per_program(k: Kernel, loops: list[ast.AST]) -> bool:
                 for n in mults for side, other in ((n.left, n.right), (n.right, n.left)))
             dots = any(isinstance(n, ast.Call) and ast.unparse(n.func) == "tl.dot" for n in ast.walk(k.node))
             in_loop = any(var in ast.unparse(lp) for lp in loops)
-            return (has_reduction and used_as_row or runtime_row and not dots) and not in_loop
+            return (has_reduction and used_as_row or runtime_row) and not dots and not in_loop  # a dot kernel tiles
     return False
 
 

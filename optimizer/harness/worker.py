@@ -190,6 +190,7 @@ def _interpreter_shims(*, dry: bool = False) -> None:
     """
     if os.environ.get("TRITON_INTERPRET") != "1":
         return
+    _device_query_stand_in()
     try:
         from triton.runtime.autotuner import Autotuner
     except Exception:  # pragma: no cover
@@ -202,6 +203,30 @@ def _interpreter_shims(*, dry: bool = False) -> None:
         return [dt, dt, dt]
 
     Autotuner.do_bench = property(lambda self: _cpu_bench)  # type: ignore[assignment]
+
+
+#: What a CPU run reports for the device it analyses for (the lent H200): launchers that ask the device before
+#: launching (``torch.cuda.get_device_capability()[0] >= 8``, an SM count for the grid) get the target's answer
+H200_STAND_IN = {"name": "NVIDIA H200 (CPU stand-in: nothing runs on it)", "major": 9, "minor": 0,
+                 "multi_processor_count": 132, "total_memory": 150_000_000_000, "warp_size": 32,
+                 "max_threads_per_multi_processor": 2048, "regs_per_multiprocessor": 65536,
+                 "shared_memory_per_block_optin": 232448, "L2_cache_size": 50_331_648}
+
+
+def _device_query_stand_in() -> None:
+    """On a machine without CUDA, answer ``torch.cuda.get_device_capability`` / ``get_device_properties`` with the
+    static target (sm_90, H200 figures) instead of raising "Torch not compiled with CUDA": used where nothing
+    executes on a GPU anyway (dry launch records, the sm_90 compile check, the CPU interpreter), so a launcher that
+    checks the device before launching still reaches its launches. ``is_available()`` stays False."""
+    import types
+
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    props = types.SimpleNamespace(**H200_STAND_IN)
+    torch.cuda.get_device_capability = lambda device=None: (props.major, props.minor)  # type: ignore[assignment]
+    torch.cuda.get_device_properties = lambda device=None: props  # type: ignore[assignment]
 
 
 def _failure(kind: str, stage: str, exc: BaseException) -> ErrorResult:
@@ -355,6 +380,7 @@ def _compile_check(req: CompileCheckRequest) -> CompileCheckResult | ErrorResult
     from optimizer.harness.compile_only import CompileRecorder, compile_cases
     from optimizer.harness.problem import load_candidate, load_problem
 
+    _device_query_stand_in()
     recorder = CompileRecorder(req.arch).install()
     problem = load_problem(req.problem)
     try:
