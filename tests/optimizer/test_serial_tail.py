@@ -111,3 +111,22 @@ def test_a_serial_tail_lets_block_scale_go_past_1024() -> None:
     out = apply_recipe_variants(recipe, RecipeContext(source=src, evidence=["code:tl.arange", "cause:serial_tail"]))
     assert all(r.description.startswith("partial_k: BLOCK 1024 ->") for r in out)
     assert [r.applied["BLOCK"] for r in out][:1] == [4096] and {8192, 16384} <= {r.applied["BLOCK"] for r in out}
+
+
+def test_a_chain_through_small_buffers_still_reads_as_repeated_passes() -> None:
+    """Three row kernels passing the row max and sum through M-element buffers: the buffers are a sliver of the
+    traffic, but each kernel re-reads x, and that (tied to the launch lines) is the structural cause."""
+    from pathlib import Path
+
+    src = (Path(__file__).resolve().parents[2] / "benchmarks" / "diagnosis" / "softmax_three_kernels" / "initial.py").read_text()
+    M, N = 8192, 4096
+    sig = {"x_ptr": "*fp32", "max_ptr": "*fp32", "sum_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"}
+    recs = [{"kernel": k, "grid": [M], "launches": 1, "signature": sig, "constexprs": {"BLOCK_N": 4096},
+             "numel": {p: (M * N if p in ("x_ptr", "y_ptr") else M) for p in ps}}
+            for k, ps in (("row_max_kernel", ("x_ptr", "max_ptr")), ("row_sumexp_kernel", ("x_ptr", "max_ptr", "sum_ptr")),
+                          ("normalize_kernel", ("x_ptr", "max_ptr", "sum_ptr", "y_ptr")))]
+    f = extract_features(src)
+    assert "multi_kernel_same_input" in f.tokens
+    passes = [x for x in code_findings(f, recs, case_bytes=8.0 * M * N) if x.cause == "redundant_passes" and x.structural]
+    assert [r.reference for x in passes for r in x.supporting] == ["chained_rereads"]
+    assert passes[0].confidence == 0.7 and passes[0].source_lines == [48, 49, 50]

@@ -241,6 +241,16 @@ def _kernel_findings(feats: CodeFeatures, st: KernelStructure, rec: dict[str, An
         out.append(Finding(cause="redundant_passes", level="L1", confidence=conf, structural=bool(st.multi_pass), supporting=supp,
                            summary="the same data is read in several passes: " + ", ".join(
                                f"{p} x{len(ls)}" for p, ls in st.multi_pass.items()) if st.multi_pass else "one input feeds several kernels"))
+    small = [t for t in feats.details.get("roundtrips") or [] if _negligible_trip(t, launches, case_bytes)]
+    if small and "multi_kernel_same_input" in toks:
+        # a chain of kernels re-reading one input, linked by small per-row buffers (a three-kernel softmax): the
+        # buffers cost nothing, the re-reads do, and fusing the chain removes them (tied to the launch lines)
+        shared = int(feats.details.get("kernels_sharing_input", 0))
+        what = ", ".join(f"{t['buffer']} ({t['written_by']} -> {t['read_by']})" for t in small[:4])
+        out.append(Finding(cause="redundant_passes", level="L1", confidence=0.7 if shared >= 3 else 0.6, structural=True,
+                           supporting=[_ref("code_feature", "chained_rereads", f"one input read by {shared or 'several'} "
+                                            f"kernels chained through small buffers: {what}", [n for t in small for n in t["lines"]])],
+                           summary=f"kernels chained through small buffers ({what}) each re-read the same input"))
     if trips := [t for t in feats.details.get("roundtrips") or [] if not _negligible_trip(t, launches, case_bytes)]:
         what = ", ".join(f"{t['buffer']} ({t['written_by']} -> {t['read_by']})" for t in trips[:4])
         out.append(Finding(cause="redundant_passes", level="L1", confidence=0.7 if len(trips) >= 2 else 0.6, structural=True,
