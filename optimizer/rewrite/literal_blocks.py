@@ -18,20 +18,12 @@ from __future__ import annotations
 import libcst as cst
 
 from optimizer.recipes.base import NotApplicable, RecipeContext
+from optimizer.rewrite.block_scale import _int
 from optimizer.rewrite.common import defaulted_positional_reasons, fresh
 from optimizer.rewrite.engine import Target, parse_tree, targets
 from optimizer.rewrite.tree import call_name, walk
 
 __all__ = ["promote_literal_blocks"]
-
-
-def _int(node: cst.BaseExpression) -> int | None:
-    if isinstance(node, cst.Integer):
-        try:
-            return int(node.value, 0)
-        except ValueError:
-            return None
-    return None
 
 
 def _uses(t: Target, value: int) -> tuple[list[cst.Integer], list[cst.Integer], bool]:

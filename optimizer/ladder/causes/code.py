@@ -74,14 +74,18 @@ def _hot(feats: CodeFeatures, launches: list[dict[str, Any]], hot_kernel: str | 
     return None, None
 
 
+def _arg_bytes(rec: dict[str, Any], param: str) -> int | None:
+    """Bytes of one pointer argument of a launch record (numel x element size; 4 when the type is unknown)."""
+    n, t = (rec.get("numel") or {}).get(param), (rec.get("signature") or {}).get(param)
+    return n * ((elem_bytes(t) if isinstance(t, str) else None) or 4) if isinstance(n, int) else None
+
+
 def _trip_bytes(trip: dict[str, Any], launches: list[dict[str, Any]]) -> int | None:
-    """Bytes of an intermediate buffer, from the writer's launch record (numel x element size of its parameter)."""
+    """Bytes of an intermediate buffer, from the writer's launch record (its parameter's numel x element size)."""
     param = (trip.get("params") or {}).get("writer")
     for r in launches:
-        if r.get("kernel") == trip.get("written_by") and param:
-            n, t = (r.get("numel") or {}).get(param), (r.get("signature") or {}).get(param)
-            if isinstance(n, int):
-                return n * ((elem_bytes(t) if isinstance(t, str) else None) or 4)
+        if r.get("kernel") == trip.get("written_by") and param and (b := _arg_bytes(r, param)) is not None:
+            return b
     return None
 
 
@@ -177,9 +181,7 @@ OTHER_KERNEL_SHARE = 0.25
 
 def _traffic(rec: dict[str, Any]) -> float:
     """Bytes of every pointer argument of one launch record (numel x element size), times its launch count."""
-    sig = rec.get("signature") or {}
-    per = sum(n * ((elem_bytes(sig.get(p, "")) if isinstance(sig.get(p), str) else None) or 4)
-              for p, n in (rec.get("numel") or {}).items() if isinstance(n, int))
+    per = sum(b for p in (rec.get("numel") or {}) if (b := _arg_bytes(rec, p)) is not None)
     return float(per) * int(rec.get("launches", 1))
 
 
@@ -241,7 +243,9 @@ def _kernel_findings(feats: CodeFeatures, st: KernelStructure, rec: dict[str, An
         out.append(Finding(cause="redundant_passes", level="L1", confidence=conf, structural=bool(st.multi_pass), supporting=supp,
                            summary="the same data is read in several passes: " + ", ".join(
                                f"{p} x{len(ls)}" for p, ls in st.multi_pass.items()) if st.multi_pass else "one input feeds several kernels"))
-    small = [t for t in feats.details.get("roundtrips") or [] if _negligible_trip(t, launches, case_bytes)]
+    small, trips = [], []  # round trips too small to matter, and the rest
+    for t in feats.details.get("roundtrips") or []:
+        (small if _negligible_trip(t, launches, case_bytes) else trips).append(t)
     if small and "multi_kernel_same_input" in toks:
         # a chain of kernels re-reading one input, linked by small per-row buffers (a three-kernel softmax): the
         # buffers cost nothing, the re-reads do, and fusing the chain removes them (tied to the launch lines)
@@ -251,7 +255,7 @@ def _kernel_findings(feats: CodeFeatures, st: KernelStructure, rec: dict[str, An
                            supporting=[_ref("code_feature", "chained_rereads", f"one input read by {shared or 'several'} "
                                             f"kernels chained through small buffers: {what}", [n for t in small for n in t["lines"]])],
                            summary=f"kernels chained through small buffers ({what}) each re-read the same input"))
-    if trips := [t for t in feats.details.get("roundtrips") or [] if not _negligible_trip(t, launches, case_bytes)]:
+    if trips:
         what = ", ".join(f"{t['buffer']} ({t['written_by']} -> {t['read_by']})" for t in trips[:4])
         out.append(Finding(cause="redundant_passes", level="L1", confidence=0.7 if len(trips) >= 2 else 0.6, structural=True,
                            supporting=[_ref("code_feature", "intermediate_roundtrip", f"written to DRAM and read back: {what}",
