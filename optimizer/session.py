@@ -37,6 +37,7 @@ from typing import Any
 from kb.client import KBClient
 from kb.errors import InvalidArgument
 from kb.models import (
+    CaseMethod,
     EvidenceItem,
     ProblemRef,
     Round,
@@ -213,6 +214,7 @@ class Session:
         self.force_shared_gpu = force_shared_gpu
         self.floor: float | None = None
         self.initial: Path | None = None
+        self.methods: dict[str, str] = {}  # case label -> the timing method fixed at the baseline (one timing truth)
 
     # ----------------------------------------------------------------------------------------------------
     def run(self, rounds: int | None = None, *, submit: bool = False) -> Trajectory:
@@ -255,6 +257,7 @@ class Session:
         t0 = time.monotonic()
         base_eval = evaluate(self.problem, base_path, backend=self.backend, settings=self.settings, aa=True)
         baseline_ms = base_eval.case_ms()
+        self._fix_methods(traj, base_eval, unseen=False)
         timing = to_timing(base_eval, baseline_ms, backend=self.backend, problem=self.problem)
         aa = base_eval.pairs("aa")
         if aa and len(aa) == len(baseline_ms):
@@ -337,7 +340,7 @@ class Session:
         path.write_text(prop.source)
         self.progress("proposal", {"round": i, "family": prop.family, "description": prop.description, "diff": prop.diff})
         against = {"initial": self.initial or base_path} | ({"base": base_path} if base_path != self.initial else {})
-        ev = evaluate(self.problem, path, backend=self.backend, settings=self.settings, against=against)
+        ev = evaluate(self.problem, path, backend=self.backend, settings=self.settings, against=against, methods=self.methods)
         clock.merge(ev.phase_s)
         timing = to_timing(ev, baseline_ms, backend=self.backend, problem=self.problem)
         result, advice = self._judge(ev, timing, best_g, prop.family)
@@ -421,7 +424,7 @@ class Session:
         if len(ok) > 1 and self.backend != "interpreter":
             t1 = time.monotonic()
             tev = retime(self.problem, paths[ok[0]], {f"v{j}": paths[j] for j in ok[1:]}, backend=self.backend,
-                         settings=self.settings, cases=[case])
+                         settings=self.settings, cases=[case], methods=self.methods)
             clock.add("screen_time", time.monotonic() - t1)
             tc = tev.timing_cases[0] if tev.passed and tev.timing_cases else None
             if tc is None:
@@ -526,7 +529,7 @@ class Session:
         sel = Selection(round=0, note="no improved round" if not top else "")
         for r in top:
             ev = retime(self.problem, Path(r.candidate_path), {"initial": self.initial}, backend=self.backend,
-                        settings=self.settings, blocks=self.settings.timing_confirm_blocks)
+                        settings=self.settings, blocks=self.settings.timing_confirm_blocks, methods=self.methods)
             pairs = ev.pairs("initial")
             if not ev.passed or not pairs:
                 sel.note += f"round {r.index}: re-time failed ({ev.reason[:200]}); "
@@ -559,7 +562,8 @@ class Session:
         best = traj.rounds[traj.best_round]
         against = {"initial": self.initial} if self.initial is not None and traj.best_round != 0 else {}
         ev = evaluate(self.problem, Path(best.candidate_path), backend=self.backend, settings=self.settings, cases=cases,
-                      against=against)  # type: ignore[arg-type]
+                      against=against, methods=self.methods)  # type: ignore[arg-type]
+        self._fix_methods(traj, ev, unseen=True)  # chosen from the initial kernel in that call, like the seen cases
         rep = UnseenReport(cases=cases, skipped=skipped, source=source, passed=ev.passed, failure_reason="" if ev.passed else ev.reason[:2000],
                            validation=ev.validation, note=f"{len(skipped)} case(s) too large for the interpreter skipped" if skipped else "")
         sel = traj.selection.confirmed.get(traj.best_round) if traj.selection else None
@@ -578,6 +582,15 @@ class Session:
                 if rep.seen_speedup > 1 and rep.kept_fraction < 0.9:
                     rep.flags.append("loses_gain_unseen")
         return rep
+
+    def _fix_methods(self, traj: Trajectory, ev: Evaluation, *, unseen: bool) -> None:
+        """Record each newly timed case's method (decided from the initial kernel) so every later call reuses it."""
+        for c in ev.timing_cases:
+            if c.case in self.methods or c.method not in ("do_bench", "cudagraph"):
+                continue
+            self.methods[c.case] = c.method
+            traj.timing_methods[c.case] = CaseMethod(method=c.method, decided_ms=c.decided_ms, note=c.method_note,  # type: ignore[arg-type]
+                                                     unseen=unseen)
 
     def _write(self, traj: Trajectory) -> None:
         (self.out / "trajectory.json").write_text(json.dumps(json.loads(traj.model_dump_json()), indent=2))

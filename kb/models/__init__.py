@@ -15,6 +15,7 @@ from kb.models.cards import (
     parse_card,
 )
 from kb.models.trajectory import (
+    CaseMethod,
     CaseTiming,
     CaseValidation,
     EscalationTests,
@@ -41,6 +42,7 @@ __all__ = [
     "AnyCard",
     "Card",
     "CardStats",
+    "CaseMethod",
     "CaseTiming",
     "CaseValidation",
     "EscalationTests",

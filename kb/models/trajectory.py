@@ -115,7 +115,11 @@ class CaseTiming(_Model):
     roofline_fraction: float | None = None
     speedup_ci: RatioCI | None = Field(default=None, description="speedup vs the initial candidate, interleaved blocks")
     method: str = Field(default="", description="do_bench or cudagraph for this case")
-    method_note: str = Field(default="", description="why CUDA-graph timing was not used, when it was not")
+    method_note: str = Field(default="", description="how the method was chosen (or why CUDA-graph timing fell back)")
+    host_ms: float | None = Field(default=None, description="wall time per call from Python at steady state (what an "
+                                  "eager loop sees; ms is the device time)")
+    baseline_host_ms: float | None = Field(default=None, description="the same for the comparison target")
+    launch_ms: float | None = Field(default=None, description="host time per call spent launching (before a sync)")
 
 
 class Timing(_Model):
@@ -125,6 +129,8 @@ class Timing(_Model):
     geomean_ci: RatioCI | None = Field(default=None, description="the geomean speedup vs initial with its interval")
     vs_base: RatioCI | None = Field(default=None, description="geomean speedup vs the round's base (the verdict's ratio)")
     verdict: str = Field(default="", description="how the outcome followed from the interval and the noise floor")
+    host_regressed: list[str] = Field(default_factory=list, description="cases whose host wall time per call got worse "
+                                      "than the comparison target's by more than 10% (device time decides; this flags)")
 
 
 class NoiseFloor(_Model):
@@ -134,6 +140,15 @@ class NoiseFloor(_Model):
     aa: RatioCI
     cases: dict[str, RatioCI] = Field(default_factory=dict)
     method: str = ""
+
+
+class CaseMethod(_Model):
+    """How one case is timed for a whole session: chosen once from the initial kernel, then fixed."""
+
+    method: Literal["do_bench", "cudagraph"]
+    decided_ms: float | None = Field(default=None, description="the initial kernel's first do_bench median (ms)")
+    note: str = ""
+    unseen: bool = Field(default=False, description="an unseen case (chosen when the unseen cases were first timed)")
 
 
 class Selection(_Model):
@@ -240,6 +255,8 @@ class Trajectory(_Model):
     selection: Selection | None = None
     unseen: UnseenReport | None = None
     timing_env: dict[str, Any] = Field(default_factory=dict, description="GPU lock key, shared GPU flag ...")
+    timing_methods: dict[str, CaseMethod] = Field(default_factory=dict, description="case label -> the device-time "
+                                                  "method chosen once at the baseline and used by every timing of it")
 
     def content_hash(self) -> str:
         """SHA-256 of the evidence this trajectory carries, normalised: its ``id``, ``created_at`` and each round's

@@ -52,6 +52,10 @@ class TimingOptions(_Contract):
     reference: bool = Field(default=True, description="also time the PyTorch reference once per case")
     against: dict[str, str] = Field(default_factory=dict, description="role (initial, base) -> candidate file")
     aa: bool = Field(default=False, description="time a second instance of the candidate (the A/A noise floor)")
+    methods: dict[str, Literal["do_bench", "cudagraph"]] = Field(
+        default_factory=dict, description="case label -> the device-time method the session fixed for it at its baseline; "
+        "a case not listed is decided from the initial kernel (role initial, else the candidate) in this call")
+    host: bool = Field(default=True, description="also measure each role's steady-state wall and launch time per call")
 
 
 class _CandidateRequest(_Contract):
@@ -136,6 +140,11 @@ class TimingCase(_Contract):
     method_note: str = ""
     blocks: dict[str, list[float]] = Field(default_factory=dict, description="role -> interleaved block medians (ms)")
     role_stats: dict[str, Stats] = Field(default_factory=dict, description="role -> stats over its blocks")
+    decided_ms: float | None = Field(default=None, description="the deciding kernel's first median when the method was "
+                                     "chosen in this call (None: the session's fixed method)")
+    fell_back: bool = Field(default=False, description="a fixed cudagraph method could not capture: do_bench this call")
+    host: dict[str, dict[str, float]] = Field(default_factory=dict, description="role -> {wall_ms, launch_ms, calls}: "
+                                              "steady-state host figures per call (timing.host_wall_ms)")
 
 
 class TimingResult(_Contract):

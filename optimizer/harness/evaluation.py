@@ -126,9 +126,11 @@ def evaluate(
     timing: bool = True,
     against: dict[str, Path] | None = None,
     aa: bool = False,
+    methods: dict[str, str] | None = None,
 ) -> Evaluation:
     """Validate ``candidate`` and time it interleaved with ``against`` (role -> candidate file; ``aa`` adds a second
-    instance of the candidate itself, the A/A comparison)."""
+    instance of the candidate itself, the A/A comparison); ``methods`` (case label -> do_bench | cudagraph) are the
+    session's fixed per-case timing methods."""
     cand = Path(candidate).resolve()
     try:
         source = cand.read_text()
@@ -147,7 +149,7 @@ def evaluate(
                                      why='CPU_VALIDATION = "compile_only"')
     request = EvaluateRequest(problem=str(problem.path), candidate=str(cand), backend=backend, cases=run_cases,  # type: ignore[arg-type]
                               seeds=list(settings.validation_seeds),
-                              timing=timing_request(settings, against, aa) if timing else None)
+                              timing=timing_request(settings, against, aa, methods) if timing else None)
     res = _run(request, backend, settings, python=python)
     p, failed = _parsed(res, EvaluateResult, cand, backend, static)
     if failed is not None:
@@ -158,7 +160,7 @@ def evaluate(
         what = interpreter_limitation(p.validation.failure_reason, source)
         rerun = _block_pointers_on_36(what, python, settings)
         if rerun is not None:  # Triton 3.9 removed block pointers; the GPU image's 3.6 interpreter runs them
-            ev = evaluate(problem, cand, backend=backend, settings=rerun, cases=cases, timing=timing)
+            ev = evaluate(problem, cand, backend=backend, settings=rerun, cases=cases, timing=timing, methods=methods)
             if ev.passed:
                 ev.reason = f"validated with Triton {ev.versions.get('triton', '3.6')} ({rerun.triton_python}): {what}"
             return ev
@@ -224,11 +226,13 @@ def _block_pointers_on_36(what: str | None, python: str | None, settings: Ladder
     return settings.model_copy(update={"triton_python": str(py)}) if py is not None else None
 
 
-def timing_request(settings: LadderSettings, against: dict[str, Path] | None, aa: bool) -> TimingOptions:
+def timing_request(settings: LadderSettings, against: dict[str, Path] | None, aa: bool,
+                   methods: dict[str, str] | None = None) -> TimingOptions:
     return TimingOptions(warmup_ms=settings.timing_warmup_ms, rep_ms=settings.timing_rep_ms,
                          blocks=settings.timing_blocks, graph_below_us=settings.timing_graph_below_us,
                          flush_bytes=settings.l2_flush_mb * 1024 * 1024, reference=True,
-                         against={k: str(v) for k, v in (against or {}).items()}, aa=aa)
+                         against={k: str(v) for k, v in (against or {}).items()}, aa=aa,
+                         methods=dict(methods or {}))  # type: ignore[arg-type]
 
 
 def _run(request: WorkerRequest, backend: str, settings: LadderSettings, *, python: str | None = None) -> SandboxResult:
@@ -257,10 +261,11 @@ def _phases(phase_s: dict[str, float], res: SandboxResult) -> dict[str, float]:
 
 
 def retime(problem: Problem, candidate: Path, against: dict[str, Path], *, backend: str, settings: LadderSettings,
-           cases: list[dict[str, Any]] | None = None, blocks: int | None = None) -> Evaluation:
-    """Time an already validated candidate against ``against`` (no validation: the winner's confirmation)."""
+           cases: list[dict[str, Any]] | None = None, blocks: int | None = None,
+           methods: dict[str, str] | None = None) -> Evaluation:
+    """Time an already validated candidate against ``against`` (no validation: the winner's confirmation, a screen)."""
     run_cases = cases if cases is not None else problem.cases_for(backend)
-    t = timing_request(settings, against, False).model_copy(
+    t = timing_request(settings, against, False, methods).model_copy(
         update={"reference": False, "blocks": blocks or settings.timing_blocks})
     request = TimeRequest(problem=str(problem.path), candidate=str(candidate), backend=backend,  # type: ignore[arg-type]
                           cases=run_cases, timing=t)
@@ -295,6 +300,10 @@ def sanity_findings(problem: Problem, ev: Evaluation, cases: list[dict[str, Any]
     return out
 
 
+#: a candidate whose steady-state wall time per call exceeds the initial kernel's by more than this factor is flagged
+HOST_REGRESSION = 1.10
+
+
 def to_timing(ev: Evaluation, baseline_ms: dict[str, float] | None, *, backend: str, problem: Problem,
               cases: list[dict[str, Any]] | None = None) -> Timing:
     """The schema Timing for an evaluation; ``baseline_ms`` per case is the comparison target's time.
@@ -316,13 +325,20 @@ def to_timing(ev: Evaluation, baseline_ms: dict[str, float] | None, *, backend: 
     initial = ev.pairs("initial")
     init_ms = {c.case: c.role_stats["initial"].median_ms for c in ev.timing_cases if "initial" in c.role_stats}
     raw = {c.case: c for c in ev.timing_cases}
+    host_flags: list[str] = []
     for label, ms in ev.case_ms().items():
         case = by_label.get(label, {})
         frac = roofline_fraction(problem.flops(case), problem.bytes_moved(case), ms, peaks, compute=kind) if peaks else None
+        host = raw[label].host
+        mine, ref = host.get("candidate", {}), host.get("initial", {})
+        if mine.get("wall_ms") and ref.get("wall_ms") and mine["wall_ms"] > HOST_REGRESSION * ref["wall_ms"]:
+            host_flags.append(label)
         out.append(CaseTiming(case=label, ms=ms, baseline_ms=init_ms.get(label, (baseline_ms or {}).get(label)), roofline_fraction=frac,
                               speedup_ci=verdict.case_ratio(*initial[label]) if label in initial else None,
-                              method=raw[label].method, method_note=raw[label].method_note))
+                              method=raw[label].method, method_note=raw[label].method_note,
+                              host_ms=mine.get("wall_ms"), launch_ms=mine.get("launch_ms"), baseline_host_ms=ref.get("wall_ms")))
     t = timing_mod.make_timing(ev.protocol, out)
+    t.host_regressed = host_flags
     if initial and len(initial) == len(out):
         t.geomean_ci = verdict.geomean_ratio(initial)
         t.geomean_speedup = t.geomean_ci.point

@@ -7,9 +7,17 @@ the baseline is the comparison target (the initial candidate by default). Every 
 ``time_interleaved`` (the session's protocol, ``interleaved-blocks``): per case, every kernel being compared
 is timed in ``blocks`` blocks, ABAB... with the order reversed every other block; a block is one
 ``do_bench(..., return_mode="all")`` call (L2 flushed before every rep) whose median is the block's figure.
-When every kernel of the case takes under ``graph_below_us`` (~50 us, launch overhead matters there), the
+When the case's initial kernel takes under ``graph_below_us`` (~50 us, launch overhead matters there), the
 blocks use ``do_bench_cudagraph`` instead (no L2 flush: graph replays run back to back); if graph capture
 fails (a host sync in the launcher, a CPU tensor ...) the case falls back to ``do_bench`` and records why.
+
+One timing truth: the method of a case is chosen ONCE, at the session's baseline, from the initial kernel alone
+(``choose_method``), recorded in the trajectory, and passed to every later timing of that case (rounds, variant
+screens, the selection re-time, unseen cases). Before, each call chose from the slowest kernel it happened to
+compare, so one case was timed with CUDA graphs in one call and with flushed do_bench in the next, and a few-us
+kernel's speedup changed with the call (7.7x, 1.72x and 0.80x for one MoE kernel whose fresh re-time gave 5.11x).
+Device time (what the method measures) decides; the host's steady-state wall time per call (``host_wall_ms``,
+what an eager loop sees) is recorded next to it, so a rewrite that moves work onto the host is visible.
 Intervals and the improved/neutral/regressed rule live in ``optimizer.harness.verdict``.
 
 GPU paths (``bench_cuda``) are written for Triton 3.6 / torch 2.11 on an H200 and run only on a GPU; the
@@ -27,6 +35,7 @@ when called, so every do_bench call first checks that it is still the bound one 
 from __future__ import annotations
 
 import math
+import os
 import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
@@ -39,8 +48,10 @@ __all__ = [
     "TRITON_FLUSH_BYTES",
     "bench_cuda",
     "bench_npu",
+    "choose_method",
     "geomean",
     "geomean_speedup",
+    "host_wall_ms",
     "interleaved_protocol",
     "interpreter_protocol",
     "make_timing",
@@ -66,6 +77,12 @@ def bind_timers() -> None:
     global _do_bench, _do_bench_cudagraph
     if _do_bench is not None:
         return
+    # @triton.autotune decides once per (kernel source, configs, key) on this machine: the worker processes of one
+    # session (validation, screens, round timing, selection) reuse that decision from Triton's disk cache instead of
+    # each re-benchmarking every config (the slowest rounds on autotuned kernels) and possibly picking another one
+    # (which would time a different kernel in the round and in its confirmation). Read when @autotune is applied,
+    # i.e. when the candidate is imported, which is after this call.
+    os.environ.setdefault("TRITON_CACHE_AUTOTUNING", "1")
     try:
         from triton.testing import do_bench, do_bench_cudagraph
     except ImportError:  # pragma: no cover
@@ -232,6 +249,45 @@ def _cuda_block(fn: Callable[[], Any], graph: bool, warmup_ms: float, rep_ms: fl
     return [float(x) for x in _do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="all")]
 
 
+#: the two device-time methods of the interleaved protocol
+METHODS = ("do_bench", "cudagraph")
+
+
+def choose_method(first_ms: float, graph_below_us: float | None) -> tuple[str, str]:
+    """(method, note) for a case from its deciding kernel's first do_bench median: CUDA graphs below the threshold.
+
+    Called once per case at the session's baseline (the deciding kernel is the initial candidate) and never again for
+    that case: every later timing of the case, whatever kernels it compares, uses the recorded method."""
+    if graph_below_us is None:
+        return "do_bench", "CUDA-graph timing disabled"
+    if first_ms * 1e3 >= graph_below_us:
+        return "do_bench", f"do_bench: the initial kernel takes {first_ms * 1e3:.1f} us >= {graph_below_us:g} us"
+    return "cudagraph", f"cudagraph: the initial kernel takes {first_ms * 1e3:.1f} us < {graph_below_us:g} us"
+
+
+def host_wall_ms(fn: Callable[[], Any], sync: Callable[[], Any], *, target_ms: float = 20.0,
+                 max_calls: int = 2000) -> dict[str, float]:
+    """What an eager loop sees: ``wall_ms``, the wall time per call from Python at steady state (back-to-back calls,
+    one synchronize at the end, no L2 flush), and ``launch_ms``, the host time per call before that synchronize (the
+    launcher's own cost). For a few-us kernel the launcher's host work can outweigh the kernel: then ``wall_ms`` is
+    the host's figure, not the device's."""
+    import time as _time
+
+    sync()
+    t0 = _time.perf_counter()
+    fn()
+    sync()
+    one = max(_time.perf_counter() - t0, 1e-6)
+    n = max(10, min(max_calls, int(target_ms / 1e3 / one)))
+    t0 = _time.perf_counter()
+    for _ in range(n):
+        fn()
+    launched = _time.perf_counter() - t0
+    sync()
+    total = _time.perf_counter() - t0
+    return {"wall_ms": total / n * 1e3, "launch_ms": launched / n * 1e3, "calls": float(n)}
+
+
 def time_interleaved(
     fns: dict[str, Callable[[], Any]],
     *,
@@ -241,28 +297,45 @@ def time_interleaved(
     rep_ms: float = 20.0,
     graph_below_us: float | None = 50.0,
     flush_bytes: int = 256 * 1024 * 1024,
+    method: str | None = None,
+    decide_by: str | None = None,
+    host: bool = False,
 ) -> dict[str, Any]:
     """Time every role in ``fns`` in ``blocks`` interleaved blocks (order reversed every other block). GPU/NPU only.
 
-    Returns ``{"method", "method_note", "blocks": {role: [block medians ms]}, "stats": {role: BenchStats dict}}``.
+    ``method`` fixes the device-time method (``do_bench`` or ``cudagraph``) when the session has already chosen it
+    for this case; without it the method is chosen here by ``choose_method`` from the first do_bench median of
+    ``decide_by`` (default: the first role) - never from whichever other kernels happen to be compared, so a case
+    is timed the same way in every call. A fixed ``cudagraph`` that cannot capture one of the kernels (a host sync
+    in its launcher ...) times every role of the case with do_bench in this call and says so (``fell_back``).
+    ``host`` adds each role's steady-state wall and launch time per call (``host_wall_ms``).
+
+    Returns ``{"method", "method_note", "decided_ms", "fell_back", "blocks": {role: [block medians ms]},
+    "stats": {role: BenchStats dict}, "host": {role: {...}}}``.
     """
     roles = list(fns)
-    note, graph = "", False
+    note, graph, fell_back, decided_ms = "", False, False, None
+    if method is not None and method not in METHODS:
+        raise ValueError(f"unknown timing method {method!r}; expected one of {METHODS}")
     if backend == "cuda":
         first = {r: summarize(_cuda_block(fns[r], False, warmup_ms, rep_ms)).median_ms for r in roles}  # also the warm-up
-        if graph_below_us is not None:
-            slow = max(first.values())
-            if slow * 1e3 >= graph_below_us:
-                note = f"do_bench: the slowest kernel takes {slow * 1e3:.1f} us >= {graph_below_us:g} us"
-            else:
-                try:
-                    for r in roles:
-                        _cuda_block(fns[r], True, warmup_ms, rep_ms)
-                    graph = True
-                except Exception as exc:  # noqa: BLE001  capture is not possible for this launcher: say so and time without graphs
-                    if _torch is not None and _torch.cuda.is_available():
-                        _torch.cuda.synchronize()
-                    note = f"cudagraph capture failed ({type(exc).__name__}: {str(exc)[:200]}); fell back to do_bench"
+        if method is None:
+            decider = decide_by if decide_by in first else roles[0]
+            decided_ms = first[decider]
+            method, note = choose_method(decided_ms, graph_below_us)
+        else:
+            note = f"{method}: fixed for this case at the session's baseline"
+        if method == "cudagraph":
+            try:
+                for r in roles:
+                    _cuda_block(fns[r], True, warmup_ms, rep_ms)
+                graph = True
+            except Exception as exc:  # noqa: BLE001  capture is not possible for this launcher: say so and time without graphs
+                if _torch is not None and _torch.cuda.is_available():
+                    _torch.cuda.synchronize()
+                fell_back = True
+                note = (f"cudagraph capture failed ({type(exc).__name__}: {str(exc)[:200]}); every kernel of this case "
+                        "timed with do_bench in this call")
 
         def block(r: str) -> list[float]:  # warm already: a short warm-up per block
             return _cuda_block(fns[r], graph, min(warmup_ms, 5.0), rep_ms)
@@ -278,13 +351,18 @@ def time_interleaved(
             xs = block(r)
             samples[r] += xs
             medians[r].append(summarize(xs).median_ms)
+    walls: dict[str, dict[str, float]] = {}
+    if host and backend == "cuda" and _torch is not None:
+        walls = {r: host_wall_ms(fns[r], _cuda_sync) for r in roles}
     return {"method": "cudagraph" if graph else ("do_bench" if backend == "cuda" else "npu-events"), "method_note": note,
-            "blocks": medians, "stats": {r: summarize(samples[r]).as_dict() for r in roles}}
+            "decided_ms": decided_ms, "fell_back": fell_back, "blocks": medians,
+            "stats": {r: summarize(samples[r]).as_dict() for r in roles}, "host": walls}
 
 
 def interleaved_protocol(device: str, *, blocks: int, warmup_ms: float, rep_ms: float, graph_below_us: float | None) -> TimingProtocol:
     """The protocol record of ``time_interleaved`` (the session's; intervals from ``optimizer.harness.verdict``)."""
-    graph = f"do_bench_cudagraph when every kernel of a case is under {graph_below_us:g} us, else " if graph_below_us else ""
+    graph = (f"do_bench_cudagraph when the case's initial kernel is under {graph_below_us:g} us (chosen once per case at "
+             "the baseline), else ") if graph_below_us else ""
     return TimingProtocol(
         method="interleaved-blocks", warmup=int(warmup_ms), reps=int(rep_ms), l2_flush=True, device=device, blocks=blocks,
         graph_below_us=graph_below_us, confidence=0.95,

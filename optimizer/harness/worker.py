@@ -112,8 +112,10 @@ def _time_cases(run_cases: list[dict[str, Any]], t: TimingOptions, problem: Any,
         if (restore := _inplace_restore(problem, inputs)) is not None:
             restore()
         with torch.no_grad():
+            label = case_label(case)
             res = timing.time_interleaved(fns, backend=backend, blocks=blocks, warmup_ms=warmup_ms, rep_ms=rep_ms,
-                                          graph_below_us=graph_us, flush_bytes=flush)
+                                          graph_below_us=graph_us, flush_bytes=flush, method=t.methods.get(label),
+                                          decide_by="initial" if "initial" in fns else "candidate", host=t.host)
             r = None
             if t.reference:
                 ref = problem.make_model(case, seed=0, device=device)
@@ -122,7 +124,8 @@ def _time_cases(run_cases: list[dict[str, Any]], t: TimingOptions, problem: Any,
         cases.append(TimingCase.model_validate({
             "case": case_label(case), "stats": res["stats"]["candidate"], "reference_stats": r.as_dict() if r else None,
             "method": res["method"], "method_note": res["method_note"], "blocks": res["blocks"],
-            "role_stats": res["stats"]}))
+            "role_stats": res["stats"], "decided_ms": res.get("decided_ms"), "fell_back": res.get("fell_back", False),
+            "host": res.get("host", {})}))
     return TimingResult(protocol=protocol, cases=cases)
 
 

@@ -96,7 +96,7 @@ def test_winner_is_retimed_and_selection_uses_the_retime(tmp_path: Path, monkeyp
 
     def fake_retime(problem, candidate, against, **kw):
         calls.append(candidate.name)
-        assert set(against) == {"initial"} and kw["blocks"] == 16
+        assert set(against) == {"initial"} and kw["blocks"] == 16 and kw["methods"] == {"c": "do_bench"}
         r = {"case": "c", "stats": {"median_ms": 1 / confirmed[candidate.name]},
              "blocks": {"initial": blocks(1.0, 0.002, seed=1),
                         "candidate": blocks(1 / confirmed[candidate.name], 0.002, seed=2)}}
@@ -105,7 +105,7 @@ def test_winner_is_retimed_and_selection_uses_the_retime(tmp_path: Path, monkeyp
     monkeypatch.setattr("optimizer.session.retime", fake_retime)
     s = Session(DATA / "softmax", None, kb=FakeKB(LADDER_CARDS), settings=LadderSettings(), backend="cuda",
                 proposer=OfflineProposer(), out_dir=tmp_path)
-    s.floor, s.initial = 0.01, tmp_path / "round_00.py"
+    s.floor, s.initial, s.methods = 0.01, tmp_path / "round_00.py", {"c": "do_bench"}
     traj = Trajectory(id="t-1", problem={"name": "softmax"}, backend="cuda",
                       rounds=[Round(index=0, outcome="baseline"), _timed_round(1, 1.3, tmp_path / "round_01.py"),
                               _timed_round(2, 1.1, tmp_path / "round_02.py")])
@@ -163,7 +163,8 @@ def test_round_screens_the_points_on_the_largest_case_and_keeps_the_fastest_vali
                           reason="" if ok else "max_rel 3.1 on case 0", validation=Validation(passed=ok),
                           device="NVIDIA H200", phase_s={"validation": 1.0})
 
-    def fake_retime(problem, candidate, against, *, backend, settings, cases=None, blocks=None):
+    def fake_retime(problem, candidate, against, *, backend, settings, cases=None, blocks=None, methods=None):
+        assert methods == {"c": "cudagraph"}  # the session's fixed method travels with the screen
         timed.append((Path(candidate).read_text(), {k: Path(v).read_text() for k, v in against.items()}, cases))
         stats = {k: {"median_ms": speed[Path(v).read_text()]} for k, v in against.items()}
         return Evaluation(candidate=Path(candidate), backend="cuda", status="ok", reason="", validation=Validation(passed=True),
@@ -174,6 +175,7 @@ def test_round_screens_the_points_on_the_largest_case_and_keeps_the_fastest_vali
     monkeypatch.setattr("optimizer.session.retime", fake_retime)
     s = Session(DATA / "softmax", None, kb=FakeKB(LADDER_CARDS), settings=LadderSettings(), backend="cuda",
                 proposer=OfflineProposer(), out_dir=tmp_path)
+    s.methods = {"c": "cudagraph"}
     props = [Proposal(source=f"v{j}", diff="", family="block-scale", recipe={"applied": {"BLOCK": 512 << j}},
                       description="", hypothesis="") for j in range(3)]
     clock = PhaseClock()
@@ -217,3 +219,32 @@ def test_an_interpreter_session_gives_the_ladder_the_full_size_launches_once_per
     base.write_text("v1")  # a new base is recorded again
     s._full_size_launches(base, smoke, PhaseClock())
     assert calls == ["v0", "v1"]
+
+
+def test_the_baseline_fixes_each_cases_method_for_the_whole_session(tmp_path: Path) -> None:
+    """One timing truth: the baseline's per-case method (decided from the initial kernel) is recorded and reused;
+    an unseen case gets its own, chosen the same way, and never overwrites a seen case's."""
+    s = Session(DATA / "softmax", None, kb=FakeKB(LADDER_CARDS), settings=LadderSettings(), backend="cuda",
+                proposer=OfflineProposer(), out_dir=tmp_path)
+    traj = Trajectory(id="t-1", problem={"name": "softmax"}, backend="cuda")
+    base = _ev([{**_case("small", {"candidate": [0.01] * 8, "aa": [0.01] * 8}), "decided_ms": 0.0101},
+                {**_case("big", {"candidate": [0.4] * 8, "aa": [0.4] * 8}), "method": "do_bench", "decided_ms": 0.41}])
+    s._fix_methods(traj, base, unseen=False)
+    assert s.methods == {"small": "cudagraph", "big": "do_bench"}
+    assert traj.timing_methods["small"].decided_ms == 0.0101 and not traj.timing_methods["big"].unseen
+    later = _ev([{**_case("small", {"candidate": [0.5] * 8}), "method": "do_bench"},
+                 {**_case("odd", {"candidate": [0.02] * 8, "initial": [0.02] * 8}), "decided_ms": 0.02}])
+    s._fix_methods(traj, later, unseen=True)
+    assert s.methods == {"small": "cudagraph", "big": "do_bench", "odd": "cudagraph"} and traj.timing_methods["odd"].unseen
+
+
+def test_to_timing_reports_host_time_and_flags_a_host_regression() -> None:
+    problem = load_problem(DATA / "softmax")
+    label = f"M={problem.cases[0]['M']},N={problem.cases[0]['N']}"
+    case = {**_case(label, {"candidate": blocks(0.5, 0.01), "initial": blocks(1.0, 0.01, seed=3)}),
+            "host": {"candidate": {"wall_ms": 0.9, "launch_ms": 0.9}, "initial": {"wall_ms": 1.0, "launch_ms": 0.02}}}
+    t = to_timing(_ev([case]), None, backend="cuda", problem=problem)
+    assert t.cases[0].host_ms == 0.9 and t.cases[0].baseline_host_ms == 1.0 and t.host_regressed == []
+    case["host"]["candidate"]["wall_ms"] = 1.3  # faster on the device, slower per call from Python
+    t = to_timing(_ev([case]), None, backend="cuda", problem=problem)
+    assert t.geomean_speedup > 1.5 and t.host_regressed == [label]
