@@ -277,6 +277,9 @@ class KnowledgeBase:
     def get_card(self, card_id: str, version: int | None = None) -> AnyCard:
         if not card_id:
             raise InvalidArgument("a card id is required", field="id")
+        if version is not None and not 0 < version < _INT64:  # SQLite would raise OverflowError past int64
+            raise InvalidArgument(f"version must be in 1..{_INT64 - 1} (leave it out for the served version)",
+                                  field="version")
         return self.store.get_card(card_id, version)
 
     def list_cards(self, filter: CardFilter, page_size: int = 50, cursor: str = "") -> CardPage:

@@ -6,13 +6,21 @@ Tools: ``search`` (hybrid search), ``quick_match`` (L1 triage by symptoms), ``ge
 ``cards://active`` (id, kind, title and summary of every served card). Everything goes through a
 ``kb.client.KBClient`` (embedded KB or ``--server``), opened in the background so the MCP handshake is instant;
 the first tool call waits for it. Nothing here writes to stdout except the protocol itself.
+
+Every line a client sends gets an answer: the SDK drops a line that is not JSON, or not a JSON-RPC message,
+with a debug log and no reply (the client then waits forever), so ``serve_stdio`` answers it with a JSON-RPC
+error itself (-32700 parse error, -32600 invalid request; the request's id when it can be read, else null).
+Numeric tool arguments are bounded (``_bounded``): an out-of-range version or size is ``invalid_argument``, never
+an OverflowError from SQLite.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import sys
 import threading
+from collections import deque
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -116,6 +124,20 @@ def _query(model: type[M], **data: Any) -> M:
         raise InvalidArgument(f"{field}: {where.message}", field=field) from e
 
 
+#: the largest version number a card can have (SQLite INTEGER; the wire's int64)
+MAX_VERSION = 2**63 - 1
+MAX_BODY_CHARS = 1 << 20
+
+
+def _bounded(name: str, value: int | None, lo: int, hi: int) -> int | None:
+    """``value`` if it is None or an int in ``lo..hi``; else InvalidArgument naming ``name``."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise InvalidArgument(f"must be an integer in {lo}..{hi}, got {str(value)[:40]}", field=name)
+    return value
+
+
 def build_server(lazy: LazyClient) -> Any:
     """The MCP server (the ``mcp`` SDK's high-level server) over the KB client ``lazy`` opens."""
     server_cls, tool_error, resource_error, not_found = _sdk()
@@ -139,6 +161,12 @@ def build_server(lazy: LazyClient) -> Any:
         except InvalidArgument as e:
             raise tool_error(terminal_text(f"invalid_argument: {e}")) from e
 
+    def bounded(name: str, value: int | None, lo: int, hi: int) -> int | None:
+        try:
+            return _bounded(name, value, lo, hi)
+        except InvalidArgument as e:
+            raise tool_error(terminal_text(f"invalid_argument: {e}")) from e
+
     @mcp.tool()
     async def search(text: str, top_k: int = 5, kind: str | None = None, backend: str | None = None,
                      level: str | None = None, mode: str = "hybrid", body_chars: int = 0) -> dict[str, Any]:
@@ -147,8 +175,9 @@ def build_server(lazy: LazyClient) -> Any:
         flt = query(CardFilter, kinds=[kind] if kind else [], backends=[backend] if backend else [],
                      levels=[level] if level else [])
         q = query(SearchQuery, text=text, top_k=top_k, filter=flt, mode=mode)
+        body = bounded("body_chars", body_chars, 0, MAX_BODY_CHARS) or 0
         hits = await call(lambda c: c.search(q))
-        return terminal_tree({"hits": [_hit(h, body_chars) for h in hits]})
+        return terminal_tree({"hits": [_hit(h, body) for h in hits]})
 
     @mcp.tool()
     async def quick_match(text: str = "", bottleneck_classes: list[str] | None = None,
@@ -167,7 +196,8 @@ def build_server(lazy: LazyClient) -> Any:
     @mcp.tool()
     async def get_card(card_id: str, version: int | None = None) -> dict[str, Any]:
         """One card in full (body, preconditions, rewrite, evidence, sources); the served version unless given."""
-        return terminal_tree(_card(await call(lambda c: c.get_card(card_id, version))))
+        v = bounded("version", version, 1, MAX_VERSION)
+        return terminal_tree(_card(await call(lambda c: c.get_card(card_id, v))))
 
     @mcp.tool()
     async def get_invariants(pass_names: list[str] | None = None, ir_signatures: list[str] | None = None,
@@ -202,12 +232,106 @@ def build_server(lazy: LazyClient) -> Any:
     return mcp
 
 
+class _LineTap:
+    """stdin as the SDK reads it (an async iterable of lines), remembering the last lines read so that a line
+    the SDK fails to parse can be answered with its own id."""
+
+    def __init__(self, lines: Any) -> None:
+        self._lines = lines
+        self.seen: deque[str] = deque(maxlen=4)
+
+    def __aiter__(self) -> Any:
+        return self._read()
+
+    async def _read(self) -> Any:
+        async for line in self._lines:
+            self.seen.append(line)
+            yield line
+
+
+def rpc_error_for(line: str | None, error: Exception) -> dict[str, Any]:
+    """The JSON-RPC error object that answers a line the SDK could not read as a message."""
+    try:
+        doc = json.loads(line) if line is not None else None
+    except ValueError:
+        return {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error: the line is not "
+                                                          "JSON; send one JSON-RPC 2.0 message per line"}}
+    rid = doc.get("id") if isinstance(doc, dict) else None
+    if isinstance(rid, bool) or not isinstance(rid, (int, str)) or (isinstance(rid, int) and abs(rid) >= 2**63):
+        rid = None
+    what = terminal_text(str(error).splitlines()[0] if str(error) else type(error).__name__)[:200]
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32600, "message": f"Invalid Request: {what}"}}
+
+
+class _AnsweringReader:
+    """The SDK's read stream, with every transport error (a line that is not a JSON-RPC message) answered on the
+    write stream with a JSON-RPC error instead of being dropped silently."""
+
+    def __init__(self, inner: Any, write: Any, tap: _LineTap, message: Callable[[dict[str, Any]], Any]) -> None:
+        self._inner, self._write, self._tap, self._message = inner, write, tap, message
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._inner, "last_context", None)
+
+    def __aiter__(self) -> _AnsweringReader:
+        return self
+
+    async def __anext__(self) -> Any:
+        while True:
+            try:
+                item = await self._inner.receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError):
+                raise StopAsyncIteration from None
+            if not isinstance(item, Exception):
+                return item
+            line = self._tap.seen[-1] if self._tap.seen else None  # read before any await: the line just failed
+            await self._write.send(self._message(rpc_error_for(line, item)))
+
+    async def receive(self) -> Any:
+        return await self.__anext__()
+
+    def close(self) -> None:
+        self._inner.close()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _AnsweringReader:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+async def _run_stdio(mcp: Any) -> None:
+    """``mcp.run("stdio")`` with malformed lines answered (see the module docstring)."""
+    from io import TextIOWrapper
+
+    from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
+
+    try:
+        jsonrpc = importlib.import_module("mcp_types").jsonrpc_message_adapter  # mcp 2.x
+    except ImportError:  # mcp 1.x
+        jsonrpc = importlib.import_module("mcp.types").JSONRPCMessage
+
+    def message(doc: dict[str, Any]) -> Any:
+        validate = getattr(jsonrpc, "validate_python", None) or jsonrpc.model_validate
+        return SessionMessage(validate(doc))
+
+    low = getattr(mcp, "_lowlevel_server", None) or mcp._mcp_server
+    tap = _LineTap(anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")))
+    async with stdio_server(stdin=tap) as (read, write):  # type: ignore[arg-type]
+        await low.run(_AnsweringReader(read, write, tap, message), write, low.create_initialization_options())
+
+
 def serve_stdio(server: str | None = None, *, home: str | None = None, token: str | None = None) -> None:
     """Run the MCP server on stdin/stdout until the client closes the stream."""
     from retrieval.client import connect
 
     lazy = LazyClient(lambda: connect(server, home=home, token=token))
     try:
-        build_server(lazy).run("stdio")
+        anyio.run(_run_stdio, build_server(lazy))
     finally:
         lazy.close()

@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import quote
 
 from kb.models import AnyCard
+from kb.sanitize import terminal_text
 from retrieval.client.review import card_fields, collapse_evidence
 from synthesis.models import PROPOSAL_STATUSES, Proposal
 
@@ -35,7 +36,9 @@ MESSAGES = {"approve": "Approved: the card is active and the quick-match index i
 
 
 def esc(value: Any) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
+    """``value`` as HTML text: control and format characters removed (a right-to-left override reorders what the
+    reviewer reads in a browser too; ``kb.sanitize``), then escaped with quotes."""
+    return html.escape(terminal_text("" if value is None else str(value)), quote=True)
 
 
 def _page(title: str, body: str, *, nonce: str, user: str | None) -> str:
