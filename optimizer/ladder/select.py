@@ -47,6 +47,7 @@ def recipe_context(ctx: LadderContext, card_id: str, bottleneck: str = "unknown"
         tolerances={k: {"atol": v.atol, "rtol": v.rtol} for k, v in (getattr(ctx.problem, "tolerances", None) or {}).items()},
         evidence=sorted({*(f"ir:{x}" for x in ctx.known_signatures()), *(f"code:{t}" for t in (feats.tokens if feats is not None else [])),
                          *(f"cause:{f.cause}" for r in ctx.results for f in r.findings if f.confidence >= 0.5)}),
+        effect_target=ctx.ir_target if ctx.ir_target.startswith("cuda") else None,
     )
 
 

@@ -79,6 +79,7 @@ from optimizer.recipes.online_lse import apply_online_logsumexp
 from optimizer.recipes.reductions import apply_value_only_reduction
 from optimizer.recipes.row_tile import plan_row_tile
 from optimizer.rewrite import TRANSFORMS, applier, parse_tree, targets
+from optimizer.rewrite.effect import effect_reasons
 from optimizer.rewrite.engine import prepared_first
 from optimizer.rewrite.dot_precision import set_precision
 from optimizer.rewrite.dot_untie import untied_first
@@ -475,9 +476,26 @@ def apply_recipe(recipe: Recipe | dict[str, Any], ctx: RecipeContext) -> Rewrite
     if fn is None:
         raise NotApplicable(f"no offline applier for recipe kind {r.kind!r} (available: {sorted(APPLIERS)})")
     check_domain(r.kind, r.params, r.requires, r.forbids, ctx)
-    res = fn(r.params, ctx)
-    check_point(res, ctx, _current_warps(ctx), kind=r.kind, params=r.params)
-    return res
+    noop: list[str] = []
+    tried = list(ctx.tried)
+    for _ in range(_NOOP_RETRIES):  # a point that cannot change the kernel is passed over for the next one
+        try:
+            res = fn(r.params, replace(ctx, tried=tried) if noop else ctx)
+        except NotApplicable:
+            if not noop:
+                raise
+            break
+        check_point(res, ctx, _current_warps(ctx), kind=r.kind, params=r.params)
+        why = effect_reasons(ctx.source, res.source, ctx.launches, target=ctx.effect_target)
+        if not why:
+            return res
+        noop += why
+        tried.append(res.applied)
+    raise NotApplicable(f"{r.kind}: " + "; ".join(dict.fromkeys(noop)))
+
+
+#: points of one recipe checked for an effect before the recipe is refused as a no-op
+_NOOP_RETRIES = 3
 
 
 def _current_warps(ctx: RecipeContext) -> int | None:
@@ -502,12 +520,17 @@ def apply_recipe_variants(recipe: Recipe | dict[str, Any], ctx: RecipeContext, l
     check_domain(r.kind, r.params, r.requires, r.forbids, ctx)
     out = _variants(fn, r, ctx, limit)
     kept, refused = [], []
-    for res in out:  # every point inside the domain, as apply_recipe checks its one point
+    for res in out:  # every point inside the domain, as apply_recipe checks its one point, and able to change the kernel
         try:
             check_point(res, ctx, _current_warps(ctx), kind=r.kind, params=r.params)
-            kept.append(res)
         except NotApplicable as exc:
             refused.append(str(exc))
+            continue
+        why = effect_reasons(ctx.source, res.source, ctx.launches, target=ctx.effect_target)
+        if why:
+            refused.append(f"{r.kind}: " + "; ".join(why))
+        else:
+            kept.append(res)
     if not kept:
         raise NotApplicable(refused[0] if refused else f"{r.kind}: every point was already tried on this base")
     return kept

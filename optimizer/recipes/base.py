@@ -52,6 +52,10 @@ class RecipeContext:
     #: evidence tokens of earlier levels, prefixed: ``ir:register_spill`` (L3 signatures), ``code:tl.dot`` (L1
     #: features), ``cause:register_spills`` (decided causes); recipe domains are checked against them
     evidence: list[str] = field(default_factory=list)
+    #: the compile target whose code a rewrite must change (``optimizer.rewrite.effect``: a candidate compiling to
+    #: the same PTX as its base for every recorded launch is refused as a no-op); None: only the static check that a
+    #: launch value is not overridden by the kernel's ``@triton.heuristics`` / ``@triton.autotune``
+    effect_target: str | None = None
 
 
 @dataclass

@@ -1,0 +1,110 @@
+"""No rewrite that cannot change the kernel: knobs a decorator overrides, and candidates that compile to the base's PTX."""
+
+from __future__ import annotations
+
+import pytest
+
+from optimizer.recipes.appliers import NotApplicable, RecipeContext, apply_recipe, apply_recipe_variants
+from optimizer.rewrite.effect import compiled_identity, effect_reasons, overridden_knobs
+
+HEUR = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.heuristics({"num_warps": lambda args: 8 if args["n_cols"] > 4096 else 4,
+                    "BLOCK": lambda args: triton.next_power_of_2(args["n_cols"])})
+@triton.jit
+def row_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n_cols
+    x = tl.load(x_ptr + row * n_cols + offs, mask=mask)
+    tl.store(out_ptr + row * n_cols + offs, x * 2, mask=mask)
+
+
+def double(x):
+    out = torch.empty_like(x)
+    row_kernel[(x.shape[0],)](x, out, x.shape[1])
+    return out
+'''
+
+ADD = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x + y, mask=mask)
+
+
+def add(x, y):
+    out = torch.empty_like(x)
+    n = x.numel()
+    add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
+    return out
+'''
+
+
+def _record(tmp_path, source: str) -> dict:
+    f = tmp_path / "base.py"
+    f.write_text(source)
+    return {"kernel": "add_kernel", "file": str(f), "launches": 1,
+            "ir_args": {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": 98304, "BLOCK": 1024},
+            "options": {"num_warps": 4, "num_stages": 3, "num_ctas": 1}}
+
+
+def test_launch_warps_overridden_by_a_heuristic_is_refused() -> None:
+    cand = HEUR.replace("x.shape[1])", "x.shape[1], num_warps=8)")
+    why = overridden_knobs(HEUR, cand)
+    assert why and "num_warps=8" in why[0] and "@triton.heuristics" in why[0]
+    with pytest.raises(NotApplicable, match="no-op: num_warps=8 .*overridden by its @triton.heuristics"):
+        apply_recipe({"kind": "launch_params", "params": {"search": {"num_warps": [8]}}},
+                     RecipeContext(source=HEUR, launches=[{"kernel": "row_kernel", "options": {"num_warps": 4}}]))
+
+
+def test_a_constexpr_set_by_a_heuristic_is_not_a_launch_knob() -> None:
+    cand = HEUR.replace("x.shape[1])", "x.shape[1], BLOCK=1024)")
+    assert any("BLOCK=1024" in r for r in overridden_knobs(HEUR, cand))
+
+
+def test_autotune_configs_set_every_launch_option() -> None:
+    src = HEUR.replace('@triton.heuristics({"num_warps": lambda args: 8 if args["n_cols"] > 4096 else 4,\n'
+                       '                    "BLOCK": lambda args: triton.next_power_of_2(args["n_cols"])})',
+                       '@triton.autotune(configs=[triton.Config({"BLOCK": 1024}, num_warps=4)], key=["n_cols"])')
+    assert "@triton.autotune" in src
+    why = overridden_knobs(src, src.replace("x.shape[1])", "x.shape[1], num_stages=4)"))
+    assert why and "@triton.autotune" in why[0]
+
+
+def test_unrelated_launch_change_is_kept() -> None:
+    assert overridden_knobs(ADD, ADD.replace("BLOCK=1024)", "BLOCK=1024, num_warps=8)")) == []
+
+
+def test_contiguity_hint_the_compiler_already_knows_is_a_noop(tmp_path) -> None:
+    rec = _record(tmp_path, ADD)
+    ctx = RecipeContext(source=ADD, launches=[rec], effect_target="cuda:90")
+    recipe = {"kind": "compiler_hints", "params": {"hints": ["multiple_of", "max_contiguous"], "targets": ["offsets"]}}
+    with pytest.raises(NotApplicable, match="no-op: the candidate compiles to the same cuda:90 PTX"):
+        apply_recipe(recipe, ctx)
+    with pytest.raises(NotApplicable, match="no-op"):
+        apply_recipe_variants(recipe, ctx)
+    # without a target only the static check runs: the same hint is handed out
+    assert apply_recipe(recipe, RecipeContext(source=ADD, launches=[rec])).source != ADD
+
+
+def test_a_change_the_compiler_sees_is_not_a_noop(tmp_path) -> None:
+    rec = _record(tmp_path, ADD)
+    warps = ADD.replace("BLOCK=1024)", "BLOCK=1024, num_warps=8)")
+    assert compiled_identity(ADD, warps, [rec]) is None
+    assert effect_reasons(ADD, warps, [rec], target="cuda:90") == []
+    host = ADD.replace("out = torch.empty_like(x)", "out = torch.zeros_like(x)")
+    assert compiled_identity(ADD, host, [rec]) is None  # a host change is never called a no-op
