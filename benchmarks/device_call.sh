@@ -99,6 +99,17 @@ for step in "$@"; do
     timingpaths) # bench_cuda's do_bench path against the kept restore loop (issue 18: library timing)
       t=$(box "${arg:-60}"); timeout "$t" python3 benchmarks/timing_paths_check.py "$OUT/timingpaths" 2>&1 | tail -20
       pack timingpaths ;;
+    agree)      # timing agreement (issue 31): sessions of this call (/tmp/LABEL) and committed result dirs re-timed in a
+      # fresh process with plain do_bench / do_bench_cudagraph; arg = BUDGET_S/dir,dir,...[/op,op,...] (a dir that names
+      # this call's session LABEL - naive, realistic, diagnosis - means /tmp/LABEL; ops: only those problems)
+      t=$(box "${arg%%/*}"); rest=${arg#*/}; ops=""; [ "$rest" != "${rest#*/}" ] && ops="--ops ${rest#*/}"
+      dirs=""; for d in $(echo "${rest%%/*}" | tr ',' ' '); do
+        if [ -d "/tmp/$d" ]; then dirs="$dirs /tmp/$d"; else dirs="$dirs $d"; fi; done
+      mkdir -p "$OUT/agree"; timeout "$t" python3 benchmarks/timing_agreement.py "$OUT/agree" $dirs ${ops//,/ } --budget-s $(( t - 40 )) \
+        > "$OUT/agree/agree.log" 2>&1; echo "agree rc=$?"; grep -v "Loading weights\|os.fork\|_fork_exec" "$OUT/agree/agree.log" | tail -70
+      pack agree ;;
+    sandbox)    # the candidate sandbox's claims on the GPU path (issue 32)
+      t=$(box "${arg:-90}"); timeout "$t" python3 benchmarks/sandbox_check.py "$OUT/sandbox" 2>&1 | tail -40; pack sandbox ;;
     gputests)   # the GPU-marked tests (timing in the worker, winner re-time, diagnose through L2, A/A path)
       t=$(box "${arg:-240}"); mkdir -p "$OUT/gputests"
       timeout "$t" python3 -m pytest tests/optimizer/test_gpu.py -q -p no:cacheprovider 2>&1 | tee "$OUT/gputests/pytest.log" | tail -15

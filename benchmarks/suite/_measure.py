@@ -49,11 +49,16 @@ class _Sink:
         self.f.flush()
 
 
-def _bench(fn: Any, timing: dict[str, Any]) -> dict[str, float]:
-    from optimizer.harness.timing import bench_cuda
+def _bench(fn: Any, timing: dict[str, Any], method: str | None = None) -> dict[str, Any]:
+    """Stats under the session's fixed method for the case (``timing.bench_method``), the method used, and the host's
+    steady-state wall and launch time per call (what an eager loop sees)."""
+    import torch
 
-    return bench_cuda(fn, warmup_ms=float(timing["warmup_ms"]), rep_ms=float(timing["rep_ms"]),
-                      flush_bytes=int(timing["flush_bytes"])).as_dict()
+    from optimizer.harness.timing import bench_method, host_wall_ms
+
+    stats, used = bench_method(fn, method, warmup_ms=float(timing["warmup_ms"]), rep_ms=float(timing["rep_ms"]),
+                               flush_bytes=int(timing["flush_bytes"]))
+    return {**stats.as_dict(), "method": used, "host": host_wall_ms(fn, torch.cuda.synchronize)}
 
 
 def _short(exc: BaseException) -> str:
@@ -85,6 +90,7 @@ def task_times(req: dict[str, Any], sink: _Sink) -> None:
             classes[what] = None
             sink.emit({"what": what, "status": "error", "message": "import: " + _short(exc)})
     seed = int(req.get("seed", 0))
+    methods = req.get("methods") or {}  # label -> the session's fixed method for the case (one timing truth)
     for case in req["cases"]:
         label = case_label(case)
         base = {"case": case, "label": label}
@@ -96,7 +102,8 @@ def task_times(req: dict[str, Any], sink: _Sink) -> None:
                 ref_in = fresh(inputs)  # INPLACE_OUTPUTS: reference and each candidate get their own copy
                 ref = inplace_views(problem, model(*ref_in), ref_in)
                 torch.cuda.synchronize()
-                sink.emit({**base, "what": "eager", "status": "ok", "stats": _bench(lambda: model(*ref_in), req["timing"])})  # noqa: B023
+                sink.emit({**base, "what": "eager", "status": "ok",
+                           "stats": _bench(lambda: model(*ref_in), req["timing"], methods.get(label))})  # noqa: B023
         except Exception as exc:
             sink.emit({**base, "what": "eager", "status": "error", "message": _short(exc)})
             _free()
@@ -117,7 +124,8 @@ def task_times(req: dict[str, Any], sink: _Sink) -> None:
                     if not cmp.ok:
                         sink.emit({**rec, "status": "mismatch", "message": cmp.message[:500]})
                         continue
-                    sink.emit({**rec, "status": "ok", "stats": _bench(lambda: new(*new_in), req["timing"])})  # noqa: B023
+                    sink.emit({**rec, "status": "ok",
+                               "stats": _bench(lambda: new(*new_in), req["timing"], methods.get(label))})  # noqa: B023
             except Exception as exc:
                 sink.emit({**base, "what": what, "status": "error", "message": _short(exc)})
                 if "illegal" in str(exc) or "launch failure" in str(exc):
@@ -156,7 +164,7 @@ def task_compile(req: dict[str, Any], sink: _Sink) -> None:
                 compile_s = time.perf_counter() - t0
                 cmp = compare_problem(problem, ref, out)
                 ref = out = None
-                stats = _bench(lambda: compiled(*inputs), req["timing"])  # noqa: B023
+                stats = _bench(lambda: compiled(*inputs), req["timing"], (req.get("methods") or {}).get(label))  # noqa: B023
             sink.emit({**base, "status": "ok", "stats": stats, "compile_s": round(compile_s, 2), "check": cmp.as_dict()})
         except Exception as exc:
             sink.emit({**base, "status": "error", "message": _short(exc)})
@@ -214,6 +222,9 @@ def merge_times(cases: list[dict[str, Any]], recs: list[dict[str, Any]], cands: 
             x = by.get((c["label"], what), {})
             c[f"{what}_ms"] = x["stats"]["median_ms"] if x.get("status") == "ok" else None
             c[f"{what}_status"] = x.get("status", "missing")
+            if x.get("status") == "ok":  # the device-time method used, and the host's wall time per call beside it
+                c[f"{what}_method"] = x["stats"].get("method", "do_bench")
+                c[f"{what}_host_ms"] = (x["stats"].get("host") or {}).get("wall_ms")
             if x.get("status") != "ok":
                 missing.append(f"{c['label']} {what}: {x.get('status', 'missing')} {str(x.get('message', ''))[:200]}")
         c["session_initial_ms"] = (rounds.get(0) or {}).get("case_ms", {}).get(c["label"])

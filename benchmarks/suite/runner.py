@@ -34,6 +34,7 @@ tar.gz after every operator; ``--unpack FILE`` restores it first. See ``_results
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -400,7 +401,7 @@ class Runner:
         if self.a.set == "diagnosis" and fix.is_file():  # the reference fix, timed in the same worker as the best
             cands["fix"] = str(fix)
         req = {"task": "times", "problem": str(self.root / op / "problem.py"), "candidates": cands,
-               "cases": [c["case"] for c in r["cases"]], "timing": self._timing(), "seed": 0}
+               "cases": [c["case"] for c in r["cases"]], "timing": self._timing(), "seed": 0, "methods": self._methods(op)}
         t0 = time.time()
         rc, recs = self._worker(req, self.out / op / "measure_times.jsonl", self.a.measure_timeout_s)
         missing, fatal = merge_times(r["cases"], recs, list(cands), r["session"])
@@ -409,8 +410,19 @@ class Runner:
         msg = "; ".join([*(m for m in fatal if m), *missing])[:2000] or (f"worker exit {rc}" if rc else "")
         measure = {"status": status, "rc": rc, "wall_s": round(time.time() - t0, 1), "device": dev.get("device"),
                    "versions": {k: dev.get(k) for k in ("torch", "triton", "cuda")}, "message": msg,
-                   "protocol": {"method": "optimizer.harness.timing.bench_cuda median", **self._timing()}, "ceilings": self.ceilings}
+                   "protocol": {"method": "optimizer.harness.timing.bench_method median under the session's per-case method",
+                                **self._timing()}, "ceilings": self.ceilings}
         return self._record(op, cases=r["cases"], measure=measure)
+
+    def _methods(self, op: str) -> dict[str, str]:
+        """The session's per-case timing methods (trajectory ``timing_methods``): the report times each case the way
+        the session did, so its speedups are the session's (one timing truth)."""
+        path = self.out / op / "session" / "trajectory.json"
+        try:
+            doc = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return {}
+        return {k: v["method"] for k, v in (doc.get("timing_methods") or {}).items() if isinstance(v, dict) and "method" in v}
 
     def measure_compile(self, op: str, r: dict[str, Any]) -> dict[str, Any]:
         from _measure import merge_compile
@@ -423,7 +435,8 @@ class Runner:
             return self._record(op, compile={**prev, "status": "skipped", "message": "no budget left for torch.compile",
                                              "attempts": attempts - 1})
         req = {"task": "compile", "problem": str(self.root / op / "problem.py"), "cases": [c["case"] for c in r["cases"]],
-               "timing": self._timing(), "seed": 0, "mode": self.a.compile_mode, "deadline": time.time() + box}
+               "timing": self._timing(), "seed": 0, "mode": self.a.compile_mode, "deadline": time.time() + box,
+               "methods": self._methods(op)}
         t0 = time.time()
         rc, recs = self._worker(req, self.out / op / "measure_compile.jsonl", box + 60)
         status, msgs = merge_compile(r["cases"], recs, rc)

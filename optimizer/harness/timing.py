@@ -47,6 +47,7 @@ __all__ = [
     "BenchStats",
     "TRITON_FLUSH_BYTES",
     "bench_cuda",
+    "bench_method",
     "bench_npu",
     "choose_method",
     "geomean",
@@ -172,6 +173,24 @@ def bench_cuda(
         return summarize(_do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="all"))
     return _bench_events(fn, _CudaEvent, _cuda_sync, "cuda", warmup_ms=warmup_ms, rep_ms=rep_ms,
                          flush_bytes=flush_bytes, max_reps=max_reps, setup=setup)
+
+
+def bench_method(fn: Callable[[], Any], method: str | None, *, warmup_ms: float = 25.0, rep_ms: float = 100.0,
+                 flush_bytes: int = TRITON_FLUSH_BYTES) -> tuple[BenchStats, str]:
+    """One kernel timed under a session's fixed per-case method (the report's pass uses this, so its figures are the
+    session's): ``cudagraph`` -> ``do_bench_cudagraph`` (no flush), anything else -> ``bench_cuda``. Returns the stats
+    and the method actually used (``do_bench`` with the reason when a graph cannot be captured). GPU only."""
+    if method == "cudagraph":
+        _check_timer()
+        bind_timers()
+        try:
+            return summarize(float(x) for x in _do_bench_cudagraph(fn, rep=rep_ms, return_mode="all")), "cudagraph"
+        except Exception as exc:  # noqa: BLE001  a launcher that cannot be captured: time it the other way, say so
+            if _torch is not None and _torch.cuda.is_available():
+                _torch.cuda.synchronize()
+            return (bench_cuda(fn, warmup_ms=warmup_ms, rep_ms=rep_ms, flush_bytes=flush_bytes),
+                    f"do_bench (cudagraph capture failed: {type(exc).__name__})")
+    return bench_cuda(fn, warmup_ms=warmup_ms, rep_ms=rep_ms, flush_bytes=flush_bytes), "do_bench"
 
 
 def bench_npu(

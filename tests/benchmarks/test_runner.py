@@ -210,7 +210,8 @@ def test_measurements_merge_into_cases_and_name_what_is_missing() -> None:
     stats = {"median_ms": 0.5}
     recs = [{"kind": "device", "device": "NVIDIA H200"},
             {"label": "N=1", "what": "eager", "status": "ok", "stats": stats},
-            {"label": "N=1", "what": "initial", "status": "ok", "stats": {"median_ms": 2.0}},
+            {"label": "N=1", "what": "initial", "status": "ok",
+             "stats": {"median_ms": 2.0, "method": "cudagraph", "host": {"wall_ms": 2.5, "launch_ms": 0.02}}},
             {"label": "N=1", "what": "best", "status": "ok", "stats": {"median_ms": 1.0}},
             {"label": "N=2", "what": "eager", "status": "ok", "stats": stats},
             {"label": "N=2", "what": "initial", "status": "ok", "stats": stats},
@@ -219,6 +220,7 @@ def test_measurements_merge_into_cases_and_name_what_is_missing() -> None:
     missing, fatal = merge_times(cases, recs, ["initial", "best"], session)
     assert (cases[0]["initial_ms"], cases[0]["best_ms"], cases[0]["eager_ms"]) == (2.0, 1.0, 0.5)
     assert (cases[0]["session_initial_ms"], cases[0]["session_best_ms"]) == (2.1, 0.9)
+    assert (cases[0]["initial_method"], cases[0]["initial_host_ms"], cases[0]["best_method"]) == ("cudagraph", 2.5, "do_bench")
     assert cases[1]["best_ms"] is None and cases[1]["best_status"] == "mismatch"
     assert missing == ["N=2 best: mismatch 3 elements differ"] and fatal == []
     comp = [{"label": "N=1", "what": "compile", "status": "ok", "stats": stats, "compile_s": 9.0, "check": {"ok": True}}]
@@ -378,3 +380,24 @@ def test_a_redo_cut_by_the_budget_says_which_operators_it_did_not_redo(tmp_path:
     monkeypatch.setattr(r, "todo", lambda op, redo=False: "redo" if redo else None)  # complete from an earlier run
     assert r.run() == 0
     assert lines[-1].endswith(f"; not redone (budget): {' '.join(OPS[1:])}"), lines[-1]
+
+
+def test_the_report_pass_times_each_case_with_the_sessions_method(tmp_path: Path, monkeypatch) -> None:
+    """One timing truth: the measurement pass behind the report reads the session's per-case methods."""
+    r = runner.Runner(runner.parse_args(["--out", str(tmp_path)]), log=lambda _m: None)
+    sess = tmp_path / "relu" / "session"
+    sess.mkdir(parents=True)
+    (sess / "trajectory.json").write_text(json.dumps({"timing_methods": {
+        "N=1": {"method": "cudagraph", "decided_ms": 0.004}, "N=2": {"method": "do_bench", "decided_ms": 0.3}}}))
+    seen: dict = {}
+
+    def worker(req, res, timeout):
+        seen.update(req)
+        return 0, []
+
+    monkeypatch.setattr(r, "_worker", worker)
+    r.measure_times("relu", {"cases": [], "session": {"rounds": []}})
+    assert seen["methods"] == {"N=1": "cudagraph", "N=2": "do_bench"}
+    (sess / "trajectory.json").write_text("{not json")
+    r.measure_times("relu", {"cases": [], "session": {"rounds": []}})
+    assert seen["methods"] == {}  # an unreadable trajectory: every case decided as before, never a crash
