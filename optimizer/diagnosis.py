@@ -78,6 +78,8 @@ def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str 
     from optimizer.harness.evaluation import Evaluation, evaluate, record_launches, to_timing
     from optimizer.harness.problem import load_problem
     from optimizer.ladder import keys
+    from optimizer.ladder.cases import RULE as CASE_RULE
+    from optimizer.ladder.cases import autotuned_note, representative_case
     from optimizer.ladder.engine import run_ladder
     from optimizer.ladder.types import LadderContext
     from optimizer.phases import PhaseClock, TimedKB
@@ -109,11 +111,13 @@ def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str 
         out.notes.append("not validated (validate=False): static diagnosis only")
     launch_case: dict[str, Any] | None = None
     if be == "interpreter":
-        launches, note, launch_case = record_launches(prob, cand, settings)
+        launches, note, launch_case = record_launches(prob, cand, settings, case=representative_case(prob))
         if launches:
             ev.launches = launches  # full-size launch records: L1/L3 see the grid and divisibility of a real case
-            out.notes.append("static only: L1 and L3 read the launches of the first full-size case, recorded "
+            out.notes.append(f"static only: L1 and L3 read the launches of case {launch_case} ({CASE_RULE}), recorded "
                              "without executing any kernel" + (f" ({note})" if note else ""))
+            if (tuned := autotuned_note(launches)):
+                out.notes.append(tuned)
         else:
             launch_case = None
             if note:

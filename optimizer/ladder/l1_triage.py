@@ -25,6 +25,7 @@ from kb.vocab import CAUSE_CLASS
 from optimizer.features import extract_features
 from optimizer.harness.problem import case_label
 from optimizer.ladder import keys
+from optimizer.ladder.cases import representative_case
 from optimizer.ladder.causal import causal_step, merge_tests
 from optimizer.ladder.causes import code_findings, pointer_elem_bytes, roofline_finding
 from optimizer.ladder.decide import early_stop
@@ -130,7 +131,7 @@ class TriageLevel:
                                 notes=f"(1) {why_loc}; (2) {note}; (3) {why_just}")
         evidence.append(EvidenceItem(level="L1", kind="bottleneck", reference=known, summary=why_loc,
                                      data={"class": known, "localized": localized, "source": "history"}))
-        case = ctx.cache.get(keys.LAUNCH_CASE) or (cases[0] if cases else {})
+        case = ctx.cache.get(keys.LAUNCH_CASE) or representative_case(ctx.problem, list(cases)) or {}
         findings = code_findings(feats, ev.launches if ev else [], hot_kernel=ctx.cache.get(keys.HOT_KERNEL), row_bytes=_row_bytes(ev),
                                  case_bytes=ctx.problem.bytes_moved(case) if case else None)
         roof = _timing_roofline(ctx, feats.tokens)

@@ -16,12 +16,16 @@ from __future__ import annotations
 from kb.models import EscalationTests, EvidenceItem, Symptoms
 from optimizer.ir import SIGNATURE_CLASS
 from optimizer.ladder import keys
+from optimizer.ladder.cases import config_label, launch_configs
 from optimizer.ladder.causal import causal_step, merge_tests
 from optimizer.ladder.causes import ir_findings
 from optimizer.ladder.select import choose_family, match_cards
 from optimizer.ladder.types import LadderContext, LevelResult
 
 __all__ = ["IRLevel"]
+
+#: launch configurations of one kernel compiled besides the diagnosed one (an autotuned kernel's config list)
+MAX_CONFIGS = 8
 
 #: When several classes are present, the more specific one wins.
 _PRIORITY = ["occupancy_limited", "scalar_bound", "compute_bound", "memory_bound", "sync_bound", "latency_bound"]
@@ -54,6 +58,7 @@ class IRLevel:
                 data={"count": s.count, "stage": s.stage, "pass": s.pass_introduced, "lines": s.source_lines,
                       "class": SIGNATURE_CLASS.get(s.name)},
             ))
+        evidence += _config_evidence(ctx, report)
         measured, _ = ctx.known_bottleneck()
         classes = [SIGNATURE_CLASS[s.name] for s in problems]
         if measured != "unknown" and measured in classes:
@@ -92,3 +97,38 @@ class IRLevel:
                            rationale=tests.notes, findings=findings, decision=step.decision,
                            data={"signatures": sig_names, "kernel": report.kernel, "target": report.target,
                                  "bottleneck_source": "ir"})
+
+
+def _config_evidence(ctx: LadderContext, report: object) -> list[EvidenceItem]:
+    """Every other recorded launch configuration of the diagnosed kernel (an autotuned kernel's configs, a kernel
+    launched with several constexpr sets) compiled too: one evidence item naming the diagnosed configuration and
+    the problem signatures of each, so a spill or an FMA dot that only some configs have is reported, not hidden
+    behind the config that happened to be recorded first."""
+    from optimizer.ir import capture_report
+    from optimizer.ir.cached import hot_launch
+
+    kernel = getattr(report, "kernel", "")
+    launches = ctx.evaluation.launches if ctx.evaluation else []
+    cfgs = launch_configs(launches, kernel)
+    if len(cfgs) < 2:
+        return []
+    diagnosed = hot_launch(launches, ctx.cache.get(keys.HOT_KERNEL))
+    label = config_label(diagnosed) if diagnosed else config_label(cfgs[0])
+    rows = {label: sorted({s.name for s in getattr(report, "signatures", []) if s.name in SIGNATURE_CLASS})}
+    args = ctx._capture_args()
+    for rec in [r for r in cfgs if config_label(r) != label][:MAX_CONFIGS]:
+        lab = config_label(rec)
+        try:
+            rep = capture_report([rec], memo=ctx.cache, clock=ctx.phases,
+                                 **{**args, "memo_key": f"{args['memo_key']}:config:{lab}"})
+            rows[lab] = sorted({s.name for s in rep.signatures if s.name in SIGNATURE_CLASS})
+        except Exception as exc:  # noqa: BLE001 -- a config that does not compile is reported, not fatal
+            rows[lab] = [f"compile failed: {type(exc).__name__}"]
+    every = set.intersection(*(set(v) for v in rows.values())) if rows else set()
+    some = sorted({x for v in rows.values() for x in v} - every)
+    summary = (f"{kernel}: {len(cfgs)} launch configurations, diagnosed {label}; "
+               + "; ".join(f"[{k}] {', '.join(v) or 'no problem signature'}" for k, v in rows.items()))
+    if some:
+        summary += f"; only in some configurations: {', '.join(some)}"
+    return [EvidenceItem(level="L3", kind="ir_configs", reference=kernel, summary=summary[:1500],
+                         data={"diagnosed": label, "configs": rows, "in_every": sorted(every), "in_some": some})]

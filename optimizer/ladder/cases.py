@@ -1,0 +1,89 @@
+"""Which case a static diagnosis reads: a rule over the problem's cases, never their order in ``CASES``.
+
+Static L1 and L3 read the launches of ONE full-size case recorded without executing a kernel (grids, constexprs,
+divisibility; ``evaluation.record_launches``). Reading ``CASES[0]`` made the verdict depend on how the problem
+lists its cases (putting a 128k-column case first turned "undecided" into ``register_spills``). The rule here:
+the case moving the most bytes (``bytes_moved``, else ``flops``, else the product of its integer sizes) among
+those the dry record can allocate (``DRY_RECORD_MAX_BYTES``; none fits: the smallest), ties broken by the case's
+sorted items -- the case the GPU's time is spent on, whatever the list order.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+__all__ = ["RULE", "autotuned_note", "config_label", "launch_configs", "representative_case"]
+
+RULE = "the largest case by bytes moved that a dry record can hold (order of CASES ignored)"
+
+
+def _size(problem: Any, case: dict[str, Any]) -> float:
+    for fn in ("bytes_moved", "flops"):
+        try:
+            v = getattr(problem, fn)(case)
+        except Exception:  # noqa: BLE001 -- a problem's size hook that fails on a case gives no size
+            v = None
+        if v:
+            return float(v)
+    ints = [v for v in case.values() if isinstance(v, int) and not isinstance(v, bool) and v > 0]
+    return float(math.prod(ints)) if ints else 0.0
+
+
+def _canon(case: dict[str, Any]) -> str:
+    return repr(sorted((str(k), repr(v)) for k, v in case.items()))
+
+
+def representative_case(problem: Any, cases: list[dict[str, Any]] | None = None,
+                        cap_bytes: float | None = None) -> dict[str, Any] | None:
+    """The case a static diagnosis records (see the module docstring) among ``cases`` (default: the problem's
+    full-size cases, else its smoke cases); None when there is none."""
+    if cap_bytes is None:
+        from optimizer.harness.evaluation import DRY_RECORD_MAX_BYTES
+
+        cap_bytes = DRY_RECORD_MAX_BYTES
+    cases = list(cases if cases is not None else getattr(problem, "cases", None) or getattr(problem, "smoke_cases", None) or [])
+    if not cases:
+        return None
+    sized = [(c, _size(problem, c)) for c in cases]
+
+    def bytes_of(c: dict[str, Any]) -> float:
+        try:
+            return float(problem.bytes_moved(c) or 0)
+        except Exception:  # noqa: BLE001
+            return 0.0
+
+    fits = [(c, s) for c, s in sized if bytes_of(c) <= cap_bytes]
+    if fits:
+        return max(fits, key=lambda cs: (cs[1], _canon(cs[0])))[0]
+    return min(sized, key=lambda cs: (bytes_of(cs[0]), _canon(cs[0])))[0]
+
+
+def config_label(rec: dict[str, Any]) -> str:
+    """``BLOCK_M=64, num_warps=4, ...`` of one recorded launch configuration."""
+    consts = {k: v for k, v in (rec.get("constexprs") or {}).items() if not isinstance(v, bool)}
+    opts = {k: v for k, v in (rec.get("options") or {}).items() if k in ("num_warps", "num_stages", "num_ctas", "maxnreg")}
+    return ", ".join(f"{k}={v}" for k, v in [*sorted(consts.items()), *sorted(opts.items())])
+
+
+def launch_configs(launches: list[dict[str, Any]], kernel: str) -> list[dict[str, Any]]:
+    """The distinct recorded launch configurations (constexprs + options) of ``kernel``, most launched first: an
+    autotuned kernel's dry record holds every config the autotuner tried, the kept one launched again."""
+    seen: dict[str, dict[str, Any]] = {}
+    for r in launches:
+        if r.get("kernel") == kernel and "error" not in r:
+            seen.setdefault(config_label(r), r)
+    return sorted(seen.values(), key=lambda r: -int(r.get("launches", 1)))
+
+
+def autotuned_note(launches: list[dict[str, Any]]) -> str:
+    """Which configuration a static diagnosis reads when a kernel was recorded in several (autotuned or launched
+    with several constexpr sets); empty when every kernel has one."""
+    out = []
+    for name in dict.fromkeys(str(r.get("kernel")) for r in launches if r.get("kernel")):
+        cfgs = launch_configs(launches, name)
+        if len(cfgs) > 1:
+            out.append(f"{name}: {len(cfgs)} launch configurations recorded; L1/L3 diagnose the one launched most "
+                       f"({config_label(cfgs[0])}; with @triton.autotune on the CPU, the config the dry autotuner keeps, "
+                       f"its first), L3 compiles every configuration and reports their signatures")
+    return "; ".join(out)

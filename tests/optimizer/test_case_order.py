@@ -1,0 +1,65 @@
+"""Static verdicts do not depend on the order of a problem's CASES (issue 29 item 4)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from optimizer.ladder.cases import autotuned_note, config_label, launch_configs, representative_case
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _problem(cases):
+    return SimpleNamespace(cases=cases, smoke_cases=[{"N": 8}],
+                           bytes_moved=lambda c: c["M"] * c["N"] * 4, flops=lambda c: None)
+
+
+def test_representative_case_ignores_order() -> None:
+    cases = [{"M": 32768, "N": 4096}, {"M": 4096, "N": 131072}, {"M": 65536, "N": 1024}]
+    first = representative_case(_problem(cases))
+    assert first == {"M": 4096, "N": 131072}
+    for order in (cases[::-1], [cases[1], cases[0], cases[2]]):
+        assert representative_case(_problem(order)) == first
+
+
+def test_representative_case_respects_the_dry_record_cap() -> None:
+    cases = [{"M": 1 << 20, "N": 1 << 12}, {"M": 1024, "N": 1024}, {"M": 2048, "N": 1024}]
+    assert representative_case(_problem(cases), cap_bytes=1 << 30) == {"M": 2048, "N": 1024}
+    assert representative_case(_problem(cases), cap_bytes=1) == {"M": 1024, "N": 1024}  # none fits: the smallest
+
+
+def test_launch_configurations_of_an_autotuned_kernel_are_named() -> None:
+    recs = [{"kernel": "k", "constexprs": {"BLOCK": 64}, "options": {"num_warps": 2}, "launches": 1},
+            {"kernel": "k", "constexprs": {"BLOCK": 128}, "options": {"num_warps": 4}, "launches": 2}]
+    cfgs = launch_configs(recs, "k")
+    assert [config_label(c) for c in cfgs] == ["BLOCK=128, num_warps=4", "BLOCK=64, num_warps=2"]
+    note = autotuned_note(recs)
+    assert "2 launch configurations" in note and "BLOCK=128, num_warps=4" in note
+
+
+@pytest.fixture
+def client(kb):
+    from retrieval.client import LocalKBClient
+
+    return LocalKBClient(kb=kb)
+
+
+def test_reordering_cases_keeps_the_static_verdict(client, tmp_path: Path) -> None:
+    from optimizer.diagnosis import diagnose
+
+    src = ROOT / "benchmarks" / "realistic" / "liger_softmax"
+    verdicts = []
+    for i, tail in enumerate(("", "\nCASES = CASES[::-1]\n")):
+        folder = tmp_path / f"p{i}"
+        shutil.copytree(src, folder)
+        (folder / "problem.py").write_text((folder / "problem.py").read_text() + tail)
+        d = diagnose(folder, folder / "initial.py", backend="interpreter", max_level="L1", kb=client,
+                     workdir=tmp_path / f"w{i}", validate=False)
+        note = next(n for n in d.notes if "read the launches of case" in n)
+        verdicts.append((d.decision.cause if d.decision else None, note.split(" (", 1)[0]))
+    assert verdicts[0] == verdicts[1]
+    assert "'N': 32000" in verdicts[0][1] or "'N': 50257" in verdicts[0][1]  # the largest by bytes, not CASES[0]
