@@ -75,4 +75,4 @@ def test_host_wall_time_counts_the_launchers_work() -> None:
         _time.sleep(0.002)
 
     host = timing.host_wall_ms(slow_launcher, lambda: None, target_ms=20)
-    assert 1.9 < host["launch_ms"] <= host["wall_ms"] < 10 and host["calls"] >= 10
+    assert 1.9 < host["launch_ms"] <= host["wall_ms"] and host["calls"] >= 10  # no upper bound: a loaded CI machine
