@@ -17,7 +17,13 @@ set -u
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
 rm -rf /tmp/minilm && cp -r .devcarry/minilm /tmp/minilm && python3 -c "
 import lzma, pathlib, shutil
-for p in pathlib.Path('/tmp/minilm').glob('*.xz'):  # weights, tokenizer and vocabulary travel xz-compressed
+d = pathlib.Path('/tmp/minilm'); w = d / 'model.safetensors'
+if (d / 'model.safetensors.hi.xz').exists():  # fp16 weights travel as two xz'd byte planes (scripts/devcarry.sh)
+    hi = lzma.decompress((d / 'model.safetensors.hi.xz').read_bytes()); lo = lzma.decompress((d / 'model.safetensors.lo.xz').read_bytes())
+    body = bytearray(2 * len(hi)); body[0::2] = lo; body[1::2] = hi
+    w.write_bytes((d / 'model.safetensors.header').read_bytes() + bytes(body))
+    for x in ('hi.xz', 'lo.xz', 'header'): (d / f'model.safetensors.{x}').unlink()
+for p in d.glob('*.xz'):  # tokenizer and vocabulary travel xz-compressed
     shutil.copyfileobj(lzma.open(p), open(p.with_suffix(''), 'wb')); p.unlink()" || exit 1
 export PYTHONPATH=/tmp/site:$PWD LADDER_SNAPSHOT=$PWD/.devcarry/snapshot LADDER_EMBEDDING_MODEL_DIR=/tmp/minilm \
   PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 LADDER_VALIDATION_SEEDS='[0,1]' LADDER_HOME=/tmp/ladderhome
