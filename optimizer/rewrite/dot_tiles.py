@@ -28,9 +28,9 @@ import libcst as cst
 from optimizer.recipes.base import NotApplicable, RecipeContext
 from optimizer.rewrite.common import grid_node, single_site_reasons
 from optimizer.rewrite.engine import Target
-from optimizer.rewrite.tree import Tree, arg_value, call_name, expr, walk
+from optimizer.rewrite.tree import Tree, arg_value, call_name, dotted, expr, walk
 
-__all__ = ["DotTileSearch"]
+__all__ = ["DotTileSearch", "meta_grid"]
 
 HOPPER = [
     {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3},
@@ -44,19 +44,38 @@ _ROLES = ("BLOCK_M", "BLOCK_N", "BLOCK_K")
 
 
 def _operand_tiles(t: Target, e: cst.CSTNode) -> list[str]:
-    defs = {n.targets[0].target.value: n.value for n in walk(t.kernel.node) if isinstance(n, cst.Assign)
-            and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name)}
-    out, frontier = [], [e]
-    for _ in range(5):
+    """Constexpr tile names an operand's values are built from: ``tl.arange`` ends (``BLOCK_N``, ``BLOCK_N // 8``
+    for packed int4 columns) and ``tl.zeros`` / ``broadcast_to`` / ``reshape`` shapes, following every assignment of
+    the names it reads (``b = tl.load(...)``, ``b = (b >> shifts) & 0xF``, ``b = b.to(...)``) a few levels deep."""
+    defs: dict[str, list[cst.BaseExpression]] = {}
+    for n in walk(t.kernel.node):
+        if isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name):
+            defs.setdefault(n.targets[0].target.value, []).append(n.value)
+        elif isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name):
+            defs.setdefault(n.target.value, []).append(n.value)
+    consts = set(t.kernel.constexprs)
+    out: list[str] = []
+
+    def add(node: cst.CSTNode | None) -> None:
+        names = [m.value for m in walk(node) if isinstance(m, cst.Name) and m.value in consts] if node is not None else []
+        if len(names) == 1 and names[0] not in out:
+            out.append(names[0])
+
+    seen: set[str] = set()
+    frontier = [e]
+    for _ in range(8):
         nxt = []
         for f in frontier:
             for m in walk(f):
                 if isinstance(m, cst.Call) and call_name(m) == "tl.arange":
-                    end = arg_value(m, "end", 1)
-                    if isinstance(end, cst.Name) and end.value in t.kernel.constexprs and end.value not in out:
-                        out.append(end.value)
-                elif isinstance(m, cst.Name) and m.value in defs:
-                    nxt.append(defs.pop(m.value))
+                    add(arg_value(m, "end", 1))
+                elif isinstance(m, cst.Call) and call_name(m) in ("tl.zeros", "tl.full", "tl.broadcast_to", "tl.reshape"):
+                    shape = arg_value(m, "shape", 0 if call_name(m) in ("tl.zeros", "tl.full") else 1)
+                    for el in getattr(shape, "elements", []):
+                        add(el.value)
+                elif isinstance(m, cst.Name) and m.value in defs and m.value not in seen:
+                    seen.add(m.value)
+                    nxt += defs[m.value]
         frontier = nxt
     return out
 
@@ -86,7 +105,70 @@ def _literal(t: Target, e: cst.BaseExpression | None) -> cst.Integer | None:
                     if isinstance(tg.value, cst.Name) and tg.value.value == e.value]
         if not assigns and len(unpacked) == 1 and isinstance(unpacked[0], cst.Integer):  # BM, BN = 128, 64
             return unpacked[0]
+        if not assigns and not unpacked:
+            return _param_default(t, e.value)
     return None
+
+
+def _param_default(t: Target, name: str) -> cst.Integer | None:
+    """The integer default of the launching function's parameter ``name`` (``def launch(a, b, block_m=32)``) when no
+    call of that function in the module passes it: the value every launch uses."""
+    f = t.sites[0].function
+    if f is None:
+        return None
+    params = [*f.params.params, *f.params.kwonly_params]
+    p = next((p for p in params if p.name.value == name), None)
+    if p is None or not isinstance(p.default, cst.Integer):
+        return None
+    pos = [q.name.value for q in f.params.params].index(name) if p in f.params.params else None
+    for n in walk(t.tree.module):
+        if isinstance(n, cst.Call) and dotted(n.func).split(".")[-1] == f.name.value:
+            if any(a.keyword is not None and a.keyword.value == name for a in n.args) or any(a.star for a in n.args):
+                return None
+            if pos is not None and len([a for a in n.args if a.keyword is None]) > pos - (1 if _is_method(f) else 0):
+                return None
+    return p.default
+
+
+def _is_method(f: cst.FunctionDef) -> bool:
+    return bool(f.params.params) and f.params.params[0].name.value == "self"
+
+
+def _tile_node(t: Target, name: str) -> cst.BaseExpression | None:
+    """The node a fixed tile point replaces: the launch's literal, the single literal the launched name is bound to,
+    or -- for a launcher parameter's default -- the launch argument itself (the launch then passes the literal)."""
+    arg = t.sites[0].arg_for(t.kernel, name)
+    lit = _literal(t, arg)
+    if lit is None:
+        return None
+    f = t.sites[0].function
+    if f is not None and any(lit is p.default for p in [*f.params.params, *f.params.kwonly_params]):
+        return arg
+    return lit
+
+
+def meta_grid(t: Target) -> cst.Lambda | None:
+    """The launch's grid when it is a function of the meta-parameters -- ``lambda META: (...)`` inline or bound to a
+    name once in the launching function -- else None. Such a grid follows the launch's tile values by itself."""
+    g = t.sites[0].grid
+    if isinstance(g, cst.Name):
+        assigns = t.tree.assignments(t.sites[0].function, g.value)
+        g = assigns[0].value if len(assigns) == 1 else g
+    return g if isinstance(g, cst.Lambda) and len(g.params.params) == 1 else None
+
+
+def _meta_grid_reasons(t: Target, names: dict[str, str]) -> list[str]:
+    """A META grid that also reads a tile's host value would keep the old tile when the launch passes a new one."""
+    g = meta_grid(t)
+    if g is None:
+        return []
+    text = t.tree.code(g.body)
+    out = []
+    for name in names.values():
+        arg = t.sites[0].arg_for(t.kernel, name)
+        if isinstance(arg, cst.Name) and re.search(rf"\b{re.escape(arg.value)}\b", text):
+            out.append(f"the META grid reads the host value {arg.value} of {name} (not META[{name!r}])")
+    return out
 
 
 def _axis_roles(t: Target, names: dict[str, str]) -> dict[int, str]:
@@ -114,7 +196,14 @@ class DotTileSearch:
     def preconditions(self, t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[str]:
         if not t.facts.dots:
             return ["no tl.dot: a tile search only applies to dot kernels"]
+        if t.kernel.autotuned:
+            from optimizer.rewrite.autotune_configs import config_list_reasons
+
+            return config_list_reasons(t, ctx, params)
         out = single_site_reasons(t)
+        meta = meta_grid(t) is not None
+        if meta:  # `lambda META: (...)` reads the tiles the launch passes: no grid edit is needed
+            out = [r for r in out if not r.startswith("grid ")]
         names = roles(t)
         if names is None:
             return [*out, "the dot's M, N, K tiles are not three distinct constexpr aranges"]
@@ -122,10 +211,11 @@ class DotTileSearch:
         for role, name in names.items():
             if _literal(t, site.arg_for(t.kernel, name)) is None:
                 out.append(f"{name} ({role}) is not a literal at the launch (derived from shapes)")
+        out += _meta_grid_reasons(t, names)
         if not out and not self._configs(t, ctx, params, names):
             out.append("register_spill evidence: no config keeps at least the current warps and at most the current tile")
         ax = _axis_roles(t, names)
-        if not out and set(ax.values()) != {names["BLOCK_M"], names["BLOCK_N"]}:
+        if not out and not meta and set(ax.values()) != {names["BLOCK_M"], names["BLOCK_N"]}:
             out.append("the program axes do not map one-to-one onto the M and N tiles (a 1-D program id, "
                        "pid_1d_matmul): map the grid first")
         if not out and (modes := params.get("modes")) and not self.points(t, ctx, params):
@@ -152,6 +242,10 @@ class DotTileSearch:
         return cfgs
 
     def points(self, t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[dict[str, Any]]:
+        if t.kernel.autotuned:
+            from optimizer.rewrite.autotune_configs import config_list_points
+
+            return config_list_points(t, ctx, params)
         cfgs = self._configs(t, ctx, params, roles(t))  # type: ignore[arg-type]
         pts: list[dict[str, Any]] = [{"mode": "autotune", "configs": cfgs}] if len(cfgs) >= 2 else []
         pts += [{"mode": "fixed", **c} for c in cfgs[: int(params.get("fixed_variants", 4))]]
@@ -170,9 +264,14 @@ class DotTileSearch:
         return descriptor_reasons(t, ctx, {names[r]: cfg[r] for r in _ROLES} if names else None)
 
     def rewrite(self, t: Target, ctx: RecipeContext, point: dict[str, Any]) -> str:
+        if point["mode"] == "configs":
+            from optimizer.rewrite.autotune_configs import rewrite_config_list
+
+            return rewrite_config_list(t, point)
         tree, site, k = t.tree, t.sites[0], t.kernel
         names = roles(t)
         assert names is not None
+        meta = meta_grid(t) is not None
         cur = self._current(t, names)
         ax = _axis_roles(t, names)
         by_name = {v: r for r, v in names.items()}
@@ -189,17 +288,17 @@ class DotTileSearch:
             tree.edit(k.node, lambda f: f.with_changes(decorators=[deco, *f.decorators]))  # type: ignore[attr-defined]
             drop = {*names.values(), "num_warps", "num_stages"}
             tree.edit(site.call, lambda c: c.with_changes(args=_without(c.args, drop)))  # type: ignore[attr-defined]
-            new = [_grid_elem(tree, e, cur[by_name[ax[i]]], host.get(ax[i]), f"META[{ax[i]!r}]") if i in ax else tree.code(e)
-                   for i, e in enumerate(_elements(t))]
-            tree.replace(grid, "lambda META: (" + ", ".join(new) + ("," if len(new) == 1 else "") + ")")
+            if not meta:  # a META grid already reads the tiles the autotuner passes
+                new = [_grid_elem(tree, e, cur[by_name[ax[i]]], host.get(ax[i]), f"META[{ax[i]!r}]") if i in ax
+                       else tree.code(e) for i, e in enumerate(_elements(t))]
+                tree.replace(grid, "lambda META: (" + ", ".join(new) + ("," if len(new) == 1 else "") + ")")
             why = self._descriptor_reasons(t, ctx, cfgs[0]) if cfgs else []
             return (f"{k.name}: @triton.autotune over {len(cfgs)} Hopper tile configs keyed on {key} "
                     f"(from {cur['BLOCK_M']}x{cur['BLOCK_N']}x{cur['BLOCK_K']} w{cur['num_warps']} s{cur['num_stages']}); "
                     f"grid over META" + (f"; no tensor-descriptor variant: {'; '.join(why)}" if why else ""))
         for role, name in names.items():
-            lit = _literal(t, site.arg_for(k, name))
-            tree.replace(lit, str(point[role]))  # type: ignore[arg-type]
-        new = [_grid_elem(tree, e, cur[by_name[ax[i]]], host.get(ax[i]), str(point[by_name[ax[i]]])) if i in ax else tree.code(e)
+            tree.replace(_tile_node(t, name), str(point[role]))  # type: ignore[arg-type]
+        new = [] if meta else [_grid_elem(tree, e, cur[by_name[ax[i]]], host.get(ax[i]), str(point[by_name[ax[i]]])) if i in ax else tree.code(e)
                for i, e in enumerate(_elements(t))]
         extra = ""
         if point["mode"] == "persistent":

@@ -97,3 +97,51 @@ def test_the_persistent_card_owns_only_its_points(tmp_path: Path) -> None:
     only = {**recipe, "params": {"modes": ["persistent"]}}
     with pytest.raises(NotApplicable, match="none of the persistent points applies .*2-D grid"):
         apply_recipe(only, RecipeContext(source=bmm))
+
+
+def test_meta_lambda_grid_and_launcher_defaults(tmp_path: Path) -> None:
+    """The Triton tutorial's grid form: `lambda META: (cdiv(M, META['BLOCK_M']) * cdiv(N, META['BLOCK_N']),)` on a
+    1-D program id, tiles passed from the launcher's parameter defaults. The grid already follows the tiles, so
+    it is left alone; a fixed point passes literals at the launch."""
+    out = variants("dot_meta_grid_1d")
+    auto, fixed = out[0], out[1]
+    assert auto.applied["mode"] == "autotune" and fixed.applied["mode"] == "fixed"
+    grid = 'grid = lambda META: (triton.cdiv(M, META["BLOCK_M"]) * triton.cdiv(N, META["BLOCK_N"]),)'
+    assert grid in auto.source and grid in fixed.source
+    assert "@triton.autotune(" in auto.source and "BLOCK_M=block_m" not in auto.source
+    assert "BLOCK_M=128, BLOCK_N=256, BLOCK_K=64" in fixed.source
+    assert "def mm(a, b, block_m: int = 32" in fixed.source  # the launcher's signature is kept
+    same_outputs("dot_meta_grid_1d", fixed.source, tmp_path, atol=1e-3, rtol=1e-3)
+
+
+def test_meta_grid_reading_the_host_tile_is_refused() -> None:
+    src = (KERNELS / "dot_meta_grid_1d.py").read_text().replace('META["BLOCK_M"]', "block_m")
+    with pytest.raises(NotApplicable, match="META grid reads the host value block_m"):
+        apply_recipe(RECIPE, RecipeContext(source=src))
+
+
+def test_autotuned_kernel_gets_its_config_list_edited() -> None:
+    """An autotuned dot kernel is not refused: the list its decorator reads (here from a module function) gains the
+    Hopper configs it lacks, with the list's other meta-parameters, and loses dominated configs (a duplicate, and
+    a pipeline over sm_90's shared memory at fp16); grid and launch stay."""
+    import ast
+
+    src = (KERNELS / "dot_autotuned_list.py").read_text()
+    rec = {"kernel": "grouped_mm_kernel", "signature": {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16"}}
+    out = apply_recipe_variants(RECIPE, RecipeContext(source=src, launches=[rec]))
+    assert len(out) == 1 and out[0].applied["mode"] == "configs"
+    new = out[0].source
+    ast.parse(new)
+    body = new.split("def tile_configs():")[1].split("@triton.autotune")[0]
+    assert body.count('"BM": 64, "BN": 64') == 1  # the duplicate dropped
+    assert '"BM": 256, "BN": 256, "BK": 128' not in body  # (256*128 + 128*256) * 2 B * 4 stages > 227 KiB
+    assert "{'BM': 128, 'BN': 256, 'BK': 64, 'GROUP': 8}, num_warps=8, num_stages=3" in body
+    assert new.split("class ModelNew")[1] == src.split("class ModelNew")[1]
+    assert len(out[0].applied["drop"]) == 2
+
+
+def test_tiles_set_by_a_heuristic_are_not_searched_in_the_config_list() -> None:
+    src = (KERNELS / "dot_autotuned_list.py").read_text().replace(
+        "@triton.jit\ndef grouped", '@triton.heuristics({"BK": lambda args: 32})\n@triton.jit\ndef grouped')
+    with pytest.raises(NotApplicable, match="heuristics sets the tile"):
+        apply_recipe(RECIPE, RecipeContext(source=src))

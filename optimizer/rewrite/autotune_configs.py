@@ -1,0 +1,159 @@
+"""``dot_tile_search`` on a kernel that is already ``@triton.autotune``d: edit its config list, never refuse it.
+
+The tile search of an autotuned dot kernel cannot set tiles at the launch (the autotuner overrides them, see
+``optimizer.rewrite.effect``); it edits where they are decided: the ``configs=`` list of the decorator -- a list
+literal there, a module variable, or the list a module function returns (the Triton tutorial's
+``get_cuda_autotune_config()``). One point, ``mode="configs"``:
+
+- **add** the Hopper configs (``dot_tiles.HOPPER``) the list lacks (same M/N/K tile, warps and stages), each
+  carrying the list's other meta-parameters (``GROUP_SIZE_M``) at the first config's value;
+- **drop** dominated configs, by two rules that need no measurement: an exact duplicate of an earlier config,
+  and a config whose software pipeline cannot fit sm_90's shared memory, ``(BM*BK + BK*BN) * bytes * stages >
+  232448`` (the operand element size from the recorded launch's first pointer argument, 2 bytes when unknown:
+  the compiler rejects it, or the autotuner pays a failed compile for it).
+
+Domain: the decorator's configs are ``triton.Config({...literal dict...}, num_warps=.., num_stages=..)`` calls the
+source spells out (a list built at run time is refused), the dot's M/N/K tiles are among their keys, and no
+``@triton.heuristics`` sets a tile. Nothing else changes: the grid (a ``lambda META``) and the launch stay.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+import libcst as cst
+
+from optimizer.recipes.base import RecipeContext
+from optimizer.rewrite.engine import Target
+from optimizer.rewrite.tree import call_name, dotted, expr, walk
+
+__all__ = ["config_list_points", "config_list_reasons", "rewrite_config_list"]
+
+SM90_SHARED = 232448
+_BYTES = {"fp8": 1, "fp16": 2, "bf16": 2, "fp32": 4, "tf32": 4, "fp64": 8, "i8": 1, "u8": 1, "i16": 2, "i32": 4}
+
+
+def _autotune(t: Target) -> cst.Call | None:
+    return next((d.decorator for d in t.kernel.node.decorators if isinstance(d.decorator, cst.Call)
+                 and dotted(d.decorator).endswith("autotune")), None)
+
+
+def config_list(t: Target) -> cst.List | None:
+    """The list node the decorator's configs come from, where the source spells it out."""
+    dec = _autotune(t)
+    if dec is None:
+        return None
+    v = next((a.value for a in dec.args if a.keyword is not None and a.keyword.value == "configs"),
+             dec.args[0].value if dec.args and dec.args[0].keyword is None else None)
+    module = t.tree.module
+    if isinstance(v, cst.Call) and not v.args:
+        f = next((s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == call_name(v)), None)
+        rets = [n for n in walk(f) if isinstance(n, cst.Return)] if f is not None else []
+        v = rets[0].value if len(rets) == 1 else None
+    elif isinstance(v, cst.Name):
+        assigns = t.tree.assignments(module, v.value)
+        v = assigns[0].value if len(assigns) == 1 else None
+    return v if isinstance(v, cst.List) else None
+
+
+def _parse_config(e: cst.BaseElement) -> dict[str, Any] | None:
+    c = e.value
+    if not (isinstance(c, cst.Call) and call_name(c).endswith("Config") and c.args and isinstance(c.args[0].value, cst.Dict)):
+        return None
+    try:
+        kw = ast.literal_eval(cst.Module([]).code_for_node(c.args[0].value))
+        opts = {a.keyword.value: ast.literal_eval(cst.Module([]).code_for_node(a.value)) for a in c.args[1:]
+                if a.keyword is not None}
+    except (ValueError, SyntaxError):
+        return None
+    return {"kwargs": kw, "num_warps": opts.get("num_warps", 4), "num_stages": opts.get("num_stages", 3),
+            **{k: v for k, v in opts.items() if k not in ("num_warps", "num_stages")}}
+
+
+def _elem_bytes(t: Target, ctx: RecipeContext) -> int:
+    rec = next((r for r in ctx.launches if r.get("kernel") == t.kernel.name), {})
+    ptrs = [v for v in (rec.get("signature") or {}).values() if isinstance(v, str) and v.startswith("*")]
+    return _BYTES.get(ptrs[0][1:], 2) if ptrs else 2
+
+
+def _key(c: dict[str, Any], names: dict[str, str]) -> tuple[Any, ...]:
+    return (*(c["kwargs"].get(names[r]) for r in ("BLOCK_M", "BLOCK_N", "BLOCK_K")), c["num_warps"], c["num_stages"])
+
+
+def _plan(t: Target, ctx: RecipeContext, params: dict[str, Any]) -> tuple[list[dict[str, Any]], list[int], list[str]]:
+    """(configs to add, indices to drop, reasons it does not apply)."""
+    from optimizer.rewrite.dot_tiles import HOPPER, roles
+    from optimizer.rewrite.effect import decorator_knobs
+
+    names = roles(t)
+    if names is None:
+        return [], [], ["the dot's M, N, K tiles are not three distinct constexpr aranges"]
+    heur = [n for n, d in decorator_knobs(t.tree, t.kernel).items() if d == "@triton.heuristics" and n in names.values()]
+    if heur:
+        return [], [], [f"a @triton.heuristics sets the tile(s) {heur}: edit the heuristic, not the config list"]
+    lst = config_list(t)
+    if lst is None:
+        return [], [], ["the autotune configs are built at run time (no list literal in the decorator, a module "
+                        "variable or the module function it calls)"]
+    cfgs = [_parse_config(e) for e in lst.elements]
+    if not cfgs or any(c is None for c in cfgs):
+        return [], [], ["an autotune config is not triton.Config({literal dict}, num_warps=.., num_stages=..)"]
+    known = [c for c in cfgs if c is not None]
+    missing = [r for r, n in names.items() if any(n not in c["kwargs"] for c in known)]
+    if missing:
+        return [], [], [f"the configs do not set the dot's tile(s) {[names[r] for r in missing]}"]
+    elem = _elem_bytes(t, ctx)
+    drop, seen = [], set()
+    for i, c in enumerate(known):
+        bm, bn, bk = (c["kwargs"][names[r]] for r in ("BLOCK_M", "BLOCK_N", "BLOCK_K"))
+        k = _key(c, names)
+        if k in seen or (bm * bk + bk * bn) * elem * int(c["num_stages"]) > SM90_SHARED:
+            drop.append(i)
+        seen.add(k)
+    extra = {k: v for k, v in known[0]["kwargs"].items() if k not in names.values()}
+    add = []
+    for h in params.get("configs") or HOPPER:
+        cfg = {"kwargs": {**{names[r]: h[r] for r in ("BLOCK_M", "BLOCK_N", "BLOCK_K")}, **extra},
+               "num_warps": h["num_warps"], "num_stages": h["num_stages"]}
+        if _key(cfg, names) not in seen and (h["BLOCK_M"] * h["BLOCK_K"] + h["BLOCK_K"] * h["BLOCK_N"]) * elem \
+                * h["num_stages"] <= SM90_SHARED:
+            add.append(cfg)
+            seen.add(_key(cfg, names))
+    if not add and not drop:
+        return [], [], ["the config list already holds every Hopper config and none is dominated"]
+    return add, drop, []
+
+
+def config_list_reasons(t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[str]:
+    return _plan(t, ctx, params)[2]
+
+
+def config_list_points(t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[dict[str, Any]]:
+    add, drop, why = _plan(t, ctx, params)
+    return [] if why else [{"mode": "configs", "add": add, "drop": drop}]
+
+
+def _config_text(c: dict[str, Any]) -> str:
+    return f"triton.Config({c['kwargs']!r}, num_warps={c['num_warps']}, num_stages={c['num_stages']})"
+
+
+def rewrite_config_list(t: Target, point: dict[str, Any]) -> str:
+    lst = config_list(t)
+    assert lst is not None
+    drop = set(point["drop"])
+    new_elems = [cst.Element(expr(_config_text(c))) for c in point["add"]]
+
+    def edit(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, cst.List)
+        old = list(node.elements)
+        sep = next((e.comma for e in old if isinstance(e.comma, cst.Comma)), cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        tail = old[-1].comma  # a trailing comma, or none: the list's end keeps its layout
+        elems = [e for i, e in enumerate(old) if i not in drop] + new_elems
+        elems = [e.with_changes(comma=sep) for e in elems[:-1]] + [elems[-1].with_changes(comma=tail)]
+        return node.with_changes(elements=elems)
+
+    t.tree.edit(lst, edit)
+    return (f"{t.kernel.name}: autotune config list edited in place: {len(point['add'])} Hopper config(s) added"
+            + (f", {len(drop)} dominated config(s) dropped (duplicates, or a pipeline over sm_90's shared memory)"
+               if drop else "") + "; grid and launch unchanged")
