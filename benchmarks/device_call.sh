@@ -106,10 +106,10 @@ for step in "$@"; do
       t=$(box "${arg:-60}"); timeout "$t" python3 benchmarks/timing_paths_check.py "$OUT/timingpaths" 2>&1 | tail -20
       pack timingpaths ;;
     agree)      # timing agreement (issue 31): sessions of this call (/tmp/LABEL) and committed result dirs re-timed in a
-      # fresh process with plain do_bench / do_bench_cudagraph; arg = BUDGET_S/dir,dir,...[/op,op,...] (a dir that names
+      # fresh process with plain do_bench / do_bench_cudagraph; arg = BUDGET_S/dir,dir,...[@op,op,...] (a dir that names
       # this call's session LABEL - naive, realistic, diagnosis - means /tmp/LABEL; ops: only those problems)
-      t=$(box "${arg%%/*}"); rest=${arg#*/}; ops=""; [ "$rest" != "${rest#*/}" ] && ops="--ops ${rest#*/}"
-      dirs=""; for d in $(echo "${rest%%/*}" | tr ',' ' '); do
+      t=$(box "${arg%%/*}"); rest=${arg#*/}; ops=""; [ "$rest" != "${rest#*@}" ] && ops="--ops ${rest#*@}"
+      dirs=""; for d in $(echo "${rest%%@*}" | tr ',' ' '); do
         if [ -d "/tmp/$d" ]; then dirs="$dirs /tmp/$d"; else dirs="$dirs $d"; fi; done
       mkdir -p "$OUT/agree"; timeout "$t" python3 benchmarks/timing_agreement.py "$OUT/agree" $dirs ${ops//,/ } --budget-s $(( t - 40 )) \
         > "$OUT/agree/agree.log" 2>&1; echo "agree rc=$?"; grep -v "Loading weights\|os.fork\|_fork_exec" "$OUT/agree/agree.log" | tail -70
