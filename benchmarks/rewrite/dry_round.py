@@ -55,7 +55,7 @@ def kernels(sets: list[str], only: set[str]) -> list[tuple[str, Path, Path]]:
     return out
 
 
-def one(kb: Any, set_name: str, folder: Path, cand: Path) -> dict[str, Any]:
+def one(kb: Any, set_name: str, folder: Path, cand: Path, *, validate: bool = True) -> dict[str, Any]:
     from optimizer.diagnosis import diagnose
     from optimizer.harness.evaluation import evaluate
     from optimizer.harness.problem import load_problem
@@ -71,13 +71,16 @@ def one(kb: Any, set_name: str, folder: Path, cand: Path) -> dict[str, Any]:
                diagnose_s=round(time.perf_counter() - t0, 1))
     decisions = [e for lv in d.levels for e in lv.evidence if e.kind == "cause_decision"]
     if decisions:  # why the decided cause's own families did not act (the refusal is evidence too)
-        row["family_refusals"] = [str(x)[:300] for x in (decisions[-1].data.get("refusals") or [])][:4]
+        row["family_refusals"] = [str(x)[:600] for x in (decisions[-1].data.get("refusals") or [])][:12]
     rw = d.rewrite
     row.update(family=rw.family if rw else "", kind=rw.kind if rw else "", points=rw.points if rw else 0,
                refused=(rw.refused if rw else "no preview")[:400], description=(rw.description if rw else "")[:300])
     row["structural"] = bool(rw and rw.kind and rw.kind not in LAUNCH_KINDS)
     if rw is None or rw.refused or not rw.source:
         row["verdict"] = "no_rewrite"
+        return row
+    if not validate:
+        row["verdict"] = "not_validated"
         return row
     with tempfile.TemporaryDirectory(prefix="dry-round-") as tmp:
         new = Path(tmp) / cand.name
@@ -108,8 +111,14 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
                   "compile_only": sum(r["verdict"] == "compile_only" for r in made),
                   "invalid": sum(r["verdict"] == "invalid" for r in made),
                   "baseline_fails": sum(r["verdict"] == "baseline_fails" for r in made),
-                  "errors": sum(r["verdict"] == "error" for r in rs)}
+                  "errors": sum(r["verdict"] == "error" for r in rs),
+                  # kernels where a point or family was refused because it could not change the compiled kernel
+                  "noop_refused": sum(_noop(r) for r in rs)}
     return out
+
+
+def _noop(row: dict[str, Any]) -> bool:
+    return any("no-op:" in str(x) for x in [row.get("refused", ""), *(row.get("family_refusals") or [])])
 
 
 def markdown(payload: dict[str, Any]) -> str:
@@ -120,11 +129,15 @@ def markdown(payload: dict[str, Any]) -> str:
              "with a structural rewrite and whether the rewrite is correct, not speed.", "",
              "`baseline_fails`: the rewrite fails validation and so does the kernel it started from (the interpreter "
              "check cannot judge it). `structural`: a transform of the rewrite engine, not a launch knob.", "",
+             "`no-op refused`: kernels where a point or a family was refused because it could not change what runs "
+             "(a launch value a decorator overrides, or the same cuda:90 PTX as the base); such a rewrite is never made.",
+             "",
              "| set | kernels | cause decided | rewrite made | structural | valid | compile-only | invalid | baseline fails "
-             "| errors |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "| errors | no-op refused |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for s, v in payload["summary"].items():
         lines.append(f"| {s} | {v['kernels']} | {v['decided']} | {v['rewrite_made']} | {v['structural']} | {v['valid']} "
-                     f"| {v['compile_only']} | {v['invalid']} | {v['baseline_fails']} | {v['errors']} |")
+                     f"| {v['compile_only']} | {v['invalid']} | {v['baseline_fails']} | {v['errors']} "
+                     f"| {v.get('noop_refused', 0)} |")
     lines += ["", "| set | kernel | cause | family (kind) | points | verdict | note |", "|---|---|---|---|---|---|---|"]
     for r in payload["rows"]:
         note = r.get("failure") or r.get("refused") or r.get("description") or ""

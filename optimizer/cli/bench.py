@@ -29,6 +29,8 @@ RUNNERS: dict[str, tuple[str, str]] = {
     "diagnosis": ("diagnosis_bench.py", "Cause / class / family accuracy of the ladder on the labelled diagnosis set."),
     "rounds": ("rounds.py", "Per-phase median/p90 and round wall time over trajectories (default: the suite's)."),
     "aa": ("aa.py", "A/A: identical-kernel comparisons through the session's verdict (GPU), fraction called improved."),
+    "coverage": ("coverage/coverage.py", "Per kernel of a set: cause, family, rewrite made or refused and the refusal's "
+                 "category; per family applies/refuses; the top refusal reasons (--set NAME, or --from a dry round)."),
 }
 
 

@@ -31,7 +31,7 @@ def test_summary_counts_and_table() -> None:
         {"set": "naive", "kernel": "a", "cause": "tiny_programs", "confidence": 0.7, "family": "enlarge-tiny-blocks",
          "kind": "block_scale", "points": 4, "structural": True, "verdict": "valid", "description": "BLOCK 128 -> 1024"},
         {"set": "naive", "kernel": "b", "cause": "undecided", "structural": False, "verdict": "no_rewrite",
-         "refused": "the ladder chose no family"},
+         "refused": "the ladder chose no family", "family_refusals": ["x: launch_params: no-op: num_warps=8 ..."]},
         {"set": "naive", "kernel": "c", "cause": "redundant_passes", "family": "x", "kind": "row_resident", "points": 1,
          "structural": True, "verdict": "baseline_fails", "failure": "mismatch | 1 element"},
         {"set": "realistic", "kernel": "d", "cause": "small_dot_tiles", "family": "y", "kind": "launch_params", "points": 2,
@@ -40,11 +40,11 @@ def test_summary_counts_and_table() -> None:
     ]
     s = dr.summary(rows)
     assert s["naive"] == {"kernels": 3, "decided": 2, "rewrite_made": 2, "structural": 2, "valid": 1, "compile_only": 0,
-                          "invalid": 0, "baseline_fails": 1, "errors": 0}
+                          "invalid": 0, "baseline_fails": 1, "errors": 0, "noop_refused": 1}
     assert s["realistic"]["invalid"] == 1 and s["realistic"]["errors"] == 1 and s["realistic"]["structural"] == 0
     prov = {"command": "dry_round.py", "machine": {"node": "n", "cpus": 2}, "date": "d", "versions": {"triton": "3.9.0"}}
     md = dr.markdown({"provenance": prov, "summary": s, "rows": rows})
-    assert "| naive | 3 | 2 | 2 | 2 | 1 | 0 | 0 | 1 | 0 |" in md
+    assert "| naive | 3 | 2 | 2 | 2 | 1 | 0 | 0 | 1 | 0 | 1 |" in md
     assert "mismatch / 1 element" in md  # a pipe inside a note cannot break the table
 
 
