@@ -345,10 +345,19 @@ def _small_tile(constexprs: dict[str, Any]) -> bool:
     return bool(t) and (min(t.get("M", 128), t.get("N", 128)) < SMALL_TILE_MN or t.get("K", 64) < SMALL_TILE_K)
 
 
-def _unaligned(rec: dict[str, Any]) -> bool:
+def unaligned_args(rec: dict[str, Any]) -> list[str]:
+    """Pointer and integer arguments of a recorded launch not divisible by 16. An integer passed as 1 is not one of
+    them: the JIT specializes it to the constant 1 (a unit stride the compiler sees, so the accesses through it are
+    contiguous), whatever its divisibility."""
     div = set(rec.get("divisible_by_16") or [])
     sig = rec.get("signature") or {}
-    return any(name not in div for name, t in sig.items() if t.startswith("*") or t in ("i32", "i64"))
+    vals = rec.get("ir_args") or {}
+    return [name for name, t in sig.items() if (t.startswith("*") or t in ("i32", "i64")) and name not in div
+            and not (t in ("i32", "i64") and vals.get(name) == 1 and not isinstance(vals.get(name), bool))]
+
+
+def _unaligned(rec: dict[str, Any]) -> bool:
+    return bool(unaligned_args(rec))
 
 
 def _shared_tensor_args(sites: list[Any]) -> int:

@@ -147,14 +147,23 @@ def _tile_node(t: Target, name: str) -> cst.BaseExpression | None:
     return lit
 
 
-def meta_grid(t: Target) -> cst.Lambda | None:
-    """The launch's grid when it is a function of the meta-parameters -- ``lambda META: (...)`` inline or bound to a
-    name once in the launching function -- else None. Such a grid follows the launch's tile values by itself."""
-    g = t.sites[0].grid
+def meta_grid(t: Target) -> cst.BaseExpression | None:
+    """The body of the launch's grid when it is a function of the meta-parameters -- ``lambda META: (...)`` inline or
+    bound to a name once in the launching function, or ``def grid(META): return (...)`` there or in the module --
+    else None. Such a grid follows the launch's tile values by itself."""
+    site = t.sites[0]
+    g = site.grid
     if isinstance(g, cst.Name):
-        assigns = t.tree.assignments(t.sites[0].function, g.value)
-        g = assigns[0].value if len(assigns) == 1 else g
-    return g if isinstance(g, cst.Lambda) and len(g.params.params) == 1 else None
+        assigns = t.tree.assignments(site.function, g.value)
+        if len(assigns) == 1:
+            g = assigns[0].value
+        else:
+            scopes = [x for x in (site.function, t.tree.module) if x is not None]
+            defs = [n for sc in scopes for n in walk(sc) if isinstance(n, cst.FunctionDef) and n.name.value == g.value]
+            rets = [n for n in walk(defs[0]) if isinstance(n, cst.Return)] if len(defs) == 1 else []
+            if len(defs) == 1 and len(defs[0].params.params) == 1 and len(rets) == 1 and rets[0].value is not None:
+                return rets[0].value
+    return g.body if isinstance(g, cst.Lambda) and len(g.params.params) == 1 else None
 
 
 def _meta_grid_reasons(t: Target, names: dict[str, str]) -> list[str]:
@@ -162,7 +171,7 @@ def _meta_grid_reasons(t: Target, names: dict[str, str]) -> list[str]:
     g = meta_grid(t)
     if g is None:
         return []
-    text = t.tree.code(g.body)
+    text = t.tree.code(g)
     out = []
     for name in names.values():
         arg = t.sites[0].arg_for(t.kernel, name)

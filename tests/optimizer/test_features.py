@@ -96,3 +96,17 @@ def k(a_ptr, b_ptr, c_ptr, BLOCK: tl.constexpr):
     named = base.replace("    b = tl.load", "    a = a.to(tl.float32)\n    b = tl.load").replace("DOT", "tl.dot(a, b)")
     assert "upcast_before_dot" in extract_features(named).tokens
     assert "upcast_before_dot" not in extract_features(base.replace("DOT", "tl.dot(a, b)")).tokens
+
+
+def test_a_stride_passed_as_one_is_not_unaligned() -> None:
+    """The JIT specializes an integer 1 to a constant (a unit stride the compiler sees): it does not keep loads from
+    vectorizing, so it is no `unaligned_launch_arg` (issue 29: a contiguity hint was proposed for such strides)."""
+    from optimizer.features import unaligned_args
+
+    rec = {"kernel": "mm", "signature": {"a": "*fp16", "b": "*fp16", "c": "*fp16", "M": "i32", "N": "i32", "K": "i32"},
+           "divisible_by_16": ["a", "b", "c", "M", "N"], "ir_args": {"M": 64, "N": 64, "K": 1}}
+    assert unaligned_args(rec) == []
+    assert "unaligned_launch_arg" not in extract_features(MATMUL, launches=[rec]).tokens
+    odd = {**rec, "ir_args": {"M": 64, "N": 64, "K": 33}}
+    assert unaligned_args(odd) == ["K"]
+    assert "unaligned_launch_arg" in extract_features(MATMUL, launches=[odd]).tokens

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from optimizer.features import CodeFeatures, dot_tile
+from optimizer.features import CodeFeatures, dot_tile, unaligned_args
 from optimizer.ladder.findings import EvidenceRef, Finding
 from optimizer.structure import KernelStructure
 from optimizer.triton_types import elem_bytes
@@ -330,8 +330,7 @@ def _kernel_findings(feats: CodeFeatures, st: KernelStructure, rec: dict[str, An
                                             "every iteration", st.loop_reductions)],
                            summary=f"{st.name} reduces every chunk of its row loop to a scalar (lines {st.loop_reductions})"))
     if "unaligned_launch_arg" in toks and ("masked_load" in toks or "strides" in toks) and st.block_range:
-        names = [n for n, t in ((rec or {}).get("signature") or {}).items()
-                 if n not in set((rec or {}).get("divisible_by_16") or []) and (t.startswith("*") or t in ("i32", "i64"))]
+        names = unaligned_args(rec or {})
         out.append(Finding(cause="unvectorized_access", level="L1", confidence=0.35, structural=True,
                            supporting=[_ref("launch", "unaligned_launch_arg", "not divisible by 16: " + ", ".join(names), st.load_lines)],
                            summary="sizes/strides not divisible by 16 keep loads from vectorizing"))
