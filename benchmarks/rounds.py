@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _data import find, read_text
 from _provenance import RESULTS, provenance
 
 DEFAULT = RESULTS / "suite"
@@ -46,7 +47,7 @@ def trajectories(paths: list[Path]) -> list[Path]:
         if p.is_file():
             found.append(p)
         elif p.is_dir():
-            found += sorted(p.rglob("trajectory.json"))
+            found += find(p)  # trajectory.json, or the committed trajectory.json.gz
         else:
             raise SystemExit(f"error: {p} is neither a trajectory.json nor a folder holding some")
     return found
@@ -57,7 +58,7 @@ def summarise(files: list[Path]) -> dict[str, Any]:
     baselines: list[float] = []
     sessions: list[float] = []
     for f in files:
-        t = json.loads(f.read_text())
+        t = json.loads(read_text(f))
         rs = t.get("rounds", [])
         baselines += [float(r.get("duration_s") or 0.0) for r in rs if r.get("index") == 0]
         opt = [r for r in rs if r.get("index", 0) > 0]

@@ -39,6 +39,7 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _data import find, read_text, readable  # noqa: E402
 from _provenance import provenance  # noqa: E402
 
 GRAPH_BELOW_US = 50.0
@@ -49,10 +50,10 @@ SETS = ("suite", "realistic", "diagnosis")
 def find_sessions(paths: list[Path]) -> list[Path]:
     out: list[Path] = []
     for p in paths:
-        if (p / "trajectory.json").is_file():
+        if readable(p / "trajectory.json"):
             out.append(p)
         else:
-            out += sorted(t.parent for t in p.glob("*/session/trajectory.json"))
+            out += sorted({t.parent for t in find(p) if t.parent.name == "session" and t.parent.parent.parent == p})
     return out
 
 
@@ -159,7 +160,7 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 def agree_one(folder: Path, rep_ms: float, tmp: Path) -> dict[str, Any]:
     from optimizer.harness.problem import load_candidate, load_problem
 
-    traj = json.loads((folder / "trajectory.json").read_text())
+    traj = json.loads(read_text(folder / "trajectory.json"))
     name = (traj.get("problem") or {}).get("name", folder.parent.name)
     row: dict[str, Any] = {"session": str(folder), "problem": name}
     sess = session_figures(traj)

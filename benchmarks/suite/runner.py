@@ -56,6 +56,7 @@ for _p in (REPO, SUITE, REPO / "benchmarks"):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
+from _data import read_text
 from _results import (
     append_jsonl,
     pack,
@@ -419,7 +420,7 @@ class Runner:
         the session did, so its speedups are the session's (one timing truth)."""
         path = self.out / op / "session" / "trajectory.json"
         try:
-            doc = json.loads(path.read_text())
+            doc = json.loads(read_text(path))  # a committed session's is trajectory.json.gz
         except (OSError, ValueError):
             return {}
         return {k: v["method"] for k, v in (doc.get("timing_methods") or {}).items() if isinstance(v, dict) and "method" in v}

@@ -7,6 +7,7 @@ only shrink (a re-run replaces them) and the scanner itself is exercised on real
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 from kb.models import Round, RoundRewrite, Trajectory
@@ -20,7 +21,9 @@ KNOWN_OLD = {f"{op} round {r} (shared-memory-budget)" for op, r in
 
 
 def _trajectories() -> list[tuple[Path, Trajectory]]:
-    return [(p, Trajectory.model_validate_json(p.read_text())) for p in sorted(RESULTS.rglob("trajectory.json"))]
+    plain = [(p, p.read_text()) for p in sorted(RESULTS.rglob("trajectory.json"))]
+    packed = [(p, gzip.decompress(p.read_bytes()).decode()) for p in sorted(RESULTS.rglob("trajectory.json.gz"))]
+    return [(p, Trajectory.model_validate_json(text)) for p, text in plain + packed]
 
 
 def _new_ladder(t: Trajectory) -> bool:
