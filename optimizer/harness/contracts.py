@@ -16,13 +16,15 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from kb.models import TimingProtocol, Validation
+from kb.models import CaseValidation, TimingProtocol, Validation
 
 __all__ = [
     "Backend", "CompileCase", "CompileCheckRequest", "CompileCheckResult", "ContractError", "CudaProfileCase",
     "AscendProfileCase", "ErrorResult", "EvaluateRequest", "EvaluateResult", "Finding", "KernelTime", "LaunchesRequest",
     "LaunchesResult", "ProfileRequest", "ProfileResult", "RunRequest", "RunResult", "Stats", "TimeRequest",
     "TimeResult", "TimingCase", "TimingOptions", "TimingResult", "WorkerError", "WorkerRequest", "parse_request",
+    "ReferenceRequest", "ReferenceCase", "ReferenceResult", "JudgeRequest", "JudgeResult", "DescribeRequest",
+    "DescribeResult",
     "parse_result", "to_wire",
 ]
 
@@ -69,6 +71,40 @@ class EvaluateRequest(_CandidateRequest):
     cases: list[Case]
     seeds: list[int]
     timing: TimingOptions | None = None
+    out_dir: str | None = Field(default=None, description="judged mode: per case, outputs and observations are "
+                                "written here and the worker waits for the parent's verdict (optimizer.harness.judge)")
+
+
+class ReferenceRequest(_Contract):
+    """The reference's outputs for every case (a worker that imports the problem only, never a candidate)."""
+
+    task: Literal["reference"] = "reference"
+    problem: str
+    backend: Backend
+    cases: list[Case]
+    seeds: list[int]
+    out_dir: str
+
+
+class JudgeRequest(_Contract):
+    """Decide one case from the reference's and the candidate's files (a worker that never imports a candidate)."""
+
+    task: Literal["judge"] = "judge"
+    problem: str
+    backend: Backend
+    case: Case
+    seeds: list[int]
+    ref_file: str
+    meta: dict[str, Any]
+    out_file: str
+    obs_file: str
+
+
+class DescribeRequest(_Contract):
+    """What the parent needs of a problem without importing it (onboarding: the reference is untrusted code)."""
+
+    task: Literal["describe"] = "describe"
+    problem: str
 
 
 class TimeRequest(_CandidateRequest):
@@ -113,7 +149,8 @@ class CompileCheckRequest(_CandidateRequest):
 
 
 WorkerRequest = Annotated[
-    EvaluateRequest | TimeRequest | ProfileRequest | RunRequest | LaunchesRequest | CompileCheckRequest,
+    EvaluateRequest | TimeRequest | ProfileRequest | RunRequest | LaunchesRequest | CompileCheckRequest
+    | ReferenceRequest | JudgeRequest | DescribeRequest,
     Field(discriminator="task"),
 ]
 _REQUEST: TypeAdapter[Any] = TypeAdapter(WorkerRequest)
@@ -247,6 +284,37 @@ class CompileCheckResult(_Contract):
     device: str = ""
 
 
+class ReferenceCase(_Contract):
+    case: Case
+    file: str = Field(description="the reference's outputs (torch.save) in the request's out_dir")
+    meta: dict[str, Any] = Field(default_factory=dict, description="error, label, largest, half, ref_ops ...")
+
+
+class ReferenceResult(_Contract):
+    cases: list[ReferenceCase] = Field(description="smallest case first (the order the candidate runs them)")
+    versions: dict[str, str] = Field(default_factory=dict)
+
+
+class JudgeResult(_Contract):
+    case: CaseValidation
+    findings: list[Finding] = Field(default_factory=list)
+
+
+class DescribeResult(_Contract):
+    name: str
+    path: str
+    cases: list[Case]
+    smoke_cases: list[Case]
+    inplace_outputs: list[int] = Field(default_factory=list)
+    int_atol: int = 0
+    allowed_torch_ops: list[str] = Field(default_factory=list)
+    output_dtypes: dict[int, str] = Field(default_factory=dict)
+    cpu_validation: str = "execute"
+    fp32_reference: bool = True
+    sizes: dict[str, list[float | None]] = Field(default_factory=dict, description="case label -> [bytes, flops]")
+    forward_params: list[str] = Field(default_factory=list, description="Model.forward's parameters after self")
+
+
 #: what the sandbox adds to every result, and the error answer any task may give instead
 ENVELOPE = frozenset({"token", "worker_s"})
 R = TypeVar("R", bound=BaseModel)
@@ -268,7 +336,7 @@ def to_wire(model: BaseModel) -> dict[str, Any]:
 def parse_request(data: dict[str, Any]) -> WorkerRequest:
     """The typed request for ``data`` (its ``task`` picks the model); ``ContractError`` names a wrong field."""
     if not isinstance(data, dict) or "task" not in data:
-        tasks = "evaluate, time, profile, run, launches or compile_check"
+        tasks = "evaluate, time, profile, run, launches, compile_check, reference, judge or describe"
         raise ContractError(f"worker request: field 'task' is missing ({tasks})")
     try:
         return _REQUEST.validate_python(data)

@@ -150,7 +150,7 @@ def evaluate(
     request = EvaluateRequest(problem=str(problem.path), candidate=str(cand), backend=backend, cases=run_cases,  # type: ignore[arg-type]
                               seeds=list(settings.validation_seeds),
                               timing=timing_request(settings, against, aa, methods) if timing else None)
-    res = _run(request, backend, settings, python=python)
+    res = _judged(request, backend, settings, python=python)
     p, failed = _parsed(res, EvaluateResult, cand, backend, static)
     if failed is not None:
         return failed
@@ -238,6 +238,15 @@ def timing_request(settings: LadderSettings, against: dict[str, Path] | None, aa
 def _run(request: WorkerRequest, backend: str, settings: LadderSettings, *, python: str | None = None) -> SandboxResult:
     limits = SandboxLimits(settings.sandbox_timeout_s, settings.sandbox_memory_mb, address_space_limit=backend == "interpreter")
     return run_worker(to_wire(request), limits=limits, interpreter=backend == "interpreter", python=python,
+                      use_zygote=settings.sandbox_fork_server and backend in ("interpreter", "cuda"))
+
+
+def _judged(request: EvaluateRequest, backend: str, settings: LadderSettings, *, python: str | None = None) -> SandboxResult:
+    """Validation with the judge out of the candidate's reach (``optimizer.harness.judge``), then timing."""
+    from optimizer.harness.judge import run_judged
+
+    limits = SandboxLimits(settings.sandbox_timeout_s, settings.sandbox_memory_mb, address_space_limit=backend == "interpreter")
+    return run_judged(request, limits=limits, interpreter=backend == "interpreter", python=python,
                       use_zygote=settings.sandbox_fork_server and backend in ("interpreter", "cuda"))
 
 

@@ -1,4 +1,10 @@
-"""Run candidate code in a subprocess with a timeout and a memory limit; every fault becomes a result.
+"""Run candidate code in a jailed subprocess with a timeout and resource limits; every fault becomes a result.
+
+Every worker runs in the jail of ``optimizer.harness.jail`` (scrubbed environment: no ``LADDER_*`` secrets, no
+tokens or keys; a private scratch directory as working directory, HOME, TMPDIR and Triton cache; no network, a
+minimal read-only view of the file system and its own PID namespace where the platform allows; resource limits;
+the whole process group killed at the deadline, and with it, through the PID namespace or the subreaper, every
+process the candidate started). ``SandboxResult.isolation`` says which level ran.
 
 A hang (timeout), a crash (abort, segfault: a negative return code), running out of memory (the address-space
 limit, or the RSS watchdog), a compile error, or a worker that exits without writing its result all come
@@ -14,7 +20,6 @@ from __future__ import annotations
 import atexit
 import json
 import os
-import resource
 import secrets
 import signal
 import subprocess
@@ -26,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["SandboxLimits", "SandboxResult", "run_worker", "shutdown_zygotes"]
+__all__ = ["SandboxLimits", "SandboxResult", "isolation_level", "jail_spec", "run_worker", "shutdown_zygotes"]
 
 Status = Literal["ok", "error", "timeout", "crashed", "oom"]
 _REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -38,6 +43,10 @@ class SandboxLimits:
     memory_mb: int | None = 8192
     #: apply RLIMIT_AS (CPU backends); otherwise the parent's RSS watchdog enforces ``memory_mb``
     address_space_limit: bool = True
+    #: the largest file a worker may write (RLIMIT_FSIZE): outputs of full-size GPU cases go through files
+    file_mb: int | None = 32768
+    #: processes and threads of the worker together (pids cgroup, else RLIMIT_NPROC over the user's tasks)
+    max_processes: int | None = 1024
 
 
 @dataclass
@@ -49,6 +58,8 @@ class SandboxResult:
     duration_s: float = 0.0
     stdout_tail: str = ""
     stderr_tail: str = ""
+    #: "namespaces" (network, PID, mount, IPC; minimal read-only root; no capabilities) or "basic: <why not>"
+    isolation: str = ""
 
     @property
     def ok(self) -> bool:
@@ -62,16 +73,6 @@ class SandboxResult:
         return self.status
 
 
-def _preexec(memory_mb: int | None, limit_as: bool) -> Any:
-    def apply() -> None:
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core files from planted segfaults
-        if memory_mb and limit_as:
-            limit = int(memory_mb) * 1024 * 1024
-            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-    return apply
-
-
 def _tail(path: Path, n: int = 4000) -> str:
     try:
         data = path.read_bytes()
@@ -80,12 +81,19 @@ def _tail(path: Path, n: int = 4000) -> str:
     return data[-n:].decode("utf-8", "replace")
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def _kill_tree(pid: int, wait: Any) -> None:
+    """The jail's supervisor first (SIGTERM: it kills the worker, which takes its PID namespace along, or sweeps what
+    the worker left behind), then the whole process group (SIGKILL)."""
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
+        os.kill(pid, signal.SIGTERM)
     except (ProcessLookupError, PermissionError):
         pass
-    proc.wait()
+    wait(2.0)
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    wait(10.0)
 
 
 def _rss_mb(pid: int) -> float:
@@ -143,6 +151,37 @@ def shutdown_zygotes() -> None:
 atexit.register(shutdown_zygotes)
 
 
+def _request_paths(request: dict[str, Any]) -> list[str]:
+    """Folders a worker must read for ``request``: those of its problem, candidate and comparison kernels."""
+    paths = [request.get("problem"), request.get("candidate")]
+    paths += list(((request.get("timing") or {}).get("against") or {}).values())
+    out = []
+    for p in paths:
+        if isinstance(p, str) and p:
+            q = Path(p).resolve()
+            out.append(str(q if q.is_dir() else q.parent))
+    return out
+
+
+def jail_spec(scratch: Path, limits: SandboxLimits, *, readable: list[str], writable: list[str] | None = None,
+              devices: bool = False, keep_caps: bool = False, python: str | Path | None = None) -> dict[str, Any]:
+    """The spec ``optimizer.harness.jail.enter`` applies (isolation as far as ``jail.probe()`` found it works)."""
+    from optimizer.harness import jail
+
+    level = jail.probe()
+    return {"scratch": str(scratch), "isolate": level["isolate"], "readable": jail.default_readable(python) + readable,
+            "writable": list(writable or []), "devices": devices, "keep_caps": keep_caps,
+            "memory_mb": limits.memory_mb, "limit_as": limits.address_space_limit, "fsize_mb": limits.file_mb,
+            "cpu_s": int(limits.timeout_s * max(1, os.cpu_count() or 1)) + 60, "nproc": limits.max_processes}
+
+
+def isolation_level() -> str:
+    from optimizer.harness import jail
+
+    level = jail.probe()
+    return "namespaces" if level["isolate"] else f"basic: {level['why']}"
+
+
 def run_worker(
     request: dict[str, Any],
     *,
@@ -153,38 +192,53 @@ def run_worker(
     workdir: str | Path | None = None,
     use_zygote: bool = False,
     python: str | Path | None = None,
+    readable: list[str] | None = None,
+    writable: list[str] | None = None,
+    hook: Any = None,
 ) -> SandboxResult:
-    """Run ``optimizer.harness.worker`` on ``request`` in a fresh process group; classify how it ended.
+    """Run ``optimizer.harness.worker`` on ``request`` in a fresh, jailed process group; classify how it ended.
 
     ``use_zygote`` forks the worker from a pre-imported server (fast: torch and triton imported once; used for the
     CPU interpreter and CUDA, whose runtime the zygote never initialises), else a fresh interpreter is spawned; a
     forked worker that reports a device runtime initialised before the fork is run again spawned, and that
-    environment spawns from then on. ``prefix_cmd`` (e.g. ``ncu ...``) always spawns. ``python`` runs the worker
-    with another interpreter (e.g. ``.venv-triton36/bin/python`` for Triton 3.6); it always spawns.
+    environment spawns from then on. ``prefix_cmd`` (e.g. ``ncu ...``) always spawns, and keeps capabilities (a
+    profiler may need them for counters). ``python`` runs the worker with another interpreter (e.g.
+    ``.venv-triton36/bin/python`` for Triton 3.6); it always spawns. ``readable``/``writable``: folders the worker
+    sees besides the system, Python, the repository, its request's files and its scratch directory. ``hook()``
+    is called while the worker runs (the judge's verdicts, ``optimizer.harness.judge``); the seconds it returns
+    are added to the deadline.
     """
     tmp = Path(tempfile.mkdtemp(prefix="ladder_sbx_", dir=workdir))
     req_path, res_path = tmp / "request.json", tmp / "result.json"
     out_path, err_path = tmp / "stdout.txt", tmp / "stderr.txt"
     req_path.write_text(json.dumps(request, default=str))
     token = secrets.token_hex(16)
-    child_env = dict(os.environ if env is None else env)
+    from optimizer.harness import jail
+
+    child_env = jail.scrub_env(dict(os.environ if env is None else env))
     child_env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_REPO_ROOT), child_env.get("PYTHONPATH", "")) if p)
     if interpreter:
         child_env["TRITON_INTERPRET"] = "1"
     else:
         child_env.pop("TRITON_INTERPRET", None)
-    t0 = time.monotonic()
+    spec = jail_spec(tmp, limits, readable=_request_paths(request) + list(readable or []), writable=writable,
+                     devices=not interpreter, keep_caps=bool(prefix_cmd), python=python)
+    private = jail.private_env(tmp)
     zygote = _zygote(child_env, interpreter) if use_zygote and not prefix_cmd and python is None else None
+    t0 = time.monotonic()  # after the zygote's start (imports once per session): not the worker's time
     if zygote is not None:
-        rc, status, reason = _run_forked(zygote, limits, token, req_path, res_path, out_path, err_path, tmp, t0)
+        rc, status, reason = _run_forked(zygote, limits, token, req_path, res_path, out_path, err_path, tmp, t0, spec,
+                                         private, hook)
         if not interpreter and _fork_unsafe(res_path, err_path):
             _NO_FORK.add(_zygote_key(child_env, interpreter))
             res_path.unlink(missing_ok=True)
             zygote = None
     if zygote is None:
-        cmd = [*(prefix_cmd or []), str(python or sys.executable), "-m", "optimizer.harness.worker", str(req_path),
-               str(res_path)]
-        rc, status, reason = _run_spawned(cmd, limits, child_env, token, out_path, err_path, tmp, t0, bool(prefix_cmd))
+        spec_path = tmp / "jail.json"
+        spec_path.write_text(json.dumps(spec))
+        cmd = [sys.executable, "-m", "optimizer.harness.jail", str(spec_path), "--", *(prefix_cmd or []),
+               str(python or sys.executable), "-m", "optimizer.harness.worker", str(req_path), str(res_path)]
+        rc, status, reason = _run_spawned(cmd, limits, child_env | private, token, out_path, err_path, tmp, t0, hook)
     duration = time.monotonic() - t0
     stdout_tail, stderr_tail = _tail(out_path), _tail(err_path)
     payload: dict[str, Any] = {}
@@ -200,7 +254,7 @@ def run_worker(
     if status is None:
         status, reason = _classify(rc, payload, stderr_tail)
     _cleanup(tmp)
-    return SandboxResult(status, reason, payload, rc, duration, stdout_tail, stderr_tail)
+    return SandboxResult(status, reason, payload, rc, duration, stdout_tail, stderr_tail, isolation_level())
 
 
 def _fork_unsafe(res_path: Path, err_path: Path) -> bool:
@@ -213,10 +267,14 @@ def _fork_unsafe(res_path: Path, err_path: Path) -> bool:
     return any(marker in text for marker in _FORK_UNSAFE)
 
 
-def _watch(is_done: Any, pid: int, kill: Any, limits: SandboxLimits, t0: float) -> tuple[Status | None, str]:
-    """Poll until ``is_done()``; enforce the timeout and (without RLIMIT_AS) the RSS limit."""
+def _watch(is_done: Any, pid: int, kill: Any, limits: SandboxLimits, t0: float,
+           hook: Any = None) -> tuple[Status | None, str]:
+    """Poll until ``is_done()``; call ``hook``; enforce the timeout and (without RLIMIT_AS) the RSS limit."""
+    extra = 0.0
     while not is_done():
-        if time.monotonic() - t0 > limits.timeout_s:
+        if hook is not None:
+            extra += float(hook() or 0.0)
+        if time.monotonic() - t0 - extra > limits.timeout_s:
             kill()
             return "timeout", f"timeout: no result after {limits.timeout_s:g} s (hang or too slow); process killed"
         if limits.memory_mb and not limits.address_space_limit:
@@ -228,12 +286,10 @@ def _watch(is_done: Any, pid: int, kill: Any, limits: SandboxLimits, t0: float) 
 
 
 def _run_spawned(cmd: list[str], limits: SandboxLimits, env: dict[str, str], token: str, out_path: Path, err_path: Path,
-                 tmp: Path, t0: float, prefixed: bool) -> tuple[int | None, Status | None, str]:
+                 tmp: Path, t0: float, hook: Any = None) -> tuple[int | None, Status | None, str]:
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
-        proc = subprocess.Popen(
-            cmd, stdin=subprocess.PIPE, stdout=out, stderr=err, env=env, cwd=str(tmp),
-            start_new_session=True, preexec_fn=_preexec(limits.memory_mb, limits.address_space_limit and not prefixed),
-        )
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=out, stderr=err, env=env, cwd=str(tmp),
+                                start_new_session=True)
         assert proc.stdin is not None
         try:
             proc.stdin.write((token + "\n").encode())
@@ -248,30 +304,35 @@ def _run_spawned(cmd: list[str], limits: SandboxLimits, env: dict[str, str], tok
             except subprocess.TimeoutExpired:
                 return False
 
-        status, reason = _watch(done, proc.pid, lambda: _kill_group(proc), limits, t0)
+        def wait(seconds: float) -> None:
+            try:
+                proc.wait(timeout=seconds)
+            except subprocess.TimeoutExpired:
+                pass
+
+        status, reason = _watch(done, proc.pid, lambda: _kill_tree(proc.pid, wait), limits, t0, hook)
     return proc.returncode, status, reason
 
 
 def _run_forked(zygote: Any, limits: SandboxLimits, token: str, req_path: Path, res_path: Path, out_path: Path,
-                err_path: Path, tmp: Path, t0: float) -> tuple[int | None, Status | None, str]:
+                err_path: Path, tmp: Path, t0: float, spec: dict[str, Any], private: dict[str, str],
+                hook: Any = None) -> tuple[int | None, Status | None, str]:
     pending = zygote.spawn({
         "req": str(req_path), "res": str(res_path), "token": token, "stdout": str(out_path), "stderr": str(err_path),
-        "cwd": str(tmp), "memory_mb": limits.memory_mb, "limit_as": limits.address_space_limit,
+        "cwd": str(tmp), "jail": spec, "env": private,
     })
     pid = pending.pid
-
-    def kill() -> None:
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        pending.done.wait(10)
-
-    status, reason = _watch(lambda: pending.done.wait(0.1), pid, kill, limits, t0)
+    status, reason = _watch(lambda: pending.done.wait(0.1), pid, lambda: _kill_tree(pid, pending.done.wait), limits,
+                            t0, hook)
     return pending.returncode, status, reason
 
 
 def _classify(rc: int | None, payload: dict[str, Any], stderr_tail: str) -> tuple[Status, str]:
+    from optimizer.harness.jail import SETUP_FAILED
+
+    if rc == SETUP_FAILED and not payload:
+        last = [ln for ln in stderr_tail.splitlines() if "sandbox setup failed" in ln][-1:] or [""]
+        return "error", f"sandbox_error: the jail could not be set up, nothing ran ({last[0][:300]})"
     if rc is not None and rc < 0:
         sig = signal.Signals(-rc).name if -rc in signal.Signals._value2member_map_ else str(-rc)
         if sig == "SIGKILL":
@@ -294,12 +355,6 @@ def _classify(rc: int | None, payload: dict[str, Any], stderr_tail: str) -> tupl
 
 
 def _cleanup(tmp: Path) -> None:
-    for p in tmp.iterdir():
-        try:
-            p.unlink()
-        except OSError:
-            pass
-    try:
-        tmp.rmdir()
-    except OSError:
-        pass
+    import shutil
+
+    shutil.rmtree(tmp, ignore_errors=True)

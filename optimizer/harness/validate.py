@@ -17,7 +17,9 @@ problem declares in ``ALLOWED_TORCH_OPS``.
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +28,8 @@ from optimizer.harness.hacks import HackFinding, by_code
 from optimizer.harness.problem import Problem, case_label
 from optimizer.harness.probes import GlobalSnapshot, LaunchRecorder, OpRecorder, classify_exception, poison_allocator
 
-__all__ = ["EPILOGUE_MAX_FRACTION", "EPILOGUE_OPS", "CompareResult", "ValidationRun", "compare_outputs", "validate_candidate"]
+__all__ = ["EPILOGUE_MAX_FRACTION", "EPILOGUE_OPS", "CompareResult", "ValidationRun", "compare_outputs", "judge_case",
+           "observe_case", "reference_case", "summarize", "validate_candidate"]
 
 _CACHE_PROBE_SEED_OFFSET = 10_007
 
@@ -182,6 +185,20 @@ def _poison_outputs(x: Any) -> None:
             t.data.fill_(float("nan"))
 
 
+@contextlib.contextmanager
+def deterministic() -> Iterator[None]:
+    """Deterministic algorithms, and ``torch.empty`` reading as NaN, for the reference and the candidate alike."""
+    import torch
+
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.utils.deterministic.fill_uninitialized_memory = True  # torch.empty reads as NaN
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(False)
+        torch.utils.deterministic.fill_uninitialized_memory = False
+
+
 def validate_candidate(
     problem: Problem,
     cand_cls: type,
@@ -193,64 +210,85 @@ def validate_candidate(
     launches: LaunchRecorder,
     stop_on_failure: bool = False,
 ) -> ValidationRun:
-    """Run the validation protocol for every case (up to the first failing one with ``stop_on_failure``); never raises
-    for candidate faults (they become results)."""
-    import torch
+    """The whole protocol in ONE process (tests and tools only: the candidate could reach the judge here).
 
-    findings: list[HackFinding] = []
-    case_results: list[CaseValidation] = []
+    The sandboxed evaluation runs the same three parts in three processes (``optimizer.harness.judge``):
+    ``reference_case`` where only the problem is imported, ``observe_case`` where the candidate runs, and
+    ``judge_case`` in a process that never imported the candidate."""
+    results: list[tuple[CaseValidation, list[HackFinding]]] = []
     compute_ops: set[str] = set()
-    first_failure = ""
-    torch.use_deterministic_algorithms(True, warn_only=True)
-    torch.utils.deterministic.fill_uninitialized_memory = True  # torch.empty reads as NaN
-    try:
+    with deterministic():
         for case in cases:
-            cv, case_findings, ops = _validate_case(problem, cand_cls, case, seeds, device, snapshot, launches)
-            case_results.append(cv)
-            findings.extend(case_findings)
-            compute_ops |= ops
-            if not cv.passed and not first_failure:
-                first_failure = f"[{cv.case}] {cv.message}"
+            refs, meta = reference_case(problem, case, seeds, device)
+            outs, obs = observe_case(problem, cand_cls, case, seeds, device, snapshot, launches)
+            cv, found = judge_case(problem, case, seeds, refs, meta, outs, obs)
+            results.append((cv, found))
+            if cv.passed:
+                compute_ops |= set(obs.get("cand_ops", []))
             if not cv.passed and stop_on_failure:
                 break
-    finally:
-        torch.use_deterministic_algorithms(False)
-        torch.utils.deterministic.fill_uninitialized_memory = False
+    return summarize(results, launches.summary(), sorted(compute_ops))
+
+
+def summarize(results: list[tuple[CaseValidation, list[HackFinding]]], launches: list[dict[str, Any]],
+              compute_ops: list[str]) -> ValidationRun:
+    """The schema ``Validation`` over judged cases: passed when every case passed and no reject finding fired."""
+    findings = [f for _, fs in results for f in fs]
+    case_results = [cv for cv, _ in results]
+    first_failure = next((f"[{c.case}] {c.message}" for c in case_results if not c.passed), "")
     unique = list({(f.code, f.message): f for f in findings}.values())
     rejected = [f for f in unique if f.severity == "reject"]
     if rejected and not first_failure:
         first_failure = f"hack check {rejected[0].render()}"
     validation = Validation(
-        passed=all(c.passed for c in case_results) and not rejected,
+        passed=bool(case_results) and all(c.passed for c in case_results) and not rejected,
         cases=case_results,
         hack_flags=list(dict.fromkeys(f.code for f in unique)),
         failure_reason=first_failure,
     )
-    return ValidationRun(validation, unique, launches.summary(), sorted(compute_ops))
+    return ValidationRun(validation, unique, launches, compute_ops)
 
 
-def _validate_case(
-    problem: Problem, cand_cls: type, case: dict[str, Any], seeds: list[int], device: str,
-    snapshot: GlobalSnapshot, launches: LaunchRecorder,
-) -> tuple[CaseValidation, list[HackFinding], set[str]]:
+# ---------------------------------------------------------------------------------------------- reference side
+def _probe_inputs(problem: Problem, case: dict[str, Any], seeds: list[int], device: str,
+                  inputs: list[Any]) -> tuple[list[Any], bool]:
+    """The cache probe's inputs: fresh values (seed ``max(seeds) + offset``) written over ``inputs`` in place where
+    shapes agree (floating tensors, and declared in-place outputs); whether anything changed."""
     import torch
 
-    label = case_label(case)
-    findings: list[HackFinding] = []
-    worst_abs = worst_rel = 0.0
+    fresh = problem.make_inputs(case, max(seeds) + _CACHE_PROBE_SEED_OFFSET, device=device)
+    changed = False
+    for i, (x, y) in enumerate(zip(inputs, fresh)):
+        restore = i in problem.inplace_outputs  # the candidate's last result must not be the next call's input
+        if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and x.shape == y.shape and (x.is_floating_point() or restore):
+            x.copy_(y)
+            changed = True
+    return inputs, changed
+
+
+def _inplace(problem: Problem, inputs: list[Any]) -> dict[int, Any]:
+    """The declared in-place outputs among ``inputs``, copied (the cache probe writes over the inputs later)."""
+    return {i: x.detach().clone() if hasattr(x, "detach") else x
+            for i, x in enumerate(inputs) if i in problem.inplace_outputs}
+
+
+def reference_case(problem: Problem, case: dict[str, Any], seeds: list[int],
+                   device: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The reference's side of one case (a process that imports the problem, never a candidate): per seed the
+    outputs and the in-place inputs after the forward, the cache probe's outputs, and what the rules need (ops
+    dispatched, the largest tensor, whether half types are touched). ``meta["error"]`` names a broken problem."""
+    import torch
+
+    meta: dict[str, Any] = {"case": case, "label": case_label(case), "error": ""}
+    refs: dict[str, Any] = {"outs": [], "inputs_after": [], "probe": None}
     try:
         ref_model = problem.make_model(case, seed=0, device=device)
     except Exception as exc:  # a broken problem, not a broken candidate
-        return CaseValidation(case=label, passed=False, message=f"reference construction failed: {exc!r}"), findings, set()
-    try:
-        cand = problem.instantiate(cand_cls, case, seed=0, device=device)
-    except Exception as exc:
-        kind = classify_exception(exc)
-        return CaseValidation(case=label, passed=False, message=f"{kind}: candidate construction failed: {exc!r}"[:2000]), findings, set()
-
-    ref_ops, cand_ops = OpRecorder(), OpRecorder()
-    prev_out: Any = None
-    held: list[Any] = []  # keep outputs alive so their storage cannot be recycled into the next call
+        meta["error"] = f"reference construction failed: {exc!r}"
+        return refs, meta
+    ref_ops = OpRecorder()
+    inputs: list[Any] = []
+    ref_out: Any = None
     for seed in seeds:
         inputs = problem.make_inputs(case, seed, device=device)
         ref_inputs = _clone_inputs(inputs)  # the reference mutates its own copy (INPLACE_OUTPUTS)
@@ -258,7 +296,63 @@ def _validate_case(
             ref_out = ref_model(*ref_inputs)
         _sync(device)
         if any(torch.isnan(t).any() for t in _flatten(ref_out) if isinstance(t, torch.Tensor) and t.is_floating_point()):
-            return CaseValidation(case=label, passed=False, seeds=seeds, message="reference output has NaN: the problem is ill-posed for this case"), findings, set()
+            meta["error"] = "reference output has NaN: the problem is ill-posed for this case"
+            return refs, meta
+        refs["outs"].append(_flatten(ref_out))
+        refs["inputs_after"].append(_inplace(problem, ref_inputs))
+    meta.update(largest=_largest_reference_tensor(ref_model, inputs), half=_touches_half(ref_model, inputs, ref_out),
+                ref_ops=sorted(ref_ops.compute_ops()), ref_downcasts=sorted(ref_ops.downcasts()))
+    probe, changed = _probe_inputs(problem, case, seeds, device, inputs)
+    if changed:
+        with torch.no_grad():
+            ref_inputs = _clone_inputs(probe)
+            out = ref_model(*ref_inputs)
+        _sync(device)
+        refs["probe"] = {"out": _flatten(out), "inputs_after": _inplace(problem, ref_inputs)}
+    return refs, meta
+
+
+# ---------------------------------------------------------------------------------------------- candidate side
+def _portable(out: Any) -> tuple[list[Any], list[str]]:
+    """A candidate's output as plain values a judge can load (``torch.load(weights_only=True)``) plus each one's type
+    name: tensor subclasses become plain tensors (their type is recorded), other objects a ``__object__`` marker."""
+    import torch
+
+    values, types = [], []
+    for t in _flatten(out):
+        types.append(type(t).__name__)
+        if isinstance(t, torch.Tensor):  # a copy: the next call poisons this output, the probe rewrites inputs
+            values.append(t.detach().as_subclass(torch.Tensor).clone())
+        elif t is None or isinstance(t, (bool, int, float, str, complex)):
+            values.append(t)
+        else:
+            values.append(f"__object__:{type(t).__name__}:{t!r}"[:300])
+    return values, types
+
+
+def observe_case(problem: Problem, cand_cls: type, case: dict[str, Any], seeds: list[int], device: str,
+                 snapshot: GlobalSnapshot, launches: LaunchRecorder) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The candidate's side of one case (the process that imported it): its outputs per seed and on the cache probe,
+    and what only this process can observe (launch counts, ATen ops, inputs changed, storages shared, globals
+    replaced). Nothing is decided here: ``judge_case`` does that in another process. Observations made in the
+    candidate's process can be forged by a hostile candidate; its outputs are judged against references it never
+    saw."""
+    import torch
+
+    outs: dict[str, Any] = {"outs": [], "types": [], "inputs_after": [], "probe": None}
+    obs: dict[str, Any] = {"construct_error": "", "seed_error": "", "launches": [], "mutated": [], "reuse": [],
+                           "snapshot": [], "cand_ops": [], "cand_max_numel": {}, "cand_downcasts": [], "probe_error": ""}
+    try:
+        cand = problem.instantiate(cand_cls, case, seed=0, device=device)
+    except Exception as exc:
+        obs["construct_error"] = f"{classify_exception(exc)}: candidate construction failed: {exc!r}"[:2000]
+        return outs, obs
+    cand_ops = OpRecorder()
+    prev_out: Any = None
+    held: list[Any] = []  # keep outputs alive so their storage cannot be recycled into the next call
+    inputs: list[Any] = []
+    for seed in seeds:
+        inputs = problem.make_inputs(case, seed, device=device)
         before = _clone_inputs(inputs)
         if prev_out is not None:
             _poison_outputs(prev_out)
@@ -269,58 +363,155 @@ def _validate_case(
                 out = cand(*inputs)
             _sync(device)
         except Exception as exc:
-            kind = classify_exception(exc)
-            return CaseValidation(case=label, passed=False, seeds=seeds, message=f"{kind}: {type(exc).__name__}: {exc}"[:2000]), findings, set()
-        findings += _probe_call(out, ref_out, inputs, before, prev_out, launches.count - n_before, snapshot, device,
-                                problem.inplace_outputs)
-        res = compare_outputs(out, ref_out, problem)
-        if res.passed and problem.inplace_outputs:
-            res = compare_inplace(inputs, ref_inputs, problem)
+            obs["seed_error"] = f"{classify_exception(exc)}: {type(exc).__name__}: {exc}"[:2000]
+            return outs, obs
+        obs["launches"].append(launches.count - n_before)
+        obs["mutated"].append([i for i, (x, x0) in enumerate(zip(inputs, before))
+                               if i not in problem.inplace_outputs and isinstance(x, torch.Tensor)
+                               and not torch.equal(x, x0) and not (x.isnan().any() and x0.isnan().any())])
+        obs["reuse"].append(prev_out is not None and bool(_storages(out) & _storages(prev_out)))
+        obs["snapshot"] += [list(c) for c in snapshot.changes(device)]
+        values, types = _portable(out)
+        outs["outs"].append(values)
+        outs["types"].append(types)
+        outs["inputs_after"].append(_inplace(problem, inputs))
+        held.append((inputs, out))  # inputs too: fresh addresses per seed, so address-keyed caches miss here
+        prev_out = out
+    obs.update(cand_ops=sorted(cand_ops.compute_ops()), cand_max_numel=dict(cand_ops.max_numel),
+               cand_downcasts=sorted(cand_ops.downcasts()))
+    probe, changed = _probe_inputs(problem, case, seeds, device, inputs)
+    if changed:
+        try:
+            with torch.no_grad():
+                out = cand(*probe)
+            _sync(device)
+            outs["probe"] = {"out": _portable(out)[0], "inputs_after": _inplace(problem, probe)}
+        except Exception as exc:
+            obs["probe_error"] = repr(exc)[:500]
+    return outs, obs
+
+
+# ---------------------------------------------------------------------------------------------- judge side
+def _type_check(values: list[Any], types: list[str]) -> CompareResult | None:
+    import torch
+
+    for i, (v, name) in enumerate(zip(values, types)):
+        tag = f"output {i}" if len(values) > 1 else "output"
+        if isinstance(v, torch.Tensor) and name not in ("Tensor", "Parameter"):
+            return CompareResult(False, "wrong_type", f"{tag} is {name}, expected a plain torch.Tensor")
+    return None
+
+
+def _compare(out: list[Any], ref: list[Any], after: dict[int, Any], ref_after: dict[int, Any], problem: Problem,
+             types: list[str] | None = None) -> CompareResult:
+    res = (_type_check(out, types) if types else None) or compare_outputs(out, ref, problem)
+    if res.passed and problem.inplace_outputs:
+        res = compare_inplace(_as_list(after), _as_list(ref_after), problem)
+    return res
+
+
+def _as_list(d: dict[int, Any]) -> list[Any]:
+    """In-place inputs keyed by index as a list indexable by that index (``compare_inplace`` reads ``[i]``)."""
+    n = max(d, default=-1) + 1
+    return [d.get(i) for i in range(n)]
+
+
+def judge_case(problem: Problem, case: dict[str, Any], seeds: list[int], refs: dict[str, Any], meta: dict[str, Any],
+               outs: dict[str, Any], obs: dict[str, Any]) -> tuple[CaseValidation, list[HackFinding]]:
+    """Decide one case from the reference's and the candidate's records (runs where the candidate never ran)."""
+    label = case_label(case)
+    findings: list[HackFinding] = []
+    worst_abs = worst_rel = 0.0
+    if meta.get("error"):
+        return CaseValidation(case=label, passed=False, seeds=list(seeds) if refs["outs"] else [],
+                              message=meta["error"]), findings
+    if obs.get("construct_error"):
+        return CaseValidation(case=label, passed=False, message=obs["construct_error"]), findings
+    for k, seed in enumerate(seeds):
+        if k >= len(outs["outs"]):
+            msg = obs.get("seed_error") or "no_result: the candidate's outputs for this seed are missing"
+            return CaseValidation(case=label, passed=False, seeds=list(seeds), message=msg), findings
+        findings += _call_findings(obs, k, outs["outs"][k], outs["types"][k])
+        res = _compare(outs["outs"][k], refs["outs"][k], outs["inputs_after"][k], refs["inputs_after"][k], problem,
+                       outs["types"][k])
         worst_abs, worst_rel = max(worst_abs, res.max_abs_err), max(worst_rel, res.max_rel_err)
         if not res.passed:
             msg = f"{res.reason}: {res.message} (seed {seed})"
-            return CaseValidation(case=label, passed=False, seeds=seeds, max_abs_err=worst_abs, max_rel_err=worst_rel, message=msg), findings, set()
-        held.append((inputs, out))  # inputs too: fresh addresses per seed, so address-keyed caches miss here
-        prev_out = out
-
-    findings += _reference_op_findings(ref_ops, cand_ops, problem, _largest_reference_tensor(ref_model, inputs),
-                                       _touches_half(ref_model, inputs, ref_out))
-    cache, wrong = _cache_probe(problem, case, seeds, ref_model, cand, device, inputs, prev_out)
+            return CaseValidation(case=label, passed=False, seeds=list(seeds), max_abs_err=worst_abs,
+                                  max_rel_err=worst_rel, message=msg), _unique(findings)
+    findings += _reference_op_findings_from(meta, obs, problem)
+    cache, wrong = _judge_probe(problem, seeds, refs, outs, obs)
     if wrong:  # the output followed the new inputs but is wrong on them: a plain mismatch, not a cache
-        return CaseValidation(case=label, passed=False, seeds=seeds, max_abs_err=worst_abs, max_rel_err=worst_rel,
-                              message=wrong), findings, set()
+        return CaseValidation(case=label, passed=False, seeds=list(seeds), max_abs_err=worst_abs, max_rel_err=worst_rel,
+                              message=wrong), _unique(findings)
     if cache is not None:
         findings.append(cache)
+    findings = _unique(findings)
     ok = not any(f.severity == "reject" for f in findings)
     msg = "" if ok else "; ".join(dict.fromkeys(f.render() for f in findings if f.severity == "reject"))
-    return (
-        CaseValidation(case=label, passed=ok, seeds=list(seeds), max_abs_err=worst_abs, max_rel_err=worst_rel, message=msg),
-        findings,
-        cand_ops.compute_ops(),
-    )
+    return CaseValidation(case=label, passed=ok, seeds=list(seeds), max_abs_err=worst_abs, max_rel_err=worst_rel,
+                          message=msg), findings
 
 
-def _probe_call(out: Any, ref_out: Any, inputs: list[Any], before: list[Any], prev_out: Any, n_launch: int,
-                snapshot: GlobalSnapshot, device: str, inplace: tuple[int, ...] = ()) -> list[HackFinding]:
+def _unique(findings: list[HackFinding]) -> list[HackFinding]:
+    return list({(f.code, f.message): f for f in findings}.values())
+
+
+def _call_findings(obs: dict[str, Any], k: int, values: list[Any], types: list[str]) -> list[HackFinding]:
+    found: list[HackFinding] = []
+    if obs["launches"][k] == 0:
+        found.append(_finding("no_kernel_launch", "the forward launched no Triton kernel"))
+    for i in obs["mutated"][k]:
+        found.append(_finding("input_mutation", f"input {i} was modified in place (if the reference mutates it too, "
+                              f"declare INPLACE_OUTPUTS = [{i}] in the problem)"))
     import torch
 
-    found: list[HackFinding] = []
-    if n_launch == 0:
-        found.append(_finding("no_kernel_launch", "the forward launched no Triton kernel"))
-    for i, (x, x0) in enumerate(zip(inputs, before)):
-        if i in inplace:  # declared in-place outputs: compared with the reference's, not required unchanged
-            continue
-        if isinstance(x, torch.Tensor) and not torch.equal(x, x0) and not (x.isnan().any() and x0.isnan().any()):
-            found.append(_finding("input_mutation", f"input {i} was modified in place (if the reference mutates it too, "
-                                  f"declare INPLACE_OUTPUTS = [{i}] in the problem)"))
-    for t in _flatten(out):
-        if isinstance(t, torch.Tensor) and type(t) is not torch.Tensor and not isinstance(t, torch.nn.Parameter):
-            found.append(_finding("lazy_output", f"output is a {type(t).__name__}, not a plain torch.Tensor"))
-    if prev_out is not None and _storages(out) & _storages(prev_out):
+    for value, name in zip(values, types):
+        if isinstance(value, torch.Tensor) and name not in ("Tensor", "Parameter"):
+            found.append(_finding("lazy_output", f"output is a {name}, not a plain torch.Tensor"))
+    if obs["reuse"][k]:
         found.append(_finding("output_buffer_reuse", "the output shares storage with the previous call's output"))
-    for code, message in snapshot.changes(device):
+    for code, message in obs["snapshot"]:
         found.append(_finding(code, message))
     return found
+
+
+def _reference_op_findings_from(meta: dict[str, Any], obs: dict[str, Any], problem: Problem) -> list[HackFinding]:
+    class _Ops:  # the recorded sets, shaped like an OpRecorder
+        def __init__(self, ops: list[str], downcasts: list[str], max_numel: dict[str, int]) -> None:
+            self._ops, self._down, self.max_numel = set(ops), set(downcasts), max_numel
+
+        def compute_ops(self) -> set[str]:
+            return set(self._ops)
+
+        def downcasts(self) -> set[str]:
+            return set(self._down)
+
+    ref = _Ops(meta.get("ref_ops", []), meta.get("ref_downcasts", []), {})
+    cand = _Ops(obs.get("cand_ops", []), obs.get("cand_downcasts", []), obs.get("cand_max_numel", {}))
+    return _reference_op_findings(ref, cand, problem, int(meta.get("largest", 0)), bool(meta.get("half")))  # type: ignore[arg-type]
+
+
+def _judge_probe(problem: Problem, seeds: list[int], refs: dict[str, Any], outs: dict[str, Any],
+                 obs: dict[str, Any]) -> tuple[HackFinding | None, str]:
+    """The cache probe (inputs changed in place, same addresses, new values): (a result_caching finding, or None; a
+    mismatch message when the output did change but is wrong on the new inputs: that is a correctness failure
+    on one more seed, e.g. a rounding difference that this draw exposes, not a cache)."""
+    if refs.get("probe") is None:
+        return None, ""
+    if obs.get("probe_error") or outs.get("probe") is None:
+        return _finding("result_caching", f"the candidate failed when inputs changed in place: {obs.get('probe_error')}"[:500]), ""
+    probe_seed = max(seeds) + _CACHE_PROBE_SEED_OFFSET
+    out = outs["probe"]["out"]
+    res = _compare(out, refs["probe"]["out"], outs["probe"]["inputs_after"], refs["probe"]["inputs_after"], problem)
+    if res.passed:
+        return None, ""
+    last_out = outs["outs"][-1] if outs["outs"] else None
+    if last_out is not None and not _same_values(out, last_out):
+        return None, (f"{res.reason}: {res.message} (seed {probe_seed}: fresh inputs written in place; the output "
+                      "followed them but does not match the reference)")
+    return _finding("result_caching", "inputs changed in place at the same addresses and the output did not follow "
+                    f"({res.message})"), ""
 
 
 def _largest_reference_tensor(ref_model: Any, inputs: list[Any]) -> int:
@@ -368,43 +559,6 @@ def _reference_op_findings(ref_ops: OpRecorder, cand_ops: OpRecorder, problem: P
     if downcasts and not ref_ops.downcasts() and not half_reference:
         found.append(_finding("precision_flags", f"candidate casts to lower precision ({', '.join(sorted(downcasts))}) where the reference does not"))
     return found
-
-
-def _cache_probe(problem: Problem, case: dict[str, Any], seeds: list[int], ref_model: Any, cand: Any, device: str,
-                 inputs: list[Any], last_out: Any) -> tuple[HackFinding | None, str]:
-    """Change the inputs in place (same addresses, new values); the output must follow. Returns (a result_caching
-    finding, or None; a mismatch message when the output did change but is wrong on the new inputs: that is a
-    correctness failure on one more seed, e.g. a rounding difference that this draw exposes, not a cache)."""
-    import torch
-
-    probe_seed = max(seeds) + _CACHE_PROBE_SEED_OFFSET
-    fresh = problem.make_inputs(case, probe_seed, device=device)
-    changed = False
-    for i, (x, y) in enumerate(zip(inputs, fresh)):
-        restore = i in problem.inplace_outputs  # the candidate's last result must not be the next call's input
-        if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and x.shape == y.shape and (x.is_floating_point() or restore):
-            x.copy_(y)
-            changed = True
-    if not changed:
-        return None, ""
-    with torch.no_grad():
-        ref_inputs = _clone_inputs(inputs)
-        ref_out = ref_model(*ref_inputs)
-        try:
-            out = cand(*inputs)
-        except Exception as exc:
-            return _finding("result_caching", f"the candidate failed when inputs changed in place: {exc!r}"[:500]), ""
-    _sync(device)
-    res = compare_outputs(out, ref_out, problem)
-    if res.passed and problem.inplace_outputs:
-        res = compare_inplace(inputs, ref_inputs, problem)
-    if res.passed:
-        return None, ""
-    if last_out is not None and not _same_values(out, last_out):
-        return None, (f"{res.reason}: {res.message} (seed {probe_seed}: fresh inputs written in place; the output "
-                      "followed them but does not match the reference)")
-    return _finding("result_caching", "inputs changed in place at the same addresses and the output did not follow "
-                    f"({res.message})"), ""
 
 
 def _same_values(a: Any, b: Any) -> bool:

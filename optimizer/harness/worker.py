@@ -33,14 +33,21 @@ from optimizer.harness.contracts import (
     CompileCheckRequest,
     CompileCheckResult,
     ContractError,
+    DescribeRequest,
+    DescribeResult,
     ErrorResult,
     EvaluateRequest,
     EvaluateResult,
     Finding,
+    JudgeRequest,
+    JudgeResult,
     LaunchesRequest,
     LaunchesResult,
     ProfileRequest,
     ProfileResult,
+    ReferenceCase,
+    ReferenceRequest,
+    ReferenceResult,
     RunRequest,
     RunResult,
     TimeRequest,
@@ -260,8 +267,11 @@ def _evaluate(req: EvaluateRequest) -> EvaluateResult | ErrorResult:
     try:
         cand_cls = load_candidate(req.candidate)
         stage = "validate"
-        run = validate_candidate(problem, cand_cls, _smallest_first(problem, req.cases), req.seeds, device=device,
-                                 snapshot=snapshot, launches=launches, stop_on_failure=True)
+        if req.out_dir is not None:  # judged: outputs go to the parent, which decides (optimizer.harness.judge)
+            run = _observe_judged(req, problem, cand_cls, device, snapshot, launches)
+        else:  # in-process (tools and tests only: here the candidate can reach the comparison)
+            run = validate_candidate(problem, cand_cls, _smallest_first(problem, req.cases), req.seeds, device=device,
+                                     snapshot=snapshot, launches=launches, stop_on_failure=True)
     except Exception as exc:
         kind = classify_exception(exc)
         return _failure(kind if stage == "validate" or kind != "runtime_error" else "import_error", stage, exc)
@@ -278,6 +288,108 @@ def _evaluate(req: EvaluateRequest) -> EvaluateResult | ErrorResult:
     result.phase_s = {"compile": c_all, "validation": max(0.0, validated - t0 - c_val),
                       "timing": max(0.0, time.perf_counter() - validated - (c_all - c_val))}
     return result
+
+
+def _observe_judged(req: EvaluateRequest, problem: Any, cand_cls: type, device: str, snapshot: Any,
+                    launches: Any) -> Any:
+    """Run the candidate on every case (in the reference's order), write its outputs and observations, and wait
+    for the parent's verdict per case; nothing is compared here. The ``validation`` this returns only says whether
+    every verdict said continue (it gates timing); the parent's judged validation replaces it."""
+    import torch
+
+    from kb.models import Validation
+    from optimizer.harness.validate import ValidationRun, deterministic, observe_case
+
+    out_dir = Path(str(req.out_dir))
+    ops: set[str] = set()
+    go = True
+    with deterministic():
+        for k, case in enumerate(req.cases):
+            outs, obs = observe_case(problem, cand_cls, case, req.seeds, device, snapshot, launches)
+            torch.save(outs, out_dir / f"out_{k}.pt")
+            (out_dir / f"obs_{k}.json").write_text(json.dumps(obs, default=str))
+            (out_dir / f"ready_{k}").write_text("")
+            verdict = out_dir / f"verdict_{k}.json"
+            while not verdict.exists():
+                time.sleep(0.01)
+            go = bool(json.loads(verdict.read_text()).get("continue"))
+            ops |= set(obs.get("cand_ops", []))
+            if not go:
+                break
+    return ValidationRun(Validation(passed=go, failure_reason="" if go else "judged by the parent"), [],
+                         launches.summary(), sorted(ops))
+
+
+def _reference(req: ReferenceRequest) -> ReferenceResult:
+    """The reference's outputs per case (smallest first) into ``out_dir``; this process never imports a candidate."""
+    import torch
+
+    from optimizer.harness.problem import load_problem
+    from optimizer.harness.validate import deterministic, reference_case
+
+    device = _device_for(req.backend)
+    if req.backend == "ascend":
+        import torch_npu  # noqa: F401
+    _interpreter_shims()
+    problem = load_problem(req.problem)
+    out: list[ReferenceCase] = []
+    with deterministic():
+        for k, case in enumerate(_smallest_first(problem, req.cases)):
+            refs, meta = reference_case(problem, case, req.seeds, device)
+            f = Path(req.out_dir) / f"ref_{k}.pt"
+            torch.save(refs, f)
+            out.append(ReferenceCase(case=case, file=str(f), meta=meta))
+    return ReferenceResult(cases=out, versions=_versions())
+
+
+def _judge(req: JudgeRequest) -> JudgeResult:
+    """Decide one case (this process never imports a candidate: the candidate's records are data, loaded with
+    ``weights_only=True``, and a record it cannot read fails the case)."""
+    import torch
+
+    from kb.models import CaseValidation
+    from optimizer.harness.problem import case_label, load_problem
+    from optimizer.harness.validate import judge_case
+
+    device = _device_for(req.backend)
+    if req.backend == "ascend":
+        import torch_npu  # noqa: F401
+    problem = load_problem(req.problem)
+    refs = torch.load(req.ref_file, map_location=device, weights_only=True)
+    try:
+        outs = torch.load(req.out_file, map_location=device, weights_only=True)
+        obs = json.loads(Path(req.obs_file).read_text())
+        cv, found = judge_case(problem, req.case, req.seeds, refs, req.meta, outs, obs)
+    except Exception as exc:  # noqa: BLE001 - whatever the candidate wrote, it fails the case, never the judge
+        cv, found = CaseValidation(case=case_label(req.case), passed=False,
+                                   message=f"bad_output: the candidate's outputs could not be read: {exc!r}"[:2000]), []
+    return JudgeResult(case=cv, findings=[Finding(**f.__dict__) for f in found])
+
+
+def _describe(req: DescribeRequest) -> DescribeResult:
+    """What the parent needs of a problem (onboarding never imports an untrusted reference in its own process)."""
+    import inspect
+
+    from optimizer.harness.problem import case_label, load_problem
+
+    _device_query_stand_in()
+    problem = load_problem(req.problem)
+    sizes = {}
+    for case in [*problem.smoke_cases, *problem.cases]:
+        try:
+            sizes[case_label(case)] = [problem.bytes_moved(case), problem.flops(case)]
+        except Exception:  # noqa: BLE001 - a broken size helper only loses the ordering
+            sizes[case_label(case)] = [None, None]
+    try:
+        params = [n for n, p in inspect.signature(problem.module.Model.forward).parameters.items() if n != "self"
+                  and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    except (TypeError, ValueError):
+        params = []
+    return DescribeResult(name=problem.name, path=str(problem.path), cases=problem.cases,
+                          smoke_cases=problem.smoke_cases, inplace_outputs=list(problem.inplace_outputs),
+                          int_atol=problem.int_atol, allowed_torch_ops=sorted(problem.allowed_torch_ops),
+                          output_dtypes=problem.output_dtypes, cpu_validation=problem.cpu_validation,
+                          fp32_reference=problem.fp32_reference(), sizes=sizes, forward_params=params)
 
 
 def _time(req: TimeRequest) -> TimeResult:
@@ -397,7 +509,8 @@ def _compile_check(req: CompileCheckRequest) -> CompileCheckResult | ErrorResult
 
 
 _TASKS: dict[str, Any] = {"evaluate": _evaluate, "time": _time, "profile": _profile, "run": _run, "launches": _launches,
-                          "compile_check": _compile_check}
+                          "compile_check": _compile_check, "reference": _reference, "judge": _judge,
+                          "describe": _describe}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,14 +2,14 @@
 
 Importing torch and triton costs several seconds per process; a session evaluates dozens of candidates. The
 zygote imports them once and forks one child per request. Each child starts a new session (its own process
-group, so a timeout kills everything it spawned), applies the resource limits, redirects its output to
+group, so a timeout kills everything it spawned) and enters the jail (limits, namespaces), redirects its output to
 files and runs ``optimizer.harness.worker.run_request``; the zygote itself never runs candidate code and never
 initialises CUDA, so forking stays safe: it checks after its imports and refuses to serve otherwise. CUDA workers
 fork from it too (each child initialises the device itself). The zygote is single-threaded: it multiplexes
 requests on stdin with ``select`` and reaps children with ``waitpid(WNOHANG)``.
 
-Protocol (JSON lines): request ``{"id", "req", "res", "token", "stdout", "stderr", "cwd", "memory_mb",
-"limit_as"}``; replies ``{"id", "pid"}`` once forked and ``{"id", "pid", "returncode"}`` when the child exits
+Protocol (JSON lines): request ``{"id", "req", "res", "token", "stdout", "stderr", "cwd", "jail", "env"}`` (``jail``:
+the spec ``optimizer.harness.jail.enter`` applies; ``env``: the worker's private HOME, TMPDIR and caches); replies ``{"id", "pid"}`` once forked and ``{"id", "pid", "returncode"}`` when the child exits
 (negative return codes are signals, as with ``subprocess``).
 
 Why not ``multiprocessing.get_context("forkserver")`` with ``set_forkserver_preload`` (deliberately left, checked
@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import select
 import signal
 import subprocess
@@ -49,23 +48,28 @@ __all__ = ["ZygoteClient", "serve"]
 
 
 def _child(msg: dict[str, Any]) -> None:
-    """Runs in the forked child: never returns."""
+    """Runs in the forked child: never returns. Jailed (``optimizer.harness.jail.enter``: its own session, limits,
+    namespaces, minimal root, no capabilities) before the worker imports anything of the request's."""
     code = 1
     try:
-        os.setsid()
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if msg.get("memory_mb") and msg.get("limit_as"):
-            limit = int(msg["memory_mb"]) * 1024 * 1024
-            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         out = os.open(msg["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         err = os.open(msg["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(out, 1)
         os.dup2(err, 2)
+        for fd in (devnull, out, err):
+            os.close(fd)
         sys.stdin = open(os.devnull)  # noqa: SIM115
         sys.stdout = os.fdopen(1, "w", buffering=1)
         sys.stderr = os.fdopen(2, "w", buffering=1)
+        from optimizer.harness import jail
+
+        jail.enter(msg["jail"])  # the supervisor never returns from here; the worker does
+        os.environ.update(msg.get("env") or {})
+        import tempfile
+
+        tempfile.tempdir = None  # the zygote's cached temporary directory is out of the jail's sight
         os.chdir(msg["cwd"])
         from optimizer.harness.worker import run_request
 

@@ -25,9 +25,12 @@ def test_a_hung_worker_dies_with_its_parent(tmp_path: Path) -> None:
     zygote = ZygoteClient(env)
     fifo = tmp_path / "request.json"
     os.mkfifo(fifo)  # no writer ever opens it: the worker blocks reading its request, like a hang
+    from optimizer.harness.sandbox import SandboxLimits, jail_spec
+
+    spec = jail_spec(tmp_path, SandboxLimits(memory_mb=None), readable=[])
     pending = zygote.spawn({"req": str(fifo), "res": str(tmp_path / "result.json"), "token": "t",
                             "stdout": str(tmp_path / "out.txt"), "stderr": str(tmp_path / "err.txt"),
-                            "cwd": str(tmp_path), "memory_mb": None, "limit_as": False})
+                            "cwd": str(tmp_path), "jail": spec, "env": {}})
     assert pending.pid is not None
     time.sleep(0.5)
     assert _alive(pending.pid) and not pending.done.is_set()
@@ -56,13 +59,16 @@ def test_a_device_worker_that_cannot_fork_runs_again_spawned_and_its_environment
     cand.write_text(_FORK_SENSITIVE)
     req = to_wire(EvaluateRequest(problem=str(ROOT / "benchmarks/suite/softmax/problem.py"), candidate=str(cand),
                                   backend="interpreter", cases=[{"M": 2, "N": 8}], seeds=[0]))
-    env = dict(os.environ, PYTHONPATH=str(ROOT), LADDER_TEST_FORK_KEY=str(tmp_path))  # an environment of its own
+    # an environment of its own (a variable the jail's scrub keeps: LADDER_* never reaches a worker)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHON_TEST_FORK_KEY=str(tmp_path))
     try:
         res = sandbox.run_worker(req, env=env, interpreter=False, use_zygote=True)
         # the forked attempt raised the marker; the spawned one imported the candidate and went on (whatever the
         # outcome without TRITON_INTERPRET, it is not the fork failure)
         assert "re-initialize CUDA" not in res.reason, res.reason
-        child_env = dict(env, PYTHONPATH=os.pathsep.join([str(sandbox._REPO_ROOT), env["PYTHONPATH"]]))
+        from optimizer.harness.jail import scrub_env
+
+        child_env = dict(scrub_env(env), PYTHONPATH=os.pathsep.join([str(sandbox._REPO_ROOT), env["PYTHONPATH"]]))
         child_env.pop("TRITON_INTERPRET", None)
         key = sandbox._zygote_key(child_env, False)
         assert key in sandbox._NO_FORK

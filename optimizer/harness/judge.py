@@ -1,0 +1,155 @@
+"""The judge out of the candidate's reach: validation in three jailed processes, decided where no candidate ran.
+
+``run_judged(request, ...)`` replaces the single evaluation worker of earlier versions, where the candidate's
+process also computed the reference and compared (a candidate could replace ``compare_outputs.__code__`` at
+import and pass with a wrong kernel):
+
+1. **reference** (``worker._reference``; imports the problem, never a candidate): per case, smallest first, the
+   reference's outputs per seed and on the cache probe, and what the rules need, written to a folder the
+   candidate's jail cannot see.
+2. **candidate** (``worker._evaluate`` in judged mode): runs the candidate on the same inputs (drawn from the
+   same seeds), writes its outputs and observations per case to its own folder, then waits for a verdict.
+3. **judge** (``worker._judge``, one per case; never imports a candidate): loads both records
+   (``torch.load(weights_only=True)``: candidate data is data) and decides the case: comparison, in-place
+   outputs, the cache probe, and every hack rule. The parent writes the verdict; the candidate stops at the
+   first failing case, and is timed only when every case passed.
+
+The parent ignores whatever validation the candidate's process reports; the result's ``validation`` and
+``findings`` are the judge's. What the candidate's process observes about itself (launch counts, ATen ops, inputs
+changed, storages shared, patched globals) is still measured there, so a hostile candidate can forge those
+observations and dodge the rules they feed (``reference_op_call``, ``no_kernel_launch`` ...), but not the output
+comparison: its outputs are checked against references computed in a process it never reached, stored where its
+jail cannot read them (on a platform without mount namespaces the reference folder is only hidden by name: see
+README "Sandbox").
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from optimizer.harness.contracts import (
+    ContractError,
+    EvaluateRequest,
+    EvaluateResult,
+    Finding,
+    JudgeRequest,
+    JudgeResult,
+    ReferenceRequest,
+    ReferenceResult,
+    parse_result,
+    to_wire,
+)
+from optimizer.harness.hacks import HackFinding
+from optimizer.harness.sandbox import SandboxLimits, SandboxResult, run_worker
+
+__all__ = ["run_judged"]
+
+
+class _Verdicts:
+    """The hook the sandbox calls while the candidate runs: judge each case whose outputs are ready."""
+
+    def __init__(self, request: EvaluateRequest, refs: ReferenceResult, ref_dir: Path, cand_dir: Path,
+                 run: dict[str, Any]) -> None:
+        self.request, self.refs, self.ref_dir, self.cand_dir, self.run = request, refs, ref_dir, cand_dir, run
+        self.judged: dict[int, tuple[Any, list[HackFinding]]] = {}
+        self.errors: list[str] = []
+
+    def __call__(self) -> float:
+        t0 = time.monotonic()
+        k = len(self.judged)
+        if k < len(self.refs.cases) and (self.cand_dir / f"ready_{k}").exists():
+            passed = self.judge(k)
+            (self.cand_dir / f"verdict_{k}.json").write_text(json.dumps({"continue": passed}))
+        return time.monotonic() - t0
+
+    def judge(self, k: int) -> bool:
+        ref = self.refs.cases[k]
+        req = JudgeRequest(problem=self.request.problem, backend=self.request.backend, case=ref.case,
+                           seeds=self.request.seeds, ref_file=ref.file, meta=ref.meta,
+                           out_file=str(self.cand_dir / f"out_{k}.pt"), obs_file=str(self.cand_dir / f"obs_{k}.json"))
+        res = run_worker(to_wire(req), readable=[str(self.ref_dir), str(self.cand_dir)], **self.run)
+        from kb.models import CaseValidation
+        from optimizer.harness.problem import case_label
+
+        try:
+            out = parse_result(JudgeResult, res.payload) if res.ok else None
+        except ContractError as exc:
+            out, res.reason = None, f"bad_result: {exc}"
+        if out is None:
+            cv = CaseValidation(case=case_label(ref.case), passed=False, message=f"judge_error: {res.reason}"[:2000])
+            self.judged[k] = (cv, [])
+            return False
+        self.judged[k] = (out.case, [HackFinding(f.code, f.severity, f.message, f.line) for f in out.findings])  # type: ignore[arg-type]
+        for f in (self.cand_dir / f"out_{k}.pt", self.cand_dir / f"obs_{k}.json"):
+            f.unlink(missing_ok=True)  # bounded disk: one case of outputs at a time
+        return out.case.passed
+
+
+def run_judged(request: EvaluateRequest, *, limits: SandboxLimits, interpreter: bool, use_zygote: bool,
+               python: str | None = None) -> SandboxResult:
+    """Validate (and, when every case passed, time) ``request``'s candidate with the judge out of its reach.
+
+    Returns the candidate worker's ``SandboxResult`` whose payload is an ``EvaluateResult`` carrying the judge's
+    validation and findings (the candidate's own are discarded), or a failed result saying which process
+    failed (``reference_error: ...``)."""
+    run = {"limits": limits, "interpreter": interpreter, "use_zygote": use_zygote, "python": python}
+    base = Path(tempfile.mkdtemp(prefix="ladder_judge_"))
+    ref_dir, cand_dir = base / "reference", base / "candidate"
+    ref_dir.mkdir()
+    cand_dir.mkdir()
+    try:
+        ref_req = ReferenceRequest(problem=request.problem, backend=request.backend, cases=request.cases,
+                                   seeds=request.seeds, out_dir=str(ref_dir))
+        ref_res = run_worker(to_wire(ref_req), writable=[str(ref_dir)], **run)
+        try:
+            refs = parse_result(ReferenceResult, ref_res.payload) if ref_res.ok else None
+        except ContractError as exc:
+            refs, ref_res.reason = None, f"bad_result: {exc}"
+        if refs is None:
+            return SandboxResult("error", f"reference_error: the reference could not run: {ref_res.reason}"[:2000],
+                                 {}, ref_res.returncode, ref_res.duration_s, ref_res.stdout_tail, ref_res.stderr_tail,
+                                 ref_res.isolation)
+        cand_req = request.model_copy(update={"cases": [c.case for c in refs.cases], "out_dir": str(cand_dir)})
+        verdicts = _Verdicts(request, refs, ref_dir, cand_dir, run)
+        res = run_worker(to_wire(cand_req), writable=[str(cand_dir)], hook=verdicts, **run)
+        if not res.ok:
+            return res
+        return _merge(res, verdicts, refs)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _merge(res: SandboxResult, verdicts: _Verdicts, refs: ReferenceResult) -> SandboxResult:
+    """The candidate's result with the judge's validation: every case up to the first failure must be judged."""
+    from kb.models import CaseValidation
+    from optimizer.harness.validate import summarize
+
+    try:
+        cand = parse_result(EvaluateResult, res.payload)
+    except ContractError:
+        return res  # the caller reports the contract error
+    results = []
+    for k, ref in enumerate(refs.cases):
+        if k in verdicts.judged:
+            results.append(verdicts.judged[k])
+            if not verdicts.judged[k][0].passed:
+                break
+        else:
+            from optimizer.harness.problem import case_label
+
+            results.append((CaseValidation(case=case_label(ref.case), passed=False,
+                                           message="no_result: the candidate reported no outputs for this case"), []))
+            break
+    run = summarize(results, cand.launches, cand.torch_compute_ops)
+    cand.validation = run.validation
+    cand.findings = [Finding(code=f.code, severity=f.severity, message=f.message, line=f.line) for f in run.findings]
+    if not run.validation.passed:
+        cand.timing, cand.timing_error = None, ""
+    payload = {**to_wire(cand), **{k: v for k, v in res.payload.items() if k in ("token", "worker_s")}}
+    res.payload = payload
+    return res
