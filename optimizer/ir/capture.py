@@ -135,24 +135,52 @@ def capture_kernel(
         "grid": list(grid or []), "workdir": str(work),
     }
     (work / "request.json").write_text(json.dumps(request, indent=1))
-    result, wall = _run_worker(python, work, timeout_s)
+    result, wall = _run_worker(python, work, timeout_s, kernel_dir=file.parent, launch=mode == "launch")
     if mode == "plain":
         return Capture(kernel=name, source_file=file, target=tgt, workdir=work, timings={**result["timings"], "wall_s": wall})
     return _build_capture(file, name, tgt, mode, request, result, work, wall)
 
 
-def _run_worker(python: str | Path, work: Path, timeout_s: float) -> tuple[dict, float]:
-    env = {k: v for k, v in os.environ.items() if k != "MLIR_DUMP_PATH"}
+def _run_worker(python: str | Path, work: Path, timeout_s: float, *, kernel_dir: Path | None = None,
+                launch: bool = False, memory_mb: int = 16384) -> tuple[dict, float]:
+    """Run the capture worker in the sandbox's jail (``optimizer.harness.jail``): scrubbed environment, ``work`` as
+    its only writable folder, the kernel's folder read-only, no network, limits (address space in compile mode;
+    a real launch needs the CUDA runtime's huge virtual ranges), and at the deadline the whole process tree is
+    killed, not only the direct child."""
+    from optimizer.harness import jail
+    from optimizer.harness.sandbox import SandboxLimits, _kill_tree, jail_spec
+
+    env = jail.scrub_env({k: v for k, v in os.environ.items() if k != "MLIR_DUMP_PATH"}, work)
+    repo = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (repo, env.get("PYTHONPATH", "")) if p)
     env.setdefault("PYTHONUNBUFFERED", "1")
+    limits = SandboxLimits(timeout_s, memory_mb, address_space_limit=not launch)
+    spec = jail_spec(work, limits, readable=[str(kernel_dir)] if kernel_dir else [], devices=launch, python=python)
+    (work / "jail.json").write_text(json.dumps(spec))
+    cmd = [sys.executable, "-m", "optimizer.harness.jail", str(work / "jail.json"), "--",
+           str(python), "-c", _BOOT, str(WORKER), str(work / "request.json")]
     t0 = time.perf_counter()
     with open(work / "stdout.txt", "wb") as out, open(work / "stderr.txt", "wb") as err:
         try:
-            proc = subprocess.run([str(python), "-c", _BOOT, str(WORKER), str(work / "request.json")], stdout=out, stderr=err,
-                                  env=env, timeout=timeout_s, cwd=work)
-        except subprocess.TimeoutExpired:
-            raise ToolchainError(f"IR capture timed out after {timeout_s:.0f} s; see {work}/stderr.txt") from None
+            proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=work, start_new_session=True)
         except OSError as e:
             raise ToolchainError(f"cannot run the capture worker with {python}: {e}") from None
+
+        def wait(seconds: float) -> None:
+            try:
+                proc.wait(timeout=seconds)
+            except subprocess.TimeoutExpired:
+                pass
+
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            _kill_tree(proc.pid, wait)
+            raise ToolchainError(f"IR capture timed out after {timeout_s:.0f} s (its process tree was killed); see "
+                                 f"{work}/stderr.txt") from None
+    if proc.returncode == jail.SETUP_FAILED and not (work / "result.json").exists():
+        tail = (work / "stderr.txt").read_text(errors="replace")[-600:]
+        raise ToolchainError(f"the capture worker's sandbox could not be set up: {tail.strip()}")
     wall = time.perf_counter() - t0
     res_file = work / "result.json"
     if not res_file.exists():
