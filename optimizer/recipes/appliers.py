@@ -79,13 +79,15 @@ from optimizer.recipes.online_lse import apply_online_logsumexp
 from optimizer.recipes.reductions import apply_value_only_reduction
 from optimizer.recipes.row_tile import plan_row_tile
 from optimizer.rewrite import TRANSFORMS, applier, parse_tree, targets
-from optimizer.rewrite.effect import effect_reasons
-from optimizer.rewrite.engine import prepared_first
 from optimizer.rewrite.dot_precision import set_precision
 from optimizer.rewrite.dot_untie import untied_first
+from optimizer.rewrite.effect import effect_reasons
+from optimizer.rewrite.engine import prepared_first
+from optimizer.rewrite.launch_forms import TRIGGER as LAUNCH_ARGS_TRIGGER
+from optimizer.rewrite.launch_forms import inline_launch_args
 from optimizer.rewrite.literal_blocks import promote_literal_blocks
-from optimizer.rewrite.row_regrid import regridded_first
 from optimizer.rewrite.row_loop import rows_as_loop
+from optimizer.rewrite.row_regrid import regridded_first
 from optimizer.rewrite.single_pass import apply_single_pass_fusion
 from optimizer.rewrite.spill_relief import apply_register_spill_relief
 from optimizer.source import Kernel, LaunchSite, SourceText
@@ -467,6 +469,10 @@ APPLIERS["block_scale"] = prepared_first(APPLIERS["block_scale"], "does not appl
                                          "naming a literal block size failed: ")
 APPLIERS["single_pass_fusion"] = apply_single_pass_fusion
 APPLIERS["register_spill_relief"] = apply_register_spill_relief
+# a launch through *args / **kwargs packed once in the launcher -> its arguments spelled out, for every transform
+for _kind in TRANSFORMS:
+    APPLIERS[_kind] = prepared_first(APPLIERS[_kind], LAUNCH_ARGS_TRIGGER, inline_launch_args,
+                                     "spelling out the launch's *args / **kwargs failed: ")
 
 
 def apply_recipe(recipe: Recipe | dict[str, Any], ctx: RecipeContext) -> RewriteResult:

@@ -40,7 +40,7 @@ from optimizer.recipes.base import RecipeContext
 from optimizer.rewrite.common import grid_node, launch_record, single_site_reasons
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.facts import dependents
-from optimizer.rewrite.tree import arg_value, call_name, walk
+from optimizer.rewrite.tree import LOOP_RANGES, arg_value, call_name, range_args, walk
 
 __all__ = ["BlockScale"]
 
@@ -104,8 +104,8 @@ def _form(t: Target, name: str) -> str | None:
                 other = n.right if isinstance(n.left, cst.Name) and n.left.value == name else n.left
                 if (isinstance(other, cst.Name) and other.value in pids) or call_name(other) == "tl.program_id":
                     return "grid"
-        if isinstance(n, cst.For) and call_name(n.iter) in ("range", "tl.range"):
-            args = n.iter.args  # type: ignore[attr-defined]
+        if isinstance(n, cst.For) and call_name(n.iter) in LOOP_RANGES:
+            args = range_args(n.iter)
             if len(args) >= 3 and isinstance(args[2].value, cst.Name) and args[2].value.value == name:
                 return "loop"
     return None
@@ -242,8 +242,8 @@ class BlockScale:
     def _loop_bound(t: Target, ctx: RecipeContext, name: str) -> int | None:
         args = launch_record(t, ctx).get("ir_args") or {}
         for n in walk(t.kernel.node.body):
-            if isinstance(n, cst.For) and call_name(n.iter) in ("range", "tl.range"):
-                a = n.iter.args  # type: ignore[attr-defined]
+            if isinstance(n, cst.For) and call_name(n.iter) in LOOP_RANGES:
+                a = range_args(n.iter)
                 if len(a) >= 3 and isinstance(a[2].value, cst.Name) and a[2].value.value == name:
                     bound = a[1].value
                     if isinstance(bound, cst.Name) and isinstance(args.get(bound.value), int):

@@ -46,7 +46,7 @@ import libcst as cst
 from optimizer.recipes.base import RecipeContext
 from optimizer.rewrite.common import fresh, single_site_reasons
 from optimizer.rewrite.engine import Target
-from optimizer.rewrite.tree import arg_value, call_name, statements, walk
+from optimizer.rewrite.tree import arg_value, call_name, range_args, statements, walk
 from optimizer.triton_types import elem_bytes
 
 __all__ = ["DotTensorDescriptor", "descriptor_reasons", "plan_descriptors", "rewrite_descriptors"]
@@ -235,10 +235,9 @@ def _advance(kn: _Kernel, name: str, load: cst.Call, strides: dict[int, str],
     if line is None or at is None or body.index(line) < at:
         return f"{name} is not advanced at the top level of its loop after the load"
     it = loop.iter
-    if not (isinstance(loop.target, cst.Name) and isinstance(it, cst.Call) and call_name(it) == "range"
-            and 1 <= len(it.args) <= 3 and all(a.keyword is None for a in it.args)):
-        return f"the loop around {name} is not for v in range(...)"
-    args = [_code(a.value) for a in it.args]
+    if not (isinstance(loop.target, cst.Name) and 1 <= len(range_args(it)) <= 3):
+        return f"the loop around {name} is not for v in range(...) / tl.range(...)"
+    args = [_code(a.value) for a in range_args(it)]
     start, step = (args[0], args[2] if len(args) == 3 else "1") if len(args) > 1 else ("0", "1")
     var = loop.target.value
     facs = _factors(augs[0].value)

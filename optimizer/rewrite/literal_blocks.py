@@ -21,7 +21,7 @@ from optimizer.recipes.base import NotApplicable, RecipeContext
 from optimizer.rewrite.block_scale import _int
 from optimizer.rewrite.common import defaulted_positional_reasons, fresh
 from optimizer.rewrite.engine import Target, parse_tree, targets
-from optimizer.rewrite.tree import call_name, walk
+from optimizer.rewrite.tree import LOOP_RANGES, call_name, range_args, walk
 
 __all__ = ["promote_literal_blocks"]
 
@@ -45,8 +45,8 @@ def _uses(t: Target, value: int) -> tuple[list[cst.Integer], list[cst.Integer], 
                                            or call_name(other) == "tl.program_id"):
                     placed.append(lit)  # type: ignore[arg-type]
                     blockish = True
-        elif isinstance(n, cst.For) and call_name(n.iter) in ("range", "tl.range"):
-            args = n.iter.args  # type: ignore[attr-defined]
+        elif isinstance(n, cst.For) and call_name(n.iter) in LOOP_RANGES:
+            args = range_args(n.iter)
             if len(args) >= 3 and _int(args[2].value) == value:
                 placed.append(args[2].value)
                 blockish = True

@@ -47,7 +47,7 @@ import libcst as cst
 from optimizer.recipes.base import RecipeContext
 from optimizer.rewrite.common import fresh, single_site_reasons
 from optimizer.rewrite.engine import Target
-from optimizer.rewrite.tree import Tree, arg_value, call_name, walk
+from optimizer.rewrite.tree import Tree, arg_value, call_name, range_args, walk
 
 __all__ = ["RowResident"]
 
@@ -70,11 +70,10 @@ class _Plan:
 
 def _header(loop: cst.For, code: Any) -> tuple[str, str, str] | None:
     """(var, bound, step) of ``for var in range(0, bound, step)``."""
-    it = loop.iter
-    if not (isinstance(loop.target, cst.Name) and isinstance(it, cst.Call) and call_name(it) in ("range", "tl.range")
-            and len(it.args) == 3 and code(it.args[0].value) == "0"):
+    args = range_args(loop.iter)
+    if not (isinstance(loop.target, cst.Name) and len(args) == 3 and code(args[0].value) == "0"):
         return None
-    return loop.target.value, code(it.args[1].value), code(it.args[2].value)
+    return loop.target.value, code(args[1].value), code(args[2].value)
 
 
 def _assigns(stmts: list[cst.CSTNode]) -> dict[str, str]:

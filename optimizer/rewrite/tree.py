@@ -14,8 +14,19 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-__all__ = ["CstKernel", "CstLaunch", "Tree", "arg_value", "call_name", "dotted", "expand_defs", "expr", "is_docstring",
-           "node_code", "skip_ids", "statements", "walk"]
+__all__ = ["LOOP_RANGES", "CstKernel", "CstLaunch", "Tree", "arg_value", "call_name", "dotted", "expand_defs", "expr",
+           "is_docstring", "node_code", "range_args", "skip_ids", "statements", "walk"]
+
+#: the iterables a kernel loop is written with: Python's range and Triton's (pipelined / unrolled) ranges
+LOOP_RANGES = ("range", "tl.range", "tl.static_range", "triton.language.range", "triton.language.static_range")
+
+
+def range_args(it: cst.CSTNode) -> list[cst.Arg]:
+    """The positional (start, end, step) arguments of a loop range; keywords (``num_stages=``, ``loop_unroll_factor=``)
+    left out. Empty when ``it`` is not a call of one of ``LOOP_RANGES``."""
+    if not (isinstance(it, cst.Call) and dotted(it.func) in LOOP_RANGES):
+        return []
+    return [a for a in it.args if a.keyword is None and not a.star]
 
 
 def expr(text: str) -> cst.BaseExpression:
