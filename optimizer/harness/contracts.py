@@ -14,13 +14,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypeVar
 
+from typing_extensions import TypedDict
+
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from kb.models import CaseValidation, TimingProtocol, Validation
 
 __all__ = [
     "Backend", "CompileCase", "CompileCheckRequest", "CompileCheckResult", "ContractError", "CudaProfileCase",
-    "AscendProfileCase", "ErrorResult", "EvaluateRequest", "EvaluateResult", "Finding", "KernelTime", "LaunchesRequest",
+    "AscendProfileCase", "ErrorResult", "EvaluateRequest", "EvaluateResult", "Finding", "KernelTime", "LaunchRecord",
+    "LaunchesRequest",
     "LaunchesResult", "ProfileRequest", "ProfileResult", "RunRequest", "RunResult", "Stats", "TimeRequest",
     "TimeResult", "TimingCase", "TimingOptions", "TimingResult", "WorkerError", "WorkerRequest", "parse_request",
     "ReferenceRequest", "ReferenceCase", "ReferenceResult", "JudgeRequest", "JudgeResult", "DescribeRequest",
@@ -30,8 +33,30 @@ __all__ = [
 
 Backend = Literal["interpreter", "cuda", "ascend"]
 Case = dict[str, Any]
-#: a launch record of ``optimizer.harness.probes.LaunchRecorder.summary`` (kernel, file, grid, constexprs, ir_args ...)
-Launch = dict[str, Any]
+
+
+class LaunchRecord(TypedDict, total=False):
+    """One launch configuration recorded by ``optimizer.harness.probes.LaunchRecorder.summary`` (or a compile record
+    of ``compile_only``). A ``TypedDict``: at run time it IS a dict (``rec["kernel"]``, ``rec.get("options")`` keep
+    working, unknown keys are kept), while type checkers and readers see the fields. Every field is optional."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+    kernel: str  #: the kernel's name (the JITFunction's ``__name__``)
+    file: str  #: the source file that defines it
+    signature: dict[str, str]  #: non-constexpr parameter -> Triton type (``*fp32``, ``i32``, ``fp32``)
+    constexprs: dict[str, Any]  #: constexpr parameter -> value of this launch
+    divisible_by_16: list[str]  #: pointer / integer parameters the JIT specialized as 16-divisible
+    numel: dict[str, int]  #: pointer parameter -> elements of the tensor passed
+    ir_args: dict[str, Any]  #: the specialization as ``ladder ir --arg`` reads it (``optimizer.ir.capture``)
+    options: dict[str, Any]  #: num_warps / num_stages / num_ctas / maxnreg of this launch
+    grid: Any  #: the grid as launched (a list of ints, or the callable's repr)
+    launches: int  #: how many launches had exactly this configuration
+    error: str  #: set when the record could not be taken
+
+
+#: a launch record (kept as an alias: every field of a contract that holds launch records is a ``list[Launch]``)
+Launch = LaunchRecord
 
 
 class ContractError(ValueError):
@@ -274,7 +299,7 @@ class LaunchesResult(_Contract):
 class CompileCase(_Contract):
     case: Case
     ok: bool
-    launches: list[Launch] = Field(default_factory=list, description="compile records (kernel, ok, message ...)")
+    launches: list[dict[str, Any]] = Field(default_factory=list, description="compile records (case, ok, launches, message)")
     message: str = ""
 
 
