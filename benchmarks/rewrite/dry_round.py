@@ -40,8 +40,9 @@ SETS = {
     "realistic": ("benchmarks/realistic/*/problem.py", "initial.py"),
     "diagnosis": ("benchmarks/diagnosis/*/problem.py", "initial.py"),
 }
-#: launch-level recipe kinds; every other kind with an applier is a structural transform of the rewrite engine
-LAUNCH_KINDS = frozenset({"launch_params", "autotune", "compiler_hints", "care_padding_false", "input_precision"})
+#: launch / compiler knobs (the registry's non-structural kinds); every other kind is a structural transform
+LAUNCH_KINDS = frozenset({"launch_params", "autotune", "compiler_hints", "care_padding_false", "input_precision",
+                          "alignment_hints"})
 
 
 def kernels(sets: list[str], only: set[str]) -> list[tuple[str, Path, Path]]:

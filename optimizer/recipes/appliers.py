@@ -77,22 +77,22 @@ from optimizer.recipes.domains import check_domain, check_point
 from optimizer.recipes.grouping import apply_grouped_program_order
 from optimizer.recipes.online_lse import apply_online_logsumexp
 from optimizer.recipes.reductions import apply_value_only_reduction
+from optimizer.recipes.registry import Preparation, RecipeEntry
 from optimizer.recipes.row_tile import plan_row_tile
-from optimizer.rewrite import TRANSFORMS, applier, parse_tree, targets
+from optimizer.rewrite import TRANSFORMS, parse_tree, targets
 from optimizer.rewrite.dot_precision import set_precision
-from optimizer.rewrite.dot_untie import untied_first
+from optimizer.rewrite.dot_untie import untie_tiles
 from optimizer.rewrite.effect import effect_reasons
-from optimizer.rewrite.engine import prepared_first
 from optimizer.rewrite.launch_forms import TRIGGER as LAUNCH_ARGS_TRIGGER
 from optimizer.rewrite.launch_forms import inline_launch_args
 from optimizer.rewrite.literal_blocks import promote_literal_blocks
 from optimizer.rewrite.row_loop import rows_as_loop
-from optimizer.rewrite.row_regrid import regridded_first
+from optimizer.rewrite.row_regrid import regrid_row_broadcast
 from optimizer.rewrite.single_pass import apply_single_pass_fusion
 from optimizer.rewrite.spill_relief import apply_register_spill_relief
 from optimizer.source import Kernel, LaunchSite, SourceText
 
-__all__ = ["APPLIERS", "NotApplicable", "RecipeContext", "RewriteResult", "apply_recipe", "apply_recipe_variants", "can_apply",
+__all__ = ["APPLIERS", "KNOB_KINDS", "REGISTRY", "NotApplicable", "RecipeContext", "RewriteResult", "apply_recipe", "apply_recipe_variants", "can_apply",
            "unified_diff"]
 
 _DOT_TILE_NAMES = frozenset({"BLOCK_M", "BLOCK_N", "BLOCK_K", "BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K"})
@@ -447,32 +447,38 @@ def apply_care_padding_false(params: dict[str, Any], ctx: RecipeContext) -> Rewr
     return _finish("care_padding_false", ctx, p.st.apply(), f"{k.name}: care_padding=False on {n} masked loads", {"loads": n})
 
 
-APPLIERS: dict[str, Callable[[dict[str, Any], RecipeContext], RewriteResult]] = {
-    "launch_params": apply_launch_params,
-    "autotune": apply_autotune,
-    "compiler_hints": apply_compiler_hints,
-    "rows_per_program": apply_rows_per_program,
-    "input_precision": apply_input_precision,
-    "care_padding_false": apply_care_padding_false,
-    "value_only_reduction": apply_value_only_reduction,
-    "online_logsumexp": apply_online_logsumexp,
-    "alignment_hints": apply_alignment_hints,
-    "grouped_program_order": apply_grouped_program_order,
+#: launch / compiler knobs, applied by the ast/text recipes of this package
+_KNOBS = {"launch_params": apply_launch_params, "autotune": apply_autotune, "compiler_hints": apply_compiler_hints,
+          "input_precision": apply_input_precision, "care_padding_false": apply_care_padding_false}
+#: a launch packed into *args / **kwargs is spelled out before any transform reads its arguments
+_SPELL_ARGS = Preparation(LAUNCH_ARGS_TRIGGER, inline_launch_args, "spelling out the launch's *args / **kwargs failed: ")
+#: preparations beyond that one, per transform kind (the first runs innermost)
+_PREPARE: dict[str, tuple[Preparation, ...]] = {
+    # one constexpr shared by the M, N and K tiles -> BLOCK_M/N/K first
+    "dot_tile_search": (Preparation("not three distinct constexpr aranges", untie_tiles,
+                                    "untying a shared tile constexpr failed: "),),
+    # a flat row-broadcast kernel after a row kernel -> one program per row first, so the two launch the same grid
+    "kernel_chain_fusion": (Preparation("launch different grids", regrid_row_broadcast),),
+    # a hard-coded block (`pid * 128 + tl.arange(0, 128)`, a 4-row loop tile) -> a named constexpr first
+    "block_scale": (Preparation("does not apply", promote_literal_blocks, "naming a literal block size failed: "),),
 }
-# the structural transforms of the rewrite engine (optimizer.rewrite): block_per_program, dot_precision, ...
-APPLIERS.update({kind: applier(tr) for kind, tr in TRANSFORMS.items()})
-APPLIERS["dot_tile_search"] = untied_first(APPLIERS["dot_tile_search"])  # one shared BLOCK -> BLOCK_M/N/K first
-# a flat row-broadcast kernel after a row kernel -> one program per row first, so the two launch the same grid
-APPLIERS["kernel_chain_fusion"] = regridded_first(APPLIERS["kernel_chain_fusion"])
-# a hard-coded block (`pid * 128 + tl.arange(0, 128)`, a 4-row loop tile) -> a named constexpr first, then scaled
-APPLIERS["block_scale"] = prepared_first(APPLIERS["block_scale"], "does not apply", promote_literal_blocks,
-                                         "naming a literal block size failed: ")
-APPLIERS["single_pass_fusion"] = apply_single_pass_fusion
-APPLIERS["register_spill_relief"] = apply_register_spill_relief
-# a launch through *args / **kwargs packed once in the launcher -> its arguments spelled out, for every transform
-for _kind in TRANSFORMS:
-    APPLIERS[_kind] = prepared_first(APPLIERS[_kind], LAUNCH_ARGS_TRIGGER, inline_launch_args,
-                                     "spelling out the launch's *args / **kwargs failed: ")
+
+#: every recipe kind with an offline applier: what applies it and with which preparations
+REGISTRY: dict[str, RecipeEntry] = {e.kind: e for e in (
+    *(RecipeEntry(kind, applier=fn, structural=False) for kind, fn in _KNOBS.items()),
+    RecipeEntry("rows_per_program", applier=apply_rows_per_program),
+    RecipeEntry("value_only_reduction", applier=apply_value_only_reduction),
+    RecipeEntry("online_logsumexp", applier=apply_online_logsumexp),
+    RecipeEntry("alignment_hints", applier=apply_alignment_hints, structural=False),
+    RecipeEntry("grouped_program_order", applier=apply_grouped_program_order),
+    *(RecipeEntry(kind, transform=tr, prepare=(*_PREPARE.get(kind, ()), _SPELL_ARGS)) for kind, tr in TRANSFORMS.items()),
+    # composites: Welford, else the online max/sum; the chunk loop, else a launch search that never lowers warps
+    RecipeEntry("single_pass_fusion", applier=apply_single_pass_fusion),
+    RecipeEntry("register_spill_relief", applier=apply_register_spill_relief),
+)}
+APPLIERS: dict[str, Callable[[dict[str, Any], RecipeContext], RewriteResult]] = {k: e.build() for k, e in REGISTRY.items()}
+#: recipe kinds that only change a launch or compiler option (a round's rewrite is "structural" otherwise)
+KNOB_KINDS = frozenset(k for k, e in REGISTRY.items() if not e.structural)
 
 
 def apply_recipe(recipe: Recipe | dict[str, Any], ctx: RecipeContext) -> RewriteResult:

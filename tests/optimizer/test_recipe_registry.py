@@ -1,0 +1,23 @@
+"""The recipe registry: one declared entry per recipe kind (engine, preparations, structural or knob)."""
+
+from __future__ import annotations
+
+from optimizer.recipes.appliers import APPLIERS, KNOB_KINDS, REGISTRY
+from optimizer.rewrite import TRANSFORMS
+
+
+def test_every_kind_is_declared_once_and_built_from_its_entry() -> None:
+    assert set(APPLIERS) == set(REGISTRY)
+    for kind, entry in REGISTRY.items():
+        assert entry.kind == kind and (entry.transform is None) != (entry.applier is None)
+    assert {k for k, e in REGISTRY.items() if e.engine == "cst"} == set(TRANSFORMS)
+    assert KNOB_KINDS == {"launch_params", "autotune", "compiler_hints", "input_precision", "care_padding_false",
+                          "alignment_hints"}
+
+
+def test_preparations_are_declared_not_patched_in() -> None:
+    triggers = {k: [p.trigger for p in e.prepare] for k, e in REGISTRY.items()}
+    assert triggers["dot_tile_search"][0] == "not three distinct constexpr aranges"
+    assert triggers["kernel_chain_fusion"][0] == "launch different grids"
+    assert all(t[-1] == "passes *args / **kwargs" for k, t in triggers.items() if k in TRANSFORMS)
+    assert getattr(APPLIERS["block_scale"], "transform", None) is TRANSFORMS["block_scale"]
