@@ -28,7 +28,7 @@ import libcst as cst
 from optimizer.recipes.base import NotApplicable, RecipeContext
 from optimizer.rewrite.common import grid_node, single_site_reasons
 from optimizer.rewrite.engine import Target
-from optimizer.rewrite.tree import Tree, arg_value, call_name, dotted, expr, walk
+from optimizer.rewrite.tree import Tree, arg_value, call_name, dotted, expand_defs, expr, walk
 
 __all__ = ["DotTileSearch", "meta_grid"]
 
@@ -147,6 +147,35 @@ def _tile_node(t: Target, name: str) -> cst.BaseExpression | None:
     return lit
 
 
+def _axes_map(t: Target, names: dict[str, str]) -> bool:
+    return set(_axis_roles(t, names).values()) == {names["BLOCK_M"], names["BLOCK_N"]}
+
+
+def _host_bound(t: Target, names: dict[str, str]) -> bool:
+    """Every tile is passed as a host name bound to one literal in the launcher (``block_m = 16`` ... ``BLOCK_M=
+    block_m``): a fixed point edits that binding, and every host use of it -- the grid computed from it,
+    ``triton.cdiv(m, block_m) * triton.cdiv(n, block_n)`` on a 1-D program id -- follows without a grid edit."""
+    site = t.sites[0]
+    for name in names.values():
+        arg = site.arg_for(t.kernel, name)
+        node = _tile_node(t, name)
+        if not isinstance(arg, cst.Name) or node is None or node is arg:
+            return False
+    if site.function is None:
+        return False
+    tiles = {site.arg_for(t.kernel, n).value for n in names.values()}  # type: ignore[union-attr]
+    defs: dict[str, cst.BaseExpression] = {}
+    for n in walk(site.function):
+        if (isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name)
+                and n.targets[0].target.value not in tiles):
+            key = n.targets[0].target.value
+            defs[key] = n.value if key not in defs else cst.Name("_ambiguous_")
+    grid = t.tree.code(expand_defs(site.grid, defs))
+    # the grid must be computed from the M and N tiles' host names, or it would keep the old tiling
+    return all(re.search(rf"\b{re.escape(site.arg_for(t.kernel, names[r]).value)}\b", grid)  # type: ignore[union-attr]
+               for r in ("BLOCK_M", "BLOCK_N"))
+
+
 def meta_grid(t: Target) -> cst.BaseExpression | None:
     """The body of the launch's grid when it is a function of the meta-parameters -- ``lambda META: (...)`` inline or
     bound to a name once in the launching function, or ``def grid(META): return (...)`` there or in the module --
@@ -223,10 +252,9 @@ class DotTileSearch:
         out += _meta_grid_reasons(t, names)
         if not out and not self._configs(t, ctx, params, names):
             out.append("register_spill evidence: no config keeps at least the current warps and at most the current tile")
-        ax = _axis_roles(t, names)
-        if not out and not meta and set(ax.values()) != {names["BLOCK_M"], names["BLOCK_N"]}:
+        if not out and not meta and not _axes_map(t, names) and not _host_bound(t, names):
             out.append("the program axes do not map one-to-one onto the M and N tiles (a 1-D program id, "
-                       "pid_1d_matmul): map the grid first")
+                       "pid_1d_matmul) and the tiles are not host variables the grid is computed from: map the grid first")
         if not out and (modes := params.get("modes")) and not self.points(t, ctx, params):
             why = _persistent_reasons(t) if "persistent" in modes else []
             out.append(f"none of the {'/'.join(modes)} points applies" + (f" ({'; '.join(why)})" if why else ""))
@@ -255,8 +283,11 @@ class DotTileSearch:
             from optimizer.rewrite.autotune_configs import config_list_points
 
             return config_list_points(t, ctx, params)
-        cfgs = self._configs(t, ctx, params, roles(t))  # type: ignore[arg-type]
-        pts: list[dict[str, Any]] = [{"mode": "autotune", "configs": cfgs}] if len(cfgs) >= 2 else []
+        names = roles(t)
+        cfgs = self._configs(t, ctx, params, names)  # type: ignore[arg-type]
+        # autotuning needs a grid over META: one exists, or the axes say which grid element each tile divides
+        tunable = meta_grid(t) is not None or _axes_map(t, names)  # type: ignore[arg-type]
+        pts: list[dict[str, Any]] = [{"mode": "autotune", "configs": cfgs}] if len(cfgs) >= 2 and tunable else []
         pts += [{"mode": "fixed", **c} for c in cfgs[: int(params.get("fixed_variants", 4))]]
         if cfgs and params.get("persistent", True) and not _persistent_reasons(t):
             pts.append({"mode": "persistent", **cfgs[0], "programs": ctx.num_sms})
@@ -307,13 +338,16 @@ class DotTileSearch:
                     f"grid over META" + (f"; no tensor-descriptor variant: {'; '.join(why)}" if why else ""))
         for role, name in names.items():
             tree.replace(_tile_node(t, name), str(point[role]))  # type: ignore[arg-type]
-        new = [] if meta else [_grid_elem(tree, e, cur[by_name[ax[i]]], host.get(ax[i]), str(point[by_name[ax[i]]])) if i in ax else tree.code(e)
-               for i, e in enumerate(_elements(t))]
+        def new_grid() -> list[str]:  # the grid elements with the new tiles (when the launch passed literals)
+            return [] if meta else [_grid_elem(tree, e, cur[by_name[ax[i]]], host.get(ax[i]), str(point[by_name[ax[i]]]))
+                                    if i in ax else tree.code(e) for i, e in enumerate(_elements(t))]
+
         extra = ""
         if point["mode"] == "persistent":
-            tree.replace(grid, f"(min({point['programs']}, " + " * ".join(f"({g})" for g in new) + "),)")
+            tree.replace(grid, f"(min({point['programs']}, " + " * ".join(f"({g})" for g in new_grid()) + "),)")
             _persist(t, names, ax)
         elif any(_literal(t, site.arg_for(k, n)) is site.arg_for(k, n) for n in names.values()) and elems:
+            new = new_grid()
             tree.replace(grid, "(" + ", ".join(new) + ("," if len(new) == 1 else "") + ")")
         if point["mode"] == "descriptor":
             from optimizer.rewrite.descriptors import plan_descriptors, rewrite_descriptors, unit_strides

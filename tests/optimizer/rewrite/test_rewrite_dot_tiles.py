@@ -145,3 +145,17 @@ def test_tiles_set_by_a_heuristic_are_not_searched_in_the_config_list() -> None:
         "@triton.jit\ndef grouped", '@triton.heuristics({"BK": lambda args: 32})\n@triton.jit\ndef grouped')
     with pytest.raises(NotApplicable, match="heuristics sets the tile"):
         apply_recipe(RECIPE, RecipeContext(source=src))
+
+
+def test_host_variable_tiles_on_a_1d_grid_are_searched_at_their_binding(tmp_path: Path) -> None:
+    """Tiles that are host variables the launcher computes its 1-D grid from (a split-K GPTQ launcher's form):
+    fixed points edit the bindings and the grid follows; no autotune point (no grid over META to follow it)."""
+    out = variants("dot_host_tiles_1d")
+    assert out and {r.applied["mode"] for r in out} <= {"fixed", "descriptor"}
+    fixed = out[0].source
+    assert "block_m = 128" in fixed and "block_n = 256" in fixed and "num_warps = 8" in fixed
+    assert "grid = (programs,)" in fixed
+    same_outputs("dot_host_tiles_1d", fixed, tmp_path, atol=1e-3, rtol=1e-3)
+    literal = (KERNELS / "dot_host_tiles_1d.py").read_text().replace("triton.cdiv(M, block_m)", "triton.cdiv(M, 32)")
+    with pytest.raises(NotApplicable, match="not host variables the grid is computed from"):
+        apply_recipe(RECIPE, RecipeContext(source=literal))
