@@ -63,3 +63,28 @@ def test_reordering_cases_keeps_the_static_verdict(client, tmp_path: Path) -> No
         verdicts.append((d.decision.cause if d.decision else None, note.split(" (", 1)[0]))
     assert verdicts[0] == verdicts[1]
     assert "'N': 32000" in verdicts[0][1] or "'N': 50257" in verdicts[0][1]  # the largest by bytes, not CASES[0]
+
+
+def test_l3_reads_every_launch_configuration_and_names_the_diagnosed_one(monkeypatch) -> None:
+    """An autotuned kernel's recorded configs are all compiled; the evidence names the diagnosed config and the
+    problem signatures only some configs have (a spill in the big-tile config is not hidden)."""
+    import optimizer.ir as ir
+    from optimizer.ladder import l3_ir
+
+    sig = lambda name: SimpleNamespace(name=name)  # noqa: E731
+    recs = [{"kernel": "k", "constexprs": {"BLOCK": 128}, "options": {"num_warps": 4}, "launches": 2},
+            {"kernel": "k", "constexprs": {"BLOCK": 4096}, "options": {"num_warps": 4}, "launches": 1}]
+    calls = []
+
+    def fake_capture(launches, **kw):
+        calls.append(kw["memo_key"])
+        return SimpleNamespace(kernel="k", signatures=[sig("register_spill")])
+
+    monkeypatch.setattr(ir, "capture_report", fake_capture)
+    ctx = SimpleNamespace(evaluation=SimpleNamespace(launches=recs), cache={}, phases=None,
+                          _capture_args=lambda: {"memo_key": "ir:abc", "target": "cuda:90"})
+    report = SimpleNamespace(kernel="k", signatures=[sig("barrier")])
+    (ev,) = l3_ir._config_evidence(ctx, report)
+    assert ev.kind == "ir_configs" and ev.data["diagnosed"] == "BLOCK=128, num_warps=4"
+    assert ev.data["in_some"] == ["barrier", "register_spill"] and len(calls) == 1
+    assert "diagnosed BLOCK=128, num_warps=4" in ev.summary
