@@ -79,10 +79,10 @@ from optimizer.recipes.online_lse import apply_online_logsumexp
 from optimizer.recipes.reductions import apply_value_only_reduction
 from optimizer.recipes.registry import Preparation, RecipeEntry
 from optimizer.recipes.row_tile import plan_row_tile
-from optimizer.rewrite import TRANSFORMS, parse_tree, targets
-from optimizer.rewrite.dot_precision import set_precision
+from optimizer.rewrite import TRANSFORMS
 from optimizer.rewrite.dot_untie import untie_tiles
 from optimizer.rewrite.effect import effect_reasons
+from optimizer.rewrite.knobs import CarePaddingFalse, InputPrecision
 from optimizer.rewrite.launch_forms import TRIGGER as LAUNCH_ARGS_TRIGGER
 from optimizer.rewrite.launch_forms import inline_launch_args
 from optimizer.rewrite.literal_blocks import promote_literal_blocks
@@ -417,39 +417,8 @@ def _define_before(st: SourceText, site: LaunchSite, grid: ast.expr, param: str,
     raise NotApplicable("could not find the statement that builds the grid")
 
 
-def apply_input_precision(params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:
-    """``input_precision=value`` on every tl.dot of the target kernel (on the syntax tree; see ``dot_precision``
-    for the evidence-gated fp32 form)."""
-    value = str(params.get("value", "ieee"))
-    tree = parse_tree(ctx)
-    t = next((t for t in targets(tree, ctx) if t.facts.dots), None)
-    if t is None:
-        raise NotApplicable("no launched kernel calls tl.dot")
-    for d in t.facts.dots:
-        set_precision(tree, d.node, value)
-    return _finish("input_precision", ctx, tree.render(), f"{t.kernel.name}: input_precision={value!r} on {len(t.facts.dots)} tl.dot",
-                   {"value": value})
-
-
-def apply_care_padding_false(params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:
-    if ctx.backend != "ascend":
-        raise NotApplicable("care_padding is a triton-ascend tl.load argument; the backend is not ascend")
-    p = _parse(ctx)
-    k, _ = _target(p, ctx)
-    n = 0
-    for call in k.calls():
-        kws = {x.arg for x in call.keywords}
-        if ast.unparse(call.func) == "tl.load" and "mask" in kws and "care_padding" not in kws:
-            _insert_keyword(p.st, call, "care_padding=False")
-            n += 1
-    if not n:
-        raise NotApplicable(f"no masked tl.load without care_padding in {k.name}")
-    return _finish("care_padding_false", ctx, p.st.apply(), f"{k.name}: care_padding=False on {n} masked loads", {"loads": n})
-
-
 #: launch / compiler knobs, applied by the ast/text recipes of this package
-_KNOBS = {"launch_params": apply_launch_params, "autotune": apply_autotune, "compiler_hints": apply_compiler_hints,
-          "input_precision": apply_input_precision, "care_padding_false": apply_care_padding_false}
+_KNOBS = {"launch_params": apply_launch_params, "autotune": apply_autotune, "compiler_hints": apply_compiler_hints}
 #: a launch packed into *args / **kwargs is spelled out before any transform reads its arguments
 _SPELL_ARGS = Preparation(LAUNCH_ARGS_TRIGGER, inline_launch_args, "spelling out the launch's *args / **kwargs failed: ")
 #: preparations beyond that one, per transform kind (the first runs innermost)
@@ -466,6 +435,7 @@ _PREPARE: dict[str, tuple[Preparation, ...]] = {
 #: every recipe kind with an offline applier: what applies it and with which preparations
 REGISTRY: dict[str, RecipeEntry] = {e.kind: e for e in (
     *(RecipeEntry(kind, applier=fn, structural=False) for kind, fn in _KNOBS.items()),
+    *(RecipeEntry(tr.kind, transform=tr, structural=False) for tr in (InputPrecision(), CarePaddingFalse())),
     RecipeEntry("rows_per_program", applier=apply_rows_per_program),
     RecipeEntry("value_only_reduction", applier=apply_value_only_reduction),
     RecipeEntry("online_logsumexp", applier=apply_online_logsumexp),

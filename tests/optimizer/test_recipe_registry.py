@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from optimizer.recipes.appliers import APPLIERS, KNOB_KINDS, REGISTRY
 from optimizer.rewrite import TRANSFORMS
 
@@ -10,7 +12,7 @@ def test_every_kind_is_declared_once_and_built_from_its_entry() -> None:
     assert set(APPLIERS) == set(REGISTRY)
     for kind, entry in REGISTRY.items():
         assert entry.kind == kind and (entry.transform is None) != (entry.applier is None)
-    assert {k for k, e in REGISTRY.items() if e.engine == "cst"} == set(TRANSFORMS)
+    assert {k for k, e in REGISTRY.items() if e.engine == "cst"} == set(TRANSFORMS) | {"input_precision", "care_padding_false"}
     assert KNOB_KINDS == {"launch_params", "autotune", "compiler_hints", "input_precision", "care_padding_false",
                           "alignment_hints"}
 
@@ -21,3 +23,12 @@ def test_preparations_are_declared_not_patched_in() -> None:
     assert triggers["kernel_chain_fusion"][0] == "launch different grids"
     assert all(t[-1] == "passes *args / **kwargs" for k, t in triggers.items() if k in TRANSFORMS)
     assert getattr(APPLIERS["block_scale"], "transform", None) is TRANSFORMS["block_scale"]
+
+
+def test_ported_knobs_run_on_the_engine() -> None:
+    from optimizer.recipes.appliers import RecipeContext, apply_recipe
+
+    src = (Path(__file__).parent / "rewrite" / "kernels" / "dot_kloop.py").read_text()
+    res = apply_recipe({"kind": "input_precision", "params": {"value": "tf32"}}, RecipeContext(source=src))
+    assert "tl.dot(a, b, input_precision='tf32')" in res.source and res.applied == {"value": "tf32"}
+    assert REGISTRY["input_precision"].engine == "cst" and not REGISTRY["input_precision"].structural
