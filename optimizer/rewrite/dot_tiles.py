@@ -250,6 +250,10 @@ class DotTileSearch:
             if _literal(t, site.arg_for(t.kernel, name)) is None:
                 out.append(f"{name} ({role}) is not a literal at the launch (derived from shapes)")
         out += _meta_grid_reasons(t, names)
+        unmasked = [a.pointer for a in t.facts.accesses if a.op in ("tl.load", "tl.store") and not a.mask]
+        if unmasked:
+            out.append(f"unmasked accesses ({', '.join(sorted(set(unmasked))[:3])}): the tiles must divide the problem "
+                       "sizes, which a tile search does not keep")
         if not out and not self._configs(t, ctx, params, names):
             out.append("register_spill evidence: no config keeps at least the current warps and at most the current tile")
         if not out and not meta and not _axes_map(t, names) and not _host_bound(t, names):

@@ -159,3 +159,12 @@ def test_host_variable_tiles_on_a_1d_grid_are_searched_at_their_binding(tmp_path
     literal = (KERNELS / "dot_host_tiles_1d.py").read_text().replace("triton.cdiv(M, block_m)", "triton.cdiv(M, 32)")
     with pytest.raises(NotApplicable, match="not host variables the grid is computed from"):
         apply_recipe(RECIPE, RecipeContext(source=literal))
+
+
+def test_unmasked_operand_loads_are_refused() -> None:
+    """A kernel that loads its tiles without masks (GPTQ split-K's form) only works when the tiles divide the problem:
+    a bigger Hopper tile would read and write out of bounds."""
+    src = (KERNELS / "dot_host_tiles_1d.py").read_text()
+    src = src.replace("mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)", ")")
+    with pytest.raises(NotApplicable, match="unmasked accesses"):
+        apply_recipe(RECIPE, RecipeContext(source=src))
