@@ -180,14 +180,19 @@ def _host_text(tree: Tree) -> str:
     return tree.module.visit(_StripLaunchArgs(set(tree.kernels))).code
 
 
-def _jit_text(tree: Tree) -> dict[str, str]:
-    """Every @triton.jit function (kernels and helpers) by name, as an ast dump (comments and layout ignored)."""
+def _jit_text(tree: Tree, *, decorators: bool = False) -> dict[str, str]:
+    """Every @triton.jit function (kernels and helpers) by name, as an ast dump (comments and layout ignored); with
+    ``decorators``, only the decorators other than ``@triton.jit`` (autotune configs, heuristics)."""
     out = {}
     for name, k in tree.kernels.items():
-        code = cst.Module([]).code_for_node(k.node.with_changes(decorators=[
-            d for d in k.node.decorators if dotted(d.decorator).endswith("jit")]))
+        if decorators:
+            code = "\n".join(cst.Module([]).code_for_node(d) for d in k.node.decorators
+                             if not dotted(d.decorator).endswith("jit"))
+        else:
+            code = cst.Module([]).code_for_node(k.node.with_changes(decorators=[
+                d for d in k.node.decorators if dotted(d.decorator).endswith("jit")]))
         try:
-            out[name] = ast.dump(ast.parse(code.strip()))
+            out[name] = ast.dump(ast.parse(code.strip())) if not decorators else code.strip()
         except SyntaxError:
             out[name] = code
     return out
@@ -300,8 +305,8 @@ def compiled_identity(base_src: str, cand_src: str, launches: list[dict[str, Any
     if changes is None:
         return None
     jb, jc = _jit_text(base), _jit_text(cand)
-    if set(jb) != set(jc):
-        return None
+    if set(jb) != set(jc) or _jit_text(base, decorators=True) != _jit_text(cand, decorators=True):
+        return None  # a decorator decides configs at run time (autotune, heuristics): the records do not show them
     jit_changed = jb != jc
     jobs_b, jobs_c, labels = [], [], []
     for kname, diffs in changes.items():

@@ -108,3 +108,11 @@ def test_a_change_the_compiler_sees_is_not_a_noop(tmp_path) -> None:
     assert effect_reasons(ADD, warps, [rec], target="cuda:90") == []
     host = ADD.replace("out = torch.empty_like(x)", "out = torch.zeros_like(x)")
     assert compiled_identity(ADD, host, [rec]) is None  # a host change is never called a no-op
+
+
+def test_an_edited_decorator_is_never_called_a_noop(tmp_path) -> None:
+    """Autotune configs and heuristics decide launch values at run time, which the base's records do not show."""
+    src = HEUR.replace("else 4,", "else 2,")
+    rec = {"kernel": "row_kernel", "file": str(tmp_path / "h.py"), "ir_args": {"x_ptr": "*fp32", "out_ptr": "*fp32",
+           "n_cols": 1024, "BLOCK": 1024}, "options": {"num_warps": 4}}
+    assert compiled_identity(HEUR, src, [rec]) is None
