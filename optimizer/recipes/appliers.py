@@ -116,6 +116,10 @@ def apply_launch_params(params: dict[str, Any], ctx: RecipeContext) -> RewriteRe
     knobs = {n: knobs[n] for n in search if n in knobs}  # the recipe's own order
     if not knobs:
         raise NotApplicable(f"none of {sorted(search)} is a launch option or a literal constexpr of {k.name}")
+    rec = next((r for r in ctx.launches if r.get("kernel") == k.name), {})
+    for kb in knobs.values():
+        if kb.heuristic:  # the heuristic's value for the recorded case
+            kb.current = (rec.get("options") or {}).get(kb.name, {"num_warps": 4, "num_stages": 3}.get(kb.name))
     space = {kb.name: list(search[n]) for n, kb in knobs.items()}
     current = {kb.name: kb.current for kb in knobs.values()}
     point = next_point(space, current, ctx.tried, ctx.bottleneck)
@@ -123,7 +127,8 @@ def apply_launch_params(params: dict[str, Any], ctx: RecipeContext) -> RewriteRe
     for kb in knobs.values():
         if point[kb.name] != kb.current:
             kb.set(p.st, point[kb.name])
-            changes.append(f"{kb.name} {kb.current} -> {point[kb.name]}")
+            changes.append(f"{kb.name} {kb.current} -> {point[kb.name]}" + (" (in its @triton.heuristics, which sets it)"
+                                                                              if kb.heuristic else ""))
     why = f" (direction preferred for {ctx.bottleneck})" if ctx.bottleneck in _PREF else ""
     return _finish("launch_params", ctx, p.st.apply(), f"{k.name}: " + ", ".join(changes) + why, point)
 

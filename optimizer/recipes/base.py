@@ -142,6 +142,7 @@ class _Knob:
     nodes: list[ast.expr]  # literal nodes to replace (or empty: insert a keyword)
     sites: list[LaunchSite]
     is_option: bool
+    heuristic: bool = False  # the value is a @triton.heuristics lambda's body (current: the recorded launch's)
 
     def set(self, st: SourceText, value: Any) -> None:
         if self.nodes:
@@ -203,10 +204,30 @@ def _grid_expr(site: LaunchSite) -> tuple[ast.expr, ast.Assign | None]:
     return g, None
 
 
+def _heuristic_value(p: _Parsed, k: Kernel, name: str) -> ast.expr | None:
+    """The value a ``@triton.heuristics({name: lambda args: ...})`` of ``k`` computes for ``name`` (the lambda's
+    body), or None when no heuristic sets it."""
+    for d in k.node.decorator_list:
+        if not (isinstance(d, ast.Call) and ast.unparse(d.func).endswith("heuristics") and d.args):
+            continue
+        table = d.args[0]
+        if isinstance(table, ast.Name):
+            mc = module_constant(p.tree, table.id)
+            table = mc.value if mc is not None else table
+        if isinstance(table, ast.Dict):
+            for key, val in zip(table.keys, table.values, strict=True):
+                if isinstance(key, ast.Constant) and key.value == name and isinstance(val, ast.Lambda):
+                    return val.body
+    return None
+
+
 def _knob(p: _Parsed, k: Kernel, sites: list[LaunchSite], name: str) -> _Knob | None:
     if name in _LAUNCH_OPTIONS:
         if k.autotuned:
             return None
+        heur = _heuristic_value(p, k, name)
+        if heur is not None:  # set at run time by the heuristic: edited there, never overridden from the launch
+            return _Knob(name, None, [heur], sites, True, heuristic=True)
         nodes: list[ast.expr] = []
         current: Any = _LAUNCH_OPTIONS[name]
         for site in sites:

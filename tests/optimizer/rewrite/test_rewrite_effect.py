@@ -66,9 +66,7 @@ def test_launch_warps_overridden_by_a_heuristic_is_refused() -> None:
     cand = HEUR.replace("x.shape[1])", "x.shape[1], num_warps=8)")
     why = overridden_knobs(HEUR, cand)
     assert why and "num_warps=8" in why[0] and "@triton.heuristics" in why[0]
-    with pytest.raises(NotApplicable, match="no-op: num_warps=8 .*overridden by its @triton.heuristics"):
-        apply_recipe({"kind": "launch_params", "params": {"search": {"num_warps": [8]}}},
-                     RecipeContext(source=HEUR, launches=[{"kernel": "row_kernel", "options": {"num_warps": 4}}]))
+    assert effect_reasons(HEUR, cand, [], target=None)[0].startswith("no-op: num_warps=8")
 
 
 def test_a_constexpr_set_by_a_heuristic_is_not_a_launch_knob() -> None:
@@ -116,3 +114,12 @@ def test_an_edited_decorator_is_never_called_a_noop(tmp_path) -> None:
     rec = {"kernel": "row_kernel", "file": str(tmp_path / "h.py"), "ir_args": {"x_ptr": "*fp32", "out_ptr": "*fp32",
            "n_cols": 1024, "BLOCK": 1024}, "options": {"num_warps": 4}}
     assert compiled_identity(HEUR, src, [rec]) is None
+
+
+def test_a_warp_count_a_heuristic_sets_is_edited_in_the_heuristic() -> None:
+    """issue 29: `num_warps=8` at the launch was overridden by the kernel's heuristic; the search edits the heuristic."""
+    rec = {"kernel": "row_kernel", "options": {"num_warps": 4}}
+    res = apply_recipe({"kind": "launch_params", "params": {"search": {"num_warps": [2, 4, 8]}}},
+                       RecipeContext(source=HEUR, launches=[rec], bottleneck="memory_bound"))
+    assert '"num_warps": lambda args: 8,' in res.source and "x.shape[1])" in res.source  # the launch is unchanged
+    assert "in its @triton.heuristics" in res.description
