@@ -1,6 +1,6 @@
 """Qwen2-VL multimodal rotary embedding (M-RoPE) of q and k, Liger-Kernel's kernel.
 
-Category: rope. Source: linkedin/Liger-Kernel src/liger_kernel/ops/qwen2vl_mrope.py (see SOURCE.md).
+Category: rotary. Source: linkedin/Liger-Kernel src/liger_kernel/ops/qwen2vl_mrope.py (see SOURCE.md).
 cos/sin carry three position streams (temporal, height, width) [3, B, S, D]; the rotary half-dim is split into
 mrope_section = (16, 24, 24) and each part takes its stream. The reference is Hugging Face's
 `apply_multimodal_rotary_pos_emb`. One program per token rotates all q and kv heads; the launcher makes the
@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-CATEGORY = "rope"
+CATEGORY = "rotary"
 CASES = [
     {"B": 1, "S": 8192, "HQ": 28, "HKV": 4, "D": 128, "dtype": "bfloat16"},
     {"B": 4, "S": 4096, "HQ": 16, "HKV": 2, "D": 128, "dtype": "bfloat16"},
