@@ -192,6 +192,11 @@ def _process_limit(n: int) -> str:
     """A pids cgroup holding this process (children inherit it), else RLIMIT_NPROC over the user's current tasks."""
     root = _cgroup_pids_root()
     if root is not None:
+        for stale in root.glob("ladder-jail-*"):  # left by a supervisor killed outright: removable once empty
+            try:
+                stale.rmdir()
+            except OSError:
+                pass
         cg = root / f"ladder-jail-{os.getpid()}"
         try:
             cg.mkdir(exist_ok=True)
@@ -344,8 +349,7 @@ def enter(spec: dict[str, Any]) -> None:
             os.setsid()
         _limits(spec)
         if spec.get("isolate"):
-            _unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC)
-            _mount(None, "/", None, MS_REC | MS_PRIVATE)
+            _unshare(CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC)  # the mount namespace is the child's alone
         else:
             _prctl(PR_SET_CHILD_SUBREAPER, 1)
     except BaseException as exc:  # noqa: BLE001
@@ -357,7 +361,9 @@ def enter(spec: dict[str, Any]) -> None:
         os.close(r)
         try:
             _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-            if isolate:
+            if isolate:  # a mount namespace of its own (the supervisor keeps the host's view, for the cgroup)
+                _unshare(CLONE_NEWNS)
+                _mount(None, "/", None, MS_REC | MS_PRIVATE)
                 _build_root(spec)
             os.chdir(spec["scratch"])
             if not spec.get("keep_caps"):
@@ -409,6 +415,11 @@ def _supervise(pid: int, r: int, *, isolate: bool) -> None:
     (a signal death is re-raised). Never returns."""
     def forward(signum: int, _frame: Any) -> None:
         _kill_all(pid)
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+        _leave_cgroup()
         os._exit(128 + signum)
 
     for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
