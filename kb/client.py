@@ -30,7 +30,8 @@ class KBClient(Protocol):
 
     def upsert_card(self, card: AnyCard) -> AnyCard: ...
 
-    def set_card_status(self, card_id: str, status: CardStatus, reason: str = "") -> AnyCard: ...
+    def set_card_status(self, card_id: str, status: CardStatus, reason: str = "",
+                        version: int | None = None) -> AnyCard: ...
 
     def submit_trajectory(self, trajectory: Trajectory) -> bool:
         """Store a finished trajectory; returns False if a trajectory with that id was already stored."""

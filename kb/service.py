@@ -24,8 +24,9 @@ import numpy as np
 
 from kb.cardfiles import dump_card, load_dir
 from kb.errors import InvalidArgument, NotFound, StorageError, Unavailable
+from kb.evidence import check_plausible
 from kb.limits import Limits, check_value
-from kb.models import AnyCard, Trajectory
+from kb.models import AnyCard, Trajectory, parse_card
 from kb.models.search import (
     CardFilter,
     CardPage,
@@ -63,6 +64,8 @@ class KnowledgeBase:
                                             model_path=settings.embedding_model_dir, backend=settings.embed_backend)
         self.index = VectorIndex(settings.index_dir)
         self._engine: Engine | None = None
+        #: id -> (stored JSON, parsed card) of the served cards: an engine rebuild parses only what changed
+        self._parsed: dict[str, tuple[str, AnyCard]] = {}
         self._stale = False  # the store changed after the engine was built; the next read rebuilds it
         self._write_lock = threading.Lock()  # card writes, and every change to the index and the engine
         self._cache: OrderedDict[str, list[SearchHit]] = OrderedDict()
@@ -99,8 +102,21 @@ class KnowledgeBase:
             raise
         return kb
 
+    def served_cards(self) -> list[AnyCard]:
+        """The served cards in id order, parsing only those whose stored JSON changed since the last call (a rebuild
+        after one write used to re-parse every card: seconds on a KB of large cards)."""
+        out: list[AnyCard] = []
+        fresh: dict[str, tuple[str, AnyCard]] = {}
+        for cid, _version, doc in self.store.iter_served_docs():
+            hit = self._parsed.get(cid)
+            card = hit[1] if hit is not None and hit[0] == doc else parse_card(json.loads(doc))
+            fresh[cid] = (doc, card)
+            out.append(card)
+        self._parsed = fresh
+        return out
+
     def _load_readonly(self, *, progress: Progress | None = None) -> None:
-        cards = self.store.served_cards()
+        cards = self.served_cards()
         have = _read_mirror(self.settings.mirror_path)
         vecs = np.zeros((len(cards), DIM), dtype=np.float32)
         missing = []
@@ -179,7 +195,7 @@ class KnowledgeBase:
     def sync_index(self, *, progress: Progress | None = None) -> int:
         """Embed served cards whose version the index lacks, drop index entries with no card, and build the
         search engine. Returns the number embedded. Runs while loading, or under the write lock."""
-        cards = self.store.served_cards()
+        cards = self.served_cards()
         gone = sorted(set(self.index.ids) - {c.id for c in cards})
         n = self._index_cards(cards, gone, progress)
         bm25 = self._engine.bm25.successor() if self._engine is not None else BM25Index()
@@ -307,32 +323,50 @@ class KnowledgeBase:
 
     def set_card_status(self, card_id: str, status: CardStatus, reason: str = "",
                         version: int | None = None) -> AnyCard:
-        """Move a card through review (the reviewer's step; over gRPC it needs the reviewer role)."""
+        """Move a card version through review (the reviewer's step; over gRPC it needs the reviewer role).
+
+        Activating needs the ``version`` the reviewer read: without it, a version a contributor slipped in after
+        the review would be the one activated. Other changes without a version act on the latest version; the
+        returned card and the event log name the version acted on. Activating retires the previously served
+        active version (``deprecated``)."""
         if status not in CARD_STATUSES:
             raise InvalidArgument(f"status must be one of {sorted(CARD_STATUSES)}, got {status!r}", field="status")
         if not card_id:
             raise InvalidArgument("id is required", field="id")
         check_value(reason, self.settings.limits, "reason", kind="card")
+        if status == "active" and version is None:
+            latest = self.store.latest_version(card_id)
+            hint = f" (the latest is v{latest})" if latest is not None else ""
+            raise InvalidArgument(f"activating {card_id} needs the version you reviewed{hint}: pass version, so a "
+                                  "version stored after your review is never the one activated", field="version")
+        if version is not None and not 0 < version < _INT64:
+            raise InvalidArgument(f"version must be in 1..{_INT64 - 1}", field="version")
         with self._write_lock:
             card = self.store.set_status(card_id, status, version=version, reason=reason)
             self._after_write(card_id)
             return card
 
     def decide_proposal(self, proposal_id: str, *, expect: str, status: str, doc: dict[str, Any],
-                        card: AnyCard | None = None, deprecate: str | None = None, reason: str = "") -> AnyCard | None:
-        """Record a review decision and the card write it implies atomically (``StructuredStore.decide_proposal``);
-        the search index then serves the card like any other write."""
+                        card: AnyCard | None = None, deprecate: str | None = None, reason: str = "",
+                        fresh_id: bool = False, deprecate_version: int | None = None) -> AnyCard | None:
+        """Record a review decision and the card write it implies atomically (``StructuredStore.decide_proposal``:
+        a new card never replaces one that took its id meanwhile; a deprecation acts on the version it was
+        proposed on); the search index then serves the card like any other write."""
         if card is not None:
             check_storable(card, "card", self.settings.limits)
         with self._write_lock:
             stored = self.store.decide_proposal(proposal_id, expect=expect, status=status, doc=doc, card=card,
-                                                deprecate=deprecate, reason=reason)
+                                                deprecate=deprecate, reason=reason, fresh_id=fresh_id,
+                                                deprecate_version=deprecate_version)
             if stored is not None:
                 self._after_write(stored.id)
             return stored
 
     def submit_trajectory(self, trajectory: Trajectory) -> bool:
+        """Store a trajectory (True when it is new evidence; a copy is kept but counts once). Refused, naming the
+        field, when over the limits or when a speedup or time is implausible (``kb.evidence.check_plausible``)."""
         check_storable(trajectory, "trajectory", self.settings.limits, kind="document")
+        check_plausible(trajectory, "trajectory", max_speedup=self.settings.max_speedup)
         return self.store.put_trajectory(trajectory)
 
     # ------------------------------------------------------------------ admin

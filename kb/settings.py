@@ -15,7 +15,10 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from kb.limits import Limits
 
-__all__ = ["IMPLIES", "Principal", "Role", "Settings", "TokenEntry"]
+__all__ = ["IMPLIES", "MIN_TOKEN_CHARS", "Principal", "Role", "Settings", "TokenEntry"]
+
+#: the shortest token the server accepts in LADDER_TOKENS (a 3-character token falls to a guesser in seconds)
+MIN_TOKEN_CHARS = 16
 
 Role = Literal["reader", "contributor", "reviewer"]
 #: a role implies the ones below it (the gRPC interceptor and the web page use this one table)
@@ -56,12 +59,24 @@ class Settings(BaseSettings):
     token: SecretStr | None = None
     max_message_bytes: int = Field(default=4 * 1024 * 1024, ge=64 * 1024)
     #: limits on what clients send (kb.limits): nesting depth, entries per list/mapping, one document's size,
-    #: a card body, any other card field. Over a limit -> INVALID_ARGUMENT naming the field.
+    #: a card body, any other card field, a whole card (every field and list), the entries of a list on a card.
+    #: Over a limit -> INVALID_ARGUMENT naming the field.
     max_depth: int = Field(default=32, ge=4, le=1000)
     max_items: int = Field(default=2000, ge=16)
     max_document_bytes: int = Field(default=4 * 1024 * 1024, ge=64 * 1024)
     max_card_body_bytes: int = Field(default=64 * 1024, ge=1024)
     max_card_field_bytes: int = Field(default=8 * 1024, ge=256)
+    max_card_bytes: int = Field(default=256 * 1024, ge=4096)
+    max_card_list_items: int = Field(default=256, ge=8)
+    #: failed-auth throttling (retrieval.throttle): unknown tokens an address may present per window before every
+    #: authenticated request from it is refused until the window clears
+    auth_max_failures: int = Field(default=10, ge=1)
+    auth_window_s: float = Field(default=60.0, gt=0)
+    #: the review page: seconds a connection may take to send a request, and connections served at once
+    web_read_timeout_s: float = Field(default=10.0, gt=0)
+    web_max_connections: int = Field(default=32, ge=1)
+    #: the largest speedup (and 1 / the smallest) a submitted trajectory may report (kb.evidence.check_plausible)
+    max_speedup: float = Field(default=1000.0, gt=1.0)
     server_workers: int = Field(default=16, ge=1, le=256)
     search_cache_size: int = Field(default=2048, ge=0)
     embed_cache_size: int = Field(default=4096, ge=0)
@@ -87,8 +102,21 @@ class Settings(BaseSettings):
         return v.expanduser()
 
     def principals(self) -> list[tuple[bytes, Principal]]:
-        """(token bytes, principal) for every configured token (compare tokens in constant time)."""
+        """(token bytes, principal) for every configured token (compare tokens in constant time).
+
+        Raises InvalidArgument (field ``LADDER_TOKENS``) for an empty token (what ``{"$UNSET": ...}`` gives in a
+        shell) or one shorter than ``MIN_TOKEN_CHARS``: the server and the review page refuse to start with one,
+        so a bare ``Authorization: Bearer `` can never match."""
+        from kb.errors import InvalidArgument
+
         out = []
+        for i, token in enumerate(self.tokens):
+            if len(token.strip()) < MIN_TOKEN_CHARS:
+                what = "an empty token" if not token.strip() else f"a {len(token)}-character token"
+                raise InvalidArgument(
+                    f"entry {i + 1} is {what}; every token must have at least {MIN_TOKEN_CHARS} characters "
+                    "(generate one with `python -c 'import secrets; print(secrets.token_urlsafe(32))'`)",
+                    field="LADDER_TOKENS")
         for token, entry in self.tokens.items():
             roles = entry.roles if isinstance(entry, TokenEntry) else entry
             name = (entry.name if isinstance(entry, TokenEntry) else
@@ -99,7 +127,8 @@ class Settings(BaseSettings):
     @property
     def limits(self) -> Limits:
         return Limits(depth=self.max_depth, items=self.max_items, document_bytes=self.max_document_bytes,
-                      card_body_bytes=self.max_card_body_bytes, card_field_bytes=self.max_card_field_bytes)
+                      card_body_bytes=self.max_card_body_bytes, card_field_bytes=self.max_card_field_bytes,
+                      card_bytes=self.max_card_bytes, card_list_items=self.max_card_list_items)
 
     @property
     def db_path(self) -> Path:

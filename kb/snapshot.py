@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from kb.errors import InvalidArgument, NotFound, Unavailable
+from kb.evidence import evidence_key
 from kb.models import AnyCard, Trajectory, parse_card
 from kb.models.search import (
     CardFilter,
@@ -95,7 +96,7 @@ class SnapshotKB:
     def upsert_card(self, card: AnyCard) -> AnyCard:
         raise Unavailable("this KB is a read-only snapshot; send card edits to the KB server")
 
-    def set_card_status(self, card_id: str, status: str, reason: str = "") -> AnyCard:
+    def set_card_status(self, card_id: str, status: str, reason: str = "", version: int | None = None) -> AnyCard:
         raise Unavailable("this KB is a read-only snapshot; review on the KB server")
 
     def submit_trajectory(self, trajectory: Trajectory) -> bool:
@@ -105,7 +106,7 @@ class SnapshotKB:
         target = self.outbox / f"{trajectory.id}.json"
         if target.exists():
             return False
-        digest = trajectory.content_hash()
+        digest = evidence_key(trajectory)
         copy = any(_hash_of(f) == digest for f in self.outbox.glob("*.json"))
         target.write_text(trajectory.model_dump_json(indent=2))
         return not copy  # kept, but a copy of stored content is no new evidence (as in the KB store)
@@ -135,6 +136,6 @@ class SnapshotKB:
 
 def _hash_of(path: Path) -> str | None:
     try:
-        return Trajectory.model_validate_json(path.read_text(encoding="utf-8")).content_hash()
+        return evidence_key(Trajectory.model_validate_json(path.read_text(encoding="utf-8")))
     except (OSError, ValueError):
         return None

@@ -24,10 +24,32 @@ from kb.errors import Conflict, InvalidArgument, NotFound
 from kb.models import AnyCard, PatternCard, parse_card
 from kb.service import KnowledgeBase, check_storable
 from synthesis.mining import CachedEmbed, Embed, FamilyIndex
-from synthesis.models import REVIEW_ACTIONS, Proposal, ReviewAction, SynthesisResult, card_on_approval
+from synthesis.models import (
+    REVIEW_ACTIONS,
+    EvidenceRef,
+    Proposal,
+    ReviewAction,
+    SynthesisResult,
+    card_on_approval,
+)
 from synthesis.pipeline import SynthesisConfig, synthesize
 
 __all__ = ["Curator", "Job", "ProposalPage", "ReviewAction"]
+
+
+#: proposal kinds that create a card under a new id
+_NEW_CARD_KINDS = ("new_family", "anti_signal")
+
+
+def _new_card_ids(proposals: list[dict[str, Any]]) -> set[str]:
+    """Card ids that earlier new-card proposals use (any state: an approved one is a live card, a pending one may
+    become one)."""
+    return {d["card"]["id"] for d in proposals if d.get("kind") in _NEW_CARD_KINDS and isinstance(d.get("card"), dict)}
+
+
+def _refs(p: Proposal | dict[str, Any]) -> frozenset[str]:
+    evidence = p.evidence if isinstance(p, Proposal) else p.get("evidence") or []
+    return frozenset(e.round_ref if isinstance(e, EvidenceRef) else str(e.get("round_ref")) for e in evidence)
 
 
 class Job(dict):
@@ -90,8 +112,13 @@ class Curator:
         leaves them as they were and a copy never adds to them."""
         with self._run_lock:
             store = self.kb.store
+            # what this run answers for, read once before mining: a trajectory that arrives while the run mines
+            # stays unsynthesized, and the next run mines it (it used to be marked synthesized unmined)
+            arrived = store.trajectories(only_new=True)  # copies included: they are marked with their first copy
+            arrived_ids = {t.id for t in arrived}
             history = store.trajectories(unique=True)
-            batch = store.trajectories(only_new=True, unique=True) if only_new else history
+            batch = ([t for t in store.trajectories(only_new=True, unique=True) if t.id in arrived_ids]
+                     if only_new else history)
             cards = store.served_cards()
             job = self._job_update(job_id, state="running", done=0, total=len(batch)) if job_id else None
 
@@ -100,16 +127,20 @@ class Curator:
                     self._job_update(job_id, message=f"{stage} {done}/{total}")
 
             # stats need every trajectory; proposals come only from the batch (ids are stable, so re-mining a
-            # reviewed round never reopens its proposal).
+            # reviewed round never reopens its proposal). New-card ids already used by a proposal of an earlier
+            # run are reserved (a second run names its new family "x-2", not "x"); a new-card draft whose rounds
+            # an earlier proposal already covers is not proposed again.
+            earlier = store.list_proposals()
             result = synthesize(history, cards, self._embed, config=self.config, progress=progress,
-                                index=self._family_index(cards))
+                                index=self._family_index(cards), reserved_ids=_new_card_ids(earlier))
             batch_refs = {t.id for t in batch}
+            covered = {_refs(p) for p in earlier}
             fresh = [p for p in result.proposals if batch_refs and
-                     (not p.evidence or any(e.round_ref.split("#")[0] in batch_refs for e in p.evidence))]
-            unsynthesized = [t.id for t in store.trajectories(only_new=True)]  # copies included
+                     (not p.evidence or any(e.round_ref.split("#")[0] in batch_refs for e in p.evidence))
+                     and not (p.kind in _NEW_CARD_KINDS and _refs(p) in covered)]
             store.commit_synthesis([(p.id, p.status, p.model_dump(mode="json")) for p in fresh],
                                    {cid: st.model_dump(mode="json") for cid, st in result.stats.items()},
-                                   sorted(batch_refs | set(unsynthesized)))
+                                   sorted(batch_refs | arrived_ids))
             self.kb.invalidate()  # card stats changed: the next read rebuilds the engine once
             result = result.model_copy(update={"proposals": fresh})
             if job_id:
@@ -196,6 +227,7 @@ class Curator:
                            "changed", field="status")
         write: AnyCard | None = None
         deprecate: str | None = None
+        deprecate_version: int | None = None
         if action == "reject":
             if not reason.strip():
                 raise InvalidArgument("rejecting needs a reason the author can act on", field="reason")
@@ -213,7 +245,7 @@ class Curator:
             if p.kind == "edit":
                 self._check_base(p)
             if p.kind == "deprecation":
-                deprecate = p.target_family or p.card.id
+                deprecate, deprecate_version = p.target_family or p.card.id, p.base_version
             elif p.kind == "example" and p.target_family:
                 # fold into the family as it is now, so two examples drafted on one version keep both
                 write = card_on_approval(p, into=self.kb.get_card(p.target_family))
@@ -227,8 +259,12 @@ class Curator:
             if not isinstance(into, PatternCard):
                 raise InvalidArgument(f"{merge_into!r} is a {into.kind}, not a pattern family", field="merge_into")
             write = card_on_approval(p, into=into).model_copy(update={"status": into.status})
-        self.kb.decide_proposal(p.id, expect=p.status, status=done.status, doc=done.model_dump(mode="json"),
-                                card=write, deprecate=deprecate, reason=reason or p.reason)
+        fresh = action == "approve" and p.kind in _NEW_CARD_KINDS
+        stored = self.kb.decide_proposal(p.id, expect=p.status, status=done.status, doc=done.model_dump(mode="json"),
+                                         card=write, deprecate=deprecate, reason=reason or p.reason, fresh_id=fresh,
+                                         deprecate_version=deprecate_version)
+        if fresh and stored is not None and write is not None and stored.id != write.id:
+            return self.proposal(p.id)  # stored under a suffixed id: the stored proposal says which
         return done
 
     # ------------------------------------------------------------------ manual edits of served cards

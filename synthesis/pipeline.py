@@ -44,6 +44,7 @@ _EXCLUDED = {
     "neutral": "lift within tolerance: not mined",
     "unmeasured": "no timing: not mined",
     "inconclusive": "inconclusive round: not mined",
+    "implausible": "speedup outside the plausible range: never mined",
 }
 
 
@@ -62,6 +63,7 @@ class SynthesisConfig(BaseModel):
     stats_seed: int = 0
     stats_min_confidence: float = 0.5
     deprecation_min_n: int = Field(default=3, ge=2)
+    deprecation_min_problems: int = Field(default=2, ge=1, description="distinct problems a deprecation needs")
     polish: bool = False
 
 
@@ -75,6 +77,7 @@ def synthesize(
     now: datetime | None = None,
     llm_client: Any = None,
     index: FamilyIndex | None = None,
+    reserved_ids: Iterable[str] = (),
 ) -> SynthesisResult:
     """Mine ``trajectories`` against ``cards`` (all current cards, any kind and status).
 
@@ -84,6 +87,8 @@ def synthesize(
     ``config.polish`` is true; without one, a client is built from the ``LADDER_LLM_*`` settings.
     ``index``: a :class:`FamilyIndex` built earlier from the same active pattern cards (a server keeps one and
     rebuilds it when cards change) so that families are not re-embedded on every batch.
+    ``reserved_ids``: card ids a new family or anti-signal must not take besides those of ``cards`` (the cards
+    of earlier proposals), so ids stay unique across runs.
     """
     cfg = config or SynthesisConfig()
     stamp = now or datetime.now(timezone.utc)
@@ -99,7 +104,7 @@ def synthesize(
     else:
         families = index.families
     anti_cards = [c for c in cards if isinstance(c, AntiSignalCard) and c.status in ("active", "proposed")]
-    taken = {c.id for c in cards}
+    taken = {c.id for c in cards} | set(reserved_ids)
     to_map = [r for r in records if r.round.rewrite is not None and r.category not in ("hack", "baseline")]
     vectors = index.embed_rounds(to_map, embed)
     mappings = index.map_embedded(to_map, vectors)
@@ -133,7 +138,8 @@ def synthesize(
     stats = card_stats(records, cards, mappings, min_confidence=cfg.stats_min_confidence,
                        method=cfg.stats_method, seed=cfg.stats_seed)
     proposals += deprecation_proposals(stats, cards, records, mappings, now=stamp, min_n=cfg.deprecation_min_n,
-                                       min_confidence=cfg.stats_min_confidence)
+                                       min_confidence=cfg.stats_min_confidence,
+                                       min_problems=cfg.deprecation_min_problems)
     report_progress("stats", len(stats), len(stats))
 
     polished = 0

@@ -9,6 +9,8 @@ Categories (one per round):
 - ``hack``: a hack check fired -> never mined into anything
 - ``neutral`` (within tolerance), ``unmeasured`` (validated, no timing), ``baseline`` (no rewrite),
   ``inconclusive`` -> not mined
+- ``implausible``: a speedup outside ``kb.evidence.plausible_speedup``'s range (submissions are refused, but a
+  store may hold older ones) -> never mined, and no incumbent
 
 *Lift* is what the round's rewrite added: when the speedup is measured against the initial kernel, it is
 divided by the best validated speedup of the earlier rounds of the same trajectory (the incumbent).
@@ -20,15 +22,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from kb.evidence import evidence_key, plausible_speedup, round_key
 from kb.models import Round, Trajectory
-from kb.models.trajectory import content_digest
 from kb.vocab import blocking_hack_flags
 
 __all__ = ["PATTERN_CATEGORIES", "RoundCategory", "RoundRecord", "categorize", "collect_rounds", "is_clean",
            "unique_rounds", "unique_trajectories"]
 
 RoundCategory = Literal[
-    "improved", "slower", "incorrect", "failed", "hack", "neutral", "unmeasured", "baseline", "inconclusive"
+    "improved", "slower", "incorrect", "failed", "hack", "neutral", "unmeasured", "baseline", "inconclusive",
+    "implausible",
 ]
 PATTERN_CATEGORIES: frozenset[str] = frozenset({"improved"})
 ANTI_CATEGORIES: frozenset[str] = frozenset({"slower", "incorrect", "failed"})
@@ -50,9 +53,9 @@ class RoundRecord:
     copies: int = 1  # rounds with the same content that were folded into this one (``unique_rounds``)
 
     def content_key(self) -> str:
-        """What makes two rounds the same evidence: the problem, backend and device, the round's content (its
-        index and volatile fields aside) and its lift."""
-        return content_digest([self.problem, self.backend, self.device, self.round.content(), self.lift])
+        """What makes two rounds the same evidence: the problem, backend and device, the round's candidate,
+        measurements and outcome (``kb.evidence.round_key``: prose and family names aside) and its lift."""
+        return round_key(self.problem, self.backend, self.device, self.round, self.lift)
 
 
 def is_clean(r: Round) -> bool:
@@ -86,7 +89,11 @@ def categorize(r: Round, lift: float | None, *, tol: float = 0.03) -> RoundCateg
 
 def _speedup(r: Round) -> float | None:
     s = r.timing.geomean_speedup if r.timing is not None else None
-    return s if s is not None and s > 0 else None
+    return s if s is not None and s > 0 and plausible_speedup(s) else None
+
+
+def _implausible(r: Round) -> bool:
+    return r.timing is not None and not plausible_speedup(r.timing.geomean_speedup)
 
 
 def collect_rounds(trajectories: Iterable[Trajectory], *, tol: float = 0.03) -> list[RoundRecord]:
@@ -99,7 +106,7 @@ def collect_rounds(trajectories: Iterable[Trajectory], *, tol: float = 0.03) -> 
             lift: float | None = None
             if s is not None and r.rewrite is not None:
                 lift = s / incumbent if r.comparison_target == "initial" else s
-            cat = categorize(r, lift, tol=tol)
+            cat: RoundCategory = "implausible" if _implausible(r) else categorize(r, lift, tol=tol)
             out.append(
                 RoundRecord(
                     ref=f"{t.id}#{r.index}",
@@ -119,12 +126,12 @@ def collect_rounds(trajectories: Iterable[Trajectory], *, tol: float = 0.03) -> 
 
 
 def unique_trajectories(trajectories: Iterable[Trajectory]) -> list[Trajectory]:
-    """The first trajectory of each content hash (``Trajectory.content_hash``), in order: a copy submitted under
-    another id is the same evidence and counts once."""
+    """The first trajectory of each evidence key (``kb.evidence.evidence_key``), in order: a copy submitted under
+    another id, or with other prose, is the same evidence and counts once."""
     seen: set[str] = set()
     out: list[Trajectory] = []
     for t in trajectories:
-        h = t.content_hash()
+        h = evidence_key(t)
         if h not in seen:
             seen.add(h)
             out.append(t)

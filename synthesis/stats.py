@@ -7,7 +7,10 @@ each round's lift over its incumbent, with a 95% interval (Student t on log-lift
 percentile bootstrap on request). Pass the whole trajectory history: stats are recomputed, not accumulated.
 
 Deprecation rule: an ``active`` pattern card with at least ``min_n`` timed applications whose upper lift bound
-is below 1.0 (the rewrite reliably makes kernels slower) is proposed for deprecation.
+is below 1.0 (the rewrite reliably makes kernels slower) is proposed for deprecation, and only on independent
+evidence: the slow applications must come from at least ``min_problems`` distinct problems (3 copies of one
+0.5x round, or 3 re-runs on one problem, say one thing about one kernel, not that the rewrite hurts in general).
+The proposal's confidence grows with the number of distinct problems.
 """
 
 from __future__ import annotations
@@ -108,8 +111,10 @@ def deprecation_proposals(
     now: datetime,
     min_n: int = 3,
     min_confidence: float = 0.5,
+    min_problems: int = 2,
 ) -> list[Proposal]:
-    """Propose deprecating active pattern cards whose lift interval lies wholly below 1.0 with n >= ``min_n``."""
+    """Propose deprecating active pattern cards whose lift interval lies wholly below 1.0 with n >= ``min_n``
+    rounds from at least ``min_problems`` distinct problems."""
     ids = {c.id for c in cards}
     by_ref = {m.round_ref: m for m in mappings}
     out: list[Proposal] = []
@@ -121,15 +126,18 @@ def deprecation_proposals(
             continue
         backing = [r for r in records if r.lift is not None and is_clean(r.round)
                    and _applied_card(r, by_ref.get(r.ref), ids, min_confidence) == card.id]
-        refs = [r.ref for r in backing] or [f"stats:{card.id}:n={s.lift_n}"]
+        problems = {r.problem for r in backing}
+        if len(problems) < min_problems:
+            continue
+        refs = [r.ref for r in backing]
         draft = card.model_copy(update={"status": "deprecated", "stats": s, "version": card.version + 1})
-        margin = (1.0 - s.lift_ci_high) / 0.1
+        margin = (1.0 - s.lift_ci_high) / 0.1 * (1.0 - 0.5 ** (len(problems) - 1))
         out.append(Proposal(
             id=proposal_id("deprecation", card.id, refs), kind="deprecation", card=draft, target_family=card.id,
             base_version=card.version, confidence=round(min(1.0, 0.5 + 0.5 * margin), 4),
             evidence=[evidence_ref(r) for r in backing],
-            reason=(f"lift {s.lift_mean:.3f}x over {s.lift_n} verified applications, 95% interval "
-                    f"[{s.lift_ci_low:.3f}, {s.lift_ci_high:.3f}] lies below 1.0"),
+            reason=(f"lift {s.lift_mean:.3f}x over {s.lift_n} verified applications on {len(problems)} problems, "
+                    f"95% interval [{s.lift_ci_low:.3f}, {s.lift_ci_high:.3f}] lies below 1.0"),
             created_at=now,
         ))
     return out

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
+from kb.limits import INDEXED_TEXT_CHARS
 from kb.vocab import Backend, BottleneckClass, CardStatus, IRSignature, Level
 
 __all__ = [
@@ -131,7 +132,12 @@ class _CardBase(_Model):
         return list(dict.fromkeys(v))
 
     def search_text(self) -> str:
-        """The text indexed for dense and BM25 retrieval."""
+        """The text indexed for dense and BM25 retrieval: at most ``kb.limits.INDEXED_TEXT_CHARS`` characters, so
+        a card near the size cap costs search no more than a long curated card (the embedding model reads only its
+        first 256 tokens anyway)."""
+        return self._full_text()[:INDEXED_TEXT_CHARS]
+
+    def _full_text(self) -> str:
         parts = [self.title, self.summary, self.interpretation, " ".join(self.preconditions)]
         if self.rewrite:
             parts.append(self.rewrite.description)
@@ -151,9 +157,9 @@ class AntiSignalCard(_CardBase):
     contraindicated: list[str] = Field(default_factory=list, description="transforms this evidence forbids")
     counterexample: str = ""
 
-    def search_text(self) -> str:
+    def _full_text(self) -> str:
         extra = [" ".join(self.trigger_evidence), " ".join(self.contraindicated), self.counterexample]
-        return super().search_text() + "\n" + "\n".join(x for x in extra if x)
+        return super()._full_text() + "\n" + "\n".join(x for x in extra if x)
 
 
 class InvariantCard(_CardBase):
@@ -162,9 +168,9 @@ class InvariantCard(_CardBase):
     legality: str = ""
     question_templates: list[str] = Field(default_factory=list)
 
-    def search_text(self) -> str:
+    def _full_text(self) -> str:
         extra = [" ".join(self.passes), self.legality, " ".join(self.question_templates)]
-        return super().search_text() + "\n" + "\n".join(x for x in extra if x)
+        return super()._full_text() + "\n" + "\n".join(x for x in extra if x)
 
 
 Card = Annotated[PatternCard | AntiSignalCard | InvariantCard, Field(discriminator="kind")]

@@ -21,12 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from kb.errors import Conflict, NotFound, StorageError, Unavailable
+from kb.evidence import evidence_key
 from kb.models import AnyCard, Trajectory, parse_card
 from kb.vocab import STATUS_TRANSITIONS, CardStatus
 
 __all__ = ["StructuredStore"]
 
-SCHEMA_VERSION = 3  # 2: trajectories.content_hash (copies of one trajectory count once); 3: query indexes
+#: 2: trajectories.content_hash (copies of one trajectory count once); 3: query indexes; 4: content_hash is the
+#: evidence key (kb.evidence: problem, candidates, times, outcomes; a copy with other prose is still a copy)
+SCHEMA_VERSION = 4
 #: the tables as a fresh store gets them; a store written by an older version walks _MIGRATIONS on open
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -53,8 +56,14 @@ def _add_content_hash(db: sqlite3.Connection) -> None:
         db.execute("ALTER TABLE trajectories ADD COLUMN content_hash TEXT")
     rows = db.execute("SELECT id, doc FROM trajectories WHERE content_hash IS NULL").fetchall()
     db.executemany("UPDATE trajectories SET content_hash=? WHERE id=?",
-                   [(Trajectory.model_validate_json(doc).content_hash(), tid) for tid, doc in rows])
+                   [(evidence_key(Trajectory.model_validate_json(doc)), tid) for tid, doc in rows])
     db.execute("CREATE INDEX IF NOT EXISTS trajectories_by_hash ON trajectories(content_hash)")
+
+
+def _rekey_evidence(db: sqlite3.Connection) -> None:
+    rows = db.execute("SELECT id, doc FROM trajectories").fetchall()
+    db.executemany("UPDATE trajectories SET content_hash=? WHERE id=?",
+                   [(evidence_key(Trajectory.model_validate_json(doc)), tid) for tid, doc in rows])
 
 
 def _add_query_indexes(db: sqlite3.Connection) -> None:
@@ -66,7 +75,8 @@ def _add_query_indexes(db: sqlite3.Connection) -> None:
 
 #: version -> the step that takes a store from version - 1 to it (one transaction with the version bump; every
 #: step is idempotent, so a fresh store, created at version 1's row, walks them all harmlessly)
-_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _add_content_hash, 3: _add_query_indexes}
+_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _add_content_hash, 3: _add_query_indexes,
+                                                                4: _rekey_evidence}
 
 
 def _now() -> str:
@@ -273,10 +283,24 @@ class StructuredStore:
             stored = card.model_copy(update={"version": latest_v + 1})
             self._insert_version(db, stored)
             new_served = served_v if served_status == "active" and stored.status != "active" else stored.version
+            if new_served != served_v and stored.status == "active":
+                self._retire(db, card.id, served_v)  # an approved new version replaces the old: one active version
             db.execute("UPDATE cards SET served_version=?, latest_version=?, seq=? WHERE id=?",
                        (new_served, stored.version, seq, card.id))
         self._event(db, card.id, action, {"version": stored.version, "status": stored.status})
         return stored
+
+    @staticmethod
+    def _retire(db: sqlite3.Connection, card_id: str, version: int) -> None:
+        """Mark ``version`` of ``card_id`` deprecated if it is active (a newer version was approved)."""
+        row = db.execute("SELECT doc FROM card_versions WHERE id=? AND version=?", (card_id, version)).fetchone()
+        if row is None:
+            return
+        old = parse_card(json.loads(row[0]))
+        if old.status == "active":
+            old = old.model_copy(update={"status": "deprecated"})
+            db.execute("UPDATE card_versions SET status=?, doc=? WHERE id=? AND version=?",
+                       ("deprecated", old.model_dump_json(), card_id, version))
 
     def _set_status(self, db: sqlite3.Connection, card_id: str, status: CardStatus, version: int | None,
                     reason: str) -> AnyCard:
@@ -299,12 +323,7 @@ class StructuredStore:
         if status == "active":
             new_served = v
             if served_v != v:  # the previously served version is superseded
-                old = parse_card(json.loads(db.execute(
-                    "SELECT doc FROM card_versions WHERE id=? AND version=?", (card_id, served_v)).fetchone()[0]))
-                if old.status == "active":
-                    old = old.model_copy(update={"status": "deprecated"})
-                    db.execute("UPDATE card_versions SET status=?, doc=? WHERE id=? AND version=?",
-                               ("deprecated", old.model_dump_json(), card_id, served_v))
+                self._retire(db, card_id, served_v)
         elif v == served_v or new_served == v:
             new_served = served_v
         db.execute("UPDATE cards SET served_version=?, seq=? WHERE id=?", (new_served, self._next_seq(db), card_id))
@@ -338,9 +357,10 @@ class StructuredStore:
     # ------------------------------------------------------------------ trajectories
     def put_trajectory(self, trajectory: Trajectory) -> bool:
         """Store a trajectory; idempotent by id. Returns True when it adds new evidence: False if that id was
-        already stored (nothing changes), or if the same content is already stored under another id (the copy is
-        kept, acknowledged, but counts once: see ``trajectories(unique=True)``)."""
-        digest = trajectory.content_hash()
+        already stored (nothing changes), or if the same evidence (``kb.evidence.evidence_key``: problem,
+        candidates, times, outcomes; prose aside) is already stored under another id (the copy is kept,
+        acknowledged, but counts once: see ``trajectories(unique=True)``)."""
+        digest = evidence_key(trajectory)
         with self._tx() as db:
             known = db.execute("SELECT 1 FROM trajectories WHERE content_hash=? LIMIT 1", (digest,)).fetchone()
             cur = db.execute("INSERT OR IGNORE INTO trajectories(id, doc, submitted_at, content_hash) VALUES(?,?,?,?)",
@@ -389,12 +409,18 @@ class StructuredStore:
                        "updated_at=excluded.updated_at", (proposal_id, status, json.dumps(doc), now, now))
 
     def decide_proposal(self, proposal_id: str, *, expect: str, status: str, doc: dict[str, Any],
-                        card: AnyCard | None = None, deprecate: str | None = None, reason: str = "") -> AnyCard | None:
+                        card: AnyCard | None = None, deprecate: str | None = None, reason: str = "",
+                        fresh_id: bool = False, deprecate_version: int | None = None) -> AnyCard | None:
         """Apply a review decision in one transaction: the card write it implies (``card`` stored as a new
         version, or the served version of ``deprecate`` deprecated), the proposal's new state and doc, and a
         ``review`` event. The proposal must still be in state ``expect``; otherwise (decided meanwhile, or by a
         retry of a call whose reply was lost) nothing is written and ``Conflict`` says who decided it. A crash
-        anywhere before the commit leaves the proposal as it was and no card version behind."""
+        anywhere before the commit leaves the proposal as it was and no card version behind.
+
+        ``fresh_id``: ``card`` is a new card (a new family or anti-signal); if its id is taken meanwhile (another
+        proposal with the same id was approved first), it is stored under the first free ``<id>-<k>`` and the
+        proposal's doc says so, never as a new version of the card that holds the id.
+        ``deprecate_version``: the version a deprecation was reviewed on; the served version must still be it."""
         with self._tx() as db:
             row = db.execute("SELECT status, doc FROM proposals WHERE id=?", (proposal_id,)).fetchone()
             if row is None:
@@ -405,10 +431,23 @@ class StructuredStore:
                 raise Conflict(f"proposal {proposal_id} is already {row[0]} (by {who}); nothing was changed",
                                field="status")
             stored = None
+            if card is not None and fresh_id:
+                base, k = card.id, 2
+                while db.execute("SELECT 1 FROM cards WHERE id=?", (card.id,)).fetchone() is not None:
+                    card, k = card.model_copy(update={"id": f"{base[:90]}-{k}"}), k + 1
+                if card.id != base:
+                    note = f"stored as {card.id}: {base} was already taken by another card"
+                    doc = {**doc, "card": {**doc.get("card", {}), "id": card.id},
+                           "reviewer_notes": "; ".join(x for x in (doc.get("reviewer_notes"), note) if x)}
             if card is not None:
                 stored = self._put_card(db, card, "upsert")
             elif deprecate is not None:
-                stored = self._set_status(db, deprecate, "deprecated", None, reason)
+                served = db.execute("SELECT served_version FROM cards WHERE id=?", (deprecate,)).fetchone()
+                if deprecate_version is not None and served is not None and served[0] != deprecate_version:
+                    raise Conflict(f"{deprecate} is served at v{served[0]}, not the v{deprecate_version} this "
+                                   "deprecation was proposed on; reject it and let synthesis re-check the new "
+                                   "version", field="base_version")
+                stored = self._set_status(db, deprecate, "deprecated", served[0] if served else None, reason)
             db.execute("UPDATE proposals SET status=?, doc=?, updated_at=? WHERE id=?",
                        (status, json.dumps(doc), _now(), proposal_id))
             detail: dict[str, Any] = {"proposal_id": proposal_id, "status": status}

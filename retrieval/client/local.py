@@ -47,8 +47,9 @@ class LocalKBClient:
     def upsert_card(self, card: AnyCard) -> AnyCard:
         return self.kb.upsert_card(card)
 
-    def set_card_status(self, card_id: str, status: CardStatus, reason: str = "") -> AnyCard:
-        return self.kb.set_card_status(card_id, status, reason)
+    def set_card_status(self, card_id: str, status: CardStatus, reason: str = "",
+                        version: int | None = None) -> AnyCard:
+        return self.kb.set_card_status(card_id, status, reason, version)
 
     def submit_trajectory(self, trajectory: Trajectory) -> bool:
         return self.kb.submit_trajectory(trajectory)

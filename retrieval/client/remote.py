@@ -103,8 +103,9 @@ class GrpcKBClient:
         req = pb.UpsertCardRequest(card=convert.to_proto_card(card))
         return convert.from_proto_card(self.call(self.knowledge.UpsertCard, req))
 
-    def set_card_status(self, card_id: str, status: CardStatus, reason: str = "") -> AnyCard:
-        req = pb.SetCardStatusRequest(id=card_id, status=status, reason=reason)
+    def set_card_status(self, card_id: str, status: CardStatus, reason: str = "",
+                        version: int | None = None) -> AnyCard:
+        req = pb.SetCardStatusRequest(id=card_id, status=status, reason=reason, version=version or 0)
         return convert.from_proto_card(self.call(self.knowledge.SetCardStatus, req))
 
     def submit_trajectory(self, trajectory: Trajectory) -> bool:

@@ -18,6 +18,7 @@ import grpc
 from kb.errors import LadderError
 from kb.settings import Principal, Settings
 from retrieval.errors import CODE_KEY, ERROR_ID_KEY, FIELD_KEY, status_for
+from retrieval.throttle import AuthThrottle, client_address
 
 __all__ = ["METHOD_ROLES", "AuthInterceptor", "ErrorInterceptor", "caller", "header_safe"]
 
@@ -90,9 +91,13 @@ def _wrap(handler: grpc.RpcMethodHandler, fn: Callable[[Any, grpc.ServicerContex
 
 
 class AuthInterceptor(grpc.ServerInterceptor):
-    def __init__(self, settings: Settings) -> None:
+    """Bearer-token auth by role. Refuses to be built over an empty or short token (``Settings.principals``), and
+    throttles addresses that present unknown tokens (``retrieval.throttle``: RESOURCE_EXHAUSTED while blocked)."""
+
+    def __init__(self, settings: Settings, throttle: AuthThrottle | None = None) -> None:
         self._tokens = settings.principals()
         self._reads_open = settings.read_access == "open"
+        self.throttle = throttle or AuthThrottle(settings.auth_max_failures, settings.auth_window_s)
 
     def _principal(self, metadata: tuple[tuple[str, str], ...]) -> Principal | None:
         """The token's principal; None without credentials; a nameless principal with no roles for a bad token."""
@@ -104,6 +109,8 @@ class AuthInterceptor(grpc.ServerInterceptor):
         for token, principal in self._tokens:  # check every token: timing does not reveal which one matched
             if hmac.compare_digest(presented, token):
                 found = principal
+        if not presented.strip():  # a bare "Bearer " is an unknown token, whatever LADDER_TOKENS holds
+            return Principal("", frozenset())
         return found
 
     def _roles(self, metadata: tuple[tuple[str, str], ...]) -> frozenset[str] | None:
@@ -123,6 +130,14 @@ class AuthInterceptor(grpc.ServerInterceptor):
         handler = continuation(details)
 
         def check(request: Any, context: grpc.ServicerContext, inner: Callable) -> Any:
+            client = client_address(context.peer() or "")
+            if roles is not None:
+                wait = self.throttle.retry_after(client)
+                if wait > 0:
+                    context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                  f"too many unknown tokens from {client}; retry in {wait:.0f} s")
+                if not roles:
+                    self.throttle.failed(client)
             if roles is None:
                 context.abort(grpc.StatusCode.UNAUTHENTICATED,
                               f"{method} needs a bearer token with the {need} role (set LADDER_TOKEN / --token)")

@@ -5,6 +5,11 @@ Started by ``ladder serve --web-port N`` inside the server process, on the serve
 (kept server-side; the browser holds an opaque HttpOnly SameSite=Strict session cookie) and every form carries
 the session's CSRF token. Scripts may also send ``Authorization: Bearer TOKEN`` (no CSRF token then). Every
 response forbids scripts outright (CSP ``script-src 'none'``) and card text is HTML-escaped.
+
+Slow or hostile clients: a connection must send its request within ``Settings.web_read_timeout_s`` (then it is
+closed), and at most ``web_max_connections`` are served at once (more are closed at once), so half-sent
+requests cannot pin a thread each in the server process. Unknown tokens (sign-in or bearer) are throttled per
+address like the gRPC ones (``retrieval.throttle``: 429 with Retry-After).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.cookies import SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from pydantic import ValidationError
@@ -29,6 +35,7 @@ from kb.limits import check_json
 from kb.models import parse_card
 from kb.settings import Principal, Settings
 from retrieval.client.review import ReviewClient
+from retrieval.throttle import AuthThrottle
 from retrieval.web import render
 
 __all__ = ["WebServer", "start_web"]
@@ -59,12 +66,14 @@ class WebServer:
         self._tokens = settings.principals()
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
+        self.throttle = AuthThrottle(settings.auth_max_failures, settings.auth_window_s)
         app = self
 
         class Handler(_Handler):
             web = app
+            timeout = settings.web_read_timeout_s  # socket timeout for every read: a half-sent request ends
 
-        self.httpd = ThreadingHTTPServer((host or settings.host, port), Handler)
+        self.httpd = _BoundedHTTPServer((host or settings.host, port), Handler, settings.web_max_connections)
         self.httpd.daemon_threads = True
         self.port = int(self.httpd.server_address[1])
         self._thread = threading.Thread(target=self.httpd.serve_forever, name="review-web", daemon=True)
@@ -81,12 +90,12 @@ class WebServer:
 
     # ------------------------------------------------------------------ auth
     def principal_for(self, token: str) -> Principal:
-        """The token's name and roles (no name, no roles for an unknown token)."""
+        """The token's name and roles (no name, no roles for an unknown token; an empty one never matches)."""
         found = Principal("", frozenset())
         for known, principal in self._tokens:  # compare with every token: timing does not tell which matched
             if hmac.compare_digest(token.encode("utf-8", "replace"), known):
                 found = principal
-        return found
+        return found if token.strip() else Principal("", frozenset())
 
     def roles_for(self, token: str) -> frozenset[str]:
         return self.principal_for(token).roles
@@ -111,6 +120,33 @@ class WebServer:
     def end_session(self, sid: str | None) -> None:
         with self._lock:
             self._sessions.pop(sid or "", None)
+
+
+class _BoundedHTTPServer(ThreadingHTTPServer):
+    """A threading HTTP server that serves at most ``limit`` connections at once; one more is closed at once
+    (the client sees a reset and may retry) instead of getting a thread of its own."""
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], limit: int) -> None:
+        self._slots = threading.BoundedSemaphore(limit)
+        self.limit = limit
+        super().__init__(address, handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            log.warning("review page: %s refused: %d connections already open", client_address[0], self.limit)
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
 
 def start_web(settings: Settings, review: Callable[[], ReviewClient | None], *, port: int,
@@ -190,10 +226,36 @@ class _Handler(BaseHTTPRequestHandler):
     def _session(self) -> Session | None:
         return self.web.session(self._cookies().get(SESSION_COOKIE))
 
+    def _client(self) -> str:
+        return str(self.client_address[0])
+
+    def _throttled(self) -> bool:
+        """Answer 429 (and True) while this address is blocked for presenting unknown tokens."""
+        wait = self.web.throttle.retry_after(self._client())
+        if wait <= 0:
+            return False
+        self.close_connection = True
+        nonce = secrets.token_urlsafe(16)
+        self._send(429, render.message_page("too many attempts", f"too many unknown tokens from this address; "
+                                            f"retry in {wait:.0f} s", nonce=nonce), nonce=nonce,
+                   headers={"Retry-After": str(int(wait) + 1)})
+        return True
+
+    def _check_token(self, token: str) -> Principal:
+        """The token's principal; an unknown token is charged to this address (``AuthThrottle``)."""
+        known = getattr(self, "_checked", None)
+        if known is not None and known[0] == token:  # one request asks more than once: charge it once
+            return known[1]
+        who = self.web.principal_for(token)
+        if not who.roles:
+            self.web.throttle.failed(self._client())
+        self._checked = (token, who)
+        return who
+
     def _roles(self) -> frozenset[str]:
         tok = self._bearer()
         if tok is not None:
-            return self.web.roles_for(tok)
+            return self._check_token(tok).roles
         s = self._session()
         return s.roles if s else frozenset()
 
@@ -224,6 +286,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._login_form()
         if url.path in ("/", ""):
             return self._redirect("/queue")
+        if self._bearer() is not None and self._throttled():
+            return None
         if not self._can_read():
             return self._redirect("/login")
         review = self.web.review()
@@ -261,6 +325,8 @@ class _Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         if self._cross_site():
             return self._error(403, "forbidden", "cross-site form posts are refused")
+        if (url.path == "/login" or self._bearer() is not None) and self._throttled():
+            return None
         form = self._form()
         if form is None:
             return None
@@ -278,7 +344,7 @@ class _Handler(BaseHTTPRequestHandler):
         pre = self._cookies().get(LOGIN_COOKIE, "")
         if not pre or not hmac.compare_digest(pre, form.get("csrf", "")):
             return self._login_form("the sign-in form expired; try again", 400)
-        who = self.web.principal_for(form.get("token", ""))
+        who = self._check_token(form.get("token", ""))
         if not who.roles:
             return self._login_form("unknown token (tokens come from LADDER_TOKENS on the server)", 401)
         sid = self.web.new_session(who.roles, who.name)  # the name is the token's, never typed in
@@ -287,7 +353,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _decide(self, pid: str, form: dict[str, str]) -> None:
         session, bearer = self._session(), self._bearer()
-        roles = self.web.roles_for(bearer) if bearer is not None else (session.roles if session else frozenset())
+        roles = self._check_token(bearer).roles if bearer is not None else (session.roles if session else frozenset())
         if "reviewer" not in roles:
             return self._error(403 if roles else 401, "reviewer role needed",
                                "decisions need a token with the reviewer role: sign in at /login")

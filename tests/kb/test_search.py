@@ -73,7 +73,7 @@ def test_writes_refresh_the_index_without_restart(kb):
     card = PatternCard(id="zz-new-idea", title="Frobnicate the warp scheduler", summary="Zyzzyva frobnication of warps.",
                        body="zyzzyva", backends=["cuda"], levels=["L1"], sources=["https://example.org"])
     assert kb.upsert_card(card).status == "proposed"  # a write proposes; activating is the review step
-    kb.set_card_status(card.id, "active")
+    kb.set_card_status(card.id, "active", version=1)
     hits = kb.search(SearchQuery(text="zyzzyva frobnication", filter=CardFilter(statuses=["active"])))
     assert hits[0].card.id == "zz-new-idea"
 
@@ -137,7 +137,7 @@ def test_an_engine_rebuilt_after_writes_answers_like_a_fresh_one(kb):
     writes = [lambda: kb.upsert_card(_probe(1)), lambda: kb.upsert_card(_probe(2, status="proposed")),
               lambda: kb.upsert_card(edited.model_copy(update={"summary": "Pairwise max of two values, rewritten for "
                                                                           "the probe: warp-specialized epilogue."})),
-              lambda: kb.set_card_status("probe-2", "active"),
+              lambda: kb.set_card_status("probe-2", "active", version=1),
               lambda: kb.upsert_card(_probe(1, body="Now with a body about epilogue overlap and TMA stores."))]
     for write in writes:  # a read between writes, so each rebuild starts from the previous one's tokens
         write()

@@ -91,12 +91,12 @@ def test_the_cli_console_never_prints_content_escapes():
 
 
 def test_tokens_name_their_principals():
-    s = Settings(tokens={"t-rev": {"name": "ana", "roles": ["reviewer"]}, "t-con": ["contributor"]})
+    rev, con = "t-rev-0123456789abcdef", "t-con-0123456789abcdef"
+    s = Settings(tokens={rev: {"name": "ana", "roles": ["reviewer"]}, con: ["contributor"]})
     by_token = dict(s.principals())
-    assert by_token[b"t-rev"].name == "ana" and "contributor" in by_token[b"t-rev"].roles
-    anon = by_token[b"t-con"]
-    assert anon.name.startswith("contributor-") and "t-con" not in anon.name and anon.roles == {"contributor",
-                                                                                                "reader"}
+    assert by_token[rev.encode()].name == "ana" and "contributor" in by_token[rev.encode()].roles
+    anon = by_token[con.encode()]
+    assert anon.name.startswith("contributor-") and con not in anon.name and anon.roles == {"contributor", "reader"}
 
 
 def test_content_hash_ignores_ids_and_times_only():

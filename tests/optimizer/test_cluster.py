@@ -43,7 +43,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, seeded_home: Path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    env = {**os.environ, "LADDER_TOKENS": json.dumps({"tok": ["contributor"]}), "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "LADDER_TOKENS": json.dumps({"tok-0123456789abcdef": ["contributor"]}), "HF_HUB_OFFLINE": "1"}
     log = (home.parent / "server.log").open("w")
     proc = subprocess.Popen([sys.executable, "-m", "optimizer.cli", "serve", "--port", str(port), "--home", str(home)],
                             env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -205,7 +205,7 @@ def test_ray_fanout_stores_every_trajectory_once(server, tmp_path: Path, monkeyp
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))  # workers import cluster_faults
     killer = Killer("softmax", at_round=1)
     problems = [DATA / "softmax", DATA / "scale", SUITE / "relu"]
-    results = run_cluster(problems, address="local", num_cpus=3, server=addr, token="tok", resource="CPU", rounds=2,
+    results = run_cluster(problems, address="local", num_cpus=3, server=addr, token="tok-0123456789abcdef", resource="CPU", rounds=2,
                           backend="interpreter", max_retries=2, progress=killer, campaign="ray-t", settings=FAST,
                           out_root=tmp_path, connect=FlakySubmit("scale", tmp_path))
     by = {r.key: r for r in results}
@@ -229,7 +229,7 @@ def test_process_runner_retries_a_killed_worker(server, tmp_path: Path) -> None:
 
     addr, home = server
     killer = Killer("scale", at_round=1)
-    results = run_local([DATA / "scale", SUITE / "relu"], devices=["0", "1"], resource="CPU", server=addr, token="tok",
+    results = run_local([DATA / "scale", SUITE / "relu"], devices=["0", "1"], resource="CPU", server=addr, token="tok-0123456789abcdef",
                         rounds=1, backend="interpreter", max_retries=1, progress=killer, campaign="procs-t",
                         settings=FAST, out_root=tmp_path)
     assert [r.status for r in results] == ["ok", "ok"], [r.error for r in results]

@@ -5,8 +5,8 @@ import pytest
 from kb.settings import Settings
 
 #: the reviewer token is named: decisions are recorded under "ana" whatever a request claims
-TOKENS = {"contrib-token": ["contributor"], "review-token": {"name": "ana", "roles": ["reviewer"]},
-          "read-token": ["reader"]}
+TOKENS = {"contrib-token-0123456789": ["contributor"], "review-token-0123456789": {"name": "ana", "roles": ["reviewer"]},
+          "read-token-0123456789": ["reader"]}
 
 
 @pytest.fixture(scope="module")

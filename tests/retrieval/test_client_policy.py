@@ -13,7 +13,7 @@ from kb.models import PatternCard, ProblemRef, Round, Trajectory
 from kb.models.search import CardFilter
 from kb.settings import Settings
 
-TOKENS = {"review-token": {"name": "ana", "roles": ["reviewer"]}}
+TOKENS = {"review-token-0123456789": {"name": "ana", "roles": ["reviewer"]}}
 CLIENTS = ("local", "grpc", "snapshot")
 
 
@@ -46,7 +46,7 @@ def client(request, backends, embedder):
     if request.param == "local":
         c = LocalKBClient(kb=backends["local"], owns=False)
     elif request.param == "grpc":
-        c = GrpcKBClient(f"127.0.0.1:{backends['handle'].port}", token="review-token")
+        c = GrpcKBClient(f"127.0.0.1:{backends['handle'].port}", token="review-token-0123456789")
     else:
         c = SnapshotKB(backends["snap"], embedder=embedder, outbox=backends["outbox"])
     c.kind = request.param
@@ -100,7 +100,7 @@ def test_a_write_never_activates_and_review_does(client):
         return
     stored = client.upsert_card(_card(cid))
     assert stored.status == "proposed"
-    assert client.set_card_status(cid, "active").status == "active"
+    assert client.set_card_status(cid, "active", version=stored.version).status == "active"
     with pytest.raises(InvalidArgument) as e:
         client.set_card_status(cid, "shiny")
     assert e.value.field == "status"

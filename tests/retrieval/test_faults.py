@@ -39,9 +39,9 @@ from retrieval.errors import CODE_KEY
 from retrieval.v1 import ladder_pb2 as pb
 from retrieval.v1 import ladder_pb2_grpc as pb_grpc
 
-TOKENS = {"c-fault-7f3a": ["contributor"], "r-fault-91bd": ["reviewer"]}
-CONTRIB = (("authorization", "Bearer c-fault-7f3a"),)
-REVIEW = (("authorization", "Bearer r-fault-91bd"),)
+TOKENS = {"c-fault-7f3a-0123456789": ["contributor"], "r-fault-91bd-0123456789": ["reviewer"]}
+CONTRIB = (("authorization", "Bearer c-fault-7f3a-0123456789"),)
+REVIEW = (("authorization", "Bearer r-fault-91bd-0123456789"),)
 
 
 # ---------------------------------------------------------------- helpers
@@ -334,7 +334,7 @@ def test_full_disk_under_the_index_only(home: Path, tmpfs: Path, embedder, caplo
 
         stored = kb.upsert_card(from_proto_card(_card("index-full", title)))
         assert stored.version == 1 and kb.index.persist_error
-        kb.set_card_status("index-full", "active")
+        kb.set_card_status("index-full", "active", version=1)
         assert any("served from memory" in r.getMessage() or "serves them from memory" in r.getMessage()
                    for r in caplog.records)
         assert kb.search(SearchQuery(text=title, mode="dense", top_k=3))[0].card.id == "index-full"

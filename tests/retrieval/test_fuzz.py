@@ -32,7 +32,7 @@ from retrieval.v1 import ladder_pb2_grpc as pb_grpc
 
 pytestmark = pytest.mark.slow  # ~10k requests: 2-4 minutes on two shared cores (measured)
 
-REVIEW = (("authorization", "Bearer review-token"),)
+REVIEW = (("authorization", "Bearer review-token-0123456789"),)
 FUZZ = {"deadline": None, "database": None, "suppress_health_check": list(HealthCheck), "print_blob": True}
 KNOWLEDGE = ("Search", "QuickMatch", "GetCard", "ListCards", "GetInvariants", "UpsertCard", "SetCardStatus")
 SYNTHESIS = ("SubmitTrajectory", "RunSynthesis", "GetJob", "ListProposals", "GetProposal", "Review")
@@ -182,7 +182,7 @@ def test_fuzz_raw_bytes(rpc: Rpc, service: str, names: tuple[str, ...]):
 def test_fuzz_bearer_tokens(rpc: Rpc):
     """Random tokens and malformed authorization headers: UNAUTHENTICATED / PERMISSION_DENIED, never a crash."""
     tokens = st.text(alphabet=string.ascii_letters + string.digits + string.punctuation + " ", max_size=80)
-    headers = st.one_of(tokens.map(lambda t: "Bearer " + t), tokens, st.just("Bearer "), st.just("bearer review-token"))
+    headers = st.one_of(tokens.map(lambda t: "Bearer " + t), tokens, st.just("Bearer "), st.just("bearer review-token-0123456789"))
     writes = st.sampled_from(["UpsertCard", "SetCardStatus", "SubmitTrajectory", "RunSynthesis", "Review"])
 
     @settings(max_examples=600 // BATCH, **FUZZ)

@@ -19,7 +19,7 @@ import pytest
 from retrieval.v1 import ladder_pb2 as pb
 from retrieval.v1 import ladder_pb2_grpc as pb_grpc
 
-CONTRIB = (("authorization", "Bearer c"),)
+CONTRIB = (("authorization", "Bearer contrib-0123456789abcdef"),)
 
 
 def _free_port() -> int:
@@ -29,7 +29,7 @@ def _free_port() -> int:
 
 
 def _start(home: Path, port: int) -> subprocess.Popen:
-    env = {**os.environ, "LADDER_HOME": str(home), "LADDER_TOKENS": json.dumps({"c": ["contributor"]}),
+    env = {**os.environ, "LADDER_HOME": str(home), "LADDER_TOKENS": json.dumps({"contrib-0123456789abcdef": ["contributor"]}),
            "HF_HUB_OFFLINE": "1"}
     proc = subprocess.Popen([sys.executable, "-m", "optimizer.cli", "serve", "--port", str(port)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -27,7 +27,7 @@ def queue(request, server):
     if request.param == "local":
         yield request.param, LocalReview(server.kb, curator=server.curator)
     else:
-        with connect_review(f"127.0.0.1:{server.port}", token="review-token") as r:
+        with connect_review(f"127.0.0.1:{server.port}", token="review-token-0123456789") as r:
             assert isinstance(r, RemoteReview)
             yield request.param, r
 
@@ -77,7 +77,7 @@ def test_review_flow(queue, server):
 
 
 def test_remote_writes_need_reviewer_token(server):
-    with connect_review(f"127.0.0.1:{server.port}", token="contrib-token") as q:
+    with connect_review(f"127.0.0.1:{server.port}", token="contrib-token-0123456789") as q:
         with pytest.raises(PermissionDenied):
             q.review("new-family.none.0001", "approve", reviewer="x")
         assert isinstance(q.proposals("all"), list)  # reads are open

@@ -18,7 +18,7 @@ from retrieval.server.interceptors import AuthInterceptor
 from retrieval.v1 import ladder_pb2 as pb
 from retrieval.v1 import ladder_pb2_grpc as pb_grpc
 
-TOKENS = {"contrib-token": ["contributor"], "review-token": ["reviewer"], "read-token": ["reader"]}
+TOKENS = {"contrib-token-0123456789": ["contributor"], "review-token-0123456789": ["reviewer"], "read-token-0123456789": ["reader"]}
 SECRETS = [*TOKENS, "wrong-token-5d1e"]
 
 
@@ -38,11 +38,11 @@ def test_every_token_is_compared_in_constant_time(monkeypatch):
     real = icp.hmac.compare_digest
     monkeypatch.setattr(icp.hmac, "compare_digest", lambda a, b: calls.append((a, b)) or real(a, b))
     auth = AuthInterceptor(Settings(tokens=TOKENS))
-    for presented, roles in (("contrib-token", {"contributor", "reader"}), ("review-tokeX", set()), ("", set())):
+    for presented, roles in (("contrib-token-0123456789", {"contributor", "reader"}), ("review-tokeX", set()), ("", set())):
         calls.clear()
         assert auth._roles((("authorization", f"Bearer {presented}"),)) == roles
         assert len(calls) == len(TOKENS) and {b for _, b in calls} == {t.encode() for t in TOKENS}
-    assert auth._roles((("authorization", "contrib-token"),)) is None  # no "Bearer ": no credentials at all
+    assert auth._roles((("authorization", "contrib-token-0123456789"),)) is None  # no "Bearer ": no credentials at all
 
 
 def test_tokens_never_reach_logs_or_error_messages(server, caplog):
@@ -51,11 +51,11 @@ def test_tokens_never_reach_logs_or_error_messages(server, caplog):
     stub, synth = pb_grpc.KnowledgeServiceStub(ch), pb_grpc.SynthesisServiceStub(ch)
     details = []
     attempts = [("wrong-token-5d1e", stub.UpsertCard, pb.UpsertCardRequest(card=_card("sec-a"))),
-                ("read-token", stub.UpsertCard, pb.UpsertCardRequest(card=_card("sec-b"))),
-                ("contrib-token", stub.SetCardStatus, pb.SetCardStatusRequest(id="sec-c", status="active")),
-                ("contrib-token", synth.RunSynthesis, pb.RunSynthesisRequest()),
-                ("contrib-token", synth.SubmitTrajectory, pb.SubmitTrajectoryRequest(trajectory_json="{")),
-                ("contrib-token", stub.UpsertCard, pb.UpsertCardRequest(card=_card("sec-ok")))]
+                ("read-token-0123456789", stub.UpsertCard, pb.UpsertCardRequest(card=_card("sec-b"))),
+                ("contrib-token-0123456789", stub.SetCardStatus, pb.SetCardStatusRequest(id="sec-c", status="active")),
+                ("contrib-token-0123456789", synth.RunSynthesis, pb.RunSynthesisRequest()),
+                ("contrib-token-0123456789", synth.SubmitTrajectory, pb.SubmitTrajectoryRequest(trajectory_json="{")),
+                ("contrib-token-0123456789", stub.UpsertCard, pb.UpsertCardRequest(card=_card("sec-ok")))]
     try:
         for token, call, req in attempts:
             try:
@@ -133,7 +133,7 @@ def test_tls_round_trip(tls_server, certs, monkeypatch):
 
     cert, _, other = certs
     target = f"127.0.0.1:{tls_server.port}"
-    with GrpcKBClient(target, Settings(tls_ca=cert), token="contrib-token") as c:
+    with GrpcKBClient(target, Settings(tls_ca=cert), token="contrib-token-0123456789") as c:
         assert c.search(SearchQuery(text="why does argmax scalarize on Ascend"))[0].card.id
         from retrieval.convert import from_proto_card
 
@@ -177,7 +177,7 @@ def test_request_size_limits(server):
             if isinstance(req, pb.UpsertCardRequest):
                 req.card.body = big
             with pytest.raises(grpc.RpcError) as e:
-                call(req, metadata=(("authorization", "Bearer contrib-token"),), timeout=60)
+                call(req, metadata=(("authorization", "Bearer contrib-token-0123456789"),), timeout=60)
             assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert stub.GetCard(pb.GetCardRequest(id="top2-pairwise-max"), timeout=30).id == "top2-pairwise-max"
     finally:

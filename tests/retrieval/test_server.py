@@ -11,8 +11,8 @@ from kb.models import ProblemRef, Trajectory
 from retrieval.v1 import ladder_pb2 as pb
 from retrieval.v1 import ladder_pb2_grpc as pb_grpc
 
-CONTRIB = (("authorization", "Bearer contrib-token"),)
-REVIEW = (("authorization", "Bearer review-token"),)
+CONTRIB = (("authorization", "Bearer contrib-token-0123456789"),)
+REVIEW = (("authorization", "Bearer review-token-0123456789"),)
 
 
 @pytest.fixture(scope="module")
@@ -91,13 +91,13 @@ def test_writes_need_the_right_role(stub):
     with pytest.raises(grpc.RpcError) as e:
         stub.SetCardStatus(pb.SetCardStatusRequest(id="top2-pairwise-max", status="deprecated"), metadata=CONTRIB)
     assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED
-    assert "reviewer" in e.value.details() and "contrib-token" not in e.value.details()
+    assert "reviewer" in e.value.details() and "contrib-token-0123456789" not in e.value.details()
 
 
 def test_contributor_proposes_reviewer_approves(stub):
     card = stub.UpsertCard(pb.UpsertCardRequest(card=_new_card("w-flow", status="active")), metadata=CONTRIB)
     assert card.status == "proposed" and card.version == 1  # contributors cannot self-activate
-    approved = stub.SetCardStatus(pb.SetCardStatusRequest(id="w-flow", status="active"), metadata=REVIEW)
+    approved = stub.SetCardStatus(pb.SetCardStatusRequest(id="w-flow", status="active", version=1), metadata=REVIEW)
     assert approved.status == "active"
     assert stub.GetCard(pb.GetCardRequest(id="w-flow")).status == "active"
 

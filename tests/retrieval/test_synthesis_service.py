@@ -13,8 +13,8 @@ from kb.models import (EvidenceItem, ProblemRef, Round, RoundRewrite, Timing, Ti
 from retrieval.v1 import ladder_pb2 as pb
 from retrieval.v1 import ladder_pb2_grpc as pb_grpc
 
-CONTRIB = (("authorization", "Bearer contrib-token"),)
-REVIEW = (("authorization", "Bearer review-token"),)
+CONTRIB = (("authorization", "Bearer contrib-token-0123456789"),)
+REVIEW = (("authorization", "Bearer review-token-0123456789"),)
 
 
 def _round(i: int, hyp: str, rewrite: str, family: str, speedup: float, hack: list[str] | None = None) -> Round:

@@ -16,9 +16,9 @@ from retrieval.v1 import ladder_pb2 as pb
 from retrieval.v1 import ladder_pb2_grpc as pb_grpc
 from synthesis.models import Proposal
 
-TOKENS = {"contrib-token": ["contributor"], "review-token": {"name": "ana", "roles": ["reviewer"]}}
-CONTRIB = (("authorization", "Bearer contrib-token"),)
-REVIEW = (("authorization", "Bearer review-token"),)
+TOKENS = {"contrib-token-0123456789": ["contributor"], "review-token-0123456789": {"name": "ana", "roles": ["reviewer"]}}
+CONTRIB = (("authorization", "Bearer contrib-token-0123456789"),)
+REVIEW = (("authorization", "Bearer review-token-0123456789"),)
 BIG = 3_900_000
 
 
@@ -142,7 +142,7 @@ def test_the_web_sign_in_binds_the_name_to_the_token(srv):
     assert 'name="name"' not in page  # no free-text reviewer name any more
     pre = r.headers["Set-Cookie"].split(";")[0]
     csrf = page.split('name="csrf" value="')[1].split('"')[0]
-    r, _ = req("POST", "/login", {"csrf": csrf, "token": "review-token", "name": "mallory"}, cookie=pre)
+    r, _ = req("POST", "/login", {"csrf": csrf, "token": "review-token-0123456789", "name": "mallory"}, cookie=pre)
     assert r.status == 303
     session = r.headers.get_all("Set-Cookie")[0].split(";")[0]
     _, queue = req("GET", "/queue", cookie=session)

@@ -15,8 +15,8 @@ from kb.models import PatternCard
 from kb.settings import Settings
 from synthesis.models import EvidenceRef, Proposal
 
-TOKENS = {"contrib-token": ["contributor"], "review-token": {"name": "ana", "roles": ["reviewer"]},
-          "read-token": ["reader"]}
+TOKENS = {"contrib-token-0123456789": ["contributor"], "review-token-0123456789": {"name": "ana", "roles": ["reviewer"]},
+          "read-token-0123456789": ["reader"]}
 CHROMIUM = Path("/usr/bin/chromium")
 HOSTILE = ('<script>document.title="pwned";window.__pwned=1</script>'
            '<img src=x onerror="window.__pwned=2"></pre><svg onload="window.__pwned=3">')
@@ -100,15 +100,15 @@ def test_decisions_need_reviewer_session_and_csrf(web):
     r, _ = anon.req("POST", path, {"action": "approve"})
     assert r.status == 401
     contrib = Browserless(web.web.port)
-    contrib.login("contrib-token")
+    contrib.login("contrib-token-0123456789")
     r, page = contrib.req("GET", path)
     assert r.status == 200 and "Sign in with a reviewer token" in page
     r, _ = contrib.req("POST", path, {"action": "approve", "csrf": "x"})
     assert r.status == 403
     rev = Browserless(web.web.port)
-    r, _ = rev.req("POST", "/login", {"csrf": "forged", "token": "review-token", "name": "x"})
+    r, _ = rev.req("POST", "/login", {"csrf": "forged", "token": "review-token-0123456789", "name": "x"})
     assert r.status == 400  # the sign-in form's own CSRF check
-    rev.login("review-token")
+    rev.login("review-token-0123456789")
     r, _ = rev.req("POST", path, {"action": "approve", "csrf": "wrong"})
     assert r.status == 403
     _, page = rev.req("GET", path)
@@ -129,7 +129,7 @@ def test_decisions_need_reviewer_session_and_csrf(web):
     # a script may use the bearer header instead (no session, no CSRF token)
     _put(web, _proposal("new-family.web-bearer.0001", "web-bearer-card"))
     r, _ = anon.req("POST", "/p/new-family.web-bearer.0001", {"action": "reject", "reason": "duplicate"},
-                    headers={"Authorization": "Bearer review-token"})
+                    headers={"Authorization": "Bearer review-token-0123456789"})
     assert r.status == 303 and web.curator.proposal("new-family.web-bearer.0001").status == "rejected"
 
 
@@ -141,7 +141,7 @@ def test_reads_follow_read_access(web):
         b = Browserless(locked.port)
         r, _ = b.req("GET", "/queue")
         assert r.status == 303 and r.headers["Location"] == "/login"
-        b.login("read-token")
+        b.login("read-token-0123456789")
         r, page = b.req("GET", "/queue")
         assert r.status == 200 and "proposals" in page
     finally:
@@ -161,7 +161,7 @@ def test_approve_in_headless_chromium(web):
         try:
             page = browser.new_page()
             page.goto(f"{base}/login")
-            page.fill("input[name=token]", "review-token")
+            page.fill("input[name=token]", "review-token-0123456789")
             page.click("button[type=submit]")
             page.click("a[href='/p/new-family.web-e2e.0001']")
             assert page.title() == "proposal new-family.web-e2e.0001"

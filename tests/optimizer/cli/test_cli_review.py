@@ -23,7 +23,7 @@ from kb.settings import Settings
 from optimizer.cli import app
 from synthesis.models import EvidenceRef, Proposal
 
-TOKENS = {"contrib-token": ["contributor"], "review-token": {"name": "ana", "roles": ["reviewer"]}}
+TOKENS = {"contrib-token-0123456789": ["contributor"], "review-token-0123456789": {"name": "ana", "roles": ["reviewer"]}}
 runner = CliRunner()
 
 
@@ -41,7 +41,7 @@ def server(tmp_path_factory, seeded_home, embedder):
     handle.stop(0)
 
 
-def _ladder(server, *args: str, token: str = "review-token", ok: bool = True):
+def _ladder(server, *args: str, token: str = "review-token-0123456789", ok: bool = True):
     res = runner.invoke(app, [*args, "--server", f"127.0.0.1:{server.port}", "--token", token])
     if ok:
         assert res.exit_code == 0, res.output
@@ -95,7 +95,7 @@ def test_review_commands(server, tmp_path):
 
     res = _ladder(server, "review", "reject", p.id, "--reason", " ", ok=False)
     assert res.exit_code == 2 and "reason" in res.output
-    res = _ladder(server, "review", "approve", p.id, token="contrib-token", ok=False)
+    res = _ladder(server, "review", "approve", p.id, token="contrib-token-0123456789", ok=False)
     assert res.exit_code == 2 and "reviewer" in res.output
 
     draft = tmp_path / "draft.yaml"
@@ -126,7 +126,7 @@ def test_review_commands(server, tmp_path):
 def test_synthesize_with_a_contributor_token_stores_and_exits_zero(server, tmp_path):
     f = tmp_path / "contrib.json"
     f.write_text(_traj().model_copy(update={"id": "cli-contrib-1", "device": "contrib"}).model_dump_json())
-    res = _ladder(server, "synthesize", str(f), token="contrib-token")  # exit 0 asserted
+    res = _ladder(server, "synthesize", str(f), token="contrib-token-0123456789")  # exit 0 asserted
     assert "submitted: cli-contrib-1" in res.stdout and "not run" in res.stderr and "reviewer" in res.stderr
     assert any(t.id == "cli-contrib-1" for t in server.kb.store.trajectories())
 
