@@ -127,10 +127,12 @@ def evaluate(
     against: dict[str, Path] | None = None,
     aa: bool = False,
     methods: dict[str, str] | None = None,
+    static_gate: bool = True,
 ) -> Evaluation:
     """Validate ``candidate`` and time it interleaved with ``against`` (role -> candidate file; ``aa`` adds a second
     instance of the candidate itself, the A/A comparison); ``methods`` (case label -> do_bench | cudagraph) are the
-    session's fixed per-case timing methods."""
+    session's fixed per-case timing methods. ``static_gate=False`` (onboarding: every failed rule at once) runs the
+    candidate even when the static scan rejects it; the result still fails."""
     cand = Path(candidate).resolve()
     try:
         source = cand.read_text()
@@ -138,7 +140,7 @@ def evaluate(
         return _failed(cand, backend, "error", f"cannot read candidate: {exc}")
     static = static_scan(source, fp32_reference=fp32_reference(problem))
     rejected = [f for f in static if f.severity == "reject"]
-    if rejected:
+    if rejected and static_gate:
         return _failed(cand, backend, "rejected_static", "static hack check: " + "; ".join(f.render() for f in rejected), static)
     run_cases = cases if cases is not None else problem.cases_for(backend)
     python = settings.triton_python or None  # another Triton (LADDER_TRITON_PYTHON / --triton 3.6)
@@ -170,6 +172,10 @@ def evaluate(
     findings = static + [HackFinding(f.code, f.severity, f.message, f.line) for f in p.findings]  # type: ignore[arg-type]
     validation = p.validation
     validation.hack_flags = list(dict.fromkeys([f.code for f in static] + validation.hack_flags))
+    if rejected:  # static_gate=False: it ran anyway, and is still rejected
+        validation.passed = False
+        validation.failure_reason = validation.failure_reason or "static hack check: " + "; ".join(
+            f.render() for f in rejected)
     ev = Evaluation(
         candidate=cand, backend=backend, status="ok", reason=validation.failure_reason, validation=validation,
         findings=findings, launches=p.launches, timing_cases=p.timing.cases if p.timing else [],

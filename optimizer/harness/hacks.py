@@ -19,7 +19,7 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import Literal
 
-__all__ = ["CATALOGUE", "HackCheck", "HackFinding", "HackReport", "by_code", "static_scan"]
+__all__ = ["CATALOGUE", "HackCheck", "HackFinding", "HackReport", "by_code", "forward_reachable", "static_scan"]
 
 Severity = Literal["reject", "warn"]
 
@@ -234,16 +234,66 @@ def static_scan(source: str, *, fp32_reference: bool = True) -> list[HackFinding
         c = _BY_CODE["no_triton_kernel"]
         findings.append(HackFinding(c.code, c.severity, c.description))
     lines = text.splitlines()
+    reached = forward_reachable(text).splitlines()
     for check in CATALOGUE:
         if check.kind != "static" or not check.patterns:
             continue
         if check.only_fp32_reference and not fp32_reference:
             continue
-        hit = _first_match(lines, check.patterns)
+        # precision: only code the forward path reaches (a backward kernel in the same file is not a downgrade)
+        hit = _first_match(reached if check.only_fp32_reference else lines, check.patterns)
         if hit is not None:
             lineno, snippet = hit
             findings.append(HackFinding(check.code, check.severity, f"{check.title}: `{snippet}`", lineno))
     return findings
+
+
+_BACKWARD_ONLY = frozenset({"backward", "jvp", "vjp", "setup_context_backward"})
+
+
+def forward_reachable(source: str) -> str:
+    """``source`` with every top-level function or class that ``ModelNew``'s forward path cannot reach blanked
+    (line numbers kept). Reached: ``ModelNew``, then, transitively, every top-level definition a reached body names
+    (a kernel launched, a launcher, a helper, an ``autograd.Function`` through ``.apply``); of a reached class every
+    method but ``backward`` (an autograd Function's backward runs in training, not in the forward that is timed).
+    Module-level statements always count. Without a ``ModelNew`` (or on a syntax error) the whole source counts."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source
+    defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    if "ModelNew" not in defs:
+        return source
+    module_names = {x.id for n in tree.body if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                    for x in ast.walk(n) if isinstance(x, ast.Name)}
+    reached: set[str] = set()
+    todo = ["ModelNew", *sorted(module_names & set(defs))]
+    while todo:
+        name = todo.pop()
+        if name in reached or name not in defs:
+            continue
+        reached.add(name)
+        node = defs[name]
+        bodies: list[ast.AST] = [node]
+        if isinstance(node, ast.ClassDef):
+            bodies = [*node.bases, *node.decorator_list,
+                      *(b for b in node.body if not (isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                                     and b.name in _BACKWARD_ONLY))]
+        for body in bodies:
+            todo += [x.id for x in ast.walk(body) if isinstance(x, ast.Name) and x.id in defs]
+    lines = source.splitlines(keepends=True)
+    for name, node in defs.items():
+        spans = []
+        if name not in reached:
+            spans.append(node)
+        elif isinstance(node, ast.ClassDef):
+            spans += [b for b in node.body if isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef))
+                      and b.name in _BACKWARD_ONLY]
+        for span in spans:
+            first = min([span.lineno, *(d.lineno for d in getattr(span, "decorator_list", []))])
+            for ln in range(first, (span.end_lineno or span.lineno) + 1):
+                lines[ln - 1] = "\n"
+    return "".join(lines)
 
 
 def _first_match(lines: list[str], patterns: tuple[str, ...]) -> tuple[int, str] | None:

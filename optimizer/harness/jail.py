@@ -77,12 +77,12 @@ def scrub_env(env: dict[str, str], scratch: str | Path | None = None) -> dict[st
     return out | (private_env(scratch) if scratch is not None else {})
 
 
-def private_env(scratch: str | Path) -> dict[str, str]:
-    """HOME, TMPDIR and the Triton / XDG caches inside ``scratch`` (created): a candidate cannot poison a cache
-    another worker reads, nor leave files in the user's home."""
+def private_env(scratch: str | Path, triton_cache: str | Path | None = None) -> dict[str, str]:
+    """HOME, TMPDIR and the XDG cache inside ``scratch`` (created), and the Triton cache: ``triton_cache`` when given
+    (the session's shared one, where workers share autotuning decisions), else inside ``scratch`` too."""
     s = Path(scratch)
-    out = {"HOME": str(s / "home"), "TMPDIR": str(s / "tmp"), "TRITON_CACHE_DIR": str(s / "triton-cache"),
-           "XDG_CACHE_HOME": str(s / "cache")}
+    out = {"HOME": str(s / "home"), "TMPDIR": str(s / "tmp"),
+           "TRITON_CACHE_DIR": str(triton_cache or s / "triton-cache"), "XDG_CACHE_HOME": str(s / "cache")}
     for d in out.values():
         Path(d).mkdir(parents=True, exist_ok=True)
     return out

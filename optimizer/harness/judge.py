@@ -47,7 +47,7 @@ from optimizer.harness.contracts import (
 from optimizer.harness.hacks import HackFinding
 from optimizer.harness.sandbox import SandboxLimits, SandboxResult, run_worker
 
-__all__ = ["run_judged"]
+__all__ = ["ProblemInfo", "describe_problem", "run_judged"]
 
 
 class _Verdicts:
@@ -153,3 +153,65 @@ def _merge(res: SandboxResult, verdicts: _Verdicts, refs: ReferenceResult) -> Sa
     payload = {**to_wire(cand), **{k: v for k, v in res.payload.items() if k in ("token", "worker_s")}}
     res.payload = payload
     return res
+
+
+class ProblemInfo:
+    """A problem as the parent knows it without importing it (``describe_problem``): what ``evaluate`` and onboarding
+    read of a ``Problem`` (cases, declarations, the fp32 judgement, sizes), the reference code having run only in a
+    jailed worker with a deadline."""
+
+    def __init__(self, d: Any) -> None:
+        from optimizer.harness.problem import _parse_tolerances
+
+        self.name, self.path = d.name, Path(d.path)
+        self.cases, self.smoke_cases = d.cases, d.smoke_cases
+        self.inplace_outputs, self.int_atol = tuple(d.inplace_outputs), d.int_atol
+        self.allowed_torch_ops, self.output_dtypes = frozenset(d.allowed_torch_ops), d.output_dtypes
+        self.cpu_validation, self._fp32, self._sizes = d.cpu_validation, d.fp32_reference, d.sizes
+        self.forward_params = list(d.forward_params)
+        self.tolerances = _parse_tolerances(None)
+
+    def fp32_reference(self, cases: Any = None) -> bool:
+        return self._fp32
+
+    def cases_for(self, backend: str) -> list[dict[str, Any]]:
+        return self.smoke_cases if backend == "interpreter" else self.cases
+
+    def _size(self, case: dict[str, Any], i: int) -> float | None:
+        from optimizer.harness.problem import case_label
+
+        return (self._sizes.get(case_label(case)) or [None, None])[i]
+
+    def bytes_moved(self, case: dict[str, Any]) -> float | None:
+        return self._size(case, 0)
+
+    def flops(self, case: dict[str, Any]) -> float | None:
+        return self._size(case, 1)
+
+    def size(self, case: dict[str, Any]) -> float:
+        return self.bytes_moved(case) or self.flops(case) or 0.0
+
+
+def describe_problem(path: str | Path, *, timeout_s: float = 300.0, memory_mb: int = 8192,
+                     python: str | None = None) -> ProblemInfo:
+    """Load a problem in a jailed worker with a deadline (a reference that hangs at import, or reads secrets, does
+    so there) and return what the parent needs; ``InvalidArgument`` says why it could not be loaded."""
+    from kb.errors import InvalidArgument
+    from optimizer.harness.contracts import DescribeRequest, DescribeResult
+
+    p = Path(path).expanduser().resolve()
+    req = DescribeRequest(problem=str(p))
+    res = run_worker(to_wire(req), limits=SandboxLimits(timeout_s, memory_mb), interpreter=True, python=python,
+                     use_zygote=python is None)
+    try:
+        out = parse_result(DescribeResult, res.payload) if res.ok else None
+    except ContractError as exc:
+        out, res.reason = None, f"bad_result: {exc}"
+    if out is None:
+        why = res.reason
+        err = res.payload.get("error", {}) if isinstance(res.payload, dict) else {}
+        if err.get("message"):
+            why = str(err["message"])
+        raise InvalidArgument(f"the reference {p} could not be loaded (in a sandboxed process): {why}"[:1500],
+                              field="reference")
+    return ProblemInfo(out)

@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["SandboxLimits", "SandboxResult", "isolation_level", "jail_spec", "run_worker", "shutdown_zygotes"]
+__all__ = ["SandboxLimits", "SandboxResult", "isolation_level", "jail_spec", "run_worker", "shutdown_zygotes",
+           "triton_cache"]
 
 Status = Literal["ok", "error", "timeout", "crashed", "oom"]
 _REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -175,6 +176,23 @@ def jail_spec(scratch: Path, limits: SandboxLimits, *, readable: list[str], writ
             "cpu_s": int(limits.timeout_s * max(1, os.cpu_count() or 1)) + 60, "nproc": limits.max_processes}
 
 
+def triton_cache(env: dict[str, str] | None = None) -> Path | None:
+    """The Triton cache workers share (writable in every jail): the parent's ``TRITON_CACHE_DIR``, else Triton's
+    default ``~/.triton/cache``. Workers share autotuning decisions through it (``TRITON_CACHE_AUTOTUNING``, see
+    ``optimizer.harness.timing``), so it is the one folder outside its scratch a worker may write: a candidate could
+    plant an entry there (README "Sandbox"). ``LADDER_SANDBOX_PRIVATE_TRITON_CACHE=1`` gives each worker its own
+    (safer, and every worker then compiles and autotunes afresh)."""
+    if os.environ.get("LADDER_SANDBOX_PRIVATE_TRITON_CACHE") == "1":
+        return None
+    e = os.environ if env is None else env
+    path = Path(e.get("TRITON_CACHE_DIR") or Path.home() / ".triton" / "cache").expanduser()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return path.resolve()
+
+
 def isolation_level() -> str:
     from optimizer.harness import jail
 
@@ -221,9 +239,11 @@ def run_worker(
         child_env["TRITON_INTERPRET"] = "1"
     else:
         child_env.pop("TRITON_INTERPRET", None)
-    spec = jail_spec(tmp, limits, readable=_request_paths(request) + list(readable or []), writable=writable,
-                     devices=not interpreter, keep_caps=bool(prefix_cmd), python=python)
-    private = jail.private_env(tmp)
+    cache = triton_cache(env)
+    spec = jail_spec(tmp, limits, readable=_request_paths(request) + list(readable or []),
+                     writable=[*(writable or []), *([str(cache)] if cache else [])], devices=not interpreter,
+                     keep_caps=bool(prefix_cmd), python=python)
+    private = jail.private_env(tmp, cache)
     zygote = _zygote(child_env, interpreter) if use_zygote and not prefix_cmd and python is None else None
     t0 = time.monotonic()  # after the zygote's start (imports once per session): not the worker's time
     if zygote is not None:
