@@ -2,8 +2,9 @@
 
 ``ladder problem new kernels/rms.py::rms_norm --reference ref.py::RMSNorm --out benchmarks/realistic/rms``
 writes ``problem.py``, ``initial.py`` and a ``SOURCE.md`` template, then validates ``initial.py`` on the CPU
-interpreter. A failed rule is reported with the declaration that states the exception when it is by design
-(README "Onboarding a kernel").
+interpreter, the reference in its own jailed process with a deadline. Every failed rule is reported at once, with
+the declaration that states the exception when it is by design, or the change that fixes it (README "Onboarding
+a kernel").
 """
 
 from __future__ import annotations
@@ -32,17 +33,24 @@ def _render(result: dict[str, Any], console: Console) -> None:
                   f"{'fp32' if result['fp32_reference'] else 'half-precision'} reference)")
     if result["reason"]:
         console.print(f"  {result['reason']}", markup=False, highlight=False)
+    if result["failed_rules"]:
+        console.print(f"  {len(result['failed_rules'])} rule(s) failed:", markup=False, highlight=False)
     for r in result["failed_rules"]:
         console.print(f"  rule failed: {r['kind']} ({r['rule']})", markup=False, highlight=False)
+        if r.get("message") and r["message"] != result["reason"]:
+            console.print(f"    {r['message']}", markup=False, highlight=False)
         if r["declare"]:
             console.print(f"    if by design, declare in problem.py: {r['declare']}", markup=False, highlight=False)
+        if r.get("fix"):
+            console.print(f"    fix: {r['fix']}", markup=False, highlight=False)
 
 
 @problem_app.command("new")
 @friendly_errors
 def new_command(
-    kernel: Annotated[str, typer.Argument(help="kernel file: FILE.py::launcher (a function taking the reference's "
-                                                "forward arguments) or FILE.py defining ModelNew")],
+    kernel: Annotated[str, typer.Argument(help="kernel file: FILE.py::launcher (a function, a name bound to "
+                                                "functools.partial or Fn.apply, Fn.apply, or Class.method; called "
+                                                "with the reference's forward arguments) or FILE.py defining ModelNew")],
     reference: Annotated[str, typer.Option("--reference", "-r", help="torch reference: REF.py[::ClassName] with "
                                            "get_inputs() and get_init_inputs()")],
     out: Annotated[Path | None, typer.Option("--out", help="problem folder (default ./<kernel file stem>)")] = None,
