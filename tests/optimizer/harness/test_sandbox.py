@@ -71,6 +71,7 @@ def red_team(monkeypatch, tmp_path: Path):
     shutil.rmtree(HOME, ignore_errors=True)
     shutil.rmtree(ESCAPE, ignore_errors=True)
     (DATA / "escaped.txt").unlink(missing_ok=True)
+    Path("/tmp/ladder-hostile-escape.txt").unlink(missing_ok=True)
     for pid in _orphans():
         os.kill(pid, 9)
 
@@ -205,5 +206,39 @@ def test_a_timeout_kills_the_whole_tree(tmp_path: Path) -> None:
     req = RunRequest(problem=str(DATA / "problem.py"), candidate=str(cand), backend="interpreter", cases=[{}])
     res = run_worker(to_wire(req), limits=SandboxLimits(timeout_s=6), interpreter=True, use_zygote=True)
     assert res.status == "timeout", res.reason
+    time.sleep(0.5)
+    assert _orphans() == []
+
+
+def test_ir_capture_runs_in_the_jail(red_team, tmp_path: Path) -> None:
+    """Before: the capture worker imported the kernel file with the full environment, no memory limit, and a
+    timeout that killed only the direct child (`diagnose --backend interpreter` reaches it through L3)."""
+    from optimizer.ir.capture import capture_kernel
+
+    cap = capture_kernel(f"{DATA / 'capture_spy.py'}::copy_kernel", "cuda:90", ["X=*fp32", "Y=*fp32", "n=4096",
+                                                                                "BLOCK=1024"],
+                         workdir=tmp_path / "cap", per_pass=False)
+    assert "ttir" in cap.stages
+    line = next(ln for ln in (tmp_path / "cap" / "stdout.txt").read_text().splitlines()
+                if ln.startswith("LADDER_HOSTILE_REPORT "))
+    report = json.loads(line.split(" ", 1)[1])
+    assert report["env"] == [] and report["home"] is False and report["socket"] == []
+    if ISOLATED:  # its /tmp is a private tmpfs: a write there never reaches the host's
+        assert report["proc_environ"] == [] and str(DATA / "escaped.txt") not in report["wrote"]
+        assert not (DATA / "escaped.txt").exists() and not Path("/tmp/ladder-hostile-escape.txt").exists()
+    time.sleep(0.5)
+    assert _orphans() == []
+
+
+def test_ir_capture_timeout_kills_the_whole_tree(red_team, monkeypatch, tmp_path: Path) -> None:
+    from kb.errors import ToolchainError
+    from optimizer.ir.capture import capture_kernel
+
+    monkeypatch.setenv("TRITON_HOSTILE_HANG", "1")  # a TRITON_* name: kept by the jail's scrub
+    t0 = time.monotonic()
+    with pytest.raises(ToolchainError, match="timed out"):
+        capture_kernel(f"{DATA / 'capture_spy.py'}::copy_kernel", "cuda:90", ["X=*fp32", "Y=*fp32", "n=64", "BLOCK=64"],
+                       workdir=tmp_path / "cap", per_pass=False, timeout_s=8)
+    assert time.monotonic() - t0 < 30
     time.sleep(0.5)
     assert _orphans() == []
