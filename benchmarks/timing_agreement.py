@@ -4,8 +4,8 @@ For each finished session (a folder holding ``trajectory.json``, ``round_00.py``
 end in ``.py.txt``), this process - a fresh one, nothing of the session's workers, caches or timing code paths -
 re-times the initial kernel and the session's best on every case the session saw, the way an engineer would:
 plain ``triton.testing.do_bench`` (warm-up 25 ms, ``--rep-ms`` of reps, L2 flushed before each rep, median), and
-``do_bench_cudagraph`` for the cases whose initial kernel takes under 50 us there (launch overhead would otherwise
-dominate). It prints, per session and per case, the session's speedup over the independent one:
+``do_bench_cudagraph`` for the cases whose initial kernel takes under 50 us of device time (its graph time) there, or
+whose flushed do_bench takes over twice its graph time (a host-bound launcher: do_bench would time the host). It prints, per session and per case, the session's speedup over the independent one:
 
 - session speedup: the selection re-time's confirmed geomean for the best round (the figure the session reports),
   else the best round's geomean; 1.0 when the initial kernel stayed best;
@@ -132,16 +132,16 @@ def retime(problem: Any, initial_cls: type, best_cls: type, cases: list[dict[str
                 fn()
                 torch.cuda.synchronize()
                 row[f"{role}_do_bench_ms"] = float(do_bench(fn, warmup=25, rep=rep_ms, return_mode="median"))
-            graph = row["initial_do_bench_ms"] * 1e3 < GRAPH_BELOW_US
             row["method"] = "do_bench"
-            if graph:
-                try:
-                    for role, fn in fns.items():
-                        row[f"{role}_cudagraph_ms"] = float(do_bench_cudagraph(fn, rep=rep_ms, return_mode="median"))
+            try:
+                for role, fn in fns.items():
+                    row[f"{role}_cudagraph_ms"] = float(do_bench_cudagraph(fn, rep=rep_ms, return_mode="median"))
+                g, d = row["initial_cudagraph_ms"], row["initial_do_bench_ms"]
+                if g * 1e3 < GRAPH_BELOW_US or d > 2 * g:  # short on the device, or do_bench timing the host
                     row["method"] = "cudagraph"
-                except Exception as exc:  # noqa: BLE001  not capturable: the do_bench figures stand, said so
-                    torch.cuda.synchronize()
-                    row["method_note"] = f"cudagraph capture failed: {type(exc).__name__}: {str(exc)[:200]}"
+            except Exception as exc:  # noqa: BLE001  not capturable: the do_bench figures stand, said so
+                torch.cuda.synchronize()
+                row["method_note"] = f"cudagraph capture failed: {type(exc).__name__}: {str(exc)[:200]}"
             for role, fn in fns.items():
                 row[f"{role}_host"] = host_wall_ms(fn, torch.cuda.synchronize)
         key = row["method"]

@@ -281,13 +281,22 @@ def _evaluate(req: EvaluateRequest) -> EvaluateResult | ErrorResult:
                             device=_device_name(backend))
     if run.validation.passed and req.timing is not None and backend in ("cuda", "ascend"):
         try:
-            result.timing = _time_cases(req.cases, req.timing, problem, cand_cls, device, backend)
+            result.timing = _time_unrecorded(launches, req, problem, cand_cls, device, backend)
         except Exception as exc:
             result.timing_error = f"{classify_exception(exc)}: {type(exc).__name__}: {exc}"[:2000]
     c_val, c_all = val_compile, compile_clock.seconds
     result.phase_s = {"compile": c_all, "validation": max(0.0, validated - t0 - c_val),
                       "timing": max(0.0, time.perf_counter() - validated - (c_all - c_val))}
     return result
+
+
+def _time_unrecorded(launches: Any, req: Any, problem: Any, cand_cls: type, device: str, backend: str) -> Any:
+    """Time with the launch recorder removed: it describes every launch on the host (signature, constexprs,
+    divisibility: ~30-40 us a launch), which a kernel timed after validation would otherwise pay on every call. With
+    it installed, flushed do_bench timed the host for launchers of a few launches (the L2 flush hides only ~60 us of
+    host work), so a round (recorder on) and the selection re-time (no recorder) measured one kernel differently."""
+    launches.uninstall()
+    return _time_cases(req.cases, req.timing, problem, cand_cls, device, backend)
 
 
 def _observe_judged(req: EvaluateRequest, problem: Any, cand_cls: type, device: str, snapshot: Any,

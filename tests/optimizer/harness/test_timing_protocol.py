@@ -24,7 +24,7 @@ def test_short_kernels_use_cuda_graphs_and_blocks_alternate(monkeypatch: pytest.
     calls = _fake(monkeypatch, {"cand": 0.010, "base": 0.020}, graph_fails=False)
     res = timing.time_interleaved({"cand": "cand", "base": "base"}, blocks=4, graph_below_us=50)
     assert res["method"] == "cudagraph" and res["method_note"].startswith("cudagraph: the initial kernel takes 10.2 us")
-    timed = calls[4:]  # after the do_bench first pass and the graph trial
+    timed = calls[5:]  # after the do_bench first pass, the decider's graph block and the graph trial
     assert [r for r, _ in timed] == ["cand", "base", "base", "cand"] * 2 and all(g for _, g in timed)
     assert res["blocks"]["cand"] == [pytest.approx(0.0102)] * 4 and res["stats"]["base"]["n"] == 20
 
@@ -35,7 +35,8 @@ def test_capture_failure_and_slow_kernels_fall_back_with_a_reason(monkeypatch: p
     assert res["method"] == "do_bench" and "capture failed" in res["method_note"] and "stream is capturing" in res["method_note"]
     calls = _fake(monkeypatch, {"a": 0.010, "b": 0.200}, graph_fails=False)
     res = timing.time_interleaved({"a": "a", "b": "b"}, blocks=2, graph_below_us=50, decide_by="b")
-    assert res["method"] == "do_bench" and "204.0 us >= 50 us" in res["method_note"] and not any(g for _, g in calls)
+    assert res["method"] == "do_bench" and "204.0 us of device time >= 50 us" in res["method_note"]
+    assert calls[2] == ("b", True) and not any(g for _, g in calls[3:])  # one graph block decides, the blocks are do_bench
     assert res["decided_ms"] == pytest.approx(0.204)
 
 
@@ -76,3 +77,19 @@ def test_host_wall_time_counts_the_launchers_work() -> None:
 
     host = timing.host_wall_ms(slow_launcher, lambda: None, target_ms=20)
     assert 1.9 < host["launch_ms"] <= host["wall_ms"] and host["calls"] >= 10  # no upper bound: a loaded CI machine
+
+
+def test_a_host_bound_launcher_is_timed_on_the_device(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seven launches of a few us each: flushed do_bench times the launcher's host work (0.46 ms on the H200 for
+    activation_chain_small), the graph the device's; the case is timed with graphs."""
+    calls: list[tuple[str, bool]] = []
+
+    def block(fn, graph, warmup_ms, rep_ms):
+        calls.append((fn, graph))
+        return [0.030 if graph else 0.460] * 5
+
+    monkeypatch.setattr(timing, "_cuda_block", block)
+    res = timing.time_interleaved({"candidate": "candidate"}, blocks=2, graph_below_us=20)
+    assert res["method"] == "cudagraph" and "host-bound" in res["method_note"]
+    assert timing.choose_method(0.300, 50, 0.290)[0] == "do_bench"  # a long kernel: do_bench with its L2 flush
+    assert timing.choose_method(0.300, 50, 0.040)[0] == "cudagraph"  # 40 us of device time
