@@ -5,6 +5,7 @@ up to ``max_level`` without stopping early. The result is a typed :class:`Diagno
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 import time
 from pathlib import Path
@@ -134,7 +135,7 @@ def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str 
     out.causes = [f for r in outcome.results for f in r.findings]
     out.decision = next((r.decision for r in reversed(outcome.results) if r.decision is not None), None)
     if rewrite:
-        out.rewrite = _preview(ctx, outcome)
+        out.rewrite = _preview_or_next(ctx, outcome)
     out.phase_s = clock.finish(time.perf_counter() - t_start)
     return out
 
@@ -157,4 +158,30 @@ def _preview(ctx: Any, outcome: Any) -> RewritePreview:
         return pre
     first = props[0]
     pre.description, pre.diff, pre.source, pre.points = first.description, first.diff, first.source, len(props)
+    return pre
+
+
+def _next_families(outcome: Any) -> list[Any]:
+    """Cards a round could act on after the chosen one: every level's matched cards with a recipe, in level order."""
+    seen = {outcome.chosen.id} if outcome.chosen is not None else set()
+    out = []
+    for r in outcome.results:
+        for c in r.matched_cards:
+            if c.id not in seen and c.recipe and c.applicable is not False:
+                seen.add(c.id)
+                out.append(c)
+    return out
+
+
+def _preview_or_next(ctx: Any, outcome: Any) -> RewritePreview:
+    """``_preview``, and when the chosen family's every point is a no-op (it cannot change what runs), the next
+    family's first point, saying which family was refused and why."""
+    pre = _preview(ctx, outcome)
+    if "no-op:" not in pre.refused:
+        return pre
+    for card in _next_families(outcome):
+        nxt = _preview(ctx, dataclasses.replace(outcome, chosen=card))
+        if not nxt.refused:
+            nxt.description = f"{pre.family} refused ({pre.refused[:300]}); next family {card.id}: {nxt.description}"
+            return nxt
     return pre

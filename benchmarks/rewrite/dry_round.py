@@ -172,12 +172,17 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(row)
         print(f"[{i}/{len(todo)}] {s}/{folder.name}: {row['cause']} -> {row.get('family') or '-'} "
               f"({row.get('kind') or '-'}) {row['verdict']}", flush=True)
-    payload = {"provenance": provenance(), "summary": summary(rows), "rows": rows}
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"{args.name}.json").write_text(json.dumps(payload, indent=1, default=str) + "\n")
-    (args.out / f"{args.name}.md").write_text(markdown(payload))
+        payload = _write(args.out, args.name, rows, partial=i < len(todo))  # a long run keeps what it has done
     print(json.dumps(payload["summary"], indent=1))
     return 0
+
+
+def _write(out: Path, name: str, rows: list[dict[str, Any]], *, partial: bool) -> dict[str, Any]:
+    payload = {"provenance": provenance(), "summary": summary(rows), "rows": rows} | ({"partial": True} if partial else {})
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}.json").write_text(json.dumps(payload, indent=1, default=str) + "\n")
+    (out / f"{name}.md").write_text(markdown(payload))
+    return payload
 
 
 if __name__ == "__main__":

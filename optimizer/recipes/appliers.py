@@ -456,8 +456,12 @@ APPLIERS: dict[str, Callable[[dict[str, Any], RecipeContext], RewriteResult]] = 
 KNOB_KINDS = frozenset(k for k, e in REGISTRY.items() if not e.structural)
 
 
-def apply_recipe(recipe: Recipe | dict[str, Any], ctx: RecipeContext) -> RewriteResult:
-    """Apply a recipe inside its domain (``optimizer.recipes.domains``); outside it, raise with the reason."""
+def apply_recipe(recipe: Recipe | dict[str, Any], ctx: RecipeContext, *, compile_check: bool = True) -> RewriteResult:
+    """Apply a recipe inside its domain (``optimizer.recipes.domains``); outside it, raise with the reason.
+
+    A point that cannot change what runs is passed over (``optimizer.rewrite.effect``): always when a decorator
+    overrides the launch value it sets, and with ``compile_check`` (and ``ctx.effect_target``) when it compiles to the
+    base's PTX. ``can_apply`` (family selection, called for every matched card at every level) skips the compile."""
     r = recipe if isinstance(recipe, Recipe) else Recipe.model_validate(recipe)
     fn = APPLIERS.get(r.kind)
     if fn is None:
@@ -473,7 +477,7 @@ def apply_recipe(recipe: Recipe | dict[str, Any], ctx: RecipeContext) -> Rewrite
                 raise
             break
         check_point(res, ctx, _current_warps(ctx), kind=r.kind, params=r.params)
-        why = effect_reasons(ctx.source, res.source, ctx.launches, target=ctx.effect_target)
+        why = effect_reasons(ctx.source, res.source, ctx.launches, target=ctx.effect_target if compile_check else None)
         if not why:
             return res
         noop += why
@@ -545,7 +549,7 @@ def _variants(fn: Callable[[dict[str, Any], RecipeContext], RewriteResult], r: R
 
 def can_apply(recipe: Recipe | dict[str, Any], ctx: RecipeContext) -> tuple[bool, str]:
     try:
-        res = apply_recipe(recipe, ctx)
+        res = apply_recipe(recipe, ctx, compile_check=False)
     except NotApplicable as exc:
         return False, str(exc)
     return True, res.description

@@ -123,3 +123,46 @@ def test_a_warp_count_a_heuristic_sets_is_edited_in_the_heuristic() -> None:
                        RecipeContext(source=HEUR, launches=[rec], bottleneck="memory_bound"))
     assert '"num_warps": lambda args: 8,' in res.source and "x.shape[1])" in res.source  # the launch is unchanged
     assert "in its @triton.heuristics" in res.description
+
+
+def test_family_selection_skips_the_compile_the_proposal_runs_it(tmp_path) -> None:
+    """can_apply (every matched card, every level) checks only the static override; apply_recipe / variants compile."""
+    from optimizer.recipes.appliers import can_apply
+
+    rec = _record(tmp_path, ADD)
+    ctx = RecipeContext(source=ADD, launches=[rec], effect_target="cuda:90")
+    recipe = {"kind": "compiler_hints", "params": {"hints": ["multiple_of", "max_contiguous"], "targets": ["offsets"]}}
+    assert can_apply(recipe, ctx)[0]
+    with pytest.raises(NotApplicable, match="no-op"):
+        apply_recipe(recipe, ctx)
+
+
+def test_preview_falls_to_the_next_family_when_the_chosen_one_is_a_noop(monkeypatch) -> None:
+    """`diagnose --rewrite`: the chosen family's points are all no-ops -> it says so and previews the next family."""
+    from dataclasses import dataclass, field
+    from types import SimpleNamespace
+
+    import optimizer.diagnosis as dg
+
+    @dataclass
+    class Outcome:
+        results: list = field(default_factory=list)
+        stop: object = None
+        chosen: object = None
+
+        def summary(self) -> str:
+            return ""
+
+    a = SimpleNamespace(id="compiler-hints-contiguity", recipe={"kind": "compiler_hints"}, applicable=True)
+    b = SimpleNamespace(id="enlarge-tiny-blocks", recipe={"kind": "block_scale"}, applicable=True)
+    out = Outcome(results=[SimpleNamespace(matched_cards=[a, b])], stop=SimpleNamespace(), chosen=a)
+
+    def fake(ctx, outcome):
+        if outcome.chosen is a:
+            return dg.RewritePreview(family=a.id, refused="compiler_hints: no-op: the candidate compiles to the same PTX")
+        return dg.RewritePreview(family=b.id, kind="block_scale", description="BLOCK 128 -> 1024", source="x", points=2)
+
+    monkeypatch.setattr(dg, "_preview", fake)
+    pre = dg._preview_or_next(None, out)
+    assert pre.family == "enlarge-tiny-blocks" and not pre.refused
+    assert pre.description.startswith("compiler-hints-contiguity refused (compiler_hints: no-op")
