@@ -2,7 +2,8 @@
 
     python benchmarks/realistic/_check.py                       # every problem, SMOKE_CASES, interpreter
     python benchmarks/realistic/_check.py liger_rmsnorm         # some problems
-    python benchmarks/realistic/_check.py --list                # problem names with their CPU validation mode
+    python benchmarks/realistic/_check.py --list                # problem names
+    python benchmarks/realistic/_check.py --features            # per problem: repository, category, launch features
     python benchmarks/realistic/_check.py --compile             # compile_only problems: compile for sm_90 on CPU
     python benchmarks/realistic/_check.py --no-interpret --device cuda --full --time --out DIR   # on a GPU
 
@@ -20,7 +21,8 @@ element-by-element comparison) plus the problem-format extensions real kernels d
   cannot even be compiled by Triton >= 3.7 and are reported ``skipped`` there, with the reason.
 
 Autotuned kernels (``@triton.autotune``) cannot benchmark in the interpreter (no GPU driver); there every config
-runs once, untimed, the first is kept, and its result is compared. On a GPU the autotuner works as published.
+runs once, untimed, the first is kept, and its result is compared. With ``--compile`` every config is compiled, untimed.
+On a GPU the autotuner works as published.
 
 With ``--out DIR`` the report is also written to ``DIR/realistic_check.json`` with provenance (machine,
 versions, date, command). Exit status 0 only if nothing failed.
@@ -29,6 +31,7 @@ versions, date, command). Exit status 0 only if nothing failed.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import sys
@@ -45,6 +48,85 @@ def list_problems() -> list[str]:
     """Every problem folder (one holding problem.py and initial.py), sorted by name."""
     return sorted(p.name for p in HERE.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))
                   and (p / "problem.py").is_file() and (p / "initial.py").is_file())
+
+
+def _decorator_names(fn: ast.FunctionDef) -> set[str]:
+    names = set()
+    for d in fn.decorator_list:
+        target = d.func if isinstance(d, ast.Call) else d
+        names.add(ast.unparse(target).split(".")[-1])
+    return names
+
+
+def launch_features(source: str) -> dict[str, bool]:
+    """What ``ModelNew.forward`` reaches in an initial.py, read from the AST (nothing runs): whether a launched
+    kernel (``kernel[grid](...)``) is ``@triton.autotune``d or has ``@triton.heuristics``, whether a launch's grid is
+    a one-argument lambda (inline or bound to a name in that function), and whether the path goes through an
+    ``autograd.Function``'s ``apply``. Calls are followed through module-level functions, ``X.apply`` of classes
+    defined in the file and module aliases (``cross_entropy = _cross_entropy.apply``); kernels of the file that the
+    forward never launches do not count."""
+    tree = ast.parse(source)
+    funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    aliases = {}
+    for n in tree.body:  # `cross_entropy = _cross_entropy.apply`, `l2_norm = l2norm`
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+            aliases[n.targets[0].id] = ast.unparse(n.value)
+    kernels = {name: fn for name, fn in funcs.items() if "jit" in _decorator_names(fn)}
+
+    def method(cls: str, name: str):
+        for item in classes[cls].body:
+            if isinstance(item, ast.FunctionDef) and item.name == name:
+                return item
+        return None
+
+    autograd = {c for c, n in classes.items() if any(ast.unparse(b).endswith("autograd.Function") for b in n.bases)}
+    start = method("ModelNew", "forward") if "ModelNew" in classes else None
+    todo, seen = [start] if start else [], set()
+    out = dict.fromkeys(("autotune", "heuristics", "lambda_grid", "autograd"), False)
+    while todo:
+        fn = todo.pop()
+        if id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        lambdas = {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Lambda)
+                   for t in n.targets if isinstance(t, ast.Name)}
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.Call):
+                continue
+            f = node.func
+            if isinstance(f, ast.Subscript) and isinstance(f.value, ast.Name) and f.value.id in kernels:
+                decos = _decorator_names(kernels[f.value.id])
+                out["autotune"] |= "autotune" in decos
+                out["heuristics"] |= "heuristics" in decos
+                grid = f.slice
+                out["lambda_grid"] |= (isinstance(grid, ast.Lambda) and len(grid.args.args) == 1) or (
+                    isinstance(grid, ast.Name) and grid.id in lambdas)
+                continue
+            name = ast.unparse(f)
+            name = aliases.get(name, name)
+            if name.endswith(".apply") and name[:-6] in classes:
+                out["autograd"] |= name[:-6] in autograd
+                todo.append(method(name[:-6], "forward"))
+            elif name in funcs and name not in kernels:
+                todo.append(funcs[name])
+            elif name in classes and method(name, "forward"):
+                todo.append(method(name, "forward"))
+    return out
+
+
+def set_entry(name: str) -> dict[str, Any]:
+    """One problem's row of the README table, from its files: repository, category, CPU validation, features."""
+    import re
+
+    folder = HERE / name
+    problem_src, source_md = (folder / "problem.py").read_text(), (folder / "SOURCE.md").read_text()
+    repo = re.search(r"Repository:\s*https://github\.com/([\w.-]+/[\w.-]+)", source_md)
+    category = re.search(r'^CATEGORY = "(\w+)"', problem_src, flags=re.MULTILINE)
+    compile_only = re.search(r'^CPU_VALIDATION = "compile_only"', problem_src, flags=re.MULTILINE)
+    return {"repository": repo.group(1) if repo else None, "category": category.group(1) if category else None,
+            "cpu_validation": "compile_only" if compile_only else "interpreter",
+            **launch_features((folder / "initial.py").read_text())}
 
 
 def compare(problem: Any, ref: Any, out: Any) -> Any:
@@ -181,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("problems", nargs="*", help="problem folder names (default: all)")
     parser.add_argument("--list", action="store_true", help="print problem names and exit")
+    parser.add_argument("--features", action="store_true",
+                        help="print each problem's repository, category, CPU validation and launch features (JSON)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-interpret", dest="interpret", action="store_false",
                         help="leave TRITON_INTERPRET alone (for a GPU run)")
@@ -197,6 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--time needs --device cuda (and --no-interpret)")
     if args.compile:
         args.interpret = False
+        _untimed_autotuning()  # an autotuned kernel compiles every config; nothing is timed (there is no driver)
     if args.interpret:
         os.environ["TRITON_INTERPRET"] = "1"  # before anything imports triton
         _untimed_autotuning()
@@ -208,6 +293,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.list:
         print("\n".join(names))
+        return 0
+    if args.features:
+        print(json.dumps({name: set_entry(name) for name in names}, indent=1))
         return 0
     if args.candidate and len(names) != 1:
         print("--candidate needs exactly one problem", file=sys.stderr)

@@ -18,6 +18,7 @@ def get_init_inputs(**_):
     return []
 
 
+CATEGORY = "activation"
 CASES = [{"rows": 4096, "cols": 4096}, {"rows": 8192, "cols": 11008}, {"rows": 2048, "cols": 14336}]
 SMOKE_CASES = [{"rows": 4, "cols": 96}, {"rows": 3, "cols": 200}]
 
