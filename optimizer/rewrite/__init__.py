@@ -1,7 +1,8 @@
 """A rewrite engine on the libcst syntax tree: kernel facts, structural transforms, and their recipe appliers.
 
-``TRANSFORMS`` maps a recipe kind to its transform; ``optimizer.recipes.appliers.APPLIERS`` registers each one,
-so the ladder and the offline proposer use them through ``apply_recipe`` / ``can_apply``.
+``TRANSFORMS`` maps a recipe kind to its structural transform; ``optimizer.recipes.appliers.REGISTRY`` declares each
+one (with its preparation steps) and derives ``APPLIERS`` from it, so the ladder and the offline proposer use them
+through ``apply_recipe`` / ``can_apply``. ``effect`` refuses candidates that cannot change what runs.
 """
 
 from __future__ import annotations
