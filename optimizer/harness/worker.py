@@ -3,8 +3,13 @@
 It reads a one-line token from stdin before anything else, runs one task, and writes a JSON result carrying
 that token, so a candidate cannot forge a result file it was never told about. Tasks:
 
-- ``evaluate``: validate a candidate (``optimizer.harness.validate``; smallest case first, stopping at the first failure),
-  then time it per case, interleaved with its comparison kernels, when the backend can; reports seconds per phase.
+- ``evaluate``: validate a candidate, then time it per case, interleaved with its comparison kernels, when the
+  backend can; reports seconds per phase. With ``out_dir`` (what ``optimizer.harness.judge`` sends) nothing is
+  compared here: per case the outputs and observations are written and the parent's verdict awaited; without it the
+  whole protocol runs in this process (tools and tests only: the candidate could reach the comparison).
+- ``reference``: the reference's outputs per case (smallest first) into ``out_dir``; never imports a candidate.
+- ``judge``: decide one case from the reference's and the candidate's records; never imports a candidate.
+- ``describe``: what the parent needs of a problem (onboarding never imports an untrusted reference itself).
 - ``time``: time an already validated candidate against comparison kernels (the winner's re-time).
 - ``profile``: torch.profiler kernel breakdown per case (CUDA; GPU only) and, on Ascend, the torch-npu path.
 - ``run``: just run the candidate forward a few times (the target process for ncu / msprof).
