@@ -35,6 +35,7 @@ from kb.models.search import (
     SearchHit,
     SearchQuery,
 )
+from kb.safe_io import safe_dir, write_file
 from kb.search.bm25 import BM25Index
 from kb.search.embedding import DIM, Embedder
 from kb.search.engine import Engine
@@ -400,15 +401,13 @@ _INT64 = 2**63
 
 
 def export_cards(cards: list[AnyCard], out_dir: Path) -> int:
-    """Write ``cards`` as curated YAML under ``out_dir/<kind>s/<id>.yaml``; returns how many."""
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise InvalidArgument(f"{out} exists and is not a directory; give a new or existing directory", field="out")
+    """Write ``cards`` as curated YAML under ``out_dir/<kind>s/<id>.yaml``; returns how many. Nothing is written
+    through a symlink already in the destination (``kb.safe_io``)."""
+    out = safe_dir(Path(out_dir))
     folders = {"pattern": "patterns", "anti_signal": "anti_signals", "invariant": "invariants"}
     for card in cards:
-        d = out / folders[card.kind]
-        d.mkdir(parents=True, exist_ok=True)
-        (d / f"{card.id}.yaml").write_text(dump_card(card), encoding="utf-8")
+        d = safe_dir(out / folders[card.kind])
+        write_file(d / f"{card.id}.yaml", dump_card(card))
     return len(cards)
 
 
@@ -416,7 +415,7 @@ def writer_of(home: Path) -> str | None:
     """The pid (as written in ``writer.lock``) of the process that owns ``home`` for writing, or None."""
     lock = Path(home) / "writer.lock"
     try:
-        fd = os.open(lock, os.O_RDONLY)
+        fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:
         return None
     try:

@@ -8,6 +8,7 @@ real KB later (``ladder synthesize FILE ...``).
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from kb.models.search import (
     SearchHit,
     SearchQuery,
 )
+from kb.safe_io import safe_dir, write_file
 from kb.search.embedding import Embedder
 from kb.search.engine import Engine
 from kb.service import page_cards
@@ -40,13 +42,12 @@ def write_snapshot(kb, out_dir: Path) -> int:  # noqa: ANN001 - a kb.service.Kno
 
 def write_snapshot_cards(cards: list[AnyCard], vectors: np.ndarray, model: str, out_dir: Path) -> int:
     """Write ``cards`` and their vectors (rows in the same order) as a snapshot directory."""
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise InvalidArgument(f"{out} is a file; give a directory for the snapshot", field="out")
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "cards.jsonl").write_text("\n".join(c.model_dump_json() for c in cards) + "\n")
-    np.save(out / "vectors.npy", np.asarray(vectors).astype(np.float16))
-    (out / "meta.json").write_text(json.dumps({"cards": len(cards), "embedding_model": model}))
+    out = safe_dir(Path(out_dir))  # files are written through no symlink (kb.safe_io)
+    write_file(out / "cards.jsonl", "\n".join(c.model_dump_json() for c in cards) + "\n")
+    buf = io.BytesIO()
+    np.save(buf, np.asarray(vectors).astype(np.float16))
+    write_file(out / "vectors.npy", buf.getvalue())
+    write_file(out / "meta.json", json.dumps({"cards": len(cards), "embedding_model": model}))
     return len(cards)
 
 

@@ -23,9 +23,10 @@ from typing import Any
 from kb.errors import Conflict, NotFound, StorageError, Unavailable
 from kb.evidence import evidence_key
 from kb.models import AnyCard, Trajectory, parse_card
+from kb.safe_io import open_lock
 from kb.vocab import STATUS_TRANSITIONS, CardStatus
 
-__all__ = ["StructuredStore"]
+__all__ = ["StructuredStore", "recovery_hint"]
 
 #: 2: trajectories.content_hash (copies of one trajectory count once); 3: query indexes; 4: content_hash is the
 #: evidence key (kb.evidence: problem, candidates, times, outcomes; a copy with other prose is still a copy)
@@ -79,6 +80,12 @@ _MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _add_content_
                                                                 4: _rekey_evidence}
 
 
+def recovery_hint(path: Path) -> str:
+    """The one-line recovery command for a damaged store at ``path``."""
+    return (f"save every readable card with `ladder kb export --salvage DIR --home {path.parent}`, then move "
+            f"{path} aside (`ladder serve --home {path.parent}` then starts a fresh KB seeded with the curated cards)")
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat()
 
@@ -91,6 +98,9 @@ class StructuredStore:
         self.readonly = readonly
         self._lock = threading.RLock()
         self._lock_fd: int | None = None
+        if self.path.is_file() and self.path.stat().st_size == 0:  # never seed over it: it was a KB once
+            raise StorageError(f"the KB store {self.path} is empty (0 bytes): it was truncated or never written. "
+                               f"Restore it from a backup or {recovery_hint(self.path)}")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if not readonly:
@@ -104,16 +114,20 @@ class StructuredStore:
                 self._db.executescript(_SCHEMA)
                 self._db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', '1')")
             self._check_schema()
-        except StorageError:  # a schema version this code cannot serve: nothing was changed
-            self._db.close()
+            if not readonly:  # the writer (the server) checks the pages once, so damage shows at start-up
+                res = self._db.execute("PRAGMA quick_check").fetchone()
+                if res and res[0] != "ok":
+                    raise sqlite3.DatabaseError(f"integrity check failed: {res[0]}")
+        except StorageError:  # a schema version this code cannot serve, a linked lock: nothing was changed
+            if hasattr(self, "_db"):
+                self._db.close()
             self._release_writer_lock()
             raise
         except sqlite3.DatabaseError as e:
+            if hasattr(self, "_db"):
+                self._db.close()
             self._release_writer_lock()
-            raise StorageError(
-                f"cannot open the KB store at {self.path}: {e}. If the file is corrupt, restore it from "
-                "`ladder kb export` output or move it aside to re-seed from the curated cards."
-            ) from e
+            raise StorageError(f"the KB store {self.path} is damaged ({e}): {recovery_hint(self.path)}") from e
         except OSError as e:
             self._release_writer_lock()
             raise StorageError(f"cannot create the KB directory {self.path.parent}: {e}") from e
@@ -147,7 +161,7 @@ class StructuredStore:
     # ------------------------------------------------------------------ locking / lifecycle
     def _acquire_writer_lock(self) -> None:
         lock_path = self.path.parent / "writer.lock"
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = open_lock(lock_path)  # never through a symlink: a linked lock would have its target overwritten
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -200,7 +214,10 @@ class StructuredStore:
 
     def _q(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
-            return self._db.execute(sql, args).fetchall()
+            try:
+                return self._db.execute(sql, args).fetchall()
+            except sqlite3.DatabaseError as e:  # a damaged page: say how to recover, never a traceback
+                raise StorageError(f"the KB store {self.path} is damaged ({e}): {recovery_hint(self.path)}") from e
 
     # ------------------------------------------------------------------ meta
     def get_meta(self, key: str) -> str | None:
@@ -248,11 +265,8 @@ class StructuredStore:
 
     def iter_served_docs(self) -> Iterator[tuple[str, int, str]]:
         """(id, version, json) of served cards, streamed (for large KBs)."""
-        with self._lock:
-            cur = self._db.execute("SELECT c.id, c.served_version, v.doc FROM cards c JOIN card_versions v "
-                                   "ON v.id=c.id AND v.version=c.served_version ORDER BY c.id")
-            rows = cur.fetchall()
-        yield from rows
+        yield from self._q("SELECT c.id, c.served_version, v.doc FROM cards c JOIN card_versions v "
+                           "ON v.id=c.id AND v.version=c.served_version ORDER BY c.id")
 
     def put_card(self, card: AnyCard, *, action: str = "upsert") -> AnyCard:
         """Store ``card`` as a new version. Returns the stored card (with its version).

@@ -101,16 +101,48 @@ def one_line(text: str) -> str:
     return " ".join(terminal_text(text).split())
 
 
+def _say_error(code: str, message: str) -> None:
+    err_console.print(f"[bold red]error[/] ({code}): {escape(one_line(message))}", soft_wrap=True)
+
+
 def friendly_errors(fn: F) -> F:
     """The CLI's one error path: a domain error (``LadderError``) becomes one clear line on stderr,
-    ``error (code): message``, and exit status 2, instead of a traceback. Every command is wrapped in it."""
+    ``error (code): message``, and exit status 2, instead of a traceback. Every command is wrapped in it.
+    Anything else is one line too: invalid settings (a pydantic error, e.g. a malformed LADDER_TOKENS) and
+    operating-system errors as exit 2, a damaged SQLite file as ``storage``, and an unexpected error as
+    ``internal`` with exit 1 (``LADDER_DEBUG=1`` shows its traceback)."""
 
     @wraps(fn)
     def wrapper(*a: Any, **kw: Any) -> Any:
+        import os
+        import sqlite3
+
+        import click
+        from pydantic import ValidationError
+
         try:
             return fn(*a, **kw)
         except LadderError as e:
-            err_console.print(f"[bold red]error[/] ({e.code}): {escape(one_line(str(e)))}", soft_wrap=True)
+            _say_error(e.code, str(e))
             raise typer.Exit(2) from None
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, KeyboardInterrupt):
+            raise
+        except ValidationError as e:
+            err = e.errors()[0]
+            where = ".".join(str(x) for x in err["loc"]) or e.title
+            _say_error("invalid_argument", f"{e.title}: {where}: {err['msg']}")
+            raise typer.Exit(2) from None
+        except sqlite3.DatabaseError as e:
+            _say_error("storage", f"the KB store is damaged ({e}); `ladder kb export --salvage DIR --home HOME` "
+                       "saves every readable card")
+            raise typer.Exit(2) from None
+        except OSError as e:
+            _say_error("os", f"{e.strerror or e}{': ' + str(e.filename) if getattr(e, 'filename', None) else ''}")
+            raise typer.Exit(2) from None
+        except Exception as e:  # noqa: BLE001 - the last resort: one line, never a traceback
+            if os.environ.get("LADDER_DEBUG"):
+                raise
+            _say_error("internal", f"{type(e).__name__}: {e} (set LADDER_DEBUG=1 to see the traceback)")
+            raise typer.Exit(1) from None
 
     return wrapper  # type: ignore[return-value]

@@ -87,11 +87,10 @@ def _all_cards(client) -> list:  # noqa: ANN001
 
 
 def _out_dir(out: Path) -> Path:
-    from kb.errors import InvalidArgument
+    """Check the destination before any work: a directory (created if new), never a symlink (kb.safe_io)."""
+    from kb.safe_io import safe_dir
 
-    if out.exists() and not out.is_dir():
-        raise InvalidArgument(f"{out} exists and is not a directory; give a new or existing directory", field="out")
-    return out
+    return safe_dir(out)
 
 
 @friendly_errors
@@ -233,11 +232,30 @@ def kb_stats(home: Optional[Path] = HomeOpt, server: Optional[str] = ServerOpt, 
 @friendly_errors
 def kb_export(out: Path = typer.Argument(..., help="directory to write <kind>s/<id>.yaml into"),
               home: Optional[Path] = HomeOpt, server: Optional[str] = ServerOpt, token: Optional[str] = TokenOpt,
+              salvage: bool = typer.Option(False, "--salvage", help="read a damaged store row by row and save every "
+                                           "card that can still be read (the home's kb.sqlite3, read-only)"),
               json_out: bool = JsonOpt) -> None:
     """Write every served card as curated YAML (the same format as the shipped card files)."""
     from kb.service import export_cards
 
     _out_dir(out)
+    if salvage:
+        from kb.errors import InvalidArgument
+        from kb.store.salvage import salvage as read_damaged
+
+        if server:
+            raise InvalidArgument("--salvage reads a home's store file directly; give --home, not --server",
+                                  field="server")
+        settings = settings_for(home)
+        say_kb(f"{settings.db_path} (salvage, read-only)")
+        report = read_damaged(settings.db_path)
+        n = export_cards(report.cards, out)
+        if json_out:
+            emit_json({"exported": n, "out": str(out), "unreadable_rows": report.unreadable_rows,
+                       "method": report.method})
+        else:
+            console.print(Text(f"salvaged {n} cards to {out} ({report.unreadable_rows} unreadable rows skipped)"))
+        return
     with _reader(server, home, token) as client:
         n = export_cards(_all_cards(client), out)
     if json_out:

@@ -109,7 +109,8 @@ def _trajectory(k: int, rounds: int = 5) -> Trajectory:
                 hypothesis=f"trajectory {k} round {i}: tile {16 << (i % 4)} rows per program hides launch latency "
                            f"on shape {k * 37 % 997}x{i * 53 % 389}",
                 rewrite=RoundRewrite(family="rows-per-program" if i % 2 else f"fault-new-family-{k}-{i}",
-                                     description=f"process {2 << i} rows per program (variant {k}.{i})"),
+                                     description=f"process {2 << i} rows per program (variant {k}.{i})",
+                                     diff=f"-ROWS = 1\n+ROWS = {2 << i}  # variant {k}.{i}\n"),  # distinct evidence
                 validation=Validation(passed=True),
                 timing=Timing(protocol=TimingProtocol(method="do_bench-median"), geomean_speedup=1.0 + (i % 3) / 4))
           for i in range(1, rounds + 1)]
