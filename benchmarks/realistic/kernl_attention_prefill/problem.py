@@ -1,4 +1,4 @@
-"""Causal prefill attention (fp16, [B, H, S, D]), kernl's fused flash-attention-style forward kernel.
+"""Causal prefill attention (fp16, [B, H, S, D]), kernl's fused online-softmax forward kernel.
 
 Category: attention. Source: ELS-RD/kernl src/kernl/implementations/attention.py (see SOURCE.md).
 One program per 128-query block and (batch, head) walks 128-key blocks with an online softmax, masking the
