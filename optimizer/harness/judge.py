@@ -114,7 +114,9 @@ def run_judged(request: EvaluateRequest, *, limits: SandboxLimits, interpreter: 
             return SandboxResult("error", f"reference_error: the reference could not run: {ref_res.reason}"[:2000],
                                  {}, ref_res.returncode, ref_res.duration_s, ref_res.stdout_tail, ref_res.stderr_tail,
                                  ref_res.isolation)
-        cand_req = request.model_copy(update={"cases": [c.case for c in refs.cases], "out_dir": str(cand_dir)})
+        # the worker orders the cases for validation as the reference did (smallest first, the same function);
+        # timing keeps the caller's order
+        cand_req = request.model_copy(update={"out_dir": str(cand_dir)})
         verdicts = _Verdicts(request, refs, ref_dir, cand_dir, run)
         res = run_worker(to_wire(cand_req), writable=[str(cand_dir)], hook=verdicts, **run)
         if not res.ok:

@@ -318,7 +318,7 @@ def _observe_judged(req: EvaluateRequest, problem: Any, cand_cls: type, device: 
     ops: set[str] = set()
     go = True
     with deterministic():
-        for k, case in enumerate(req.cases):
+        for k, case in enumerate(_smallest_first(problem, req.cases)):  # the reference's order
             outs, obs = observe_case(problem, cand_cls, case, req.seeds, device, snapshot, launches)
             torch.save(outs, out_dir / f"out_{k}.pt")
             (out_dir / f"obs_{k}.json").write_text(json.dumps(obs, default=str))
