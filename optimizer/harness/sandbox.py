@@ -240,7 +240,14 @@ def run_worker(
     else:
         child_env.pop("TRITON_INTERPRET", None)
     cache = triton_cache(env)
-    spec = jail_spec(tmp, limits, readable=_request_paths(request) + list(readable or []),
+    tools = []
+    if prefix_cmd:  # a profiler installed outside /usr (ncu under /opt/nvidia/nsight-compute): its tree, read-only
+        import shutil
+
+        exe = shutil.which(prefix_cmd[0], path=child_env.get("PATH"))
+        if exe:
+            tools.append(str(Path(exe).resolve().parents[1]))
+    spec = jail_spec(tmp, limits, readable=_request_paths(request) + tools + list(readable or []),
                      writable=[*(writable or []), *([str(cache)] if cache else [])], devices=not interpreter,
                      keep_caps=bool(prefix_cmd), python=python)
     private = jail.private_env(tmp, cache)

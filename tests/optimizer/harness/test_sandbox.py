@@ -244,3 +244,19 @@ def test_ir_capture_timeout_kills_the_whole_tree(red_team, monkeypatch, tmp_path
     assert time.monotonic() - t0 < 30
     time.sleep(0.5)
     assert _orphans() == []
+
+
+def test_a_profiler_prefix_installed_outside_usr_runs_in_the_jail(tmp_path: Path) -> None:
+    """ncu lives under /opt/nvidia/nsight-compute on the GPU image: the prefix command's tree is bound read-only."""
+    from optimizer.harness.contracts import RunRequest, to_wire
+    from optimizer.harness.sandbox import run_worker
+
+    tool = tmp_path / "nsight" / "bin" / "fakeprof"
+    tool.parent.mkdir(parents=True)
+    tool.write_text('#!/bin/sh\necho "profiling $*" >&2\nexec "$@"\n')
+    tool.chmod(0o755)
+    req = RunRequest(problem=str(DATA / "problem.py"), candidate=str(DATA / "honest.py"), backend="interpreter",
+                     cases=[{}], iters=1)
+    res = run_worker(to_wire(req), limits=SandboxLimits(timeout_s=120), interpreter=True, prefix_cmd=[str(tool)])
+    assert res.ok, (res.reason, res.stderr_tail)
+    assert "profiling" in res.stderr_tail
