@@ -10,9 +10,11 @@ this order:
    (largest file it may write); ``RLIMIT_CPU`` (CPU seconds, a backstop behind the wall-clock deadline);
    processes: a ``pids`` cgroup (``pids.max``) where ``/sys/fs/cgroup`` is writable, else ``RLIMIT_NPROC`` set
    to the number of tasks the user already runs plus the allowance (a per-user count: weaker, said so).
-3. **Namespaces** (``isolate``; Linux, root or a user namespace): a new network namespace (only a loopback
-   interface, down: no socket reaches any host), a new PID namespace whose init is the worker (when it exits or
-   is killed, the kernel kills every process it started, ``setsid``/double-forked ones included), a new IPC
+3. **Namespaces** (``isolate``; Linux as root with CAP_SYS_ADMIN; user namespaces are not used, so a non-root
+   user gets the basic level): a new network namespace (only a loopback
+   interface, down: no socket reaches any host), a new PID namespace whose init is a reaper with the worker as its
+   child (when the worker ends or is killed, the init exits and the kernel kills every process in the namespace,
+   ``setsid``/double-forked ones included), a new IPC
    namespace and a new mount namespace in which the worker sees a **minimal root**: the system and Python
    directories, the repository and the problem/candidate folders read-only, its scratch directory read-write,
    a private ``/tmp`` and ``/dev/shm`` (tmpfs), a fresh ``/proc`` (its own processes only: the parent's
