@@ -24,9 +24,10 @@ this order:
    so a root worker cannot remount, unmount, leave the namespaces or read files by capability.
 
 Where namespaces are unavailable (not Linux, no privilege, a container's seccomp profile) ``probe()`` says so
-and the jail degrades to steps 1-2 plus what the parent always does (a scrubbed environment, a private working
-directory, ``HOME``/``TMPDIR``/``TRITON_CACHE_DIR`` inside the scratch directory, the process group killed at
-the deadline, a subreaper that kills what the worker left behind); ``SandboxResult.isolation`` and
+and the jail degrades to steps 1, 2 and 4 plus what the parent always does (a scrubbed environment, a private
+working directory, ``HOME``/``TMPDIR`` inside the scratch directory, the process group killed at the deadline)
+and a subreaper that kills what the worker left behind; files and network are then not contained. At both levels
+the session's Triton cache stays writable (``sandbox.triton_cache``); ``SandboxResult.isolation`` and
 ``benchmarks/sandbox_check.py`` report which level ran. README "Sandbox" has the table per platform.
 """
 
