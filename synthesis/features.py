@@ -37,9 +37,11 @@ def slug_words(s: str) -> str:
 
 
 def slugify(text: str) -> str:
-    """A card-id-safe slug (lowercase, hyphens, at most 80 characters)."""
+    """A card-id-safe slug (lowercase, hyphens, 2 to 80 characters: a one-letter family name such as "x" used to
+    make an invalid card id and fail the whole synthesis run)."""
     s = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-    return s[:80].strip("-") or "family"
+    s = s[:80].strip("-") or "family"
+    return s if len(s) >= 2 else f"family-{s}"
 
 
 def first_sentence(text: str, limit: int) -> str:

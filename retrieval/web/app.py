@@ -142,6 +142,17 @@ class _BoundedHTTPServer(ThreadingHTTPServer):
             self._slots.release()
             raise
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up mid-request is routine (a log line at debug level); anything else is logged
+        once with its traceback, never printed to the server's stderr by socketserver."""
+        import sys
+
+        err = sys.exc_info()[1]
+        if isinstance(err, (ConnectionError, TimeoutError)):
+            log.debug("review page: %s went away: %s", client_address[0], err)
+        else:
+            log.error("review page: request from %s failed", client_address[0], exc_info=err)
+
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
             super().process_request_thread(request, client_address)

@@ -142,3 +142,15 @@ def _healthy(port: int) -> bool:
         return _web(port, "GET", "/healthz") == 200
     except OSError:
         return False
+
+
+def test_a_client_hanging_up_prints_no_traceback(tight, capsys):
+    """Found by the red-team script: a half-sent request closed by the client ended in a BrokenPipeError
+    traceback on the server's stderr (socketserver's default handle_error)."""
+    port = tight.web.port
+    for _ in range(5):
+        s = socket.create_connection(("127.0.0.1", port), timeout=5)
+        s.sendall(b"GET /queue HTTP/1.1\r\nHost: x\r\n")
+        s.close()
+    time.sleep(1.5)
+    assert "Traceback" not in capsys.readouterr().err

@@ -126,3 +126,20 @@ def test_a_deprecation_acts_on_the_version_it_was_proposed_on(kb, curator):
         curator.review(p.id, "approve", reviewer="ana")
     assert e.value.field == "base_version"
     assert kb.get_card(target.id).status == "active"
+
+
+def test_a_one_letter_family_name_does_not_break_a_run(families):
+    """Found by the red-team script: a round whose family is "x" made the draft id "x" (invalid: ids have 2+
+    characters) and the whole synthesis run failed."""
+    from synth_builders import NOW
+
+    from synthesis import synthesize
+    from synthesis.features import slugify
+
+    assert slugify("x") == "family-x" and slugify("") == "family"
+    rounds = [rnd(0, "q", "r", family="x", speedup=1.6, diff="-a\n+b\n"),
+              rnd(1, "q", "r", family="x", speedup=0.5, diff="-c\n+d\n")]
+    result = synthesize([traj("t-x", rounds), traj("t-y", [rnd(0, "q", "r", family="x", speedup=1.7,
+                                                                 diff="-e\n+f\n")], problem="p2")],
+                        families, fake_embed, now=NOW)
+    assert all(len(p.card.id) >= 2 for p in result.proposals)
