@@ -25,7 +25,9 @@ README "Sandbox").
 
 from __future__ import annotations
 
+import atexit
 import json
+import os
 import shutil
 import tempfile
 import time
@@ -64,7 +66,9 @@ class _Verdicts:
         k = len(self.judged)
         if k < len(self.refs.cases) and (self.cand_dir / f"ready_{k}").exists():
             passed = self.judge(k)
-            (self.cand_dir / f"verdict_{k}.json").write_text(json.dumps({"continue": passed}))
+            tmp = self.cand_dir / f".verdict_{k}.tmp"  # atomic: the worker polls for the file
+            tmp.write_text(json.dumps({"continue": passed}))
+            os.replace(tmp, self.cand_dir / f"verdict_{k}.json")
         return time.monotonic() - t0
 
     def judge(self, k: int) -> bool:
@@ -99,21 +103,13 @@ def run_judged(request: EvaluateRequest, *, limits: SandboxLimits, interpreter: 
     failed (``reference_error: ...``)."""
     run = {"limits": limits, "interpreter": interpreter, "use_zygote": use_zygote, "python": python}
     base = Path(tempfile.mkdtemp(prefix="ladder_judge_"))
-    ref_dir, cand_dir = base / "reference", base / "candidate"
-    ref_dir.mkdir()
+    cand_dir = base / "candidate"
     cand_dir.mkdir()
     try:
-        ref_req = ReferenceRequest(problem=request.problem, backend=request.backend, cases=request.cases,
-                                   seeds=request.seeds, out_dir=str(ref_dir))
-        ref_res = run_worker(to_wire(ref_req), writable=[str(ref_dir)], **run)
-        try:
-            refs = parse_result(ReferenceResult, ref_res.payload) if ref_res.ok else None
-        except ContractError as exc:
-            refs, ref_res.reason = None, f"bad_result: {exc}"
-        if refs is None:
-            return SandboxResult("error", f"reference_error: the reference could not run: {ref_res.reason}"[:2000],
-                                 {}, ref_res.returncode, ref_res.duration_s, ref_res.stdout_tail, ref_res.stderr_tail,
-                                 ref_res.isolation)
+        got = _reference(request, run)
+        if isinstance(got, SandboxResult):
+            return got
+        refs, ref_dir = got
         # the worker orders the cases for validation as the reference did (smallest first, the same function);
         # timing keeps the caller's order
         cand_req = request.model_copy(update={"out_dir": str(cand_dir)})
@@ -124,6 +120,61 @@ def run_judged(request: EvaluateRequest, *, limits: SandboxLimits, interpreter: 
         return _merge(res, verdicts, refs)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+#: reference runs kept for this process (a session validates many candidates against the same reference):
+#: key -> (result, folder); the oldest is dropped beyond ``_KEEP``
+_REFERENCES: dict[tuple, tuple[ReferenceResult, Path]] = {}
+_KEEP = 2
+
+
+def _reference_key(request: EvaluateRequest, python: str | None) -> tuple | None:
+    """What the reference's outputs depend on: the problem folder's files (paths, mtimes, sizes), backend, cases,
+    seeds and interpreter."""
+    try:
+        st = Path(request.problem).stat()
+        problem = Path(request.problem)
+        files = sorted(problem.parent.glob("*.py")) if problem.is_file() else sorted(problem.glob("*.py"))
+        stamp = tuple((str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in files)
+    except OSError:
+        return None
+    return (request.problem, st.st_mtime_ns, stamp, request.backend, json.dumps(request.cases, sort_keys=True,
+            default=str), tuple(request.seeds), python)
+
+
+def _reference(request: EvaluateRequest, run: dict[str, Any]) -> tuple[ReferenceResult, Path] | SandboxResult:
+    """The reference's outputs for ``request`` (computed once per problem, cases, seeds and backend in this
+    process, in a folder no candidate's jail can see), or the failed run."""
+    key = _reference_key(request, run.get("python"))
+    if key is not None and key in _REFERENCES and all(Path(c.file).exists() for c in _REFERENCES[key][0].cases):
+        return _REFERENCES[key]
+    ref_dir = Path(tempfile.mkdtemp(prefix="ladder_reference_"))
+    ref_req = ReferenceRequest(problem=request.problem, backend=request.backend, cases=request.cases,
+                               seeds=request.seeds, out_dir=str(ref_dir))
+    ref_res = run_worker(to_wire(ref_req), writable=[str(ref_dir)], **run)
+    try:
+        refs = parse_result(ReferenceResult, ref_res.payload) if ref_res.ok else None
+    except ContractError as exc:
+        refs, ref_res.reason = None, f"bad_result: {exc}"
+    if refs is None:
+        shutil.rmtree(ref_dir, ignore_errors=True)
+        return SandboxResult("error", f"reference_error: the reference could not run: {ref_res.reason}"[:2000],
+                             {}, ref_res.returncode, ref_res.duration_s, ref_res.stdout_tail, ref_res.stderr_tail,
+                             ref_res.isolation)
+    _REFERENCES[key if key is not None else ("uncached", str(ref_dir))] = (refs, ref_dir)
+    while len(_REFERENCES) > _KEEP:
+        old = next(iter(_REFERENCES))
+        shutil.rmtree(_REFERENCES.pop(old)[1], ignore_errors=True)
+    return refs, ref_dir
+
+
+def _drop_references() -> None:
+    for _, folder in _REFERENCES.values():
+        shutil.rmtree(folder, ignore_errors=True)
+    _REFERENCES.clear()
+
+
+atexit.register(_drop_references)
 
 
 def _merge(res: SandboxResult, verdicts: _Verdicts, refs: ReferenceResult) -> SandboxResult:
