@@ -260,3 +260,17 @@ def test_a_profiler_prefix_installed_outside_usr_runs_in_the_jail(tmp_path: Path
     res = run_worker(to_wire(req), limits=SandboxLimits(timeout_s=120), interpreter=True, prefix_cmd=[str(tool)])
     assert res.ok, (res.reason, res.stderr_tail)
     assert "profiling" in res.stderr_tail
+
+
+def test_forged_verdicts_do_not_pass_a_wrong_kernel(monkeypatch) -> None:
+    """A candidate that writes its own "continue" verdicts and runs through: the parent judges every case anyway."""
+    from optimizer.harness import judge
+
+    problem = load_problem(DATA)
+    ev = evaluate(problem, DATA / "forge_verdict.py", backend="interpreter", settings=LadderSettings())
+    assert not ev.passed and ev.failure_kind in ("mismatch", "no_result"), ev.reason
+    calls: list[str] = []
+    real = judge.run_worker
+    monkeypatch.setattr(judge, "run_worker", lambda req, **kw: calls.append(req["task"]) or real(req, **kw))
+    assert evaluate(problem, DATA / "honest.py", backend="interpreter", settings=LadderSettings()).passed
+    assert calls == ["evaluate", "judge"]  # the reference's outputs were computed once, for the first candidate
