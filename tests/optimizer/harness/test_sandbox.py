@@ -95,6 +95,19 @@ def _accepted(server: socket.socket) -> bool:
         return False
 
 
+def test_problem_new_reports_the_comparison_patch_as_a_mismatch(tmp_path: Path) -> None:
+    """The red team's exact path: `ladder problem new` on the patching kernel said "passed"."""
+    from typer.testing import CliRunner
+
+    from optimizer.cli.app import app
+
+    res = CliRunner().invoke(app, ["problem", "new", str(DATA / "patch_compare.py"), "--reference",
+                                   str(DATA / "problem.py"), "--out", str(tmp_path / "p"), "--json"])
+    assert res.exit_code == 1, res.output
+    report = json.loads(res.stdout)
+    assert not report["passed"] and [r["kind"] for r in report["failed_rules"]] == ["mismatch"]
+
+
 def test_a_wrong_kernel_that_patches_the_comparison_fails() -> None:
     """Before: `ladder problem new` reported x+x against x+y "passed" (the comparison ran in the candidate's process)."""
     problem = load_problem(DATA)
@@ -130,6 +143,7 @@ def test_the_basic_level_scrubs_the_environment_and_leaves_no_process(red_team, 
         monkeypatch.setattr(jail, "_PROBED", None)
     assert res.isolation.startswith("basic")
     assert report["env"] == []
+    assert report["proc_environ"] == []  # no capabilities: another root process's environ is refused
     assert report["cwd"].startswith("/tmp/ladder_sbx_")
     time.sleep(0.5)
     assert _orphans() == []
