@@ -1,0 +1,159 @@
+"""L3 evidence from the static account of the gap (``optimizer.ir.gap_account``): one ``gap_account`` item per
+recorded launch configuration (up to ``MAX_ACCOUNTS``, the hot kernel's first) and one ``unexplained`` item per
+significant finding that no decided or supported listed cause explains.
+
+Additive: the account does not change which cause or family the ladder decides. Each configuration is compiled
+once (``per_pass=False``) and the facts the account reads are cached on disk next to the IR reports
+(``<cache_dir>/account/<ir_cache_key>.json``), so a re-run reads them back; the L3 report's own work directory is
+reused when it still holds the stages.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from kb.models import EvidenceItem
+from optimizer.ir.gap_account import GapAccount, account_launch, unexplained_findings
+
+__all__ = ["MAX_ACCOUNTS", "MIN_TRAFFIC_SHARE", "account_evidence", "launch_accounts", "static_accounts"]
+
+#: recorded launch configurations accounted per diagnosis (each is one compile when not cached)
+MAX_ACCOUNTS = 4
+#: a launch moving less than this share of the recorded launches' tensor bytes reports figures, not inefficiencies
+MIN_TRAFFIC_SHARE = 0.25
+_ELT = {"fp32": 4, "fp16": 2, "bf16": 2, "fp64": 8, "i64": 8, "i32": 4, "i16": 2, "i8": 1, "u8": 1, "i1": 1}
+
+
+def _bytes(rec: dict[str, Any]) -> float:
+    """Tensor bytes one recorded launch configuration can touch (numel x element size, times its launches)."""
+    sig = rec.get("signature") or {}
+    per = sum(n * _ELT.get(str(sig.get(k, "*fp32"))[1:], 4) for k, n in (rec.get("numel") or {}).items())
+    return float(per) * int(rec.get("launches", 1) or 1)
+_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+
+
+def _compiled(rec: dict[str, Any], target: str, cache_dir: str | Path, workdir: str | None, timeout_s: float) -> dict[str, Any]:
+    """PTX, TTGIR and ptxas figures of one recorded launch: from the disk cache, the L3 work directory, or a compile."""
+    from optimizer.ir.cached import ir_cache_key
+    from optimizer.ir.capture import capture_kernel, load_capture
+
+    options = {k: v for k, v in (rec.get("options") or {}).items() if k in _OPTIONS}
+    key = ir_cache_key(rec, target, options)
+    disk = Path(cache_dir) / "account" / f"{key}.json"
+    if disk.is_file():
+        try:
+            return json.loads(disk.read_text())
+        except ValueError:
+            pass
+    cap = None
+    if workdir and (Path(workdir) / "result.json").is_file():
+        try:
+            cap = load_capture(workdir)
+        except Exception:  # noqa: BLE001 -- a stale work directory: compile again
+            cap = None
+    if cap is None:
+        cap = capture_kernel(f"{rec['file']}::{rec['kernel']}", target, rec.get("ir_args") or {}, options=options,
+                             per_pass=False, timeout_s=timeout_s)
+    r = cap.resources
+    out = {"ptx": cap.stages.get("ptx", ""), "ttgir": cap.stages.get("ttgir", ""),
+           "registers": r.registers if r else None,
+           "shared": (r.shared_bytes if r and r.shared_bytes is not None else cap.metadata.get("shared")),
+           "spills": r.spill_stores_bytes if r else None, "num_warps": cap.metadata.get("num_warps")}
+    disk.parent.mkdir(parents=True, exist_ok=True)
+    tmp = disk.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(out))
+    os.replace(tmp, disk)
+    return out
+
+
+def launch_accounts(launches: list[dict[str, Any]], *, target: str, cache_dir: str | Path, hot: dict[str, Any] | None = None,
+                    hot_workdir: str | None = None, timeout_s: float = 300.0) -> tuple[list[GapAccount], list[str]]:
+    """Accounts of the distinct recorded launch configurations (hot launch first), and notes on what failed."""
+    from optimizer.ladder.cases import config_label
+
+    recs, seen = [], set()
+    for r in ([hot] if hot else []) + [r for r in launches if r.get("kernel") and "error" not in r]:
+        lab = (r["kernel"], config_label(r), json.dumps(r.get("grid"), default=str))
+        if lab not in seen:
+            seen.add(lab)
+            recs.append(r)
+    accounts, notes = [], []
+    traffic = {id(r): _bytes(r) for r in recs}
+    total = sum(traffic.values()) or 1.0
+    for r in recs[:MAX_ACCOUNTS]:
+        try:
+            c = _compiled(r, target, cache_dir, hot_workdir if r is hot else None, timeout_s)
+            rec = {**r, "options": {"num_warps": c.get("num_warps") or 4, **(r.get("options") or {})}}
+            acc = account_launch(rec, ptx=c["ptx"], ttgir=c["ttgir"], registers=c["registers"],
+                                 shared=c["shared"], spill_bytes=c["spills"], config=config_label(r))
+            share = traffic[id(r)] / total
+            if share < MIN_TRAFFIC_SHARE:  # a small launch beside the hot one: its figures are not the gap
+                for f in acc.findings:
+                    f.significant = False
+                acc.notes.append(f"{share:.0%} of the recorded launches' tensor bytes: figures only, no inefficiency")
+            accounts.append(acc)
+        except Exception as exc:  # noqa: BLE001 -- a configuration that does not compile is reported, not fatal
+            notes.append(f"{r.get('kernel')}: account failed: {type(exc).__name__}: {exc}"[:300])
+    if len(recs) > MAX_ACCOUNTS:
+        notes.append(f"{len(recs) - MAX_ACCOUNTS} further launch configuration(s) not accounted")
+    return accounts, notes
+
+
+def account_evidence(ctx: Any, report: Any, findings: list[Any], decision: Any = None) -> list[EvidenceItem]:
+    """The L3 ``gap_account`` and ``unexplained`` evidence of a ladder context (never raises). A significant finding
+    is unexplained when no cause among ``decision``'s and those with confidence >= 0.45 in ``findings`` or the earlier
+    levels' findings accounts for it."""
+    from optimizer.ir.cached import hot_launch
+    from optimizer.ladder import keys
+
+    try:
+        launches = ctx.evaluation.launches if ctx.evaluation else []
+        hot = hot_launch(launches, ctx.cache.get(keys.HOT_KERNEL))
+        accounts, notes = launch_accounts(launches, target=ctx.ir_target, cache_dir=ctx.settings.cache_dir, hot=hot,
+                                          hot_workdir=getattr(report, "workdir", None))
+    except Exception as exc:  # noqa: BLE001 -- the account is additive evidence; its failure is reported
+        return [EvidenceItem(level="L3", kind="gap_account", summary=f"account failed: {type(exc).__name__}: {exc}"[:400])]
+    out = []
+    for a in accounts:
+        sig = a.significant
+        head = (f"{a.kernel} [{a.config}] grid {a.grid} on {a.device}: "
+                + (f"{len(sig)} inefficienc{'y' if len(sig) == 1 else 'ies'}" if sig else "no inefficiency found statically"))
+        out.append(EvidenceItem(level="L3", kind="gap_account", reference=a.kernel,
+                                summary=(head + "; " + " | ".join(f.line() for f in sig or a.findings[:3]))[:1500],
+                                data=a.model_dump(mode="json")))
+    earlier = [f for r in getattr(ctx, "results", []) for f in r.findings]
+    causes = {f.cause for f in [*earlier, *findings] if f.confidence >= 0.45}
+    if decision is not None and getattr(decision, "decided", False):
+        causes.add(decision.cause)
+    for f in unexplained_findings(accounts, causes):
+        out.append(EvidenceItem(level="L3", kind="unexplained", reference=f.kind,
+                                summary=(f"{f.kernel}: {f.line()}; no listed cause explains it"
+                                         + (f" (it would be {', '.join(f.explained_by)}, not supported here)"
+                                            if f.explained_by else ""))[:800],
+                                data=f.model_dump(mode="json")))
+    if notes:
+        out.append(EvidenceItem(level="L3", kind="gap_account", reference="notes", summary="; ".join(notes)[:800]))
+    return out
+
+
+def static_accounts(problem_path: str | Path, candidate: str | Path, *, settings: Any = None) -> tuple[list[GapAccount], dict[str, Any]]:
+    """The accounts of a candidate without the ladder: its launches at the representative case, recorded without
+    executing a kernel (as ``ladder diagnose --backend interpreter`` records them), each compiled for cuda:90."""
+    from optimizer.harness.evaluation import record_launches
+    from optimizer.harness.problem import load_problem
+    from optimizer.ladder.cases import representative_case
+    from optimizer.settings import LadderSettings
+
+    settings = settings or LadderSettings()
+    prob = load_problem(problem_path)
+    launches, note, case = record_launches(prob, candidate, settings, case=representative_case(prob))
+    if not launches:
+        raise RuntimeError(f"no launch recorded: {note}")
+    from optimizer.ir.cached import hot_launch
+
+    accounts, notes = launch_accounts(launches, target=settings.ir_target or "cuda:90", cache_dir=settings.cache_dir,
+                                      hot=hot_launch(launches))
+    return accounts, {"case": case, "notes": notes + ([note] if note else [])}
