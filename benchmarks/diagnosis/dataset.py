@@ -8,6 +8,12 @@ Every label is validated against the shared vocabulary (``kb.vocab``): the cause
 ``Cause`` names (never ``unknown``), the class is a ``BottleneckClass``, and every rewrite family is a pattern
 card id in ``kb/cards/patterns/`` or a family named in ``CAUSE_FAMILIES``; the first family is the cause's
 canonical one. A bad label raises ``LabelError`` naming the folder, the field and what is allowed.
+
+Causes beyond the list (issue 30): items under ``beyond/`` carry a defect that is NOT a ``kb.vocab.Cause``. Their
+label says ``listed: false`` and names the new kind in ``cause`` (a snake_case name that is not a listed cause),
+plus ``inefficiency``: the kind of static-account finding (``optimizer.ir.gap_account.AccountKind``) the account
+must show for it. ``families`` are then optional card ids in any order (often none: no family acts on the kind
+yet). ``load_items`` returns the listed items only (what every existing figure counts); ``load_beyond`` the new.
 """
 
 from __future__ import annotations
@@ -35,9 +41,11 @@ from kb.vocab import (
     Cause,
 )
 
-__all__ = ["DIAGNOSIS_DIR", "DiagItem", "LabelError", "StaticCheck", "known_families", "load_items"]
+__all__ = ["BEYOND_DIR", "DIAGNOSIS_DIR", "DiagItem", "LabelError", "StaticCheck", "account_kinds", "known_families",
+           "load_beyond", "load_items"]
 
 DIAGNOSIS_DIR = Path(__file__).resolve().parent
+BEYOND_DIR = DIAGNOSIS_DIR / "beyond"
 CARDS_DIR = DIAGNOSIS_DIR.parents[1] / "kb" / "cards" / "patterns"
 SPLITS = ("tune", "eval")
 
@@ -54,6 +62,16 @@ def known_families() -> frozenset[str]:
         card = yaml.safe_load(path.read_text()) or {}
         ids.add(str(card.get("id", path.stem)))
     return frozenset(ids | {f for fams in CAUSE_FAMILIES.values() for f in fams})
+
+
+@cache
+def account_kinds() -> frozenset[str]:
+    """The finding kinds of the static account of the gap (what an unlisted item's ``inefficiency`` may name)."""
+    from typing import get_args
+
+    from optimizer.ir.gap_account import AccountKind
+
+    return frozenset(get_args(AccountKind))
 
 
 class Expectation(BaseModel):
@@ -98,7 +116,10 @@ class DiagItem(BaseModel):
 
     name: str
     folder: Path
-    cause: Cause
+    cause: str = Field(description="a kb.vocab Cause; with listed: false a new kind's name")
+    listed: bool = Field(default=True, description="whether cause is one of kb.vocab.Cause")
+    inefficiency: str | None = Field(default=None, description="for listed: false, the static-account finding kind "
+                                     "(optimizer.ir.gap_account.AccountKind) the account must show")
     secondary: list[Cause] = Field(default_factory=list)
     bottleneck_class: BottleneckClass = Field(alias="class")
     families: list[str]
@@ -112,10 +133,19 @@ class DiagItem(BaseModel):
     def _cause_is_known(cls, v: str) -> str:
         if v == "unknown":
             raise ValueError("'unknown' is not a label: name the planted cause")
+        if not v.isidentifier() or v != v.lower():
+            raise ValueError(f"{v!r} is not a snake_case cause name")
         return v
 
     @model_validator(mode="after")
     def _consistent(self) -> DiagItem:
+        if self.listed and self.cause not in CAUSES:
+            raise ValueError(f"{self.cause!r} is not a Cause; use one of {sorted(CAUSES - {'unknown'})}, or mark a new "
+                             f"kind with listed: false and its inefficiency")
+        if not self.listed:
+            return self._consistent_unlisted()
+        if self.inefficiency is not None:
+            raise ValueError("inefficiency is for listed: false items (a listed cause has its own findings)")
         if self.cause in self.secondary or "unknown" in self.secondary:
             raise ValueError(f"secondary {self.secondary} must not repeat the cause {self.cause!r} or say 'unknown'")
         unknown = [f for f in self.families if f not in known_families()]
@@ -134,6 +164,21 @@ class DiagItem(BaseModel):
             raise ValueError("an at_roofline item has nothing to fix: remove fix.py (initial.py is its reference)")
         if self.cause != "at_roofline" and not has_fix:
             raise ValueError(f"{self.folder} has no fix.py (the reference fix for {self.cause!r})")
+        return self
+
+    def _consistent_unlisted(self) -> DiagItem:
+        if self.cause in CAUSES:
+            raise ValueError(f"{self.cause!r} is a listed Cause: drop listed: false")
+        if self.inefficiency not in account_kinds():
+            raise ValueError(f"inefficiency {self.inefficiency!r} is not a gap-account kind; use one of {sorted(account_kinds())}")
+        if self.cause in self.secondary:
+            raise ValueError(f"secondary {self.secondary} must not repeat the cause {self.cause!r}")
+        unknown = [f for f in self.families if f not in known_families()]
+        if unknown:
+            raise ValueError(f"families {unknown} are not pattern card ids (kb/cards/patterns/*.yaml) or CAUSE_FAMILIES")
+        for required in ("problem.py", "initial.py", "fix.py"):
+            if not (self.folder / required).is_file():
+                raise ValueError(f"{self.folder} has no {required}")
         return self
 
     @property
@@ -169,7 +214,7 @@ def load_item(folder: str | Path) -> DiagItem:
 
 def _explain(err: dict) -> str:
     field = err["loc"][0] if err["loc"] else ""
-    if field in ("cause", "secondary") and err["type"] == "literal_error":
+    if field == "secondary" and err["type"] == "literal_error":
         return f"{err['input']!r} is not a Cause; use one of {sorted(CAUSES - {'unknown'})}"
     if field == "class" and err["type"] == "literal_error":
         return f"{err['input']!r} is not a BottleneckClass; use one of {sorted(BOTTLENECK_CLASSES)}"
@@ -183,6 +228,26 @@ def load_items(split: str | None = None, root: str | Path = DIAGNOSIS_DIR) -> li
     folders = sorted(p for p in Path(root).iterdir() if p.is_dir() and (p / "problem.py").is_file())
     items = [load_item(p) for p in folders]
     return [i for i in items if split is None or i.split == split]
+
+
+def load_beyond(split: str | None = None) -> list[DiagItem]:
+    """The items whose defect is not a listed cause (``beyond/``, every label ``listed: false``)."""
+    items = load_items(split, BEYOND_DIR)
+    listed = [i.name for i in items if i.listed]
+    if listed:
+        raise LabelError(f"beyond/ holds items with a listed cause ({listed}); they belong in benchmarks/diagnosis/")
+    return items
+
+
+def beyond_table(items: list[DiagItem] | None = None) -> str:
+    """The README's table of the kinds beyond the list (markdown), one row per kind."""
+    items = load_beyond() if items is None else items
+    rows = ["| kind (cause) | account finding | class | tune | eval |", "|---|---|---|---|---|"]
+    for cause in sorted({i.cause for i in items}):
+        its = [i for i in items if i.cause == cause]
+        halves = [", ".join(f"`{i.name}`" for i in its if i.split == s) for s in SPLITS]
+        rows.append(f"| `{cause}` | `{its[0].inefficiency}` | {its[0].bottleneck_class} | {halves[0]} | {halves[1]} |")
+    return "\n".join(rows)
 
 
 def split_table(items: list[DiagItem] | None = None) -> str:
