@@ -90,6 +90,10 @@ class IRLevel:
         findings = ir_findings(report, block_range=st.block_range if st else True)
         step = causal_step(ctx, "L3", findings)
         evidence.append(step.evidence("L3"))
+        if ctx.ir_target.startswith("cuda"):  # the static account of the gap (issue 30): additive evidence
+            from optimizer.ladder.gap_account import account_evidence
+
+            evidence += account_evidence(ctx, report, findings, step.decision)
         tests, chosen_final, best = merge_tests(step, tests, chosen if single else None, chosen if justified else None)
         refs_out = ([step.family] if step.family else []) + [r for r in refs if not step.family or r.id != step.family.id]
         return LevelResult(level="L3", evidence=evidence, bottleneck=cls, matched_cards=refs_out[:2], tests=tests,  # type: ignore[arg-type]
