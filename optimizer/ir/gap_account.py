@@ -288,6 +288,8 @@ def kernel_facts(source: str, kernel: str, values: dict[str, Any], grid: list[in
                 and isinstance(c.args[0], ast.Constant)] + [pid_axis[n] for n in _names(rhs) if n in pid_axis]
         if any(_is_tl_call(c, "program_id") for c in ast.walk(rhs)) and not axes:
             axes = [0]
+        if any(isinstance(b, ast.BinOp) and isinstance(b.op, (ast.FloorDiv, ast.Mod)) for b in ast.walk(rhs)):
+            axes = []  # a program id folded by // or % (grouped tile order): the axis no longer counts blocks
         for t in targets:
             if sizes:
                 lanes[t.id] = lanes.get(t.id, set()) | sizes

@@ -83,6 +83,13 @@ def flat(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask, other=0.0), mask=mask)
+
+@triton.jit
+def grouped(x_ptr, y_ptr, M, N, BLOCK_M: tl.constexpr):
+    pid = tl.program_id(0)
+    pid_m = pid // (N // BLOCK_M)
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    tl.store(y_ptr + rm, tl.load(x_ptr + rm, mask=rm < M), mask=rm < M)
 '''
 
 
@@ -97,6 +104,9 @@ def test_strides_and_masks_at_the_recorded_values():
     assert row["masks"][0]["active"] == pytest.approx(1500 / 8192, abs=1e-3)
     flat = kernel_facts(SRC, "flat", {**values, "n": 1 << 20, "BLOCK": 1024}, [1024])
     assert flat["masks"][0]["active"] == 1.0 and all(a["stride"] == 1 for a in flat["accesses"])
+    # a program id folded by // (grouped tile order) does not count blocks along the grid: no 1/64 'active' lanes
+    grouped = kernel_facts(SRC, "grouped", {**values, "M": 2048, "N": 2048, "BLOCK_M": 128}, [256])
+    assert grouped["masks"][0]["active"] == 1.0
 
 
 def _account(src: str, kernel: str, ir_args: dict, grid: list[int], tmp_path: Path, num_warps: int = 4):
