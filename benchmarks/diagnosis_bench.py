@@ -63,12 +63,19 @@ def _row(item: Any, d: dict[str, Any], wall_s: float) -> dict[str, Any]:
               for lv in d.get("levels") or [] if lv["level"] == "L2"
               for e in lv.get("evidence", []) if e["kind"] in ("classification", "roofline", "ncu", "timing")]
     cls = measured if measured not in (None, "unknown") else CAUSE_CLASS.get(cause, "unknown")
+    # the static account of the gap (L3 evidence, issue 30): its significant finding kinds and the unexplained ones
+    ev3 = [e for lv in d.get("levels") or [] if lv["level"] == "L3" for e in lv.get("evidence", [])]
+    account = sorted({f["kind"] for e in ev3 if e["kind"] == "gap_account"
+                      for f in (e.get("data") or {}).get("findings", []) if f.get("significant")})
+    unexplained = sorted({e.get("reference", "") for e in ev3 if e["kind"] == "unexplained"})
     return {"item": item.name, "split": item.split, "label_cause": item.cause, "label_class": item.bottleneck_class,
             "label_families": list(item.families), "secondary": list(item.secondary), "cause": cause, "class": cls,
             "measured_class": measured, "family": chosen, "actionable_family": actionable, "per_level": per_level, "stop": d.get("stop"),
             "overruled": dec.get("overruled", []), "decided_by": [r.get("reference") for r in dec.get("decided_by", [])],
             "error": d.get("error", ""), "notes": d.get("notes", []), "wall_s": round(wall_s, 1), "phase_s": d.get("phase_s", {}),
-            "l2_raw": l2_raw}
+            "l2_raw": l2_raw, "listed": getattr(item, "listed", True), "inefficiency": getattr(item, "inefficiency", None),
+            "account": account, "unexplained": unexplained,
+            "account_named": getattr(item, "inefficiency", None) in account if getattr(item, "inefficiency", None) else None}
 
 
 def _acc(rows: list[dict[str, Any]], key: str) -> float | None:
@@ -102,6 +109,8 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
                       "actionable_family": _acc(rs, "actionable"),
                       "cause_and_family": round(len(both) / len(rs), 3) if rs else None,
                       "static_n": len(static), "static_cause": _acc(static, "cause"), "cause_per_level": per_level,
+                      "account_named": sum(bool(r.get("account_named")) for r in rs if r.get("inefficiency")),
+                      "account_n": sum(1 for r in rs if r.get("inefficiency")),
                       "confusion": dict(Counter(f"{r['label_cause']} -> {r['cause']}" for r in rs if r["cause"] != r["label_cause"]))}
     return out
 
@@ -112,7 +121,8 @@ def print_tables(summary: dict[str, Any], rows: list[dict[str, Any]]) -> None:
         per = " ".join(f"{lv} {v:.2f}" for lv, v in s["cause_per_level"].items() if v is not None)
         st = f"{s['static_cause']:.2f}/{s['static_n']}" if s["static_cause"] is not None else "-"
         print(f"{split:6} {s['n']:>3} {s['cause'] or 0:>6.2f} {s['class'] or 0:>6.2f} {s['family'] or 0:>7.2f} "
-              f"{s['cause_and_family'] or 0:>6.2f} {s['actionable_family'] or 0:>6.2f} {st:>10}  {per}")
+              f"{s['cause_and_family'] or 0:>6.2f} {s['actionable_family'] or 0:>6.2f} {st:>10}  {per}"
+              + (f"  account names the planted inefficiency {s['account_named']}/{s['account_n']}" if s.get("account_n") else ""))
     print("(family: the family the decided cause calls for; acted: the family the ladder would apply now, which\n"
           " differs when every family of the cause refused the kernel and a class-based family was chosen instead)")
     print("\nmisses (label -> decided, family):")
@@ -160,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--backend", default="interpreter")
     ap.add_argument("--max-level", default=None, help="default: L3 on the interpreter, L4 elsewhere")
     ap.add_argument("--items", default="", help="comma-separated item names")
+    ap.add_argument("--set", dest="item_set", choices=("listed", "beyond"), default="listed",
+                    help="beyond: the items whose defect is not a listed cause (benchmarks/diagnosis/beyond)")
     ap.add_argument("--validate", action="store_true", help="validate each candidate first (slow on CPU)")
     ap.add_argument("--from", dest="from_file", default=None, help="summarize committed rows instead of running")
     ap.add_argument("--budget-s", type=float, default=0.0, help="stop starting items after this many seconds")
@@ -182,7 +194,12 @@ def main(argv: list[str] | None = None) -> int:
         rows, source = payload["rows"], {"from": str(a.from_file), "run_provenance": payload.get("provenance")}
         name = Path(a.from_file).stem.replace("_runs", "") + "_summary"
     else:
-        items = load_items(None if a.split == "all" else a.split)
+        if a.item_set == "beyond":
+            from benchmarks.diagnosis.dataset import load_beyond
+
+            items = load_beyond(None if a.split == "all" else a.split)
+        else:
+            items = load_items(None if a.split == "all" else a.split)
         if a.items:
             want = set(a.items.split(","))
             items = [i for i in items if i.name in want]
@@ -191,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = run(items, a.backend, level, a.validate or a.backend != "interpreter", budget_s=a.budget_s,
                    partial=out_dir / "diagnosis_rows.jsonl")
         source = {"backend": a.backend, "max_level": level, "validated": a.validate or a.backend != "interpreter"}
-        name = f"diagnosis_{'cpu' if a.backend == 'interpreter' else a.backend}"
+        name = f"diagnosis_{'beyond_' if a.item_set == 'beyond' else ''}{'cpu' if a.backend == 'interpreter' else a.backend}"
     summary = summarize(rows)
     print_tables(summary, rows)
     path = write_result(name, {"source": source, "summary": summary, "rows": rows}, out_dir)
