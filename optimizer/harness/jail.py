@@ -43,6 +43,7 @@ import platform
 import resource
 import signal
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -104,7 +105,23 @@ def default_readable(python: str | Path | None = None) -> list[str]:
     if python is not None:
         paths.append(str(Path(python).absolute().parents[1]))
         paths.append(str(Path(python).resolve().parents[1]))
+    paths += _toolchain_paths(os.environ)
     return list(dict.fromkeys(p for p in paths if os.path.exists(p)))
+
+
+def _toolchain_paths(env: Mapping[str, str]) -> list[str]:
+    """What the worker's compiler steps and imports need outside the system directories: every absolute
+    ``PYTHONPATH`` entry (wheels unpacked beside the interpreter, e.g. /tmp/site on the lent GPU image), and the
+    install tree of the C compiler Triton builds its launcher with and of any tool a ``TRITON_*`` variable names
+    (``CC=/opt/gcc/bin/gcc`` -> /opt/gcc: gcc needs its lib/ and libexec/ too). Found on the H200 image, where a jail
+    without them failed every compile with FileNotFoundError for /opt/gcc/bin/gcc and every import of pydantic."""
+    out = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and os.path.isabs(p)]
+    tools = [env.get("CC", ""), env.get("CXX", "")] + [v for k, v in env.items() if k.startswith("TRITON_") and k.endswith("_PATH")]
+    for tool in tools:
+        if tool and os.path.isabs(tool) and os.path.exists(tool):
+            real = Path(tool).resolve()
+            out.append(str(real.parents[1] if real.parent.name == "bin" else real.parent))
+    return out
 
 
 #: never bound whole: a bind of one of these would expose every user's files (or the jail's own mounts)

@@ -3,6 +3,8 @@ timing case, the L2 profilers reached through ``optimizer.harness.measure`` (san
 
 from __future__ import annotations
 
+import gzip
+
 import json
 from pathlib import Path
 
@@ -108,10 +110,10 @@ def test_timing_cases_given_as_json_are_read_into_the_model() -> None:
 
 
 def test_committed_trajectories_still_load() -> None:
-    paths = sorted((ROOT / "benchmarks" / "results").rglob("trajectory.json"))
+    paths = sorted((ROOT / "benchmarks" / "results").rglob("trajectory.json.gz"))  # committed compressed
     assert paths, "no committed trajectory found"
     for p in paths:
-        t = Trajectory.model_validate_json(p.read_text())
+        t = Trajectory.model_validate_json(gzip.decompress(p.read_bytes()))
         assert t.rounds, p
 
 
