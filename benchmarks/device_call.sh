@@ -68,8 +68,10 @@ for step in "$@"; do
       timeout "$t" python3 benchmarks/diagnosis_bench.py --backend cuda --max-level L4 --split "$split" ${items:+--items "$items"} \
         --budget-s $(( t - 60 )) --out "$OUT/diag_$split" 2>&1 | grep -v "Loading weights\|os.fork\|_fork_exec\|TracerWarning\|if (padding\|is_causal\|UserWarning\|return opset" | tail -60
       pack "diag_$split" ;;
-    aa)         # A/A noise floor through the session's verdict path: arg = budget
-      t=$(box "${arg:-240}"); timeout "$t" python3 benchmarks/aa.py "$OUT/aa" 2>&1 | tail -40
+    aa)         # A/A noise floor through the session's verdict path: arg = BUDGET_S[/N per operator]; the previous
+      # protocol's comparison is left out (it was measured in session 6)
+      t=$(box "${arg%%/*}"); [ -z "${arg%%/*}" ] && t=$(box 240); n=50; [ "$arg" != "${arg#*/}" ] && n=${arg#*/}
+      timeout "$t" python3 benchmarks/aa.py "$OUT/aa" --n "$n" --no-old-rule 2>&1 | tail -40
       pack aa ;;
     naivecheck) # naive first translations validated at full size and timed against eager
       t=$(box "${arg:-240}"); timeout "$t" python3 benchmarks/suite/_gpu_check.py --initial naive --out "$OUT/naivecheck" 2>&1 | tail -60
