@@ -18,7 +18,7 @@ from typing import Any
 from kb.models import EvidenceItem
 from optimizer.ir.gap_account import GapAccount, account_launch, unexplained_findings
 
-__all__ = ["MAX_ACCOUNTS", "MIN_TRAFFIC_SHARE", "account_evidence", "launch_accounts", "static_accounts"]
+__all__ = ["MAX_ACCOUNTS", "MIN_TRAFFIC_SHARE", "account_evidence", "case_accounts", "launch_accounts", "static_accounts"]
 
 #: recorded launch configurations accounted per diagnosis (each is one compile when not cached)
 MAX_ACCOUNTS = 4
@@ -157,3 +157,24 @@ def static_accounts(problem_path: str | Path, candidate: str | Path, *, settings
     accounts, notes = launch_accounts(launches, target=settings.ir_target or "cuda:90", cache_dir=settings.cache_dir,
                                       hot=hot_launch(launches))
     return accounts, {"case": case, "notes": notes + ([note] if note else [])}
+
+
+def case_accounts(problem_path: str | Path, candidate: str | Path, *, settings: Any = None) -> dict[str, list[GapAccount]]:
+    """The accounts of a candidate at EVERY full-size case of its problem (case label -> accounts): programs vs SMs,
+    predicated lanes and masks change with the sizes, and a case whose block constexprs differ compiles anew (the
+    facts are cached per compile). One dry launch record per case, no kernel runs."""
+    from optimizer.harness.evaluation import record_launches
+    from optimizer.harness.problem import case_label, load_problem
+    from optimizer.ir.cached import hot_launch
+    from optimizer.settings import LadderSettings
+
+    settings = settings or LadderSettings()
+    prob = load_problem(problem_path)
+    out: dict[str, list[GapAccount]] = {}
+    for case in prob.cases or prob.smoke_cases:
+        launches, note, _ = record_launches(prob, candidate, settings, case=case)
+        if not launches:
+            continue
+        out[case_label(case)], _ = launch_accounts(launches, target=settings.ir_target or "cuda:90",
+                                                   cache_dir=settings.cache_dir, hot=hot_launch(launches))
+    return out

@@ -158,3 +158,15 @@ def test_the_static_account_names_the_planted_inefficiency(name: str):
     row = account_row(ITEMS[NAMES.index(name)])
     assert row["named"], row["initial"]
     assert row["discriminated"], row["fix"]
+
+
+def test_account_report_counts_named_and_discriminated():
+    from benchmarks.diagnosis.beyond_account import summarize
+
+    rows = [{"split": "eval", "named": True, "discriminated": True, "named_every_case": True},
+            {"split": "eval", "named": True, "discriminated": False, "named_every_case": False},
+            {"split": "tune", "named": False, "discriminated": False}]
+    s = summarize(rows)
+    assert (s["eval"]["named"], s["eval"]["discriminated"], s["eval"]["named_every_case"]) == (2, 1, 1)
+    assert s["eval"]["named_rate"] == 1.0 and s["tune"]["named_rate"] == 0.0 and s["tune"]["named_every_case"] is None
+    assert s["all"]["n"] == 3
