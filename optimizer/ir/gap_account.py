@@ -216,7 +216,7 @@ def ttgir_facts(ttgir: str, source_file: str) -> dict[str, Any]:
         tainted: set[str] = set()
         for i in body:
             ln = lines[i]
-            if "ttg.convert_layout" in ln:
+            if "ttg.convert_layout" in ln and "dot_op" not in ln:  # into a dot operand: what the MMA needs
                 converts.append(i)
             m = _DEF.match(ln)
             if not m:

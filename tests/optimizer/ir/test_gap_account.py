@@ -195,3 +195,15 @@ def test_account_launch_needs_no_compile_for_given_text():
     kinds = {f.kind: f for f in acc.findings}
     assert kinds["occupancy"].significant and kinds["occupancy"].data["limiter"] == "shared_memory"
     assert kinds["wave_quantization"].significant and kinds["wave_quantization"].share == pytest.approx(0.47, abs=0.01)
+
+
+def test_a_conversion_into_a_dot_operand_is_not_counted():
+    from optimizer.ir.gap_account import ttgir_facts
+
+    ir = """  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %z) -> (tensor<64xf32, #blocked>)  : i32 {
+      %a = ttg.convert_layout %p : tensor<64x64xf16, #mma> -> tensor<64x64xf16, #ttg.dot_op<{opIdx = 0, parent = #mma}>>
+      %b = ttg.convert_layout %s : tensor<64xf32, #ttg.slice<{dim = 0, parent = #blocked}>> -> tensor<64xf32, #ttg.slice<{dim = 1, parent = #blocked}>>
+      scf.yield %acc : tensor<64xf32, #blocked>
+    }
+"""
+    assert ttgir_facts(ir, "/nonexistent.py")["convert_in_loop"] == 1
