@@ -107,7 +107,9 @@ def main(argv: list[str] | None = None) -> int:
         from benchmarks.diagnosis.dataset import load_items
 
         rows = []
-        for i, item in enumerate(load_items(None if a.split == "all" else a.split), 1):
+        listed = load_items(None if a.split == "all" else a.split)
+        listed = [i for i in listed if not a.items or i.name in set(a.items.split(","))]
+        for i, item in enumerate(listed, 1):
             rows.append(listed_row(item))
             print(f"[{i}] {item.name} ({item.cause}): unexplained {rows[-1].get('unexplained_given_label', rows[-1])}",
                   flush=True)
