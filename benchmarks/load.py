@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _provenance import percentiles, write_result
 
 MIX = {"Search": 40, "QuickMatch": 30, "GetCard": 20, "SubmitTrajectory": 10}
-TOKEN = f"load-{os.getpid()}-{random.randrange(1 << 30):x}"
+TOKEN = f"load-{os.getpid()}-{random.randrange(1 << 30):08x}-bench"  # 16+ characters (LADDER_TOKENS rule)
 
 
 def _free_port() -> int:

@@ -125,7 +125,8 @@ def friendly_errors(fn: F) -> F:
         except LadderError as e:
             _say_error(e.code, str(e))
             raise typer.Exit(2) from None
-        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, KeyboardInterrupt):
+        except (typer.Exit, typer.Abort, click.exceptions.Exit, click.exceptions.Abort, click.ClickException,
+                KeyboardInterrupt):  # typer's own Exit/Abort are not click's (typer >= 0.16)
             raise
         except ValidationError as e:
             err = e.errors()[0]

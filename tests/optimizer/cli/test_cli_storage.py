@@ -145,3 +145,18 @@ def test_bad_settings_are_one_line(home, monkeypatch):
     monkeypatch.setenv("LADDER_PORT", "not-a-port")
     line = _one_line_error(runner.invoke(app, ["kb", "stats", "--home", str(home)]))
     assert "port" in line
+
+
+def test_a_command_exit_is_not_an_error():
+    """typer.Exit is a RuntimeError (not click's Exit): the catch-all must pass it through (`ladder serve`
+    exits with typer.Exit(0) after SIGTERM)."""
+    import typer
+
+    from optimizer.cli._common import friendly_errors
+
+    @friendly_errors
+    def done() -> None:
+        raise typer.Exit(0)
+
+    with pytest.raises(typer.Exit):
+        done()
