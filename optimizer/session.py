@@ -51,6 +51,7 @@ from optimizer.harness import verdict
 from optimizer.harness.evaluation import Evaluation, evaluate, record_launches, retime, to_timing
 from optimizer.harness.gpulock import GPULock, device_key
 from optimizer.ladder import keys
+from optimizer.ladder.cases import representative_case
 from optimizer.ladder.engine import LadderOutcome, run_ladder
 from optimizer.ladder.types import LadderContext
 from optimizer.phases import PhaseClock, TimedKB
@@ -373,7 +374,8 @@ class Session:
         key = hashlib.sha256(path.read_bytes()).hexdigest()
         if key not in self._launch_memo:
             t0 = time.monotonic()
-            launches, _note, case = record_launches(self.problem, path, self.settings)
+            launches, _note, case = record_launches(self.problem, path, self.settings,
+                                                    case=representative_case(self.problem))  # as `ladder diagnose` does
             clock.add("other", time.monotonic() - t0)
             self._launch_memo[key] = (launches, case)
         launches, case = self._launch_memo[key]

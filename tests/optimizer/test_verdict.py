@@ -202,8 +202,11 @@ def test_an_interpreter_session_gives_the_ladder_the_full_size_launches_once_per
     calls: list[str] = []
     full = [{"kernel": "softmax_kernel", "grid": [65536], "ir_args": {"n_cols": 1000}}]
 
+    cases_asked: list = []
+
     def fake_record(problem, candidate, settings, case=None):
         calls.append(Path(candidate).read_text())
+        cases_asked.append(case)
         return full, "", {"M": 65536, "N": 1000}
 
     monkeypatch.setattr("optimizer.session.record_launches", fake_record)
@@ -220,6 +223,9 @@ def test_an_interpreter_session_gives_the_ladder_the_full_size_launches_once_per
     base.write_text("v1")  # a new base is recorded again
     s._full_size_launches(base, smoke, PhaseClock())
     assert calls == ["v0", "v1"]
+    from optimizer.ladder.cases import representative_case
+
+    assert cases_asked == [representative_case(s.problem)] * 2  # the case `ladder diagnose` reads, not CASES[0]
 
 
 def test_the_baseline_fixes_each_cases_method_for_the_whole_session(tmp_path: Path) -> None:
