@@ -30,6 +30,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -105,6 +106,7 @@ def run_judged(request: EvaluateRequest, *, limits: SandboxLimits, interpreter: 
     base = Path(tempfile.mkdtemp(prefix="ladder_judge_"))
     cand_dir = base / "candidate"
     cand_dir.mkdir()
+    ref_dir: Path | None = None
     try:
         got = _reference(request, run)
         if isinstance(got, SandboxResult):
@@ -119,6 +121,8 @@ def run_judged(request: EvaluateRequest, *, limits: SandboxLimits, interpreter: 
             return res
         return _merge(res, verdicts, refs)
     finally:
+        if ref_dir is not None:
+            _release(ref_dir)
         shutil.rmtree(base, ignore_errors=True)
 
 
@@ -126,6 +130,33 @@ def run_judged(request: EvaluateRequest, *, limits: SandboxLimits, interpreter: 
 #: key -> (result, folder); the oldest is dropped beyond ``_KEEP``
 _REFERENCES: dict[tuple, tuple[ReferenceResult, Path]] = {}
 _KEEP = 2
+#: evaluations run in threads (a round's screen validates its points in parallel): a reference folder in use is
+#: never deleted under a reader; an evicted one goes when its last user releases it
+_LOCK = threading.Lock()
+_IN_USE: dict[Path, int] = {}
+_DOOMED: set[Path] = set()
+
+
+def _hold(folder: Path) -> None:  # under _LOCK
+    _IN_USE[folder] = _IN_USE.get(folder, 0) + 1
+
+
+def _release(folder: Path) -> None:
+    with _LOCK:
+        _IN_USE[folder] -= 1
+        if _IN_USE[folder] > 0:
+            return
+        del _IN_USE[folder]
+        if folder in _DOOMED:
+            _DOOMED.discard(folder)
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _evict(folder: Path) -> None:  # under _LOCK
+    if folder in _IN_USE:
+        _DOOMED.add(folder)
+    else:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _reference_key(request: EvaluateRequest, python: str | None) -> tuple | None:
@@ -146,8 +177,10 @@ def _reference(request: EvaluateRequest, run: dict[str, Any]) -> tuple[Reference
     """The reference's outputs for ``request`` (computed once per problem, cases, seeds and backend in this
     process, in a folder no candidate's jail can see), or the failed run."""
     key = _reference_key(request, run.get("python"))
-    if key is not None and key in _REFERENCES and all(Path(c.file).exists() for c in _REFERENCES[key][0].cases):
-        return _REFERENCES[key]
+    with _LOCK:
+        if key is not None and key in _REFERENCES and all(Path(c.file).exists() for c in _REFERENCES[key][0].cases):
+            _hold(_REFERENCES[key][1])
+            return _REFERENCES[key]
     ref_dir = Path(tempfile.mkdtemp(prefix="ladder_reference_"))
     ref_req = ReferenceRequest(problem=request.problem, backend=request.backend, cases=request.cases,
                                seeds=request.seeds, out_dir=str(ref_dir))
@@ -161,17 +194,22 @@ def _reference(request: EvaluateRequest, run: dict[str, Any]) -> tuple[Reference
         return SandboxResult("error", f"reference_error: the reference could not run: {ref_res.reason}"[:2000],
                              {}, ref_res.returncode, ref_res.duration_s, ref_res.stdout_tail, ref_res.stderr_tail,
                              ref_res.isolation)
-    _REFERENCES[key if key is not None else ("uncached", str(ref_dir))] = (refs, ref_dir)
-    while len(_REFERENCES) > _KEEP:
-        old = next(iter(_REFERENCES))
-        shutil.rmtree(_REFERENCES.pop(old)[1], ignore_errors=True)
+    with _LOCK:
+        slot = key if key is not None else ("uncached", str(ref_dir))
+        if slot in _REFERENCES:  # another thread computed the same reference meanwhile: its folder retires
+            _evict(_REFERENCES.pop(slot)[1])
+        _REFERENCES[slot] = (refs, ref_dir)
+        _hold(ref_dir)
+        while len(_REFERENCES) > _KEEP:
+            _evict(_REFERENCES.pop(next(iter(_REFERENCES)))[1])
     return refs, ref_dir
 
 
 def _drop_references() -> None:
-    for _, folder in _REFERENCES.values():
-        shutil.rmtree(folder, ignore_errors=True)
-    _REFERENCES.clear()
+    with _LOCK:
+        for _, folder in _REFERENCES.values():
+            _evict(folder)
+        _REFERENCES.clear()
 
 
 atexit.register(_drop_references)
