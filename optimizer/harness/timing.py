@@ -186,8 +186,7 @@ def bench_method(fn: Callable[[], Any], method: str | None, *, warmup_ms: float 
         try:
             return summarize(float(x) for x in _do_bench_cudagraph(fn, rep=rep_ms, return_mode="all")), "cudagraph"
         except Exception as exc:  # noqa: BLE001  a launcher that cannot be captured: time it the other way, say so
-            if _torch is not None and _torch.cuda.is_available():
-                _torch.cuda.synchronize()
+            _settle()
             return (bench_cuda(fn, warmup_ms=warmup_ms, rep_ms=rep_ms, flush_bytes=flush_bytes),
                     f"do_bench (cudagraph capture failed: {type(exc).__name__})")
     return bench_cuda(fn, warmup_ms=warmup_ms, rep_ms=rep_ms, flush_bytes=flush_bytes), "do_bench"
@@ -258,6 +257,12 @@ def _check_timer() -> None:
     if _torch is None or _torch.cuda.Event is not _CudaEvent or _torch.cuda.synchronize is not _cuda_sync:
         raise RuntimeError("timer_tampered: torch.cuda.Event or torch.cuda.synchronize was replaced after import; "
                            "timing refused")
+
+
+def _settle() -> None:
+    """Wait for the device after a failed CUDA-graph capture, so the next measurement starts on an idle stream."""
+    if _torch is not None and _torch.cuda.is_available():
+        _torch.cuda.synchronize()
 
 
 def _cuda_block(fn: Callable[[], Any], graph: bool, warmup_ms: float, rep_ms: float) -> list[float]:
@@ -357,8 +362,7 @@ def time_interleaved(
                 try:  # the deciding kernel's device time: one CUDA-graph block
                     graph_ms = summarize(_cuda_block(fns[decider], True, warmup_ms, rep_ms)).median_ms
                 except Exception:  # noqa: BLE001  not capturable: decided on do_bench; the trial below says why
-                    if _torch is not None and _torch.cuda.is_available():
-                        _torch.cuda.synchronize()
+                    _settle()
             method, note = choose_method(decided_ms, graph_below_us, graph_ms)
         else:
             note = f"{method}: fixed for this case at the session's baseline"
@@ -368,8 +372,7 @@ def time_interleaved(
                     _cuda_block(fns[r], True, warmup_ms, rep_ms)
                 graph = True
             except Exception as exc:  # noqa: BLE001  capture is not possible for this launcher: say so and time without graphs
-                if _torch is not None and _torch.cuda.is_available():
-                    _torch.cuda.synchronize()
+                _settle()
                 fell_back = True
                 note = (f"cudagraph capture failed ({type(exc).__name__}: {str(exc)[:200]}); every kernel of this case "
                         "timed with do_bench in this call")
