@@ -10,6 +10,7 @@ the first tool call waits for it. Nothing here writes to stdout except the proto
 Every line a client sends gets an answer: the SDK drops a line that is not JSON, or not a JSON-RPC message,
 with a debug log and no reply (the client then waits forever), so ``serve_stdio`` answers it with a JSON-RPC
 error itself (-32700 parse error, -32600 invalid request; the request's id when it can be read, else null).
+At the end of stdin every request already read is answered before the server exits (``_Pending``).
 Numeric tool arguments are bounded (``_bounded``): an out-of-range version or size is ``invalid_argument``, never
 an OverflowError from SQLite.
 """
@@ -72,7 +73,9 @@ def _sdk() -> tuple[Any, type[Exception], type[Exception], type[Exception]]:
 class LazyClient:
     """Opens the KB client in a background thread; ``get()`` waits for it (and re-raises a failed open)."""
 
-    def __init__(self, factory: Callable[[], KBClient], timeout: float = 600.0) -> None:
+    OPEN_TIMEOUT = 600.0
+
+    def __init__(self, factory: Callable[[], KBClient], timeout: float = OPEN_TIMEOUT) -> None:
         self._client: KBClient | None = None
         self._error: BaseException | None = None
         self._done = threading.Event()
@@ -263,12 +266,77 @@ def rpc_error_for(line: str | None, error: Exception) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32600, "message": f"Invalid Request: {what}"}}
 
 
+def _rpc(item: Any) -> Any:
+    """The JSON-RPC message inside a SessionMessage (mcp 1.x wraps it in a RootModel), else None."""
+    msg = getattr(item, "message", None)
+    return getattr(msg, "root", msg)
+
+
+class _Pending:
+    """Ids of the requests read and not yet answered. At the end of stdin the reader waits for them (up to
+    ``timeout`` seconds): the SDK ends the session at end of input and cancels calls still running, so a client
+    that writes its requests and closes stdin would otherwise lose the answers still being computed."""
+
+    def __init__(self, timeout: float) -> None:
+        self.ids: set[Any] = set()
+        self.timeout = timeout
+        self._changed = anyio.Event()
+
+    def asked(self, item: Any) -> None:
+        msg = _rpc(item)
+        method, rid = getattr(msg, "method", None), getattr(msg, "id", None)
+        if method == "notifications/cancelled":  # a cancelled request gets no answer
+            params = getattr(msg, "params", None) or {}
+            self.answered(params.get("requestId") if isinstance(params, dict) else None)
+        elif method is not None and rid is not None:
+            self.ids.add(rid)
+
+    def answered(self, rid: Any) -> None:
+        if rid in self.ids:
+            self.ids.discard(rid)
+            self._changed.set()
+            self._changed = anyio.Event()
+
+    async def drain(self) -> None:
+        with anyio.move_on_after(self.timeout):
+            while self.ids:
+                await self._changed.wait()
+
+
+class _AnsweringWriter:
+    """The SDK's write stream, telling ``_Pending`` which requests have been answered."""
+
+    def __init__(self, inner: Any, pending: _Pending) -> None:
+        self._inner, self._pending = inner, pending
+
+    async def send(self, item: Any) -> None:
+        await self._inner.send(item)
+        msg = _rpc(item)
+        if getattr(msg, "method", None) is None:  # a response or an error, not a server request/notification
+            self._pending.answered(getattr(msg, "id", None))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _AnsweringWriter:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
 class _AnsweringReader:
     """The SDK's read stream, with every transport error (a line that is not a JSON-RPC message) answered on the
-    write stream with a JSON-RPC error instead of being dropped silently."""
+    write stream with a JSON-RPC error instead of being dropped silently, and end of input held back until every
+    request read so far is answered (``_Pending``)."""
 
-    def __init__(self, inner: Any, write: Any, tap: _LineTap, message: Callable[[dict[str, Any]], Any]) -> None:
+    def __init__(self, inner: Any, write: Any, tap: _LineTap, message: Callable[[dict[str, Any]], Any],
+                 pending: _Pending) -> None:
         self._inner, self._write, self._tap, self._message = inner, write, tap, message
+        self._pending = pending
 
     @property
     def last_context(self) -> Any:
@@ -282,8 +350,10 @@ class _AnsweringReader:
             try:
                 item = await self._inner.receive()
             except (anyio.EndOfStream, anyio.ClosedResourceError):
+                await self._pending.drain()
                 raise StopAsyncIteration from None
             if not isinstance(item, Exception):
+                self._pending.asked(item)
                 return item
             line = self._tap.seen[-1] if self._tap.seen else None  # read before any await: the line just failed
             await self._write.send(self._message(rpc_error_for(line, item)))
@@ -322,8 +392,11 @@ async def _run_stdio(mcp: Any) -> None:
 
     low = getattr(mcp, "_lowlevel_server", None) or mcp._mcp_server
     tap = _LineTap(anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")))
+    pending = _Pending(timeout=LazyClient.OPEN_TIMEOUT + 60.0)
     async with stdio_server(stdin=tap) as (read, write):  # type: ignore[arg-type]
-        await low.run(_AnsweringReader(read, write, tap, message), write, low.create_initialization_options())
+        answering = _AnsweringWriter(write, pending)
+        await low.run(_AnsweringReader(read, answering, tap, message, pending), answering,
+                      low.create_initialization_options())
 
 
 def serve_stdio(server: str | None = None, *, home: str | None = None, token: str | None = None) -> None:

@@ -88,3 +88,33 @@ def test_stdio_answers_malformed_lines(kb_home: Path):
     call = next(r for r in replies if r.get("id") == 9)
     text = json.dumps(call)
     assert "invalid_argument" in text and "OverflowError" not in text, text
+
+
+_SLOW_SERVER = """
+import sys, time
+import anyio
+from retrieval import mcp_server
+from tests.retrieval.test_mcp_protocol import _OneCard
+
+def slow():
+    time.sleep(3)  # a KB that takes a while to open: the call is still running when stdin ends
+    return _OneCard()
+
+anyio.run(mcp_server._run_stdio, mcp_server.build_server(mcp_server.LazyClient(slow)))
+"""
+
+
+def test_stdio_answers_calls_still_running_at_end_of_input():
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "probe", "version": "0"}}}
+    lines = [json.dumps(init), json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+             json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                         "params": {"name": "get_card", "arguments": {"card_id": "one-card"}}})]
+    env = {k: os.environ[k] for k in ("HOME", "PATH", "VIRTUAL_ENV") if k in os.environ}
+    env.update(PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-c", _SLOW_SERVER], input="\n".join(lines) + "\n",
+                          capture_output=True, text=True, timeout=120, env=env, cwd=str(ROOT))
+    replies = {r.get("id"): r for r in map(json.loads, filter(str.strip, proc.stdout.splitlines()))}
+    assert 5 in replies, (proc.stdout, proc.stderr[-2000:])
+    assert "one-card" in json.dumps(replies[5]["result"])
