@@ -41,6 +41,20 @@ Structural transforms of the rewrite engine (``optimizer.rewrite``: libcst tree,
   launch signature (``optimizer.rewrite.host_setup``).
 - ``inplace_output`` ``{}``: ``y = x.clone()`` rewritten in place -> ``torch.empty_like`` output the kernel writes
   while reading ``x``; a buffer copied back with ``x.copy_(buf)`` -> the kernel writes ``x`` in place.
+- ``online_logsumexp`` ``{}``: a max pass and a sum-of-exp pass over the same chunks -> one online pass
+  (``optimizer.recipes.online_lse``).
+- ``low_precision_operands`` ``{}``: 16-bit tiles upcast to fp32 before ``tl.dot`` -> native 16-bit operands, fp32
+  accumulate.
+- ``launch_loop_grid`` ``{}``: a kernel launched once per iteration of a host loop (or a nest of two) -> one launch
+  with the loops as grid axes.
+- ``kernel_chain_fusion`` ``{}``: consecutive launches over the same grid -> one kernel.
+- ``block_scale`` ``{"values"}``: a block range too small for the GPU -> a larger one, grid and launch kept in step.
+- ``producer_inline`` ``{}``: a flat element-wise kernel whose output only feeds the next kernel -> recomputed inside it.
+- ``lane_accumulators`` ``{}``: a block reduction inside a column loop -> per-lane accumulators reduced once after it.
+- ``row_resident`` ``{"values"}``: several loops over the same row chunks -> one register-resident row.
+
+Kinds a pattern card may name that no engine applies (``UNSERVED_KINDS``, refused with the reason):
+``persistent_grid`` (Ascend core-count grids) and ``split_k``.
 
 ``apply_recipe_variants`` returns several points of one recipe (3-8 where it has parameters) to time in one round.
 Every applier raises ``NotApplicable`` with the reason when its preconditions do not hold in the source.
@@ -50,8 +64,9 @@ from __future__ import annotations
 
 import ast
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
+from types import MappingProxyType
 from typing import Any
 
 from kb.models import Recipe
@@ -92,7 +107,7 @@ from optimizer.rewrite.single_pass import apply_single_pass_fusion
 from optimizer.rewrite.spill_relief import apply_register_spill_relief
 from optimizer.source import Kernel, LaunchSite, SourceText
 
-__all__ = ["APPLIERS", "KNOB_KINDS", "REGISTRY", "NotApplicable", "RecipeContext", "RewriteResult", "apply_recipe", "apply_recipe_variants", "can_apply",
+__all__ = ["APPLIERS", "KNOB_KINDS", "REGISTRY", "UNSERVED_KINDS", "NotApplicable", "RecipeContext", "RewriteResult", "apply_recipe", "apply_recipe_variants", "can_apply",
            "unified_diff"]
 
 _DOT_TILE_NAMES = frozenset({"BLOCK_M", "BLOCK_N", "BLOCK_K", "BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K"})
@@ -437,8 +452,8 @@ _PREPARE: dict[str, tuple[Preparation, ...]] = {
     "block_scale": (Preparation("does not apply", promote_literal_blocks, "naming a literal block size failed: "),),
 }
 
-#: every recipe kind with an offline applier: what applies it and with which preparations
-REGISTRY: dict[str, RecipeEntry] = {e.kind: e for e in (
+#: every recipe kind with an offline applier: what applies it and with which preparations (read-only, built once)
+REGISTRY: Mapping[str, RecipeEntry] = MappingProxyType({e.kind: e for e in (
     *(RecipeEntry(kind, applier=fn, structural=False) for kind, fn in _KNOBS.items()),
     *(RecipeEntry(tr.kind, transform=tr, structural=False) for tr in (InputPrecision(), CarePaddingFalse())),
     RecipeEntry("rows_per_program", applier=apply_rows_per_program),
@@ -450,8 +465,12 @@ REGISTRY: dict[str, RecipeEntry] = {e.kind: e for e in (
     # composites: Welford, else the online max/sum; the chunk loop, else a launch search that never lowers warps
     RecipeEntry("single_pass_fusion", applier=apply_single_pass_fusion),
     RecipeEntry("register_spill_relief", applier=apply_register_spill_relief),
-)}
-APPLIERS: dict[str, Callable[[dict[str, Any], RecipeContext], RewriteResult]] = {k: e.build() for k, e in REGISTRY.items()}
+)})
+#: the built applier of each kind (derived from ``REGISTRY``; read-only)
+APPLIERS: Mapping[str, Callable[[dict[str, Any], RecipeContext], RewriteResult]] = MappingProxyType(
+    {k: e.build() for k, e in REGISTRY.items()})
+#: recipe kinds a pattern card may name that no engine applies yet: ``apply_recipe`` refuses them with the reason
+UNSERVED_KINDS = frozenset({"persistent_grid", "split_k"})
 #: recipe kinds that only change a launch or compiler option (a round's rewrite is "structural" otherwise)
 KNOB_KINDS = frozenset(k for k, e in REGISTRY.items() if not e.structural)
 
@@ -465,7 +484,7 @@ def apply_recipe(recipe: Recipe | dict[str, Any], ctx: RecipeContext, *, compile
     r = recipe if isinstance(recipe, Recipe) else Recipe.model_validate(recipe)
     fn = APPLIERS.get(r.kind)
     if fn is None:
-        raise NotApplicable(f"no offline applier for recipe kind {r.kind!r} (available: {sorted(APPLIERS)})")
+        raise NotApplicable(_no_applier(r.kind))
     check_domain(r.kind, r.params, r.requires, r.forbids, ctx)
     noop: list[str] = []
     tried = list(ctx.tried)
@@ -483,6 +502,10 @@ def apply_recipe(recipe: Recipe | dict[str, Any], ctx: RecipeContext, *, compile
         noop += why
         tried.append(res.applied)
     raise NotApplicable(f"{r.kind}: " + "; ".join(dict.fromkeys(noop)))
+
+
+def _no_applier(kind: str) -> str:
+    return f"no offline applier for recipe kind {kind!r} (available: {sorted(APPLIERS)})"
 
 
 #: points of one recipe checked for an effect before the recipe is refused as a no-op
@@ -507,7 +530,7 @@ def apply_recipe_variants(recipe: Recipe | dict[str, Any], ctx: RecipeContext, l
     r = recipe if isinstance(recipe, Recipe) else Recipe.model_validate(recipe)
     fn = APPLIERS.get(r.kind)
     if fn is None:
-        raise NotApplicable(f"no offline applier for recipe kind {r.kind!r} (available: {sorted(APPLIERS)})")
+        raise NotApplicable(_no_applier(r.kind))
     check_domain(r.kind, r.params, r.requires, r.forbids, ctx)
     out = _variants(fn, r, ctx, limit)
     kept, refused = [], []
