@@ -19,7 +19,7 @@ Kinds (``kb.models.Recipe.kind``) and their params:
 - ``grouped_program_order`` ``{"GROUP_SIZE_M": [...]}``: the matmul tutorial's grouped tile order, remapped inside
   the kernel from the linear program index (``optimizer.recipes.grouping``); grid and host unchanged.
 - ``value_only_reduction`` ``{}``: an argmax whose index only masks the maximum becomes value masks plus a
-  duplicate count (``optimizer.recipes.reductions``).
+  duplicate count (``optimizer.rewrite.value_only``).
 
 Structural transforms of the rewrite engine (``optimizer.rewrite``: libcst tree, kernel facts, preconditions
 -> rewrite; each module's docstring states its domain):
@@ -91,7 +91,6 @@ from optimizer.recipes.base import (
 from optimizer.recipes.domains import check_domain, check_point
 from optimizer.recipes.grouping import apply_grouped_program_order
 from optimizer.recipes.online_lse import apply_online_logsumexp
-from optimizer.recipes.reductions import apply_value_only_reduction
 from optimizer.recipes.registry import Preparation, RecipeEntry
 from optimizer.recipes.row_tile import plan_row_tile
 from optimizer.rewrite import TRANSFORMS
@@ -105,6 +104,7 @@ from optimizer.rewrite.row_loop import rows_as_loop
 from optimizer.rewrite.row_regrid import regrid_row_broadcast
 from optimizer.rewrite.single_pass import apply_single_pass_fusion
 from optimizer.rewrite.spill_relief import apply_register_spill_relief
+from optimizer.rewrite.value_only import ValueOnlyReduction
 from optimizer.source import Kernel, LaunchSite, SourceText
 
 __all__ = ["APPLIERS", "KNOB_KINDS", "REGISTRY", "UNSERVED_KINDS", "NotApplicable", "RecipeContext", "RewriteResult", "apply_recipe", "apply_recipe_variants", "can_apply",
@@ -457,7 +457,7 @@ REGISTRY: Mapping[str, RecipeEntry] = MappingProxyType({e.kind: e for e in (
     *(RecipeEntry(kind, applier=fn, structural=False) for kind, fn in _KNOBS.items()),
     *(RecipeEntry(tr.kind, transform=tr, structural=False) for tr in (InputPrecision(), CarePaddingFalse())),
     RecipeEntry("rows_per_program", applier=apply_rows_per_program),
-    RecipeEntry("value_only_reduction", applier=apply_value_only_reduction),
+    RecipeEntry("value_only_reduction", transform=ValueOnlyReduction()),
     RecipeEntry("online_logsumexp", applier=apply_online_logsumexp),
     RecipeEntry("alignment_hints", applier=apply_alignment_hints, structural=False),
     RecipeEntry("grouped_program_order", applier=apply_grouped_program_order),

@@ -12,7 +12,8 @@ def test_every_kind_is_declared_once_and_built_from_its_entry() -> None:
     assert set(APPLIERS) == set(REGISTRY)
     for kind, entry in REGISTRY.items():
         assert entry.kind == kind and (entry.transform is None) != (entry.applier is None)
-    assert {k for k, e in REGISTRY.items() if e.engine == "cst"} == set(TRANSFORMS) | {"input_precision", "care_padding_false"}
+    assert {k for k, e in REGISTRY.items() if e.engine == "cst"} == set(TRANSFORMS) | {"input_precision", "care_padding_false",
+                                                                              "value_only_reduction"}
     assert KNOB_KINDS == {"launch_params", "autotune", "compiler_hints", "input_precision", "care_padding_false",
                           "alignment_hints"}
 
