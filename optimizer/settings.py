@@ -63,6 +63,13 @@ class LadderSettings(BaseSettings):
                            description="IR capture cache (keyed by kernel source, specialization, target, options)")
 
     max_level: str = Field(default="L4", pattern=r"^L[1-4]$", description="highest ladder level a session round may reach")
+    policy: str = Field(default="hierarchical", pattern=r"^(hierarchical|l1-only|profile-first|always-deep|random-family)$",
+                        description="ladder policy (optimizer.ladder.policy): hierarchical (default), l1-only, profile-first, "
+                        "always-deep, random-family (the ablation's arms)")
+    policy_seed: int = Field(default=0, description="seed of the random-family policy's draws (with the problem and round)")
+    timing_cache: str | None = Field(default=None, description="JSON-lines file of a content-addressed timing cache "
+                                     "(optimizer.harness.timing_cache): an evaluation already timed on this GPU is not "
+                                     "timed again; None (default): off")
 
     # Triton environment: a python whose Triton matches the GPU image (make triton36-env), for validation
     triton_python: str | None = Field(default=None, description="python of another Triton env (e.g. .venv-triton36/bin/python) "

@@ -41,6 +41,8 @@ def optimize_command(
                                                "(make triton36-env; same as LADDER_TRITON_PYTHON)")] = None,
     force: Annotated[bool, typer.Option("--force", help="time even if another session holds this GPU (the results say 'shared GPU')")] = False,
     token: Annotated[str | None, typer.Option("--token", help="bearer token for --server (default $LADDER_TOKEN)")] = None,
+    policy: Annotated[str | None, typer.Option("--policy", help="ladder policy: hierarchical (default), l1-only, "
+                                               "profile-first, always-deep, random-family (same as LADDER_POLICY)")] = None,
 ) -> None:
     """Run an optimization session: baseline, then rounds of diagnosis, rewrite and validation."""
     from optimizer.harness.triton_env import select_triton
@@ -49,7 +51,7 @@ def optimize_command(
 
     console = out_console(json_out)
     select_triton(triton)
-    settings = LadderSettings()
+    settings = LadderSettings(**({"policy": policy} if policy else {}))
     be = check_backend(backend)
     name = Path(problem).stem if Path(problem).suffix else Path(problem).name
     out_dir = Path(out) if out else Path("ladder-runs") / f"{name}-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}"

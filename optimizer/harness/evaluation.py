@@ -39,6 +39,7 @@ from optimizer.harness.contracts import (
 from optimizer.harness.hacks import HackFinding, by_code, static_scan
 from optimizer.harness.problem import Problem, case_label
 from optimizer.harness.sandbox import SandboxLimits, SandboxResult, run_worker
+from optimizer.harness.timing_cache import cached
 from optimizer.settings import LadderSettings
 
 __all__ = ["Evaluation", "evaluate", "fp32_reference", "retime", "sanity_findings", "timing_request", "to_timing"]
@@ -116,6 +117,7 @@ def _failed(candidate: Path, backend: str, status: str, reason: str, findings: l
     )
 
 
+@cached("evaluate")  # opt-in (settings.timing_cache): a content-addressed cache of timed evaluations
 def evaluate(
     problem: Problem,
     candidate: str | Path,
@@ -275,6 +277,7 @@ def _phases(phase_s: dict[str, float], res: SandboxResult) -> dict[str, float]:
     return out
 
 
+@cached("retime")
 def retime(problem: Problem, candidate: Path, against: dict[str, Path], *, backend: str, settings: LadderSettings,
            cases: list[dict[str, Any]] | None = None, blocks: int | None = None,
            methods: dict[str, str] | None = None) -> Evaluation:

@@ -7,6 +7,11 @@ the policy would have stopped. When no level passes, the deepest level that loca
 a best-supported family matching its evidence (``LevelResult.best``; most tests passed first) hands that family
 back, with a rationale saying so. Only when no level localized a class with a matching eligible family is the
 round inconclusive: no rewrite is guessed.
+
+The ladder policy (``optimizer.ladder.policy``, ``LADDER_POLICY``; the ablation's arms) caps the levels, may keep a
+round climbing after a level passed (the deepest passing level then decides) or draw the family at random; the
+default ``hierarchical`` policy changes nothing here. A non-default policy is recorded as an L1 ``ladder_policy``
+evidence item of every round.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from optimizer.ladder.l1_triage import TriageLevel
 from optimizer.ladder.l2_profile import ProfileLevel
 from optimizer.ladder.l3_ir import IRLevel
 from optimizer.ladder.l4_compiler import CompilerLevel
+from optimizer.ladder.policy import LadderPolicy, ladder_policy
 from optimizer.ladder.types import CardRef, LadderContext, LadderLevel, LevelResult
 
 __all__ = ["LadderOutcome", "default_levels", "run_ladder"]
@@ -67,9 +73,11 @@ def _marks(t: EscalationTests) -> str:
 
 
 def run_ladder(ctx: LadderContext, *, max_level: Level = "L4", stop_early: bool = True,
-               levels: dict[str, LadderLevel] | None = None) -> LadderOutcome:
+               levels: dict[str, LadderLevel] | None = None, policy: LadderPolicy | None = None) -> LadderOutcome:
     levels = levels or default_levels()
     out = LadderOutcome()
+    pol = policy or ladder_policy(getattr(ctx.settings, "policy", "hierarchical"), getattr(ctx.settings, "policy_seed", 0))
+    max_level, stop_early = pol.max_level(max_level), stop_early and pol.stop_early
     if ctx.backend == "cuda" and LEVELS.index(max_level) >= LEVELS.index("L3") and _gpu_present():
         ctx.prefetch_ir()  # the compile for L3 runs on the host's CPU while L2 profiles on the GPU
     for name in LEVELS[: LEVELS.index(max_level) + 1]:
@@ -85,13 +93,18 @@ def run_ladder(ctx: LadderContext, *, max_level: Level = "L4", stop_early: bool 
             data=res.tests.model_dump(exclude={"notes"})))  # the notes are the summary: one copy per round
         ctx.results.append(res)
         out.results.append(res)
-        if res.passed and out.stop is None:
+        if res.passed and (out.stop is None or pol.deepest_decides):
             out.stop = _stop(res, res.rationale)
             out.chosen = res.chosen
             if stop_early:
                 break
     if out.stop is None:
         _fallback(out)
+    if pol.random_family:
+        pol.draw(ctx, out)
+    if not pol.default and out.results:
+        out.results[0].evidence.append(EvidenceItem(level="L1", kind="ladder_policy", reference=pol.name, data=pol.model_dump(),
+                                                    summary=f"ladder policy {pol.name}: levels {'/'.join(pol.levels(max_level))}"))
     return out
 
 
