@@ -17,7 +17,7 @@ Kinds (``kb.models.Recipe.kind``) and their params:
 - ``alignment_hints`` ``{}``: ``tl.multiple_of`` / ``tl.max_constancy`` on stride products and bound checks,
   guarded by an ``ALIGN`` constexpr computed at each launch (``optimizer.recipes.alignment``).
 - ``grouped_program_order`` ``{"GROUP_SIZE_M": [...]}``: the matmul tutorial's grouped tile order, remapped inside
-  the kernel from the linear program index (``optimizer.recipes.grouping``); grid and host unchanged.
+  the kernel from the linear program index (``optimizer.rewrite.grouping``); grid and host unchanged.
 - ``value_only_reduction`` ``{}``: an argmax whose index only masks the maximum becomes value masks plus a
   duplicate count (``optimizer.rewrite.value_only``).
 
@@ -89,13 +89,13 @@ from optimizer.recipes.base import (
     unified_diff,
 )
 from optimizer.recipes.domains import check_domain, check_point
-from optimizer.recipes.grouping import apply_grouped_program_order
 from optimizer.recipes.online_lse import apply_online_logsumexp
 from optimizer.recipes.registry import Preparation, RecipeEntry
 from optimizer.recipes.row_tile import plan_row_tile
 from optimizer.rewrite import TRANSFORMS
 from optimizer.rewrite.dot_untie import untie_tiles
 from optimizer.rewrite.effect import effect_reasons
+from optimizer.rewrite.grouping import GroupedProgramOrder
 from optimizer.rewrite.knobs import CarePaddingFalse, InputPrecision
 from optimizer.rewrite.launch_forms import TRIGGER as LAUNCH_ARGS_TRIGGER
 from optimizer.rewrite.launch_forms import inline_launch_args
@@ -460,7 +460,7 @@ REGISTRY: Mapping[str, RecipeEntry] = MappingProxyType({e.kind: e for e in (
     RecipeEntry("value_only_reduction", transform=ValueOnlyReduction()),
     RecipeEntry("online_logsumexp", applier=apply_online_logsumexp),
     RecipeEntry("alignment_hints", applier=apply_alignment_hints, structural=False),
-    RecipeEntry("grouped_program_order", applier=apply_grouped_program_order),
+    RecipeEntry("grouped_program_order", transform=GroupedProgramOrder()),
     *(RecipeEntry(kind, transform=tr, prepare=(*_PREPARE.get(kind, ()), _SPELL_ARGS)) for kind, tr in TRANSFORMS.items()),
     # composites: Welford, else the online max/sum; the chunk loop, else a launch search that never lowers warps
     RecipeEntry("single_pass_fusion", applier=apply_single_pass_fusion),

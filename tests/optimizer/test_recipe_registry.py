@@ -13,7 +13,7 @@ def test_every_kind_is_declared_once_and_built_from_its_entry() -> None:
     for kind, entry in REGISTRY.items():
         assert entry.kind == kind and (entry.transform is None) != (entry.applier is None)
     assert {k for k, e in REGISTRY.items() if e.engine == "cst"} == set(TRANSFORMS) | {"input_precision", "care_padding_false",
-                                                                              "value_only_reduction"}
+                                                                              "value_only_reduction", "grouped_program_order"}
     assert KNOB_KINDS == {"launch_params", "autotune", "compiler_hints", "input_precision", "care_padding_false",
                           "alignment_hints"}
 
