@@ -116,6 +116,15 @@ for step in "$@"; do
       mkdir -p "$OUT/agree"; timeout "$t" python3 benchmarks/timing_agreement.py "$OUT/agree" $dirs ${ops//,/ } --budget-s $(( t - 40 )) \
         > "$OUT/agree/agree.log" 2>&1; echo "agree rc=$?"; grep -v "Loading weights\|os.fork\|_fork_exec" "$OUT/agree/agree.log" | tail -70
       pack agree ;;
+    ablation)   # issue 34: ladder policies x benchmarks/ablation/problems.json, resumed from the committed
+      # benchmarks/results/ablation (results.jsonl + timing_cache.jsonl); arg = ARMS/BUDGET_S/PROBLEMS, ARMS and
+      # PROBLEMS comma-separated (PROBLEMS "all" = the whole list), e.g. ablation:hierarchical,always-deep/500/all
+      arms=${arg%%/*}; rest=${arg#*/}; t=$(box "${rest%%/*}"); probs=${rest#*/}; [ "$probs" = "all" ] && probs=""
+      rm -rf /tmp/ablation && { [ ! -d benchmarks/results/ablation ] || cp -r benchmarks/results/ablation /tmp/ablation; }
+      timeout $(( t + 5 )) python3 benchmarks/ablation/ablation.py --backend cuda --rounds 15 --arms "$arms" \
+        ${probs:+--problems "$probs"} --budget-s $(( t - 30 )) --out /tmp/ablation --pack "$OUT/ablation.tar.gz" \
+        > "$OUT/ablation.log" 2>&1; echo "ablation rc=$?"
+      grep -v "Loading weights\|os.fork\|_fork_exec" "$OUT/ablation.log" | tail -40 ;;
     sandbox)    # the candidate sandbox's claims on the GPU path (issue 32)
       t=$(box "${arg:-90}"); timeout "$t" python3 benchmarks/sandbox_check.py "$OUT/sandbox" 2>&1 | tail -40; pack sandbox ;;
     gputests)   # the GPU-marked tests (timing in the worker, winner re-time, diagnose through L2, A/A path)

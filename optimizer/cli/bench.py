@@ -31,6 +31,8 @@ RUNNERS: dict[str, tuple[str, str]] = {
     "aa": ("aa.py", "A/A: identical-kernel comparisons through the session's verdict (GPU), fraction called improved."),
     "coverage": ("coverage/coverage.py", "Per kernel of a set: cause, family, rewrite made or refused and the refusal's "
                  "category; per family applies/refuses; the top refusal reasons (--set NAME, or --from a dry round)."),
+    "ablation": ("ablation/ablation.py", "Ladder policies (arms) x the fixed problem list of issue 34, resumable; --report "
+                 "writes the per-arm table, the speedup figure and the cost-vs-quality scatter."),
 }
 
 
