@@ -217,7 +217,7 @@ class Runner:
         sess_dir = self.out / "sessions" / arm / prob["id"].replace("/", "__")
         shutil.rmtree(sess_dir, ignore_errors=True)
         cache = open_cache(settings.timing_cache) if settings.timing_cache else None
-        before = cache.stats.copy() if cache else None
+        before = cache.stats.copy() if cache is not None else None
         round_s: list[float] = []
 
         def progress(event: str, data: dict[str, Any]) -> None:
@@ -243,7 +243,7 @@ class Runner:
         wall = time.time() - t0
         hits = misses = 0
         saved = 0.0
-        if cache and before:
+        if cache is not None and before is not None:  # (an empty cache is falsy: it has a length)
             hits, misses = cache.stats.hits - before.hits, cache.stats.misses - before.misses
             saved = cache.stats.saved_s - before.saved_s
         return summarize(traj, prob, arm, wall_s=wall, saved_s=saved, hits=hits, misses=misses, truncated=truncated)
@@ -319,7 +319,7 @@ def report(out: Path, arms: list[str] | None = None, *, figures: bool = True) ->
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.json").write_text(json.dumps(doc, indent=1, default=str) + "\n")
     (out / "report.md").write_text(markdown(doc))
-    if figures and arms and common:
+    if figures and arms and common and any(per_arm[a]["timed"] for a in arms):  # no figure of untimed sessions
         plot(out, doc, done)
     return doc
 
@@ -374,6 +374,8 @@ def markdown(doc: dict[str, Any]) -> str:
     lines += ["", "GPU-seconds: the session's wall time on the GPU machine plus what its timing-cache hits saved "
               "(the cost it would have paid alone). Captured headroom: ln(speedup) / ln(headroom), mean over sessions. "
               "Per doubling: total GPU-seconds / total log2(speedup).", ""]
+    if doc["arms"] and not any(doc["per_arm"][a]["timed"] for a in doc["arms"]):
+        lines += ["No session was timed (the interpreter backend validates only): no speedup, no figure.", ""]
     return "\n".join(lines)
 
 

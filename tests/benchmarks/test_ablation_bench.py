@@ -117,6 +117,11 @@ class FakeSession:
                           rounds=[Round(index=0, outcome="baseline"), r1], best_round=1, initial_ms=1.0, best_ms=0.4,
                           selection=Selection(round=1, confirmed={1: RatioCI(point=2.5, lo=2.4, hi=2.6)}))
         self.progress("round_end", {"round": r1})
+        from optimizer.harness.timing_cache import open_cache
+
+        cache = open_cache(self.settings.timing_cache)  # as evaluate() would: the first session misses, later ones hit
+        if cache.get("baseline") is None:
+            cache.put("baseline", {"cost_s": 5.0, "evaluation": {}})
         return traj
 
 
@@ -143,6 +148,10 @@ def test_runner_runs_each_arm_with_its_policy_and_resumes(tmp_path: Path) -> Non
     axpby = next(r for r in rows if r["problem"] == "diagnosis/axpby")
     assert axpby["label_families"] == ["block-per-program"] and axpby["best_level"] == "L1"
     assert ablation.wrong_family_rounds(axpby) == 0
+    first, *later = rows
+    assert (first["cache_hits"], first["cache_misses"], first["gpu_s"] >= first["wall_s"]) == (0, 1, True)
+    assert all(r["cache_hits"] == 1 and r["cache_saved_s"] == 5.0 for r in later)  # charged what the hit saved
+    assert all(r["gpu_s"] == pytest.approx(r["wall_s"] + 5.0, abs=0.02) for r in later)
     FakeSession.made = []
     ablation.Runner(args(tmp_path), **kw).run()
     assert FakeSession.made == []  # resumed: every pair is done
@@ -172,3 +181,12 @@ def test_the_committed_problem_list_is_what_select_chooses_and_meets_the_rule() 
         folder = ROOT / p["folder"]
         assert (folder / "problem.py").exists() and (folder / p.get("initial", "initial.py")).exists()
     assert {p["set"] for p in probs} == {"realistic", "diagnosis", "naive"}
+
+
+def test_untimed_sessions_make_no_figure_and_say_so(tmp_path: Path) -> None:
+    r = row("l1-only", "p", 1.0, 30)
+    r["speedup"] = None  # the interpreter validates only
+    write(tmp_path, [r])
+    doc = ablation.report(tmp_path)
+    assert doc["per_arm"]["l1-only"]["geomean_speedup"] is None and doc["per_arm"]["l1-only"]["timed"] == 0
+    assert not (tmp_path / "fig_speedup.png").exists() and "No session was timed" in (tmp_path / "report.md").read_text()
