@@ -65,6 +65,13 @@ def load_problems(path: Path = PROBLEMS) -> list[dict[str, Any]]:
     return list(json.loads(path.read_text())["problems"])
 
 
+def list_sha(path: Path) -> str:
+    """The problem list's identity (sha256 of problems.json, 16 hex digits), recorded with every session."""
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
 def read_results(out: Path) -> list[dict[str, Any]]:
     path = out / "results.jsonl"
     if not path.exists():
@@ -139,6 +146,7 @@ class Runner:
         self.deadline = self.start + args.budget_s if args.budget_s else float("inf")
         self.session_cls = session_cls
         self.problems = load_problems(Path(args.problem_list))
+        self.list_sha = list_sha(Path(args.problem_list))
 
     def plan(self) -> list[tuple[str, dict[str, Any]]]:
         known = {p["id"]: p for p in self.problems}
@@ -151,7 +159,13 @@ class Runner:
         bad = [a for a in self.a.arms if a not in ARMS]
         if bad:
             raise SystemExit(f"unknown arm(s) {', '.join(bad)}: use {', '.join(ARMS)}")
-        done = latest(read_results(self.out))
+        rows = read_results(self.out)
+        other = sorted({r.get("problem_list") for r in rows if r.get("problem_list") not in (None, self.list_sha)})
+        if other and not self.a.allow_list_change:
+            raise SystemExit(f"{self.out} holds sessions run with another problem list ({', '.join(other)}; this one is "
+                             f"{self.list_sha}): the list is fixed before the first GPU run; pass --allow-list-change "
+                             "only to extend it knowingly")
+        done = latest(rows)
         todo = []
         for pid in ids:  # problem-major: the arms of one problem share its baseline and first rounds in the cache
             for arm in self.a.arms:
@@ -197,7 +211,7 @@ class Runner:
             except Exception as exc:  # one session failing must not stop the others
                 row = {"arm": arm, "problem": prob["id"], "status": "error", "backend": self.a.backend,
                        "error": f"{type(exc).__name__}: {exc}"[:2000], "traceback": traceback.format_exc()[-3000:]}
-            row["rounds_requested"] = self.a.rounds
+            row["rounds_requested"], row["problem_list"] = self.a.rounds, self.list_sha
             append(self.out, row)
             durations.append(time.time() - t0)
             sp = row.get("speedup")
@@ -430,6 +444,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0, help="random-family's seed (with the problem and round)")
     p.add_argument("--out", default=str(DEFAULT_OUT))
     p.add_argument("--no-cache", action="store_true", help="time every candidate (no shared timing cache)")
+    p.add_argument("--allow-list-change", action="store_true",
+                   help="run although results.jsonl holds sessions of another problems.json")
     p.add_argument("--server")
     p.add_argument("--home")
     p.add_argument("--pack", help="write results.jsonl, the timing cache and the sessions as one tar.gz here")

@@ -157,6 +157,12 @@ def test_runner_runs_each_arm_with_its_policy_and_resumes(tmp_path: Path) -> Non
     assert FakeSession.made == []  # resumed: every pair is done
     ablation.Runner(args(tmp_path, arms=["hierarchical", "always-deep"]), **kw).run()
     assert [(s.settings.policy, s.problem.name) for s in FakeSession.made] == [("always-deep", "axpby"), ("always-deep", "softmax")]
+    assert {r["problem_list"] for r in ablation.read_results(tmp_path)} == {ablation.list_sha(ablation.PROBLEMS)}
+    # the list is fixed across slices: results of another list are refused
+    changed = tmp_path / "problems.json"
+    changed.write_text(ablation.PROBLEMS.read_text().replace('"rule"', '"rule_"', 1))
+    with pytest.raises(SystemExit, match="another problem list"):
+        ablation.Runner(args(tmp_path, problem_list=str(changed)), **kw).plan()
 
 
 def test_unknown_arm_or_problem_is_refused(tmp_path: Path) -> None:
