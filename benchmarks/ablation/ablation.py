@@ -321,8 +321,11 @@ def report(out: Path, arms: list[str] | None = None, *, figures: bool = True) ->
     problems = sorted({p for _a, p in done})
     common = [p for p in problems if all((a, p) in done for a in arms)]
     per_arm = {a: arm_stats([done[(a, p)] for p in common]) for a in arms}
+    sets = sorted({done[(arms[0], p)].get("set") or "?" for p in common}) if arms else []
     for a in arms:
         per_arm[a]["finished_total"] = sum(1 for k in done if k[0] == a)
+        per_arm[a]["by_set"] = {s: arm_stats([done[(a, p)] for p in common if (done[(a, p)].get("set") or "?") == s])
+                                for s in sets}
     doc = {"arms": arms, "common_problems": common, "per_arm": per_arm, "target": target(per_arm)}
     try:
         from _provenance import provenance
@@ -374,6 +377,16 @@ def markdown(doc: dict[str, Any]) -> str:
         lines.append(f"| {a} | {s['sessions']} | {_f(s['geomean_speedup'], '{:.3f}x')} | {_f(s['captured_headroom'], '{:.0%}')} | "
                      f"{_f(s['rounds_to_best_median'], '{:g}')} | {_f(s['gpu_s_per_session'], '{:.0f}')} | "
                      f"{_f(s['gpu_s_per_doubling'], '{:.0f}')} | {wrong} | {lv} | {s['ended_at_1x']} |")
+    sets = sorted({s for a in doc["arms"] for s in doc["per_arm"][a].get("by_set", {})})
+    if sets:
+        lines += ["", "Per set (geomean initial->best / captured headroom; real kernels' headroom is against the roofline, "
+                  "the others' against a measured faster kernel):", "",
+                  "| arm | " + " | ".join(sets) + " |", "|---|" + "---|" * len(sets)]
+        for a in doc["arms"]:
+            bs = doc["per_arm"][a]["by_set"]
+            lines.append(f"| {a} | " + " | ".join(
+                f"{_f(bs[x]['geomean_speedup'], '{:.3f}x')} / {_f(bs[x]['captured_headroom'], '{:.0%}')} ({bs[x]['sessions']})"
+                for x in sets) + " |")
     t = doc["target"]
     lines += ["", "## Target", ""]
     if "matches_always_deep" in t:

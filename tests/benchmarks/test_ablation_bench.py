@@ -22,7 +22,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 def row(arm: str, problem: str, speedup: float, gpu_s: float, *, best_round: int = 2, best_level: str = "L1",
         families: list[str] | None = None, rounds: list[str | None] = (), headroom: float = 4.0,
         status: str = "done") -> dict[str, Any]:
-    return {"arm": arm, "problem": problem, "status": status, "backend": "cuda", "rounds_requested": 15,
+    return {"arm": arm, "problem": problem, "set": problem.split("/")[0], "status": status, "backend": "cuda", "rounds_requested": 15,
             "speedup": speedup, "gpu_s": gpu_s, "wall_s": gpu_s / 2, "best_round": best_round if speedup > 1 else 0,
             "best_level": best_level if speedup > 1 else None, "headroom": headroom,
             "label_families": families, "cause_source": "label" if families else "decided",
@@ -65,6 +65,7 @@ def test_report_on_a_synthetic_fixture(tmp_path: Path) -> None:
     assert h["wrong_family_rounds"] == 1 and d["wrong_family_rounds"] == 0 and l1["wrong_family_rounds"] == 2
     assert h["best_level"] == {"L1": 1, "L2": 1, "baseline": 1} and d["best_level"] == {"L3": 1, "L4": 1, "baseline": 1}
     assert h["ended_at_1x"] == 1 and l1["ended_at_1x"] == 3
+    assert h["by_set"]["d"]["geomean_speedup"] == pytest.approx(4.0) and h["by_set"]["n"]["geomean_speedup"] == pytest.approx(2 ** 0.5)
     t = doc["target"]
     assert t["quality_vs_always_deep"] == pytest.approx(1.0) and t["cost_vs_always_deep"] == pytest.approx(200 / 600)
     assert t["matches_always_deep"] is True and t["beats_l1-only"] is True and "beats_profile-first" not in t
