@@ -119,8 +119,10 @@ for step in "$@"; do
     ablation)   # issue 34: ladder policies x benchmarks/ablation/problems.json, resumed from the committed
       # benchmarks/results/ablation (results.jsonl + timing_cache.jsonl); arg = ARMS/BUDGET_S/PROBLEMS, ARMS and
       # PROBLEMS comma-separated (PROBLEMS "all" = the whole list), e.g. ablation:hierarchical,always-deep/500/all
-      arms=${arg%%/*}; rest=${arg#*/}; t=$(box "${rest%%/*}"); probs=${rest#*/}; [ "$probs" = "all" ] && probs=""
-      rm -rf /tmp/ablation && { [ ! -d benchmarks/results/ablation ] || cp -r benchmarks/results/ablation /tmp/ablation; }
+      arms=${arg%%/*}; rest=${arg#*/}; t=$(box "${rest%%/*}"); probs=${rest#*/}
+      { [ "$probs" = "all" ] || [ "$probs" = "$rest" ]; } && probs=""  # no PROBLEMS, or all: the whole list
+      case " $staged " in *" ablation "*) ;; *) rm -rf /tmp/ablation  # a second ablation step of this call goes on from the first
+        { [ ! -d benchmarks/results/ablation ] || cp -r benchmarks/results/ablation /tmp/ablation; }; staged="$staged ablation" ;; esac
       timeout $(( t + 5 )) python3 benchmarks/ablation/ablation.py --backend cuda --rounds 15 --arms "$arms" \
         ${probs:+--problems "$probs"} --budget-s $(( t - 30 )) --out /tmp/ablation --pack "$OUT/ablation.tar.gz" \
         > "$OUT/ablation.log" 2>&1; echo "ablation rc=$?"
