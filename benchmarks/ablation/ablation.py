@@ -72,6 +72,32 @@ def list_sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
+def restore_cache(out: Path) -> bool:
+    """The committed cache is ``timing_cache.jsonl.gz``: unpacked for the run when no plain file is there."""
+    import gzip
+
+    plain, packed = out / "timing_cache.jsonl", out / "timing_cache.jsonl.gz"
+    if plain.exists() or not packed.exists():
+        return False
+    plain.write_bytes(gzip.decompress(packed.read_bytes()))
+    return True
+
+
+def compress(out: Path) -> None:
+    """Before committing: the cache as ``timing_cache.jsonl.gz`` and every session's trajectory as
+    ``trajectory.json.gz`` (``benchmarks/pack_results.py``), so the results stay small in the device tree."""
+    import gzip
+
+    plain = out / "timing_cache.jsonl"
+    if plain.exists():
+        (out / "timing_cache.jsonl.gz").write_bytes(gzip.compress(plain.read_bytes(), compresslevel=9, mtime=0))
+        plain.unlink()
+    if (out / "sessions").exists():
+        from pack_results import pack as pack_trajectories
+
+        pack_trajectories(out / "sessions")
+
+
 def read_results(out: Path) -> list[dict[str, Any]]:
     path = out / "results.jsonl"
     if not path.exists():
@@ -194,6 +220,7 @@ class Runner:
         return self.kb
 
     def run(self) -> int:
+        restore_cache(self.out)
         todo = self.plan()
         self.log(f"ablation: {len(todo)} session(s) to run ({', '.join(self.a.arms)}; {self.a.rounds} rounds; backend "
                  f"{self.a.backend}; budget {self.a.budget_s or 'none'} s)")
@@ -465,6 +492,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--unpack", help="restore a packed result dir into --out first")
     p.add_argument("--report", action="store_true", help="write the report and figures from the results")
     p.add_argument("--no-run", action="store_true", help="run no session (with --report / --unpack)")
+    p.add_argument("--compress", action="store_true", help="after everything: gzip the timing cache and the "
+                   "sessions' trajectories (before committing the results)")
     a = p.parse_args(argv)
     a.arms = [x for x in a.arms.split(",") if x]
     a.problems = [x for x in a.problems.split(",") if x]
@@ -482,6 +511,8 @@ def main(argv: list[str] | None = None, **kw: Any) -> int:
     if a.report:
         doc = report(out, a.arms)
         print((out / "report.md").read_text() if doc["arms"] else f"no finished sessions under {out}")
+    if a.compress:
+        compress(out)
     return rc
 
 

@@ -197,3 +197,17 @@ def test_untimed_sessions_make_no_figure_and_say_so(tmp_path: Path) -> None:
     doc = ablation.report(tmp_path)
     assert doc["per_arm"]["l1-only"]["geomean_speedup"] is None and doc["per_arm"]["l1-only"]["timed"] == 0
     assert not (tmp_path / "fig_speedup.png").exists() and "No session was timed" in (tmp_path / "report.md").read_text()
+
+
+def test_the_cache_is_committed_compressed_and_restored_for_a_run(tmp_path: Path) -> None:
+    from optimizer.harness.timing_cache import TimingCache
+
+    TimingCache(tmp_path / "timing_cache.jsonl", gpu="g").put("k", {"cost_s": 1.0, "evaluation": {}})
+    traj = tmp_path / "sessions" / "hierarchical" / "naive__softmax" / "trajectory.json"
+    traj.parent.mkdir(parents=True)
+    traj.write_text("{}")
+    ablation.compress(tmp_path)
+    assert not (tmp_path / "timing_cache.jsonl").exists() and (tmp_path / "timing_cache.jsonl.gz").exists()
+    assert not traj.exists() and traj.with_name("trajectory.json.gz").exists()
+    assert ablation.restore_cache(tmp_path) and len(TimingCache(tmp_path / "timing_cache.jsonl", gpu="g")) == 1
+    assert not ablation.restore_cache(tmp_path)  # a plain cache (this run's) is never overwritten
