@@ -3,8 +3,11 @@
 Reads every ``trajectory.json`` under the given paths (files or folders; default the committed suite runs in
 ``benchmarks/results/suite``) and summarises the optimization rounds (index >= 1; the baseline round 0 is
 reported apart): round wall time (``Round.duration_s``), seconds per phase (``Round.phase_s``, recorded by
-sessions since issue 19: older trajectories have none and count as ``unrecorded``), session wall time (sum
-of its rounds) and the rounds one GPU-hour affords at the mean round time. The summary is stored under
+sessions since issue 19: older trajectories have none and count as ``unrecorded``), the parent's wall-clock
+stages (``Round.stages``, since issue 31: top-level stages and ``other`` sum to the round's wall time, nested
+ones such as ``evaluate/candidate/judge`` break their parent down; p50/p90 over the rounds that recorded them,
+a round without a stage counting 0 s), session wall time (sum of its rounds) and the rounds one GPU-hour
+affords at the mean round time. The summary is stored under
 ``--label`` in ``benchmarks/results/rounds.json`` (other labels in that file are kept, so a "before" and an
 "after" figure sit side by side).
 
@@ -68,6 +71,12 @@ def summarise(files: list[Path]) -> dict[str, Any]:
     with_phases = [r for r in rounds if r.get("phase_s")]
     names = sorted({k for r in with_phases for k in r["phase_s"]})
     phases = {k: _stats([float(r["phase_s"].get(k, 0.0)) for r in with_phases]) for k in names}
+    with_stages = [r for r in rounds if r.get("stages")]
+    snames = sorted({k for r in with_stages for k in r["stages"]})
+    stages = {k: _stats([float(r["stages"].get(k, 0.0)) for r in with_stages]) for k in snames}
+    stotal = sum(float(r.get("duration_s") or 0.0) for r in with_stages) or 1.0
+    for k in snames:
+        stages[k]["share"] = round(sum(float(r["stages"].get(k, 0.0)) for r in with_stages) / stotal, 3)
     total = sum(walls_p := [float(r.get("duration_s") or 0.0) for r in with_phases]) or 1.0
     for k in names:
         phases[k]["share"] = round(sum(float(r["phase_s"].get(k, 0.0)) for r in with_phases) / total, 3)
@@ -76,6 +85,7 @@ def summarise(files: list[Path]) -> dict[str, Any]:
         "trajectories": len(files), "rounds": len(rounds), "rounds_with_phases": len(with_phases),
         "round_wall": _stats(walls), "baseline_round_wall": _stats(baselines), "session_wall": _stats(sessions),
         "phases": phases, "phases_wall": _stats(walls_p),
+        "rounds_with_stages": len(with_stages), "stages": stages,
         "rounds_per_gpu_hour": round(3600.0 / mean, 1) if mean else None,
         "outcomes": {o: sum(r.get("outcome") == o for r in rounds) for o in sorted({r.get("outcome") for r in rounds})},
         "files": [str(f) for f in files],
@@ -95,7 +105,24 @@ def render(label: str, s: dict[str, Any]) -> str:
         lines.append(f"{'phase':<14}{'median s':>10}{'p90 s':>10}{'share':>8}")
         for k, v in sorted(s["phases"].items(), key=lambda kv: -kv[1].get("share", 0)):
             lines.append(f"{k:<14}{v['median_s']:>10.2f}{v['p90_s']:>10.2f}{v['share']:>8.0%}")
+    if s.get("stages"):
+        lines.append(f"stages ({s['rounds_with_stages']} rounds; share of their wall time; nested stages indented)")
+        lines.append(f"{'stage':<44}{'p50 s':>9}{'p90 s':>9}{'share':>8}")
+        for k in _stage_order(s["stages"]):
+            v = s["stages"][k]
+            name = "  " * k.count("/") + k.rsplit("/", 1)[-1]
+            lines.append(f"{name:<44}{v['median_s']:>9.3f}{v['p90_s']:>9.3f}{v['share']:>8.1%}")
     return "\n".join(lines)
+
+
+def _stage_order(stages: dict[str, dict[str, Any]]) -> list[str]:
+    """Stage paths as a tree: siblings by share (largest first), each followed by its children; ``other`` last."""
+    def key(k: str) -> tuple[Any, ...]:
+        parts = k.split("/")
+        return tuple(x for i in range(1, len(parts) + 1)
+                     for x in ("/".join(parts[:i]) == "other", -stages.get("/".join(parts[:i]), {}).get("share", 0.0),
+                               parts[i - 1]))
+    return sorted(stages, key=key)
 
 
 def main(argv: list[str] | None = None) -> int:

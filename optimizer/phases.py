@@ -13,6 +13,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from optimizer.harness import stages
+
 __all__ = ["PHASES", "PhaseClock", "TimedKB"]
 
 PHASES = ("compile", "validation", "timing", "process_start", "profiler", "ncu", "ir_capture", "kb", "proposer", "screen",
@@ -34,7 +36,8 @@ class PhaseClock:
     def time(self, name: str) -> Iterator[None]:
         t0 = time.perf_counter()
         try:
-            yield
+            with stages.span(name):  # the round's wall-clock stages (``Round.stages``) see the same span
+                yield
         finally:
             self.add(name, time.perf_counter() - t0)
 

@@ -47,7 +47,7 @@ from kb.models import (
     Trajectory,
     UnseenReport,
 )
-from optimizer.harness import verdict
+from optimizer.harness import stages, verdict
 from optimizer.harness.evaluation import Evaluation, evaluate, record_launches, retime, to_timing
 from optimizer.harness.gpulock import GPULock, device_key
 from optimizer.ladder import keys
@@ -256,7 +256,9 @@ class Session:
         self.initial = base_path
         self.progress("baseline", {"candidate": str(self.candidate), "backend": self.backend})
         t0 = time.monotonic()
-        base_eval = evaluate(self.problem, base_path, backend=self.backend, settings=self.settings, aa=True)
+        sc = stages.StageClock()
+        with stages.recording(sc), stages.span("evaluate"):
+            base_eval = evaluate(self.problem, base_path, backend=self.backend, settings=self.settings, aa=True)
         baseline_ms = base_eval.case_ms()
         self._fix_methods(traj, base_eval, unseen=False)
         timing = to_timing(base_eval, baseline_ms, backend=self.backend, problem=self.problem)
@@ -274,6 +276,7 @@ class Session:
                    duration_s=time.monotonic() - t0, phase_s=clock.finish(time.monotonic() - t0),
                    next_recommendation="" if base_eval.passed else f"fix the initial candidate first: {base_eval.reason}")
         traj.rounds.append(r0)
+        self._close_stages(r0, sc)
         traj.device, traj.versions = base_eval.device, _versions(base_eval)
         traj.initial_ms = geomean(baseline_ms.values()) if baseline_ms else None
         self.progress("round_end", {"round": r0})
@@ -282,10 +285,14 @@ class Session:
         best_g = timing.geomean_speedup
         streak = 0
         for i in range(1, n_rounds + 1):
-            rnd, new_eval = self._round(i, traj, base_path, base_eval, baseline_ms, best_g)
-            traj.rounds.append(rnd)
-            self._write(traj)
-            self.progress("round_end", {"round": rnd})
+            with stages.recording() as sc:
+                rnd, new_eval = self._round(i, traj, base_path, base_eval, baseline_ms, best_g)
+                traj.rounds.append(rnd)
+                with stages.span("persist"):
+                    self._write(traj)
+                with stages.span("progress"):
+                    self.progress("round_end", {"round": rnd})
+            self._close_stages(rnd, sc)
             if rnd.next_recommendation.startswith(AT_ROOFLINE_STOP):
                 self.progress("stopped", {"reason": rnd.next_recommendation[:200]})
                 break
@@ -308,12 +315,14 @@ class Session:
         t0 = time.monotonic()
         self.progress("round_start", {"round": i, "base": base_path.name})
         clock = PhaseClock()
-        ladder_eval = self._full_size_launches(base_path, base_eval, clock) if self.backend == "interpreter" else base_eval
+        with stages.span("launches"):
+            ladder_eval = self._full_size_launches(base_path, base_eval, clock) if self.backend == "interpreter" else base_eval
         ctx = LadderContext(problem=self.problem, candidate=base_path, backend=self.backend, kb=TimedKB(self.kb, clock),  # type: ignore[arg-type]
                             settings=self.settings, evaluation=ladder_eval, history=list(traj.rounds[1:]), exclude_cards=set(self.exhausted),
                             require_recipe=self.proposer.requires_recipe, workdir=self.out, cache=self.cache, baseline_ms=baseline_ms,
                             phases=clock)
-        outcome = run_ladder(ctx, max_level=self.settings.max_level)  # type: ignore[arg-type]
+        with stages.span("ladder"):
+            outcome = run_ladder(ctx, max_level=self.settings.max_level)  # type: ignore[arg-type]
         self.progress("ladder", {"round": i, "summary": outcome.summary(), "levels": outcome.levels_reached})
         common = dict(index=i, levels_reached=outcome.levels_reached, evidence=outcome.evidence, cards_cited=outcome.cards_cited,
                       comparison_target="initial", stop=outcome.stop)
@@ -329,19 +338,21 @@ class Session:
                          next_recommendation=f"{AT_ROOFLINE_STOP}: {outcome.stop.rationale[:300]}"), None
         new_name = f"round_{i:02d}.py"
         try:
-            with clock.time("proposer"):
+            with clock.time("proposer"):  # the stage "proposer" too (PhaseClock.time opens the span)
                 props = self._proposals(ctx, outcome, new_name)
         except NotApplicable as exc:
             if outcome.chosen is not None:
                 self.exhausted.add(outcome.chosen.id)
             return Round(**common, outcome="inconclusive", hypothesis=f"{outcome.chosen.id if outcome.chosen else '?'} chosen but not applied",
                          **wall(), next_recommendation=f"proposal failed ({exc}); the family is set aside"), None
-        prop, screen = self._screen(i, props, clock) if len(props) > 1 else (props[0], None)
+        with stages.span("screen"):
+            prop, screen = self._screen(i, props, clock) if len(props) > 1 else (props[0], None)
         path = self.out / new_name
         path.write_text(prop.source)
         self.progress("proposal", {"round": i, "family": prop.family, "description": prop.description, "diff": prop.diff})
         against = {"initial": self.initial or base_path} | ({"base": base_path} if base_path != self.initial else {})
-        ev = evaluate(self.problem, path, backend=self.backend, settings=self.settings, against=against, methods=self.methods)
+        with stages.span("evaluate"):
+            ev = evaluate(self.problem, path, backend=self.backend, settings=self.settings, against=against, methods=self.methods)
         clock.merge(ev.phase_s)
         timing = to_timing(ev, baseline_ms, backend=self.backend, problem=self.problem)
         result, advice = self._judge(ev, timing, best_g, prop.family)
@@ -593,6 +604,15 @@ class Session:
             self.methods[c.case] = c.method
             traj.timing_methods[c.case] = CaseMethod(method=c.method, decided_ms=c.decided_ms, note=c.method_note,  # type: ignore[arg-type]
                                                      unseen=unseen)
+
+    @staticmethod
+    def _close_stages(rnd: Round, sc: stages.StageClock) -> None:
+        """The round's wall-clock stages (``Round.stages``): from its start to after its trajectory write and progress
+        report, which ``duration_s`` then includes too (the remainder goes to ``phase_s['other']`` as well)."""
+        wall = max(rnd.duration_s, sc.elapsed())
+        rnd.phase_s["other"] = round(rnd.phase_s.get("other", 0.0) + wall - rnd.duration_s, 3)
+        rnd.duration_s = wall
+        rnd.stages = sc.finish(wall)
 
     def _write(self, traj: Trajectory) -> None:
         (self.out / "trajectory.json").write_text(json.dumps(json.loads(traj.model_dump_json()), indent=2))

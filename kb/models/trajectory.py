@@ -34,7 +34,8 @@ __all__ = [
 ]
 
 #: Round fields that say when and where a round ran, not what it found: left out of content hashes.
-VOLATILE_ROUND_FIELDS = frozenset({"started_at", "duration_s", "candidate_path"})
+#: ``stages`` is wall-clock accounting, new with issue 31: left out so that content hashes of earlier trajectories stay
+VOLATILE_ROUND_FIELDS = frozenset({"started_at", "duration_s", "candidate_path", "stages"})
 
 Outcome = Literal["baseline", "improved", "neutral", "regressed", "failed", "inconclusive"]
 
@@ -221,6 +222,10 @@ class Round(_Model):
     duration_s: float = 0.0
     phase_s: dict[str, float] = Field(default_factory=dict, description="seconds per phase: compile, validation, timing, "
                                       "profiler, ncu, ir_capture, kb, process_start, proposer, other")
+    stages: dict[str, float] = Field(default_factory=dict, description="the parent's wall-clock seconds per stage "
+                                     "(optimizer.harness.stages): top-level stages (launches, ladder, proposer, screen, "
+                                     "evaluate, persist, progress) and 'other' sum to duration_s; nested ones "
+                                     "('evaluate/judge', 'evaluate/judge/spawn' ...) break their parent down")
 
     @property
     def level(self) -> Level | None:
@@ -260,7 +265,7 @@ class Trajectory(_Model):
 
     def content_hash(self) -> str:
         """SHA-256 of the evidence this trajectory carries, normalised: its ``id``, ``created_at`` and each round's
-        volatile fields (``started_at``, ``duration_s``, ``candidate_path``) are left out, so a copy submitted under
+        volatile fields (``started_at``, ``duration_s``, ``candidate_path``, ``stages``) are left out, so a copy submitted under
         another id (or re-run at another time with identical results) hashes the same and counts once."""
         doc = self.model_dump(mode="json", exclude={"id", "created_at", "rounds"})
         doc["rounds"] = [{"index": r.index, **r.content()} for r in self.rounds]

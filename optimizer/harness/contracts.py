@@ -26,7 +26,8 @@ __all__ = [
     "LaunchesRequest",
     "LaunchesResult", "ProfileRequest", "ProfileResult", "RunRequest", "RunResult", "Stats", "TimeRequest",
     "TimeResult", "TimingCase", "TimingOptions", "TimingResult", "WorkerError", "WorkerRequest", "parse_request",
-    "ReferenceRequest", "ReferenceCase", "ReferenceResult", "JudgeRequest", "JudgeResult", "DescribeRequest",
+    "ReferenceRequest", "ReferenceCase", "ReferenceResult", "JudgeRequest", "JudgeResult", "JudgeCase",
+    "JudgeRunRequest", "JudgeRunResult", "DescribeRequest",
     "DescribeResult",
     "parse_result", "to_wire",
 ]
@@ -125,6 +126,30 @@ class JudgeRequest(_Contract):
     obs_file: str
 
 
+class JudgeCase(_Contract):
+    """One case of a ``JudgeRunRequest``: the reference's record and where the candidate writes its own."""
+
+    case: Case
+    ref_file: str
+    meta: dict[str, Any]
+    out_file: str
+    obs_file: str
+
+
+class JudgeRunRequest(_Contract):
+    """Decide a candidate's cases in one process (never imports a candidate): case ``k`` once the parent writes
+    ``go_k`` into ``ctl_dir`` (its outputs are then ready), its ``JudgeResult`` to ``out_dir/judged_k.json``; the run
+    ends at the last case, the first failing one, or ``ctl_dir/stop``. The final result lists every decision."""
+
+    task: Literal["judge_run"] = "judge_run"
+    problem: str
+    backend: Backend
+    seeds: list[int]
+    cases: list[JudgeCase]
+    ctl_dir: str
+    out_dir: str
+
+
 class DescribeRequest(_Contract):
     """What the parent needs of a problem without importing it (onboarding: the reference is untrusted code)."""
 
@@ -175,7 +200,7 @@ class CompileCheckRequest(_CandidateRequest):
 
 WorkerRequest = Annotated[
     EvaluateRequest | TimeRequest | ProfileRequest | RunRequest | LaunchesRequest | CompileCheckRequest
-    | ReferenceRequest | JudgeRequest | DescribeRequest,
+    | ReferenceRequest | JudgeRequest | JudgeRunRequest | DescribeRequest,
     Field(discriminator="task"),
 ]
 _REQUEST: TypeAdapter[Any] = TypeAdapter(WorkerRequest)
@@ -323,6 +348,13 @@ class ReferenceResult(_Contract):
 class JudgeResult(_Contract):
     case: CaseValidation
     findings: list[Finding] = Field(default_factory=list)
+    #: the judge's own seconds: ``load`` (the reference's and the candidate's records), ``compare`` (every rule)
+    phase_s: dict[str, float] = Field(default_factory=dict)
+
+
+class JudgeRunResult(_Contract):
+    judged: list[JudgeResult] = Field(default_factory=list, description="case k's decision at index k, in order, up "
+                                      "to the first failing case or the stop")
 
 
 class DescribeResult(_Contract):

@@ -21,7 +21,7 @@ from typing import Any
 
 from kb.models import CaseTiming, Timing, TimingProtocol, Validation
 from optimizer.harness import timing as timing_mod
-from optimizer.harness import verdict
+from optimizer.harness import stages, verdict
 from optimizer.harness.contracts import (
     ContractError,
     EvaluateRequest,
@@ -140,7 +140,8 @@ def evaluate(
         source = cand.read_text()
     except OSError as exc:
         return _failed(cand, backend, "error", f"cannot read candidate: {exc}")
-    static = static_scan(source, fp32_reference=fp32_reference(problem))
+    with stages.span("static_scan"):
+        static = static_scan(source, fp32_reference=fp32_reference(problem))
     rejected = [f for f in static if f.severity == "reject"]
     if rejected and static_gate:
         return _failed(cand, backend, "rejected_static", "static hack check: " + "; ".join(f.render() for f in rejected), static)

@@ -9,10 +9,12 @@ import and pass with a wrong kernel):
    candidate's jail cannot see.
 2. **candidate** (``worker._evaluate`` in judged mode): runs the candidate on the same inputs (drawn from the
    same seeds), writes its outputs and observations per case to its own folder, then waits for a verdict.
-3. **judge** (``worker._judge``, one per case; never imports a candidate): loads both records
+3. **judge** (``worker._judge_run``, one per evaluation, started with the candidate; never imports a candidate):
+   per case, when the parent relays that the candidate's outputs are ready, loads both records
    (``torch.load(weights_only=True)``: candidate data is data) and decides the case: comparison, in-place
    outputs, the cache probe, and every hack rule. The parent writes the verdict; the candidate stops at the
-   first failing case, and is timed only when every case passed.
+   first failing case, and is timed only when every case passed (on a GPU, after the judge process has ended).
+   The validation kept is the judge's final, token-checked result.
 
 The parent ignores whatever validation the candidate's process reports; the result's ``validation`` and
 ``findings`` are the judge's. What the candidate's process observes about itself (launch counts, ATen ops, inputs
@@ -26,6 +28,7 @@ README "Sandbox").
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import json
 import os
 import shutil
@@ -40,13 +43,16 @@ from optimizer.harness.contracts import (
     EvaluateRequest,
     EvaluateResult,
     Finding,
-    JudgeRequest,
+    JudgeCase,
     JudgeResult,
+    JudgeRunRequest,
+    JudgeRunResult,
     ReferenceRequest,
     ReferenceResult,
     parse_result,
     to_wire,
 )
+from optimizer.harness import stages
 from optimizer.harness.hacks import HackFinding
 from optimizer.harness.sandbox import SandboxLimits, SandboxResult, run_worker
 
@@ -54,45 +60,108 @@ __all__ = ["ProblemInfo", "describe_problem", "run_judged"]
 
 
 class _Verdicts:
-    """The hook the sandbox calls while the candidate runs: judge each case whose outputs are ready."""
+    """The hook the sandbox calls while the candidate runs: relay each case whose outputs are ready to the judge
+    process of this evaluation (``go_k``), wait for its decision, and write the verdict the candidate waits for.
 
-    def __init__(self, request: EvaluateRequest, refs: ReferenceResult, ref_dir: Path, cand_dir: Path,
+    One judge process decides every case of the candidate (``worker._judge_run``), started with the candidate so
+    that its start overlaps the candidate's: one process start per evaluation, not one per case (a judge process
+    per case cost 0.3-0.7 s of parent wall time per case on a 2-core CPU, 25-40% of an evaluation). Its decisions
+    arrive per case as files (they gate whether the candidate goes on); the validation the parent keeps is the
+    judge's token-checked final result (``decisions``), so a forged per-case file can at most let a failing
+    candidate run on, never pass it."""
+
+    def __init__(self, request: EvaluateRequest, refs: ReferenceResult, ref_dir: Path, cand_dir: Path, base: Path,
                  run: dict[str, Any]) -> None:
-        self.request, self.refs, self.ref_dir, self.cand_dir, self.run = request, refs, ref_dir, cand_dir, run
+        self.request, self.refs, self.cand_dir = request, refs, cand_dir
+        self.ctl_dir, self.judge_dir = base / "control", base / "judge"
+        self.ctl_dir.mkdir()
+        self.judge_dir.mkdir()
         self.judged: dict[int, tuple[Any, list[HackFinding]]] = {}
-        self.errors: list[str] = []
+        self.result: SandboxResult | None = None
+        cases = [JudgeCase(case=ref.case, ref_file=ref.file, meta=ref.meta, out_file=str(cand_dir / f"out_{k}.pt"),
+                           obs_file=str(cand_dir / f"obs_{k}.json")) for k, ref in enumerate(refs.cases)]
+        req = JudgeRunRequest(problem=request.problem, backend=request.backend, seeds=request.seeds, cases=cases,
+                              ctl_dir=str(self.ctl_dir), out_dir=str(self.judge_dir))
+        # the judge lives through the candidate's validation: its deadline covers that and its own work
+        jrun = {**run, "limits": dataclasses.replace(run["limits"], timeout_s=2 * run["limits"].timeout_s)}
+        #: before the last verdict, wait for the judge process to end, so that it never shares the device with timing
+        self.join_before_timing = request.timing is not None and request.backend != "interpreter"
+
+        def judge() -> None:
+            try:
+                self.result = run_worker(to_wire(req), readable=[str(ref_dir), str(cand_dir), str(self.ctl_dir)],
+                                         writable=[str(self.judge_dir)], **jrun)
+            except Exception as exc:  # noqa: BLE001 - a judge that cannot run fails the case that waits for it
+                self.result = SandboxResult("error", f"error: the judge could not start: {exc!r}"[:2000])
+
+        self.thread = threading.Thread(target=judge, name="ladder-judge", daemon=True)
+        self.thread.start()
 
     def __call__(self) -> float:
         t0 = time.monotonic()
         k = len(self.judged)
         if k < len(self.refs.cases) and (self.cand_dir / f"ready_{k}").exists():
-            passed = self.judge(k)
+            with stages.span("judge"):
+                passed = self.judge(k)
+                if self.join_before_timing and (not passed or k == len(self.refs.cases) - 1):
+                    self.stop()
             tmp = self.cand_dir / f".verdict_{k}.tmp"  # atomic: the worker polls for the file
             tmp.write_text(json.dumps({"continue": passed}))
             os.replace(tmp, self.cand_dir / f"verdict_{k}.json")
         return time.monotonic() - t0
 
     def judge(self, k: int) -> bool:
-        ref = self.refs.cases[k]
-        req = JudgeRequest(problem=self.request.problem, backend=self.request.backend, case=ref.case,
-                           seeds=self.request.seeds, ref_file=ref.file, meta=ref.meta,
-                           out_file=str(self.cand_dir / f"out_{k}.pt"), obs_file=str(self.cand_dir / f"obs_{k}.json"))
-        res = run_worker(to_wire(req), readable=[str(self.ref_dir), str(self.cand_dir)], **self.run)
         from kb.models import CaseValidation
         from optimizer.harness.problem import case_label
 
+        (self.ctl_dir / f"go_{k}").write_text("")
+        done = self.judge_dir / f"judged_{k}.json"
+        while not done.exists() and self.thread.is_alive():
+            time.sleep(0.002)
+        out, why = None, ""
         try:
-            out = parse_result(JudgeResult, res.payload) if res.ok else None
-        except ContractError as exc:
-            out, res.reason = None, f"bad_result: {exc}"
+            out = parse_result(JudgeResult, json.loads(done.read_text()))
+        except (OSError, ValueError, ContractError) as exc:
+            res = self.result
+            why = res.reason if res is not None and not res.ok else f"no decision for case {k} ({exc!r})"
         if out is None:
-            cv = CaseValidation(case=case_label(ref.case), passed=False, message=f"judge_error: {res.reason}"[:2000])
-            self.judged[k] = (cv, [])
+            self.judged[k] = (CaseValidation(case=case_label(self.refs.cases[k].case), passed=False,
+                                             message=f"judge_error: {why}"[:2000]), [])
             return False
         self.judged[k] = (out.case, [HackFinding(f.code, f.severity, f.message, f.line) for f in out.findings])  # type: ignore[arg-type]
+        for name, seconds in out.phase_s.items():  # the judge's own account: problem import, records, comparison
+            stages.add(name, seconds)
         for f in (self.cand_dir / f"out_{k}.pt", self.cand_dir / f"obs_{k}.json"):
             f.unlink(missing_ok=True)  # bounded disk: one case of outputs at a time
         return out.case.passed
+
+    def stop(self) -> None:
+        """End the judge (it also ends by itself after the last or a failing case) and wait for its process."""
+        (self.ctl_dir / "stop").write_text("")
+        self.thread.join()
+
+    def decisions(self) -> dict[int, tuple[Any, list[HackFinding]]]:
+        """The cases as the judge's final, token-checked result decided them (after ``stop``); a case relayed to the
+        candidate without a final decision fails (``judge_error``)."""
+        from kb.models import CaseValidation
+        from optimizer.harness.problem import case_label
+
+        res, final = self.result, None
+        if res is not None and res.ok:
+            try:
+                final = parse_result(JudgeRunResult, res.payload)
+            except ContractError as exc:
+                res.reason = f"bad_result: {exc}"
+        out: dict[int, tuple[Any, list[HackFinding]]] = {}
+        for k in self.judged:
+            if final is not None and k < len(final.judged):
+                j = final.judged[k]
+                out[k] = (j.case, [HackFinding(f.code, f.severity, f.message, f.line) for f in j.findings])  # type: ignore[arg-type]
+            else:
+                why = res.reason if res is not None and res.reason else "the judge reported no final decision"
+                out[k] = (CaseValidation(case=case_label(self.refs.cases[k].case), passed=False,
+                                         message=f"judge_error: {why}"[:2000]), [])
+        return out
 
 
 def run_judged(request: EvaluateRequest, *, limits: SandboxLimits, interpreter: bool, use_zygote: bool,
@@ -107,20 +176,28 @@ def run_judged(request: EvaluateRequest, *, limits: SandboxLimits, interpreter: 
     cand_dir = base / "candidate"
     cand_dir.mkdir()
     ref_dir: Path | None = None
+    verdicts: _Verdicts | None = None
     try:
-        got = _reference(request, run)
+        with stages.span("reference"):
+            got = _reference(request, run)
         if isinstance(got, SandboxResult):
             return got
         refs, ref_dir = got
         # the worker orders the cases for validation as the reference did (smallest first, the same function);
         # timing keeps the caller's order
         cand_req = request.model_copy(update={"out_dir": str(cand_dir)})
-        verdicts = _Verdicts(request, refs, ref_dir, cand_dir, run)
-        res = run_worker(to_wire(cand_req), writable=[str(cand_dir)], hook=verdicts, **run)
+        verdicts = _Verdicts(request, refs, ref_dir, cand_dir, base, run)
+        with stages.span("candidate"):
+            res = run_worker(to_wire(cand_req), writable=[str(cand_dir)], hook=verdicts, **run)
+        with stages.span("judge_exit"):
+            verdicts.stop()
         if not res.ok:
             return res
-        return _merge(res, verdicts, refs)
+        with stages.span("merge"):
+            return _merge(res, verdicts.decisions(), refs)
     finally:
+        if verdicts is not None and verdicts.thread.is_alive():  # an exception above: never leave the judge waiting
+            verdicts.stop()
         if ref_dir is not None:
             _release(ref_dir)
         shutil.rmtree(base, ignore_errors=True)
@@ -215,7 +292,7 @@ def _drop_references() -> None:
 atexit.register(_drop_references)
 
 
-def _merge(res: SandboxResult, verdicts: _Verdicts, refs: ReferenceResult) -> SandboxResult:
+def _merge(res: SandboxResult, judged: dict[int, tuple[Any, list[HackFinding]]], refs: ReferenceResult) -> SandboxResult:
     """The candidate's result with the judge's validation: every case up to the first failure must be judged."""
     from kb.models import CaseValidation
     from optimizer.harness.validate import summarize
@@ -226,9 +303,9 @@ def _merge(res: SandboxResult, verdicts: _Verdicts, refs: ReferenceResult) -> Sa
         return res  # the caller reports the contract error
     results = []
     for k, ref in enumerate(refs.cases):
-        if k in verdicts.judged:
-            results.append(verdicts.judged[k])
-            if not verdicts.judged[k][0].passed:
+        if k in judged:
+            results.append(judged[k])
+            if not judged[k][0].passed:
                 break
         else:
             from optimizer.harness.problem import case_label

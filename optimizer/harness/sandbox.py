@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from optimizer.harness import stages
+
 __all__ = ["SandboxLimits", "SandboxResult", "isolation_level", "jail_spec", "run_worker", "shutdown_zygotes",
            "triton_cache"]
 
@@ -118,10 +120,16 @@ _NO_FORK: set[tuple[bool, int]] = set()
 _FORK_UNSAFE = ("re-initialize CUDA in forked subprocess", "CUDA driver initialization failed", "initialization error")
 
 
+#: Variables libraries set in the parent's environment when imported (scikit-learn and joblib, loaded with the KB's
+#: query encoder in a thread during the baseline) that mean nothing to a worker: a zygote keyed on them was started
+#: a second time mid-session (8.6 s of round 0 on a 2-core CPU), and the first one idled.
+_ZYGOTE_KEY_IGNORES = frozenset({"KMP_INIT_AT_FORK", "KMP_DUPLICATE_LIB_OK"})
+
+
 def _zygote_key(env: dict[str, str], interpreter: bool) -> tuple[bool, int]:
     # the whole environment: a fork inherits the zygote's, so a request with another CUDA_VISIBLE_DEVICES or
     # PYTHONPATH needs its own zygote
-    return interpreter, hash(tuple(sorted(env.items())))
+    return interpreter, hash(tuple(sorted((k, v) for k, v in env.items() if k not in _ZYGOTE_KEY_IGNORES)))
 
 
 def _zygote(env: dict[str, str], interpreter: bool) -> Any:
@@ -226,6 +234,7 @@ def run_worker(
     is called while the worker runs (the judge's verdicts, ``optimizer.harness.judge``); the seconds it returns
     are added to the deadline.
     """
+    t_setup = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="ladder_sbx_", dir=workdir))
     req_path, res_path = tmp / "request.json", tmp / "result.json"
     out_path, err_path = tmp / "stdout.txt", tmp / "stderr.txt"
@@ -251,8 +260,11 @@ def run_worker(
                      writable=[*(writable or []), *([str(cache)] if cache else [])], devices=not interpreter,
                      keep_caps=bool(prefix_cmd), python=python)
     private = jail.private_env(tmp, cache)
+    t_zygote = time.monotonic()
     zygote = _zygote(child_env, interpreter) if use_zygote and not prefix_cmd and python is None else None
     t0 = time.monotonic()  # after the zygote's start (imports once per session): not the worker's time
+    stages.add("setup", t_zygote - t_setup)  # the round's stages (optimizer.harness.stages): scratch, jail spec
+    stages.add("zygote", t0 - t_zygote)  # its start (imports once per session and environment); ~0 once it runs
     if zygote is not None:
         rc, status, reason = _run_forked(zygote, limits, token, req_path, res_path, out_path, err_path, tmp, t0, spec,
                                          private, hook)
@@ -280,7 +292,10 @@ def run_worker(
                 status, reason = "error", "error: the result file was not written by the worker (token mismatch)"
     if status is None:
         status, reason = _classify(rc, payload, stderr_tail)
-    _cleanup(tmp)
+    # the process's own start and exit (interpreter, imports, jail), besides what it reports as its work
+    stages.add("start", max(0.0, duration - float(payload.get("worker_s") or 0.0)) if payload else duration)
+    with stages.span("cleanup"):
+        _cleanup(tmp)
     return SandboxResult(status, reason, payload, rc, duration, stdout_tail, stderr_tail, isolation_level())
 
 

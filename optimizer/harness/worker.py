@@ -46,6 +46,8 @@ from optimizer.harness.contracts import (
     Finding,
     JudgeRequest,
     JudgeResult,
+    JudgeRunRequest,
+    JudgeRunResult,
     LaunchesRequest,
     LaunchesResult,
     ProfileRequest,
@@ -356,7 +358,33 @@ def _reference(req: ReferenceRequest) -> ReferenceResult:
     return ReferenceResult(cases=out, versions=_versions())
 
 
-def _judge(req: JudgeRequest) -> JudgeResult:
+def _judge_run(req: JudgeRunRequest) -> JudgeRunResult:
+    """Decide the cases of one candidate in this process (one start per evaluation instead of one per case; never
+    imports a candidate): case ``k`` when the parent writes ``go_k``, its result to ``judged_k.json`` at once."""
+    from optimizer.harness.problem import load_problem
+
+    ctl, out = Path(req.ctl_dir), Path(req.out_dir)
+    problem = None
+    judged: list[JudgeResult] = []
+    for k, c in enumerate(req.cases):
+        while not (ctl / f"go_{k}").exists():
+            if (ctl / "stop").exists():
+                return JudgeRunResult(judged=judged)
+            time.sleep(0.005)
+        if problem is None:
+            problem = load_problem(req.problem)
+        one = _judge(JudgeRequest(problem=req.problem, backend=req.backend, case=c.case, seeds=req.seeds,
+                                  ref_file=c.ref_file, meta=c.meta, out_file=c.out_file, obs_file=c.obs_file), problem)
+        judged.append(one)
+        tmp = out / f".judged_{k}.tmp"  # atomic: the parent polls for the file
+        tmp.write_text(json.dumps(to_wire(one), default=str))
+        os.replace(tmp, out / f"judged_{k}.json")
+        if not one.case.passed:
+            break
+    return JudgeRunResult(judged=judged)
+
+
+def _judge(req: JudgeRequest, problem: Any = None) -> JudgeResult:
     """Decide one case (this process never imports a candidate: the candidate's records are data, loaded with
     ``weights_only=True``, and a record it cannot read fails the case)."""
     import torch
@@ -368,16 +396,21 @@ def _judge(req: JudgeRequest) -> JudgeResult:
     device = _device_for(req.backend)
     if req.backend == "ascend":
         import torch_npu  # noqa: F401
-    problem = load_problem(req.problem)
+    tp = time.perf_counter()
+    problem = load_problem(req.problem) if problem is None else problem
+    t0 = time.perf_counter()
     refs = torch.load(req.ref_file, map_location=device, weights_only=True)
+    t2 = time.perf_counter()
     try:
         outs = torch.load(req.out_file, map_location=device, weights_only=True)
         obs = json.loads(Path(req.obs_file).read_text())
+        t2 = time.perf_counter()
         cv, found = judge_case(problem, req.case, req.seeds, refs, req.meta, outs, obs)
     except Exception as exc:  # noqa: BLE001 - whatever the candidate wrote, it fails the case, never the judge
         cv, found = CaseValidation(case=case_label(req.case), passed=False,
                                    message=f"bad_output: the candidate's outputs could not be read: {exc!r}"[:2000]), []
-    return JudgeResult(case=cv, findings=[Finding(**f.__dict__) for f in found])
+    phase_s = {"problem": t0 - tp, "load": t2 - t0, "compare": time.perf_counter() - t2}
+    return JudgeResult(case=cv, findings=[Finding(**f.__dict__) for f in found], phase_s=phase_s)
 
 
 def _describe(req: DescribeRequest) -> DescribeResult:
@@ -524,6 +557,7 @@ def _compile_check(req: CompileCheckRequest) -> CompileCheckResult | ErrorResult
 
 _TASKS: dict[str, Any] = {"evaluate": _evaluate, "time": _time, "profile": _profile, "run": _run, "launches": _launches,
                           "compile_check": _compile_check, "reference": _reference, "judge": _judge,
+                          "judge_run": _judge_run,
                           "describe": _describe}
 
 

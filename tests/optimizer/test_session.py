@@ -77,6 +77,23 @@ def test_rounds_record_where_the_time_goes(offline_run) -> None:
     assert u is not None and u.source == "derived" and u.passed is None and "too large" in u.note and not u.flags
 
 
+def test_rounds_attribute_every_second_to_a_stage(offline_run) -> None:
+    """``Round.stages``: the top-level stages and ``other`` sum to the round's wall time; nested ones break down
+    their parent (the judge inside the candidate's run inside the evaluation)."""
+    traj, _, out, _ = offline_run
+    r0, r1, r2 = traj.rounds
+    for r in (r0, r1, r2):
+        top = {k: v for k, v in r.stages.items() if "/" not in k}
+        assert "other" in top and all(v >= 0 for v in r.stages.values())
+        assert sum(top.values()) == pytest.approx(r.duration_s, abs=0.01)
+    assert {"evaluate", "evaluate/reference", "evaluate/candidate", "evaluate/candidate/judge"} <= set(r0.stages)
+    assert {"launches", "ladder", "ladder/kb", "proposer", "evaluate", "persist", "progress"} <= set(r1.stages)
+    for r in (r1, r2):
+        assert r.stages["evaluate/candidate/judge"] <= r.stages["evaluate/candidate"] <= r.stages["evaluate"]
+    stored = Trajectory.model_validate_json((out / "trajectory.json").read_text())
+    assert stored.rounds[2].stages == r2.stages  # written with the trajectory
+
+
 class ScriptedProposer:
     """Proposes planted faulty candidates, then the honest one (the session must survive each)."""
 
