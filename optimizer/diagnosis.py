@@ -143,7 +143,7 @@ def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str 
 def _preview(ctx: Any, outcome: Any) -> RewritePreview:
     """The offline proposer's first point for the chosen family (and how many points a round would screen)."""
     from optimizer.proposers.offline import OfflineProposer
-    from optimizer.recipes.base import NotApplicable
+    from optimizer.rewrite.errors import NotApplicable
 
     card = outcome.chosen
     if card is None or outcome.stop is None:

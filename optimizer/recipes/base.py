@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from optimizer.rewrite.errors import NotApplicable
 from optimizer.source import (
     Kernel,
     LaunchSite,
@@ -27,10 +28,6 @@ from optimizer.source import (
 __all__ = ["NotApplicable", "RecipeContext", "RewriteResult", "next_point", "unified_diff"]
 
 _LAUNCH_OPTIONS = {"num_warps": 4, "num_stages": 3, "num_ctas": 1, "maxnreg": None}
-
-
-class NotApplicable(Exception):
-    """The recipe's preconditions do not hold for this source (the message says which)."""
 
 
 @dataclass

@@ -2,34 +2,60 @@
 
 ``TRANSFORMS`` maps a recipe kind to its structural transform; ``optimizer.recipes.appliers.REGISTRY`` declares each
 one (with its preparation steps) and derives ``APPLIERS`` from it, so the ladder and the offline proposer use them
-through ``apply_recipe`` / ``can_apply``. ``effect`` refuses candidates that cannot change what runs.
+through ``apply_recipe`` / ``can_apply``. ``effect`` refuses candidates that cannot change what runs; ``errors``
+holds ``NotApplicable``, the refusal every transform raises (a ``kb.errors.LadderError``).
+
+The package's names are resolved on first use (PEP 562), so that importing one module of it (``errors``, which the
+recipe context module needs) does not import every transform.
 """
 
 from __future__ import annotations
 
-from optimizer.rewrite.block_per_program import BlockPerProgram
-from optimizer.rewrite.block_scale import BlockScale
-from optimizer.rewrite.descriptors import DotTensorDescriptor
-from optimizer.rewrite.dot_precision import DotPrecision
-from optimizer.rewrite.dot_tiles import DotTileSearch
-from optimizer.rewrite.engine import Target, Transform, applier, parse_tree, targets
-from optimizer.rewrite.facts import KernelFacts, ModuleFacts, module_facts
-from optimizer.rewrite.histogram import PrivatizedHistogram
-from optimizer.rewrite.host_setup import HostSetupCache
-from optimizer.rewrite.inplace import InplaceOutput
-from optimizer.rewrite.kernel_chain import KernelChainFusion
-from optimizer.rewrite.lane_accumulators import LaneAccumulators
-from optimizer.rewrite.launch_loop import LaunchLoopGrid
-from optimizer.rewrite.native_operands import LowPrecisionOperands
-from optimizer.rewrite.producer_inline import ProducerInline
-from optimizer.rewrite.row_resident import RowResident
-from optimizer.rewrite.spill_relief import ChunkedRowReduction
-from optimizer.rewrite.two_stage import TwoStageReduction
+import importlib
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["TRANSFORMS", "KernelFacts", "ModuleFacts", "Target", "Transform", "applier", "module_facts", "parse_tree",
-           "targets"]
+if TYPE_CHECKING:
+    from optimizer.rewrite.engine import Target, Transform, applier, parse_tree, targets
+    from optimizer.rewrite.errors import NotApplicable
+    from optimizer.rewrite.facts import KernelFacts, ModuleFacts, module_facts
 
-TRANSFORMS: dict[str, Transform] = {tr.kind: tr for tr in (
-    BlockPerProgram(), DotPrecision(), TwoStageReduction(), DotTileSearch(), ChunkedRowReduction(),
-    LowPrecisionOperands(), LaunchLoopGrid(), KernelChainFusion(), BlockScale(), DotTensorDescriptor(),
-    InplaceOutput(), ProducerInline(), HostSetupCache(), PrivatizedHistogram(), LaneAccumulators(), RowResident())}
+__all__ = ["TRANSFORMS", "KernelFacts", "ModuleFacts", "NotApplicable", "Target", "Transform", "applier",
+           "module_facts", "parse_tree", "targets"]
+
+_HOME = {"Target": "engine", "Transform": "engine", "applier": "engine", "parse_tree": "engine", "targets": "engine",
+         "KernelFacts": "facts", "ModuleFacts": "facts", "module_facts": "facts", "NotApplicable": "errors"}
+
+
+def _transforms() -> dict[str, Any]:
+    from optimizer.rewrite.block_per_program import BlockPerProgram
+    from optimizer.rewrite.block_scale import BlockScale
+    from optimizer.rewrite.descriptors import DotTensorDescriptor
+    from optimizer.rewrite.dot_precision import DotPrecision
+    from optimizer.rewrite.dot_tiles import DotTileSearch
+    from optimizer.rewrite.histogram import PrivatizedHistogram
+    from optimizer.rewrite.host_setup import HostSetupCache
+    from optimizer.rewrite.inplace import InplaceOutput
+    from optimizer.rewrite.kernel_chain import KernelChainFusion
+    from optimizer.rewrite.lane_accumulators import LaneAccumulators
+    from optimizer.rewrite.launch_loop import LaunchLoopGrid
+    from optimizer.rewrite.native_operands import LowPrecisionOperands
+    from optimizer.rewrite.producer_inline import ProducerInline
+    from optimizer.rewrite.row_resident import RowResident
+    from optimizer.rewrite.spill_relief import ChunkedRowReduction
+    from optimizer.rewrite.two_stage import TwoStageReduction
+
+    return {tr.kind: tr for tr in (
+        BlockPerProgram(), DotPrecision(), TwoStageReduction(), DotTileSearch(), ChunkedRowReduction(),
+        LowPrecisionOperands(), LaunchLoopGrid(), KernelChainFusion(), BlockScale(), DotTensorDescriptor(),
+        InplaceOutput(), ProducerInline(), HostSetupCache(), PrivatizedHistogram(), LaneAccumulators(), RowResident())}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "TRANSFORMS":  # built once, on first use: recipe kind -> structural transform
+        value: Any = _transforms()
+    elif name in _HOME:
+        value = getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value

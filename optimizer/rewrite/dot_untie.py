@@ -30,8 +30,9 @@ from typing import Any
 
 import libcst as cst
 
-from optimizer.recipes.base import NotApplicable, RecipeContext, RewriteResult
+from optimizer.recipes.base import RecipeContext, RewriteResult
 from optimizer.rewrite.engine import prepared_first
+from optimizer.rewrite.errors import NotApplicable
 from optimizer.rewrite.tree import CstKernel, Tree, arg_value, call_name, walk
 
 __all__ = ["untie_tiles", "untied_first"]

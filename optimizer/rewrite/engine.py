@@ -18,12 +18,12 @@ from typing import Any, Protocol
 import libcst as cst
 
 from optimizer.recipes.base import (
-    NotApplicable,
     RecipeContext,
     RewriteResult,
     _finish,
     unified_diff,
 )
+from optimizer.rewrite.errors import NotApplicable
 from optimizer.rewrite.facts import KernelFacts, LaunchFacts, kernel_facts, launch_facts
 from optimizer.rewrite.tree import CstKernel, CstLaunch, Tree
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from optimizer.recipes.base import NotApplicable
+from optimizer.rewrite.errors import NotApplicable
 from optimizer.rewrite.tree import CstLaunch, Tree, call_name, walk
 
 __all__ = ["TRIGGER", "inline_launch_args"]

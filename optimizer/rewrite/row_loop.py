@@ -24,13 +24,13 @@ import textwrap
 import libcst as cst
 
 from optimizer.recipes.base import (
-    NotApplicable,
     RecipeContext,
     RewriteResult,
     _finish,
 )
 from optimizer.rewrite.common import fresh
 from optimizer.rewrite.engine import parse_tree, targets
+from optimizer.rewrite.errors import NotApplicable
 from optimizer.rewrite.facts import _names, _targets
 from optimizer.rewrite.tree import walk
 

@@ -46,8 +46,9 @@ from typing import Any
 
 import libcst as cst
 
-from optimizer.recipes.base import NotApplicable, RecipeContext, RewriteResult
+from optimizer.recipes.base import RecipeContext, RewriteResult
 from optimizer.rewrite.engine import prepared_first
+from optimizer.rewrite.errors import NotApplicable
 from optimizer.rewrite.tree import Tree, arg_value, call_name, walk
 
 __all__ = ["regrid_row_broadcast", "regridded_first"]

@@ -29,9 +29,10 @@ from typing import Any
 
 import libcst as cst
 
-from optimizer.recipes.base import NotApplicable, RecipeContext, RewriteResult
+from optimizer.recipes.base import RecipeContext, RewriteResult
 from optimizer.rewrite.common import fresh
 from optimizer.rewrite.engine import Target, parse_tree, targets
+from optimizer.rewrite.errors import NotApplicable
 from optimizer.rewrite.facts import _names, rank_of
 from optimizer.rewrite.tree import arg_value, call_name, walk
 

@@ -52,3 +52,21 @@ def test_an_unserved_kind_is_refused_with_the_reason() -> None:
         assert "no offline applier for recipe kind 'split_k'" in str(exc)
     else:
         raise AssertionError("split_k was applied")
+
+
+def test_a_refusal_is_a_ladder_error_that_survives_pickling() -> None:
+    import pickle
+
+    from kb.errors import LadderError, error_for_code
+    from optimizer.rewrite.errors import NotApplicable as Refusal
+
+    assert Refusal is NotApplicable and issubclass(Refusal, LadderError)
+    assert error_for_code("not_applicable") is Refusal
+    try:
+        apply_recipe({"kind": "value_only_reduction", "params": {}}, RecipeContext(source="import triton\n"))
+    except LadderError as exc:
+        assert exc.code == "not_applicable" and "no @triton.jit kernel" in str(exc)
+        back = pickle.loads(pickle.dumps(exc))
+        assert type(back) is Refusal and str(back) == str(exc)
+    else:
+        raise AssertionError("a source without a kernel was rewritten")
