@@ -15,7 +15,7 @@ Kinds (``kb.models.Recipe.kind``) and their params:
   parameters the row body advances are restored per row); new constexpr, grid divided with ``triton.cdiv``.
 - ``input_precision`` ``{"value": ...}`` on every tl.dot; ``care_padding_false`` (Ascend only) on masked loads.
 - ``alignment_hints`` ``{}``: ``tl.multiple_of`` / ``tl.max_constancy`` on stride products and bound checks,
-  guarded by an ``ALIGN`` constexpr computed at each launch (``optimizer.recipes.alignment``).
+  guarded by an ``ALIGN`` constexpr computed at each launch (``optimizer.rewrite.alignment``).
 - ``grouped_program_order`` ``{"GROUP_SIZE_M": [...]}``: the matmul tutorial's grouped tile order, remapped inside
   the kernel from the linear program index (``optimizer.rewrite.grouping``); grid and host unchanged.
 - ``value_only_reduction`` ``{}``: an argmax whose index only masks the maximum becomes value masks plus a
@@ -42,7 +42,7 @@ Structural transforms of the rewrite engine (``optimizer.rewrite``: libcst tree,
 - ``inplace_output`` ``{}``: ``y = x.clone()`` rewritten in place -> ``torch.empty_like`` output the kernel writes
   while reading ``x``; a buffer copied back with ``x.copy_(buf)`` -> the kernel writes ``x`` in place.
 - ``online_logsumexp`` ``{}``: a max pass and a sum-of-exp pass over the same chunks -> one online pass
-  (``optimizer.recipes.online_lse``).
+  (``optimizer.rewrite.online_lse``).
 - ``low_precision_operands`` ``{}``: 16-bit tiles upcast to fp32 before ``tl.dot`` -> native 16-bit operands, fp32
   accumulate.
 - ``launch_loop_grid`` ``{}``: a kernel launched once per iteration of a host loop (or a nest of two) -> one launch
@@ -70,7 +70,6 @@ from types import MappingProxyType
 from typing import Any
 
 from kb.models import Recipe
-from optimizer.recipes.alignment import apply_alignment_hints
 from optimizer.recipes.base import (
     _PREF,
     NotApplicable,
@@ -89,10 +88,10 @@ from optimizer.recipes.base import (
     unified_diff,
 )
 from optimizer.recipes.domains import check_domain, check_point
-from optimizer.recipes.online_lse import apply_online_logsumexp
 from optimizer.recipes.registry import Preparation, RecipeEntry
 from optimizer.recipes.row_tile import plan_row_tile
 from optimizer.rewrite import TRANSFORMS
+from optimizer.rewrite.alignment import AlignmentHints
 from optimizer.rewrite.dot_untie import untie_tiles
 from optimizer.rewrite.effect import effect_reasons
 from optimizer.rewrite.grouping import GroupedProgramOrder
@@ -100,6 +99,7 @@ from optimizer.rewrite.knobs import CarePaddingFalse, InputPrecision
 from optimizer.rewrite.launch_forms import TRIGGER as LAUNCH_ARGS_TRIGGER
 from optimizer.rewrite.launch_forms import inline_launch_args
 from optimizer.rewrite.literal_blocks import promote_literal_blocks
+from optimizer.rewrite.online_lse import OnlineLogsumexp
 from optimizer.rewrite.row_loop import rows_as_loop
 from optimizer.rewrite.row_regrid import regrid_row_broadcast
 from optimizer.rewrite.single_pass import apply_single_pass_fusion
@@ -458,8 +458,8 @@ REGISTRY: Mapping[str, RecipeEntry] = MappingProxyType({e.kind: e for e in (
     *(RecipeEntry(tr.kind, transform=tr, structural=False) for tr in (InputPrecision(), CarePaddingFalse())),
     RecipeEntry("rows_per_program", applier=apply_rows_per_program),
     RecipeEntry("value_only_reduction", transform=ValueOnlyReduction()),
-    RecipeEntry("online_logsumexp", applier=apply_online_logsumexp),
-    RecipeEntry("alignment_hints", applier=apply_alignment_hints, structural=False),
+    RecipeEntry("online_logsumexp", transform=OnlineLogsumexp()),
+    RecipeEntry("alignment_hints", transform=AlignmentHints(), structural=False),
     RecipeEntry("grouped_program_order", transform=GroupedProgramOrder()),
     *(RecipeEntry(kind, transform=tr, prepare=(*_PREPARE.get(kind, ()), _SPELL_ARGS)) for kind, tr in TRANSFORMS.items()),
     # composites: Welford, else the online max/sum; the chunk loop, else a launch search that never lowers warps

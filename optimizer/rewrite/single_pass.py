@@ -26,7 +26,7 @@ Two fusions, tried in order; a refusal lists the reason of each:
    ``mean = ... tl.sum(acc ...) ...`` and ``acc2``'s initialisation; the second ends in ``acc2 += d * d`` with
    ``d = tl.where(mask, x - mean, 0.0)`` or ``d = x - mean`` (then the load must be unmasked, or masked lanes
    would add mean^2); ``acc`` read nowhere else.
-2. **Online max/sum** (``optimizer.recipes.online_lse``): a max pass followed by a sum-of-exp pass (softmax,
+2. **Online max/sum** (``optimizer.rewrite.online_lse``): a max pass followed by a sum-of-exp pass (softmax,
    logsumexp, cross-entropy) -> one pass with a running max per lane and a rescaled sum.
 
 Keeping a whole row in registers when BLOCK covers the row is the card ``fused-softmax-row-in-registers``.
@@ -38,11 +38,12 @@ from typing import Any
 
 import libcst as cst
 
-from optimizer.recipes.base import NotApplicable, RecipeContext, RewriteResult
-from optimizer.recipes.online_lse import apply_online_logsumexp
+from optimizer.recipes.base import RecipeContext, RewriteResult
 from optimizer.rewrite.common import fresh
 from optimizer.rewrite.engine import Target, applier
+from optimizer.rewrite.errors import NotApplicable
 from optimizer.rewrite.facts import _names
+from optimizer.rewrite.online_lse import OnlineLogsumexp
 from optimizer.rewrite.tree import arg_value, call_name, walk
 
 __all__ = ["Welford", "apply_single_pass_fusion"]
@@ -202,12 +203,13 @@ class Welford:
 
 
 _WELFORD = applier(Welford())
+_ONLINE = applier(OnlineLogsumexp())
 
 
 def apply_single_pass_fusion(params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:
     """Welford for mean/variance, else the online max/sum of ``online_logsumexp``; refusals name both reasons."""
     reasons = []
-    for name, fn in (("welford", _WELFORD), ("online max/sum", apply_online_logsumexp)):
+    for name, fn in (("welford", _WELFORD), ("online max/sum", _ONLINE)):
         try:
             res = fn(params, ctx)
         except NotApplicable as exc:

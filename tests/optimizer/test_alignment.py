@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.recipes.alignment import count_async_copies
+from optimizer.rewrite.alignment import count_async_copies
 from optimizer.recipes.appliers import NotApplicable, RecipeContext, apply_recipe
 
 SUITE = Path(__file__).parents[2] / "benchmarks" / "suite"

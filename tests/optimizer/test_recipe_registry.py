@@ -12,8 +12,9 @@ def test_every_kind_is_declared_once_and_built_from_its_entry() -> None:
     assert set(APPLIERS) == set(REGISTRY)
     for kind, entry in REGISTRY.items():
         assert entry.kind == kind and (entry.transform is None) != (entry.applier is None)
-    assert {k for k, e in REGISTRY.items() if e.engine == "cst"} == set(TRANSFORMS) | {"input_precision", "care_padding_false",
-                                                                              "value_only_reduction", "grouped_program_order"}
+    ported = {"input_precision", "care_padding_false", "value_only_reduction", "grouped_program_order", "alignment_hints",
+              "online_logsumexp"}
+    assert {k for k, e in REGISTRY.items() if e.engine == "cst"} == set(TRANSFORMS) | ported
     assert KNOB_KINDS == {"launch_params", "autotune", "compiler_hints", "input_precision", "care_padding_false",
                           "alignment_hints"}
 
