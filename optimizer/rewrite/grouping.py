@@ -146,8 +146,9 @@ def _plan(t: Target) -> _Plan | str:
     for stmt in body:
         if (pa := _pid_axis(stmt)) is not None:
             pids[pa[1]] = (stmt, pa[0])
-    reads_axis1 = any(isinstance(n, cst.Call) and call_name(n) == "tl.program_id" and n.args and n.args[0].keyword is None
-                      and isinstance(n.args[0].value, cst.Integer) and n.args[0].value.value == "1" for n in walk(k.node))
+    reads_axis1 = any(isinstance(n, cst.Call) and call_name(n) == "tl.program_id" and n.args
+                      and n.args[0].keyword is None and isinstance(n.args[0].value, cst.Integer)
+                      and n.args[0].value.value == "1" for n in walk(k.node))
     if 0 in pids and 1 not in pids and not reads_axis1:
         return _plan_1d(t, body, pids[0][1])
     if 0 not in pids or 1 not in pids:
@@ -157,7 +158,8 @@ def _plan(t: Target) -> _Plan | str:
         return f"{name}: the two program ids are not read on consecutive lines"
     if _stored(k.node, {m, n}) != 2:
         return f"{name} reassigns {m} or {n}"
-    counts = "_pid = tl.program_id(0) + tl.program_id(1) * tl.num_programs(0)\n_n_m = tl.num_programs(0)\n_n_n = tl.num_programs(1)\n"
+    counts = ("_pid = tl.program_id(0) + tl.program_id(1) * tl.num_programs(0)\n"
+              "_n_m = tl.num_programs(0)\n_n_n = tl.num_programs(1)\n")
     return _Plan(s0, s1, counts, "_pid", m, n, None)
 
 

@@ -1,4 +1,5 @@
-"""``value_only_reduction``: drop an argmax whose index only masks the maximum out again (card ``value-only-reduction``).
+"""``value_only_reduction``: drop an argmax whose index only masks the maximum out again (card
+``value-only-reduction``).
 
 Before (the top-2 idiom)::
 
@@ -87,11 +88,13 @@ def _plan_one(tree: Tree, body: list[cst.BaseStatement], i: int, idx: str, call:
         for n in walk(s):
             if isinstance(n, cst.Name) and n.value == idx and id(n) not in skip:
                 uses += 1
-            if isinstance(n, cst.Call) and call_name(n) == "tl.where" and len(n.args) == 3 and not any(a.keyword or a.star for a in n.args):
+            if (isinstance(n, cst.Call) and call_name(n) == "tl.where" and len(n.args) == 3
+                    and not any(a.keyword or a.star for a in n.args)):
                 cmp, third = n.args[0].value, n.args[2].value
                 if (isinstance(cmp, cst.Comparison) and len(cmp.comparisons) == 1
                         and isinstance(cmp.comparisons[0].operator, cst.Equal)
-                        and idx in [c.value for c in (cmp.left, cmp.comparisons[0].comparator) if isinstance(c, cst.Name)]
+                        and idx in [c.value for c in (cmp.left, cmp.comparisons[0].comparator)
+                                    if isinstance(c, cst.Name)]
                         and isinstance(third, cst.Name) and third.value == x):
                     wheres.append((n, cmp))
     if not uses or uses != len(wheres):
@@ -119,7 +122,8 @@ def _reduction_target(tree: Tree, rest: list[cst.BaseStatement], where: cst.Call
         a = _assign_of(s)
         if a and a[1] is where:
             masked_name = a[0]
-        if a and isinstance(a[1], cst.Call) and call_name(a[1]) == red and _axis(tree, a[1]) == axis and _positional(a[1]):
+        if (a and isinstance(a[1], cst.Call) and call_name(a[1]) == red and _axis(tree, a[1]) == axis
+                and _positional(a[1])):
             arg = _positional(a[1])[0]
             if arg is where or (masked_name and isinstance(arg, cst.Name) and arg.value == masked_name):
                 return s, a[0]  # type: ignore[return-value]

@@ -27,14 +27,16 @@ def test_argmin_with_a_comment_above_it() -> None:
 
 
 def test_an_extreme_value_is_added_when_none_is_computed() -> None:
-    res = apply_recipe(RECIPE, RecipeContext(source=SRC.replace("first = tl.max(x, axis=0)", "first = tl.max(x + 0, axis=0)")))
+    src = SRC.replace("first = tl.max(x, axis=0)", "first = tl.max(x + 0, axis=0)")
+    res = apply_recipe(RECIPE, RecipeContext(source=src))
     assert "first_idx_value = tl.max(x, axis=0)" in res.source
     assert "second = tl.where(first_idx_count > 1, first_idx_value, second)" in res.source
 
 
 def test_refusals_say_why() -> None:
     with pytest.raises(NotApplicable, match="do not feed a max/min reduction"):
-        apply_recipe(RECIPE, RecipeContext(source=SRC.replace("second = tl.max(rest, axis=0)", "second = tl.sum(rest, axis=0)")))
+        src = SRC.replace("second = tl.max(rest, axis=0)", "second = tl.sum(rest, axis=0)")
+        apply_recipe(RECIPE, RecipeContext(source=src))
     with pytest.raises(NotApplicable, match="no tl.argmax / tl.argmin"):
         apply_recipe(RECIPE, RecipeContext(source=SRC.replace("tl.argmax(x, axis=0)", "tl.max(x, axis=0)")))
     with pytest.raises(NotApplicable, match="already tried"):
