@@ -76,9 +76,9 @@ for step in "$@"; do
     naivecheck) # naive first translations validated at full size and timed against eager
       t=$(box "${arg:-240}"); timeout "$t" python3 benchmarks/suite/_gpu_check.py --initial naive --out "$OUT/naivecheck" 2>&1 | tail -60
       pack naivecheck ;;
-    realcheck)  # the real-kernel problems validated at full size on the GPU and timed against eager
-      t=$(box "${arg:-200}"); mkdir -p "$OUT/realcheck"
-      timeout "$t" python3 benchmarks/realistic/_check.py --no-interpret --device cuda --full --time --out "$OUT/realcheck" \
+    realcheck)  # the real-kernel problems validated at full size on the GPU and timed against eager: arg = BUDGET_S[/name,name]
+      b=${arg%%/*}; t=$(box "${b:-200}"); only=""; [ "$arg" != "${arg#*/}" ] && only=${arg#*/}; mkdir -p "$OUT/realcheck"
+      timeout "$t" python3 benchmarks/realistic/_check.py ${only//,/ } --no-interpret --device cuda --full --time --out "$OUT/realcheck" \
         > "$OUT/realcheck/stdout.json" 2> "$OUT/realcheck/stderr.log"; echo "realcheck rc=$?"; tail -c 3000 "$OUT/realcheck/stdout.json"
       tail -20 "$OUT/realcheck/stderr.log"; pack realcheck ;;
     onboard)    # onboarding rules on the GPU: compile-only problems execute, in-place restore holds
