@@ -23,10 +23,11 @@ from typing import Any, Literal
 import numpy as np
 
 from kb.cardfiles import dump_card, load_dir
+from kb.causes import SEED_CAUSES, cause_tokens, check_cause_id
 from kb.errors import InvalidArgument, NotFound, StorageError, Unavailable
 from kb.evidence import check_plausible
 from kb.limits import Limits, check_value
-from kb.models import AnyCard, Trajectory, parse_card
+from kb.models import AnyCard, CauseRecord, Trajectory, parse_card
 from kb.models.search import (
     CardFilter,
     CardPage,
@@ -166,9 +167,10 @@ class KnowledgeBase:
     def seed(self, cards_dir: Path | None = None, *, progress: Progress | None = None) -> int:
         """Bring the curated card files into the store: new ids are added; a changed file becomes a new version
         only while the stored card is still the seeded one (a card edited or reviewed through the service is
-        never overwritten by the package). Returns the number of cards written."""
+        never overwritten by the package); the seed causes (``kb.causes``) likewise. Returns the number of cards and
+        cause versions written."""
         cards = load_dir(cards_dir)
-        added = 0
+        added = self.store.seed_causes(SEED_CAUSES)
         for n, card in enumerate(cards, 1):
             try:
                 current = self.store.get_card(card.id)
@@ -302,6 +304,32 @@ class KnowledgeBase:
     def list_cards(self, filter: CardFilter, page_size: int = 50, cursor: str = "") -> CardPage:
         return page_cards(self.engine, filter, page_size, cursor)
 
+    def list_causes(self, statuses: list[str] | tuple[str, ...] = ()) -> list[CauseRecord]:
+        """The KB's causes (latest version of each) in id order; only those with one of ``statuses`` when given."""
+        for i, st in enumerate(statuses):
+            if st not in CARD_STATUSES:
+                raise InvalidArgument(f"status must be one of {sorted(CARD_STATUSES)}, got {st!r}",
+                                      field=f"statuses.{i}")
+        return self.store.causes(statuses)
+
+    def get_cause(self, cause_id: str) -> CauseRecord:
+        check_cause_id(cause_id, "id")
+        return self.store.get_cause(cause_id)
+
+    def check_causes(self, value: AnyCard | Trajectory, field: str) -> None:
+        """Raise InvalidArgument naming the field when ``value`` cites a cause this KB does not know (or rejected):
+        a round's decided cause, a recipe's ``cause:<id>`` evidence token."""
+        known = self.store.citable_causes()
+        if isinstance(value, Trajectory):
+            for i, r in enumerate(value.rounds):
+                if r.stop is not None and r.stop.cause not in known:
+                    check_cause_id(r.stop.cause, f"{field}.rounds.{i}.stop.cause", known)
+            return
+        recipe = value.rewrite.recipe if value.rewrite else None
+        for name in ("requires", "forbids") if recipe else ():
+            for pos, cid in cause_tokens(getattr(recipe, name)):
+                check_cause_id(cid, f"{field}.rewrite.recipe.{name}.{pos}", known)
+
     # ------------------------------------------------------------------ writes
     def _after_write(self, card_id: str) -> None:
         """Embed the written card now (so an index failure shows at once, as for any write); the engine waits for
@@ -315,6 +343,7 @@ class KnowledgeBase:
         reviewer role), so every client obeys the same rule. A new id is stored ``proposed`` (or ``draft``); a new
         version of an active card waits for approval while the active one stays served."""
         check_storable(card, "card", self.settings.limits)
+        self.check_causes(card, "card")
         if card.status not in UPSERT_STATUSES:
             card = card.model_copy(update={"status": "proposed"})
         with self._write_lock:
@@ -349,16 +378,20 @@ class KnowledgeBase:
 
     def decide_proposal(self, proposal_id: str, *, expect: str, status: str, doc: dict[str, Any],
                         card: AnyCard | None = None, deprecate: str | None = None, reason: str = "",
-                        fresh_id: bool = False, deprecate_version: int | None = None) -> AnyCard | None:
-        """Record a review decision and the card write it implies atomically (``StructuredStore.decide_proposal``:
-        a new card never replaces one that took its id meanwhile; a deprecation acts on the version it was
-        proposed on); the search index then serves the card like any other write."""
+                        fresh_id: bool = False, deprecate_version: int | None = None,
+                        cause: CauseRecord | None = None) -> AnyCard | None:
+        """Record a review decision and the card (and new cause) write it implies atomically
+        (``StructuredStore.decide_proposal``: a new card never replaces one that took its id meanwhile; a
+        deprecation acts on the version it was proposed on); the search index then serves the card like any other
+        write."""
         if card is not None:
             check_storable(card, "card", self.settings.limits)
+        if cause is not None:
+            check_storable(cause, "cause", self.settings.limits)
         with self._write_lock:
             stored = self.store.decide_proposal(proposal_id, expect=expect, status=status, doc=doc, card=card,
                                                 deprecate=deprecate, reason=reason, fresh_id=fresh_id,
-                                                deprecate_version=deprecate_version)
+                                                deprecate_version=deprecate_version, cause=cause)
             if stored is not None:
                 self._after_write(stored.id)
             return stored
@@ -368,6 +401,7 @@ class KnowledgeBase:
         field, when over the limits or when a speedup or time is implausible (``kb.evidence.check_plausible``)."""
         check_storable(trajectory, "trajectory", self.settings.limits, kind="document")
         check_plausible(trajectory, "trajectory", max_speedup=self.settings.max_speedup)
+        self.check_causes(trajectory, "trajectory")
         return self.store.put_trajectory(trajectory)
 
     # ------------------------------------------------------------------ admin
@@ -388,6 +422,7 @@ class KnowledgeBase:
             "trajectories": self.store.count_trajectories(unique=True),  # evidence: copies count once
             "trajectory_copies": self.store.count_trajectories() - self.store.count_trajectories(unique=True),
             "proposals": len(self.store.list_proposals()),
+            "causes": len(self.store.causes(("active",))),
             "embedding_model": self.embedder.name,
             "cache_hits": self.cache_hits,
         }

@@ -2,12 +2,15 @@
 
 Cards name their symptoms with these words so that a symptom detected at L2 or L3 can be matched to a card
 by exact token, not only by text similarity. Each vocabulary is a ``Literal`` (for pydantic validation) plus
-a frozenset of its values (for lookups and lint).
+a frozenset of its values (for lookups and lint), except causes: they are KB data (``kb.causes``), and ``Cause``
+is a checked id whose seed set lives here.
 """
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Annotated, Literal, get_args
+
+from pydantic import StringConstraints
 
 Backend = Literal["cuda", "ascend", "amd", "any"]
 Level = Literal["L1", "L2", "L3", "L4"]
@@ -49,22 +52,32 @@ IRSignature = Literal[
     "ascend_mix_mode",
 ]
 
-#: Cause hypotheses the ladder names (issue "Evidence decides"): a cause is WHY a kernel is slow, a class is WHAT
-#: the counters see. Each level returns findings over these causes; the decision combines them.
-Cause = Literal[
-    "per_element_grid",  # one element (or a few) per program: no tl.arange block range, scalar loads, huge grid
-    "tiny_programs",  # one short row / group per program: too little work per program to hide latency
-    "unvectorized_access",  # loads/stores not vectorized: missing divisibility/alignment (tt.divisibility=16)
-    "same_address_atomics",  # many programs atomically update the same address(es): serialized in L2
-    "redundant_passes",  # the kernel (or the launcher) reads the same data several times
-    "loop_reductions",  # a block reduction to a scalar inside a column loop: a cross-warp reduction per iteration
-    "serial_tail",  # one program walks a problem-sized loop alone (a two-stage reduction's second pass): one SM works
-    "register_spills",  # registers exceed the budget: local-memory spills / low occupancy
-    "fma_dot",  # tl.dot lowered to FMA (ieee fp32) instead of tensor-core MMA / wgmma
-    "small_dot_tiles",  # tl.dot on small or ill-shaped tiles: tensor cores starved, little reuse
-    "l2_unfriendly_order",  # 1-D program order over output tiles: operands re-read from DRAM instead of L2
-    "launch_overhead",  # launch / host overhead dominates (many tiny kernels, work of a few microseconds)
-    "at_roofline",  # nothing structural to gain: the kernel runs near its attainable floor
+#: A cause id: snake_case, 2-48 characters. A cause is WHY a kernel is slow, a class is WHAT the counters see (issue
+#: "Evidence decides"); each level returns findings over causes and the decision combines them. Causes are KB data
+#: (``kb.causes``: a record per cause with its description, families, explained inefficiencies and review status),
+#: so a model field typed ``Cause`` checks the syntax only; the store and the service check an id against the KB's
+#: causes where a KB is at hand (``KnowledgeBase.submit_trajectory``, ``upsert_card``). A cause a curator approves is
+#: then valid without a code change.
+CAUSE_ID_PATTERN = r"^[a-z][a-z0-9_]{1,47}$"
+Cause = Annotated[str, StringConstraints(pattern=CAUSE_ID_PATTERN)]
+
+#: The seed causes: the code-side default set the optimizer's rules (``optimizer.ladder``) are written against, and
+#: what a new KB starts with (``kb.causes.SEED_CAUSES`` holds their descriptions). Use it where only a listed cause
+#: makes sense (the labels of the diagnosis benchmark).
+SeedCause = Literal[
+    "per_element_grid",
+    "tiny_programs",
+    "unvectorized_access",
+    "same_address_atomics",
+    "redundant_passes",
+    "loop_reductions",
+    "serial_tail",
+    "register_spills",
+    "fma_dot",
+    "small_dot_tiles",
+    "l2_unfriendly_order",
+    "launch_overhead",
+    "at_roofline",
     "unknown",
 ]
 
@@ -117,7 +130,8 @@ CARD_KINDS: frozenset[str] = frozenset(get_args(CardKind))
 CARD_STATUSES: frozenset[str] = frozenset(get_args(CardStatus))
 BOTTLENECK_CLASSES: frozenset[str] = frozenset(get_args(BottleneckClass))
 IR_SIGNATURES: frozenset[str] = frozenset(get_args(IRSignature))
-CAUSES: frozenset[str] = frozenset(get_args(Cause))
+#: the seed cause ids (the code-side default set; the KB may know more)
+CAUSES: frozenset[str] = frozenset(get_args(SeedCause))
 
 #: Allowed review transitions (from -> to). Curation follows draft -> proposed -> active/rejected -> deprecated.
 STATUS_TRANSITIONS: dict[str, frozenset[str]] = {

@@ -5,11 +5,11 @@
     items[0].cause, items[0].problem_path, items[0].fix_path
 
 Every label is validated against the shared vocabulary (``kb.vocab``): the cause and secondary causes are
-``Cause`` names (never ``unknown``), the class is a ``BottleneckClass``, and every rewrite family is a pattern
+``SeedCause`` names (never ``unknown``), the class is a ``BottleneckClass``, and every rewrite family is a pattern
 card id in ``kb/cards/patterns/`` or a family named in ``CAUSE_FAMILIES``; the first family is the cause's
 canonical one. A bad label raises ``LabelError`` naming the folder, the field and what is allowed.
 
-Causes beyond the list (issue 30): items under ``beyond/`` carry a defect that is NOT a ``kb.vocab.Cause``. Their
+Causes beyond the list (issue 30): items under ``beyond/`` carry a defect that is NOT a ``kb.vocab.SeedCause``. Their
 label says ``listed: false`` and names the new kind in ``cause`` (a snake_case name that is not a listed cause),
 plus ``inefficiency``: the kind of static-account finding (``optimizer.ir.gap_account.AccountKind``) the account
 must show for it. ``families`` are then optional card ids in any order (often none: no family acts on the kind
@@ -38,7 +38,7 @@ from kb.vocab import (
     CAUSES,
     IR_SIGNATURES,
     BottleneckClass,
-    Cause,
+    SeedCause,
 )
 
 __all__ = ["BEYOND_DIR", "DIAGNOSIS_DIR", "DiagItem", "LabelError", "StaticCheck", "account_kinds", "known_families",
@@ -116,11 +116,11 @@ class DiagItem(BaseModel):
 
     name: str
     folder: Path
-    cause: str = Field(description="a kb.vocab Cause; with listed: false a new kind's name")
-    listed: bool = Field(default=True, description="whether cause is one of kb.vocab.Cause")
+    cause: str = Field(description="a kb.vocab SeedCause; with listed: false a new kind's name")
+    listed: bool = Field(default=True, description="whether cause is one of kb.vocab.SeedCause")
     inefficiency: str | None = Field(default=None, description="for listed: false, the static-account finding kind "
                                      "(optimizer.ir.gap_account.AccountKind) the account must show")
-    secondary: list[Cause] = Field(default_factory=list)
+    secondary: list[SeedCause] = Field(default_factory=list)
     bottleneck_class: BottleneckClass = Field(alias="class")
     families: list[str]
     split: Literal["tune", "eval"]

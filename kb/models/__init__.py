@@ -14,6 +14,7 @@ from kb.models.cards import (
     Verification,
     parse_card,
 )
+from kb.models.cause import CauseRecord
 from kb.models.trajectory import (
     CaseMethod,
     CaseTiming,
@@ -43,6 +44,7 @@ __all__ = [
     "Card",
     "CardStats",
     "CaseMethod",
+    "CauseRecord",
     "CaseTiming",
     "CaseValidation",
     "EscalationTests",

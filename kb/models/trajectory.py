@@ -197,7 +197,8 @@ class StopDecision(_Model):
     tests: EscalationTests
     rationale: str
     bottleneck: BottleneckClass = "unknown"
-    cause: Cause = Field(default="unknown", description="the decided cause (issue 'Evidence decides'); unknown in older rounds")
+    cause: Cause = Field(default="unknown", description="the decided cause (issue 'Evidence decides'): a cause id the KB "
+                         "knows (ListCauses); unknown in older rounds")
     confidence: float | None = None
     decided_by: list[str] = Field(default_factory=list, description="the evidence that decided (level kind reference lines)")
     overruled: list[str] = Field(default_factory=list, description="evidence that pointed elsewhere and lost")

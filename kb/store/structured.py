@@ -22,15 +22,17 @@ from typing import Any
 
 from kb.errors import Conflict, NotFound, StorageError, Unavailable
 from kb.evidence import evidence_key
-from kb.models import AnyCard, Trajectory, parse_card
+from kb.models import AnyCard, CauseRecord, Trajectory, parse_card
 from kb.safe_io import open_lock
+from kb.store.causes import CAUSES_SCHEMA, CauseStore, add_causes, put_cause_version
 from kb.vocab import STATUS_TRANSITIONS, CardStatus
 
 __all__ = ["StructuredStore", "recovery_hint"]
 
 #: 2: trajectories.content_hash (copies of one trajectory count once); 3: query indexes; 4: content_hash is the
-#: evidence key (kb.evidence: problem, candidates, times, outcomes; a copy with other prose is still a copy)
-SCHEMA_VERSION = 4
+#: evidence key (kb.evidence: problem, candidates, times, outcomes; a copy with other prose is still a copy);
+#: 5: the causes table, seeded with the causes that were a Literal in kb.vocab (kb.store.causes)
+SCHEMA_VERSION = 5
 #: the tables as a fresh store gets them; a store written by an older version walks _MIGRATIONS on open
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -48,7 +50,7 @@ CREATE TABLE IF NOT EXISTS proposals (
   id TEXT PRIMARY KEY, status TEXT NOT NULL, doc TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS jobs (
   id TEXT PRIMARY KEY, kind TEXT NOT NULL, state TEXT NOT NULL, doc TEXT NOT NULL, updated_at TEXT NOT NULL);
-"""
+""" + CAUSES_SCHEMA
 
 
 def _add_content_hash(db: sqlite3.Connection) -> None:
@@ -77,7 +79,7 @@ def _add_query_indexes(db: sqlite3.Connection) -> None:
 #: version -> the step that takes a store from version - 1 to it (one transaction with the version bump; every
 #: step is idempotent, so a fresh store, created at version 1's row, walks them all harmlessly)
 _MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _add_content_hash, 3: _add_query_indexes,
-                                                                4: _rekey_evidence}
+                                                                4: _rekey_evidence, 5: add_causes}
 
 
 def recovery_hint(path: Path) -> str:
@@ -90,7 +92,7 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat()
 
 
-class StructuredStore:
+class StructuredStore(CauseStore):
     """SQLite-backed store. Thread-safe within one process (one connection, serialised by a lock)."""
 
     def __init__(self, path: Path, *, readonly: bool = False) -> None:
@@ -424,7 +426,8 @@ class StructuredStore:
 
     def decide_proposal(self, proposal_id: str, *, expect: str, status: str, doc: dict[str, Any],
                         card: AnyCard | None = None, deprecate: str | None = None, reason: str = "",
-                        fresh_id: bool = False, deprecate_version: int | None = None) -> AnyCard | None:
+                        fresh_id: bool = False, deprecate_version: int | None = None,
+                        cause: CauseRecord | None = None) -> AnyCard | None:
         """Apply a review decision in one transaction: the card write it implies (``card`` stored as a new
         version, or the served version of ``deprecate`` deprecated), the proposal's new state and doc, and a
         ``review`` event. The proposal must still be in state ``expect``; otherwise (decided meanwhile, or by a
@@ -434,7 +437,10 @@ class StructuredStore:
         ``fresh_id``: ``card`` is a new card (a new family or anti-signal); if its id is taken meanwhile (another
         proposal with the same id was approved first), it is stored under the first free ``<id>-<k>`` and the
         proposal's doc says so, never as a new version of the card that holds the id.
-        ``deprecate_version``: the version a deprecation was reviewed on; the served version must still be it."""
+        ``deprecate_version``: the version a deprecation was reviewed on; the served version must still be it.
+        ``cause``: a new cause record (a ``new_cause`` proposal) stored in the same transaction; it names the card
+        among its families under the id the card was stored as, and if its own id was taken meanwhile it is stored
+        under the first free ``<id>_<k>`` (the proposal's doc says so)."""
         with self._tx() as db:
             row = db.execute("SELECT status, doc FROM proposals WHERE id=?", (proposal_id,)).fetchone()
             if row is None:
@@ -445,6 +451,7 @@ class StructuredStore:
                 raise Conflict(f"proposal {proposal_id} is already {row[0]} (by {who}); nothing was changed",
                                field="status")
             stored = None
+            drafted = card.id if card is not None else None
             if card is not None and fresh_id:
                 base, k = card.id, 2
                 while db.execute("SELECT 1 FROM cards WHERE id=?", (card.id,)).fetchone() is not None:
@@ -453,6 +460,9 @@ class StructuredStore:
                     note = f"stored as {card.id}: {base} was already taken by another card"
                     doc = {**doc, "card": {**doc.get("card", {}), "id": card.id},
                            "reviewer_notes": "; ".join(x for x in (doc.get("reviewer_notes"), note) if x)}
+            if cause is not None:
+                cause, doc = self._fresh_cause(db, cause, drafted, card.id if card is not None else None, doc)
+                put_cause_version(db, cause, "review")
             if card is not None:
                 stored = self._put_card(db, card, "upsert")
             elif deprecate is not None:
@@ -469,6 +479,21 @@ class StructuredStore:
                 detail["version"] = stored.version
             self._event(db, stored.id if stored else None, "review", detail)
             return stored
+
+    @staticmethod
+    def _fresh_cause(db: sqlite3.Connection, cause: CauseRecord, drafted: str | None, card_id: str | None,
+                     doc: dict[str, Any]) -> tuple[CauseRecord, dict[str, Any]]:
+        """``cause`` under an id no cause holds, naming its card by the id it is stored as (``card_id``, where the
+        draft said ``drafted``)."""
+        if card_id and drafted and drafted != card_id:
+            cause = cause.model_copy(update={"families": [card_id if f == drafted else f for f in cause.families]})
+        base, k = cause.id, 2
+        while db.execute("SELECT 1 FROM causes WHERE id=?", (cause.id,)).fetchone() is not None:
+            cause, k = cause.model_copy(update={"id": f"{base[:44]}_{k}"}), k + 1
+        note = f"cause stored as {cause.id}: {base} was already taken" if cause.id != base else ""
+        doc = {**doc, "cause": cause.model_dump(mode="json"),
+               "reviewer_notes": "; ".join(x for x in (doc.get("reviewer_notes"), note) if x)}
+        return cause, doc
 
     def get_proposal(self, proposal_id: str) -> dict[str, Any]:
         rows = self._q("SELECT doc FROM proposals WHERE id=?", (proposal_id,))

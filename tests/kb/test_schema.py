@@ -34,7 +34,7 @@ def test_a_store_made_by_schema_1_is_migrated_on_open(tmp_path: Path):
     assert not _indexes(path)
     store = StructuredStore(path)
     try:
-        assert store.schema_version() == SCHEMA_VERSION == 4
+        assert store.schema_version() == SCHEMA_VERSION == 5
         assert store.get_card("v1-card").title == "A card stored by schema 1"
         assert [p["id"] for p in store.list_proposals("pending")] == ["v1-proposal"]
         assert store.last_action("v1-card") == "upsert"
