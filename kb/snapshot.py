@@ -14,9 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
+from kb.causes import SEED_CAUSES
 from kb.errors import InvalidArgument, NotFound, Unavailable
 from kb.evidence import evidence_key
-from kb.models import AnyCard, Trajectory, parse_card
+from kb.models import AnyCard, CauseRecord, Trajectory, parse_card
 from kb.models.search import (
     CardFilter,
     CardPage,
@@ -37,13 +38,18 @@ __all__ = ["SnapshotKB", "write_snapshot"]
 def write_snapshot(kb, out_dir: Path) -> int:  # noqa: ANN001 - a kb.service.KnowledgeBase
     cards = kb.engine.cards
     rows = [kb.index.row_of(c.id) for c in cards]
-    return write_snapshot_cards(cards, np.stack([kb.index.matrix[r] for r in rows]), kb.embedder.name, out_dir)
+    return write_snapshot_cards(cards, np.stack([kb.index.matrix[r] for r in rows]), kb.embedder.name, out_dir,
+                                causes=kb.list_causes())
 
 
-def write_snapshot_cards(cards: list[AnyCard], vectors: np.ndarray, model: str, out_dir: Path) -> int:
-    """Write ``cards`` and their vectors (rows in the same order) as a snapshot directory."""
+def write_snapshot_cards(cards: list[AnyCard], vectors: np.ndarray, model: str, out_dir: Path, *,
+                         causes: list[CauseRecord] | None = None) -> int:
+    """Write ``cards`` and their vectors (rows in the same order) as a snapshot directory, with the KB's
+    ``causes`` (``causes.jsonl``; a snapshot without it serves the seed causes)."""
     out = safe_dir(Path(out_dir))  # files are written through no symlink (kb.safe_io)
     write_file(out / "cards.jsonl", "\n".join(c.model_dump_json() for c in cards) + "\n")
+    if causes is not None:
+        write_file(out / "causes.jsonl", "".join(c.model_dump_json() + "\n" for c in causes))
     buf = io.BytesIO()
     np.save(buf, np.asarray(vectors).astype(np.float16))
     write_file(out / "vectors.npy", buf.getvalue())
@@ -93,6 +99,13 @@ class SnapshotKB:
 
     def list_cards(self, filter: CardFilter, page_size: int = 50, cursor: str = "") -> CardPage:
         return page_cards(self.engine, filter, page_size, cursor)
+
+    def list_causes(self, statuses: list[str] | tuple[str, ...] = ()) -> list[CauseRecord]:
+        """The snapshot's causes (``causes.jsonl``), or the seed causes for a snapshot written without them."""
+        f = self.path / "causes.jsonl"
+        causes = ([CauseRecord.model_validate_json(line) for line in f.read_text().splitlines() if line]
+                  if f.is_file() else list(SEED_CAUSES))
+        return [c for c in causes if not statuses or c.status in statuses]
 
     def upsert_card(self, card: AnyCard) -> AnyCard:
         raise Unavailable("this KB is a read-only snapshot; send card edits to the KB server")

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from kb.errors import InvalidArgument, field_error
 from kb.limits import Limits, check_json
-from kb.models import AnyCard, Trajectory, parse_card
+from kb.models import AnyCard, CauseRecord, Trajectory, parse_card
 from kb.models.search import (
     CardFilter,
     CardPage,
@@ -34,6 +34,8 @@ from synthesis.models import MappingComponents, Proposal, SynthesisReport
 __all__ = [
     "from_json_trajectory",
     "from_proto_card",
+    "from_proto_cause",
+    "from_proto_causes",
     "from_proto_job_result",
     "from_proto_proposal",
     "from_proto_review_card",
@@ -46,6 +48,8 @@ __all__ = [
     "from_proto_quick_match",
     "from_proto_search",
     "to_proto_card",
+    "to_proto_cause",
+    "to_proto_causes",
     "to_proto_job",
     "to_proto_proposal",
     "to_proto_review",
@@ -298,6 +302,34 @@ def _components(c: MappingComponents) -> pb.MappingComponents:
     return pb.MappingComponents(**c.model_dump())
 
 
+def to_proto_cause(c: CauseRecord) -> pb.Cause:
+    return pb.Cause(
+        id=c.id, title=c.title, description=c.description, bottleneck_class=c.bottleneck_class,
+        families=c.families, explains=c.explains, status=c.status, version=c.version,
+        provenance=pb.Provenance(origin=c.provenance.origin, rounds=c.provenance.rounds,
+                                 author=c.provenance.author or ""),
+        evidence=[pb.Evidence(kind=e.kind, text=e.text, source=e.source or "", metric=e.metric) for e in c.evidence])
+
+
+def from_proto_cause(msg: pb.Cause, prefix: str = "cause") -> CauseRecord:
+    return validate(CauseRecord, {
+        "id": msg.id, "title": msg.title, "description": msg.description,
+        "bottleneck_class": msg.bottleneck_class or "unknown", "families": list(msg.families),
+        "explains": list(msg.explains), "status": msg.status or "proposed", "version": msg.version or 1,
+        "provenance": {"origin": msg.provenance.origin or "curated", "rounds": list(msg.provenance.rounds),
+                       "author": msg.provenance.author or None},
+        "evidence": [{"kind": e.kind, "text": e.text, "source": e.source or None, "metric": dict(e.metric)}
+                     for e in msg.evidence]}, prefix)
+
+
+def to_proto_causes(causes: list[CauseRecord]) -> pb.ListCausesResponse:
+    return pb.ListCausesResponse(causes=[to_proto_cause(c) for c in causes])
+
+
+def from_proto_causes(resp: pb.ListCausesResponse) -> list[CauseRecord]:
+    return [from_proto_cause(c, f"causes.{i}") for i, c in enumerate(resp.causes)]
+
+
 def to_proto_proposal(p: Proposal) -> pb.Proposal:
     msg = pb.Proposal(
         id=p.id, kind=p.kind, status=p.status, card=to_proto_card(p.card), target_family=p.target_family,
@@ -309,6 +341,8 @@ def to_proto_proposal(p: Proposal) -> pb.Proposal:
         reviewer=p.reviewer, reviewer_notes=p.reviewer_notes)
     if p.reviewed_at is not None:
         msg.reviewed_at.CopyFrom(_timestamp(p.reviewed_at))
+    if p.cause is not None:
+        msg.cause.CopyFrom(to_proto_cause(p.cause))
     return msg
 
 
@@ -334,7 +368,8 @@ def from_proto_proposal(msg: pb.Proposal, prefix: str = "proposal") -> Proposal:
         "evidence": [_evidence_ref(e) for e in msg.evidence], "nearest": [_candidate(c) for c in msg.nearest],
         "reason": msg.reason, "author": msg.author or "synthesis@offline", "polished": msg.polished,
         "reviewer": _optional(msg, "reviewer"), "reviewer_notes": msg.reviewer_notes,
-        "reviewed_at": msg.reviewed_at.ToDatetime(tzinfo=timezone.utc) if msg.HasField("reviewed_at") else None}
+        "reviewed_at": msg.reviewed_at.ToDatetime(tzinfo=timezone.utc) if msg.HasField("reviewed_at") else None,
+        "cause": from_proto_cause(msg.cause, f"{prefix}.cause") if msg.HasField("cause") else None}
     if msg.HasField("created_at"):
         d["created_at"] = msg.created_at.ToDatetime(tzinfo=timezone.utc)
     return validate(Proposal, d, prefix)

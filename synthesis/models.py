@@ -14,7 +14,7 @@ from typing import Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 from kb.errors import Conflict, InvalidArgument
-from kb.models import AnyCard, Card, CardStats
+from kb.models import AnyCard, Card, CardStats, CauseRecord
 
 __all__ = [
     "PROPOSAL_STATUSES",
@@ -33,7 +33,7 @@ __all__ = [
     "card_on_approval",
 ]
 
-ProposalKind = Literal["new_family", "example", "anti_signal", "deprecation", "edit"]
+ProposalKind = Literal["new_family", "example", "anti_signal", "deprecation", "edit", "new_cause"]
 ProposalStatus = Literal["pending", "approved", "rejected", "merged"]
 PROPOSAL_STATUSES: tuple[ProposalStatus, ...] = get_args(ProposalStatus)
 #: what a reviewer may do with a pending proposal (synthesis.curation.Curator.review)
@@ -102,6 +102,9 @@ class Proposal(_Model):
     kind: ProposalKind
     status: ProposalStatus = "pending"
     card: Card = Field(description="the draft card as it would be stored on approval")
+    cause: CauseRecord | None = Field(default=None, description="new_cause: the cause as it would be stored on "
+                                      "approval; ``card`` is then the family that removed it (new, or an existing "
+                                      "one with the evidence added)")
     target_family: str | None = Field(default=None, description="the card changed, or the nearest existing family")
     base_version: int | None = Field(default=None, description="version of target_family the draft was built on")
     confidence: float = Field(ge=0.0, le=1.0)
@@ -132,9 +135,10 @@ class Proposal(_Model):
 def card_on_approval(proposal: Proposal, *, into: AnyCard | None = None) -> AnyCard:
     """The card to store when ``proposal`` is approved (or merged ``into`` an existing card).
 
-    new_family / anti_signal drafts become ``active``; edit drafts keep the target's status; deprecation drafts
-    are already ``deprecated``. ``into``: the card as it is stored *now*. Pass it when merging a new-family
-    draft into a family the curator chose, and when approving an ``example`` proposal: the draft's evidence and
+    new_family / anti_signal / new_cause drafts become ``active``; edit drafts keep the target's status;
+    deprecation drafts are already ``deprecated``. ``into``: the card as it is stored *now*. Pass it when merging a
+    new-family draft into a family the curator chose, and when approving an ``example`` proposal (or a
+    ``new_cause`` one whose family exists): the draft's evidence and
     provenance rounds are then appended to the current version (version bumped), so two example proposals
     drafted on the same base version never overwrite each other's evidence.
     """
@@ -145,7 +149,7 @@ def card_on_approval(proposal: Proposal, *, into: AnyCard | None = None) -> AnyC
         rounds = list(dict.fromkeys(into.provenance.rounds + card.provenance.rounds))
         prov = into.provenance.model_copy(update={"rounds": rounds})
         return into.model_copy(update={"evidence": evidence, "provenance": prov, "version": into.version + 1})
-    if proposal.kind in ("new_family", "anti_signal") and card.status in ("draft", "proposed"):
+    if proposal.kind in ("new_family", "anti_signal", "new_cause") and card.status in ("draft", "proposed"):
         return card.model_copy(update={"status": "active"})
     return card
 

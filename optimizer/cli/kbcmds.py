@@ -1,4 +1,4 @@
-"""``ladder serve``, ``ladder query``, ``ladder health`` and ``ladder kb rebuild|stats|export|lint``."""
+"""``ladder serve``, ``ladder query``, ``ladder health`` and ``ladder kb rebuild|stats|causes|export|snapshot|lint``."""
 
 from __future__ import annotations
 
@@ -228,6 +228,28 @@ def kb_stats(home: Optional[Path] = HomeOpt, server: Optional[str] = ServerOpt, 
     console.print(table)
 
 
+@kb_app.command("causes")
+@friendly_errors
+def kb_causes(status: Optional[list[str]] = typer.Option(None, "--status", help="only causes in this review state "
+                                                         "(repeatable: draft, proposed, active, rejected, deprecated)"),
+              home: Optional[Path] = HomeOpt, server: Optional[str] = ServerOpt, token: Optional[str] = TokenOpt,
+              json_out: bool = JsonOpt) -> None:
+    """The diagnosis causes the KB knows: id, review state, bottleneck class, the families that remove each, and
+    the static-account inefficiency kinds it explains. New causes enter through review (`ladder review`)."""
+    with _reader(server, home, token) as client:
+        causes = client.list_causes(status or [])
+    if json_out:
+        emit_json([c.model_dump(mode="json") for c in causes])
+        return
+    table = Table(title=f"{len(causes)} causes")
+    for col in ("id", "status", "class", "families", "explains", "title"):
+        table.add_column(col)
+    for c in causes:
+        table.add_row(c.id, c.status, c.bottleneck_class, Text(", ".join(c.families) or "-"),
+                      Text(", ".join(c.explains) or "-"), Text(c.title))
+    console.print(table)
+
+
 @kb_app.command("export")
 @friendly_errors
 def kb_export(out: Path = typer.Argument(..., help="directory to write <kind>s/<id>.yaml into"),
@@ -283,7 +305,8 @@ def kb_snapshot(out: Path = typer.Argument(..., help="directory for cards.jsonl 
 
             cards = _all_cards(client)
             emb = Embedder(model_path=settings_for(home).embedding_model_dir, backend=settings_for(home).embed_backend)
-            n = write_snapshot_cards(cards, emb.encode([c.search_text() for c in cards]), emb.name, out)
+            n = write_snapshot_cards(cards, emb.encode([c.search_text() for c in cards]), emb.name, out,
+                                     causes=client.list_causes())
     if json_out:
         emit_json({"cards": n, "out": str(out)})
     else:

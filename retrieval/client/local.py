@@ -6,7 +6,7 @@ It opens the KB home as its single writer; if a server already owns that home, o
 
 from __future__ import annotations
 
-from kb.models import AnyCard, Trajectory
+from kb.models import AnyCard, CauseRecord, Trajectory
 from kb.models.search import (
     CardFilter,
     CardPage,
@@ -40,6 +40,9 @@ class LocalKBClient:
 
     def list_cards(self, filter: CardFilter, page_size: int = 50, cursor: str = "") -> CardPage:
         return self.kb.list_cards(filter, page_size, cursor)
+
+    def list_causes(self, statuses: list[str] | tuple[str, ...] = ()) -> list[CauseRecord]:
+        return self.kb.list_causes(statuses)
 
     def get_invariants(self, query: InvariantQuery) -> list[SearchHit]:
         return self.kb.get_invariants(query)

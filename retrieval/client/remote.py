@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import grpc
 
-from kb.models import AnyCard, Trajectory
+from kb.models import AnyCard, CauseRecord, Trajectory
 from kb.models.search import CardFilter, CardPage, InvariantQuery, QuickMatchQuery, SearchHit, SearchQuery
 from kb.settings import Settings
 from kb.vocab import CardStatus
@@ -93,6 +93,10 @@ class GrpcKBClient:
     def list_cards(self, filter: CardFilter, page_size: int = 50, cursor: str = "") -> CardPage:
         req = pb.ListCardsRequest(filter=convert.to_proto_filter(filter), page_size=page_size, cursor=cursor)
         return convert.from_proto_page(self.call(self.knowledge.ListCards, req))
+
+    def list_causes(self, statuses: list[str] | tuple[str, ...] = ()) -> list[CauseRecord]:
+        """The KB's causes (every status, or those in ``statuses``), in id order."""
+        return convert.from_proto_causes(self.call(self.knowledge.ListCauses, pb.ListCausesRequest(statuses=statuses)))
 
     def get_invariants(self, query: InvariantQuery) -> list[SearchHit]:
         req = pb.GetInvariantsRequest(pass_names=query.pass_names, ir_signatures=query.ir_signatures,

@@ -29,7 +29,7 @@ _S = "/ladder.v1.SynthesisService/"
 #: required role per method; None = a read (open unless read_access="token")
 METHOD_ROLES: dict[str, str | None] = {
     _K + "Search": None, _K + "QuickMatch": None, _K + "GetCard": None, _K + "ListCards": None,
-    _K + "GetInvariants": None,
+    _K + "GetInvariants": None, _K + "ListCauses": None,
     _K + "UpsertCard": "contributor", _K + "SetCardStatus": "reviewer",
     _S + "SubmitTrajectory": "contributor", _S + "RunSynthesis": "reviewer", _S + "GetJob": None,
     _S + "ListProposals": None, _S + "GetProposal": None, _S + "Review": "reviewer",

@@ -107,6 +107,9 @@ class KnowledgeServicer(pb_grpc.KnowledgeServiceServicer):
         # the KB stores every write as a proposal; only a reviewer's SetCardStatus activates (kb.service)
         return convert.to_proto_card(self.kb.upsert_card(convert.from_proto_card(request.card)))
 
+    def ListCauses(self, request: pb.ListCausesRequest, context: grpc.ServicerContext) -> pb.ListCausesResponse:
+        return convert.to_proto_causes(self.kb.list_causes(list(request.statuses)))
+
     def SetCardStatus(self, request: pb.SetCardStatusRequest, context: grpc.ServicerContext) -> pb.Card:
         return convert.to_proto_card(
             self.kb.set_card_status(request.id, cast(CardStatus, request.status), request.reason,

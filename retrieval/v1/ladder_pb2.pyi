@@ -287,6 +287,42 @@ class UpsertCardRequest(_message.Message):
     card: Card
     def __init__(self, card: _Optional[_Union[Card, _Mapping]] = ...) -> None: ...
 
+class Cause(_message.Message):
+    __slots__ = ("id", "title", "description", "bottleneck_class", "families", "explains", "status", "version", "provenance", "evidence")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    BOTTLENECK_CLASS_FIELD_NUMBER: _ClassVar[int]
+    FAMILIES_FIELD_NUMBER: _ClassVar[int]
+    EXPLAINS_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    PROVENANCE_FIELD_NUMBER: _ClassVar[int]
+    EVIDENCE_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    title: str
+    description: str
+    bottleneck_class: str
+    families: _containers.RepeatedScalarFieldContainer[str]
+    explains: _containers.RepeatedScalarFieldContainer[str]
+    status: str
+    version: int
+    provenance: Provenance
+    evidence: _containers.RepeatedCompositeFieldContainer[Evidence]
+    def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., bottleneck_class: _Optional[str] = ..., families: _Optional[_Iterable[str]] = ..., explains: _Optional[_Iterable[str]] = ..., status: _Optional[str] = ..., version: _Optional[int] = ..., provenance: _Optional[_Union[Provenance, _Mapping]] = ..., evidence: _Optional[_Iterable[_Union[Evidence, _Mapping]]] = ...) -> None: ...
+
+class ListCausesRequest(_message.Message):
+    __slots__ = ("statuses",)
+    STATUSES_FIELD_NUMBER: _ClassVar[int]
+    statuses: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, statuses: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ListCausesResponse(_message.Message):
+    __slots__ = ("causes",)
+    CAUSES_FIELD_NUMBER: _ClassVar[int]
+    causes: _containers.RepeatedCompositeFieldContainer[Cause]
+    def __init__(self, causes: _Optional[_Iterable[_Union[Cause, _Mapping]]] = ...) -> None: ...
+
 class SetCardStatusRequest(_message.Message):
     __slots__ = ("id", "status", "reason", "version")
     ID_FIELD_NUMBER: _ClassVar[int]
@@ -435,7 +471,7 @@ class EvidenceRef(_message.Message):
     def __init__(self, round_ref: _Optional[str] = ..., problem: _Optional[str] = ..., backend: _Optional[str] = ..., outcome: _Optional[str] = ..., speedup: _Optional[float] = ..., lift: _Optional[float] = ..., confidence: _Optional[float] = ..., note: _Optional[str] = ..., copies: _Optional[int] = ...) -> None: ...
 
 class Proposal(_message.Message):
-    __slots__ = ("id", "kind", "status", "card", "target_family", "base_version", "confidence", "evidence", "nearest", "reason", "created_at", "author", "polished", "reviewer", "reviewer_notes", "reviewed_at")
+    __slots__ = ("id", "kind", "status", "card", "target_family", "base_version", "confidence", "evidence", "nearest", "reason", "created_at", "author", "polished", "reviewer", "reviewer_notes", "reviewed_at", "cause")
     ID_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
@@ -452,6 +488,7 @@ class Proposal(_message.Message):
     REVIEWER_FIELD_NUMBER: _ClassVar[int]
     REVIEWER_NOTES_FIELD_NUMBER: _ClassVar[int]
     REVIEWED_AT_FIELD_NUMBER: _ClassVar[int]
+    CAUSE_FIELD_NUMBER: _ClassVar[int]
     id: str
     kind: str
     status: str
@@ -468,7 +505,8 @@ class Proposal(_message.Message):
     reviewer: str
     reviewer_notes: str
     reviewed_at: _timestamp_pb2.Timestamp
-    def __init__(self, id: _Optional[str] = ..., kind: _Optional[str] = ..., status: _Optional[str] = ..., card: _Optional[_Union[Card, _Mapping]] = ..., target_family: _Optional[str] = ..., base_version: _Optional[int] = ..., confidence: _Optional[float] = ..., evidence: _Optional[_Iterable[_Union[EvidenceRef, _Mapping]]] = ..., nearest: _Optional[_Iterable[_Union[FamilyCandidate, _Mapping]]] = ..., reason: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., author: _Optional[str] = ..., polished: _Optional[bool] = ..., reviewer: _Optional[str] = ..., reviewer_notes: _Optional[str] = ..., reviewed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    cause: Cause
+    def __init__(self, id: _Optional[str] = ..., kind: _Optional[str] = ..., status: _Optional[str] = ..., card: _Optional[_Union[Card, _Mapping]] = ..., target_family: _Optional[str] = ..., base_version: _Optional[int] = ..., confidence: _Optional[float] = ..., evidence: _Optional[_Iterable[_Union[EvidenceRef, _Mapping]]] = ..., nearest: _Optional[_Iterable[_Union[FamilyCandidate, _Mapping]]] = ..., reason: _Optional[str] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., author: _Optional[str] = ..., polished: _Optional[bool] = ..., reviewer: _Optional[str] = ..., reviewer_notes: _Optional[str] = ..., reviewed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., cause: _Optional[_Union[Cause, _Mapping]] = ...) -> None: ...
 
 class ReviewItem(_message.Message):
     __slots__ = ("proposal", "nearest_card")

@@ -69,6 +69,11 @@ class KnowledgeServiceStub:
                 request_serializer=retrieval_dot_v1_dot_ladder__pb2.SetCardStatusRequest.SerializeToString,
                 response_deserializer=retrieval_dot_v1_dot_ladder__pb2.Card.FromString,
                 _registered_method=True)
+        self.ListCauses = channel.unary_unary(
+                '/ladder.v1.KnowledgeService/ListCauses',
+                request_serializer=retrieval_dot_v1_dot_ladder__pb2.ListCausesRequest.SerializeToString,
+                response_deserializer=retrieval_dot_v1_dot_ladder__pb2.ListCausesResponse.FromString,
+                _registered_method=True)
 
 
 class KnowledgeServiceServicer:
@@ -116,6 +121,12 @@ class KnowledgeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListCauses(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_KnowledgeServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -153,6 +164,11 @@ def add_KnowledgeServiceServicer_to_server(servicer, server):
                     servicer.SetCardStatus,
                     request_deserializer=retrieval_dot_v1_dot_ladder__pb2.SetCardStatusRequest.FromString,
                     response_serializer=retrieval_dot_v1_dot_ladder__pb2.Card.SerializeToString,
+            ),
+            'ListCauses': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListCauses,
+                    request_deserializer=retrieval_dot_v1_dot_ladder__pb2.ListCausesRequest.FromString,
+                    response_serializer=retrieval_dot_v1_dot_ladder__pb2.ListCausesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -344,6 +360,33 @@ class KnowledgeService:
             '/ladder.v1.KnowledgeService/SetCardStatus',
             retrieval_dot_v1_dot_ladder__pb2.SetCardStatusRequest.SerializeToString,
             retrieval_dot_v1_dot_ladder__pb2.Card.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListCauses(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ladder.v1.KnowledgeService/ListCauses',
+            retrieval_dot_v1_dot_ladder__pb2.ListCausesRequest.SerializeToString,
+            retrieval_dot_v1_dot_ladder__pb2.ListCausesResponse.FromString,
             options,
             channel_credentials,
             insecure,
