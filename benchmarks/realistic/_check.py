@@ -179,6 +179,15 @@ def _untimed_autotuning() -> None:
     Autotuner.do_bench = property(lambda self: run_once)
 
 
+def _write(out: str, argv: list[str] | None, report: dict[str, dict], *, complete: bool) -> None:
+    Path(out).mkdir(parents=True, exist_ok=True)
+    doc = {"provenance": _provenance(argv), "complete": complete, "problems": report,
+           "ok": all(e["ok"] for e in report.values())}
+    tmp = Path(out) / "realistic_check.json.tmp"
+    tmp.write_text(json.dumps(doc, indent=1))
+    tmp.replace(Path(out) / "realistic_check.json")
+
+
 def check_problem(name: str, args: argparse.Namespace) -> dict[str, Any]:
     import torch
     from _harness import load_candidate, load_problem
@@ -309,11 +318,10 @@ def main(argv: list[str] | None = None) -> int:
             entry = {"ok": False, "status": "error", "error": _short(exc), "cases": []}
         entry["seconds"] = round(time.perf_counter() - t0, 3)
         report[name] = entry
+        print(f"[{len(report)}/{len(names)}] {name}: {entry['status']} in {entry['seconds']:.1f} s", file=sys.stderr, flush=True)
+        if args.out:  # after every problem: a run stopped by its time box keeps what it finished
+            _write(args.out, argv, report, complete=len(report) == len(names))
     result = {"problems": report, "ok": all(e["ok"] for e in report.values())}
-    if args.out:
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-        doc = {"provenance": _provenance(argv), **result}
-        (Path(args.out) / "realistic_check.json").write_text(json.dumps(doc, indent=1))
     print(json.dumps(result))
     return 0 if result["ok"] else 1
 

@@ -124,8 +124,9 @@ def _describe_launch(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], gri
         elif isinstance(v, float):
             signature[name] = "fp32"
             ir_args[name] = v
-        elif v is None:
+        elif v is None:  # an optional pointer left out: the JIT compiles it as constexpr None
             constexprs[name] = None
+            ir_args[name] = None
     options = {k: kwargs[k] for k in ("num_warps", "num_stages", "num_ctas", "maxnreg") if k in kwargs}
     inner = getattr(fn, "fn", None)
     source_file = getattr(getattr(inner, "__code__", None), "co_filename", "")

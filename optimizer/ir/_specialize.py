@@ -55,7 +55,7 @@ class ArgSpec:
 
     name: str
     raw: str
-    kind: str  # pointer | int | float | bool | str | unknown_int
+    kind: str  # pointer | int | float | bool | str | unknown_int | none (constexpr None)
     value: Any = None
     type: str | None = None  # "*fp32", "i32", "fp32", ... (None: decided by specialization)
     aligned: bool = True
@@ -126,6 +126,8 @@ def parse_arg(text: str) -> ArgSpec:
             raise SpecError(f"--arg {text!r}: unknown element type {m['ty']!r}; e.g. *fp32, *fp16, *bf16, *i32")
         spec.kind, spec.type = "pointer", "*" + m["ty"]
         spec.numel = int(m["numel"]) if m["numel"] else None
+    elif value_text == "None":  # the JIT specializes a None argument as constexpr None (an optional pointer)
+        spec.kind, spec.value, spec.constexpr = "none", None, True
     elif value_text in SCALAR_INT_TYPES:
         spec.kind, spec.type, spec.specialize = "unknown_int", value_text, False
     elif value_text.lower() in ("true", "false"):

@@ -301,7 +301,7 @@ def kernel_facts(source: str, kernel: str, values: dict[str, Any], grid: list[in
         if not call.args:
             continue
         addr = call.args[0]
-        terms = _terms(addr)
+        terms = [u for t in _terms(addr) for u in _terms(_address_def(fn, t))]
         strides = []
         base_ptr = next((t.id for t in terms if isinstance(t, ast.Name) and t.id in values
                          and f"__bytes__:{t.id}" in elt_bytes), None)
@@ -349,6 +349,24 @@ def _derives(fn: ast.FunctionDef, name: str, var: str) -> bool:
     """Whether ``name`` is assigned from an expression naming loop variable ``var`` (directly)."""
     return any(isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
                and var in _names(n.value) for n in ast.walk(fn))
+
+
+def _address_def(fn: ast.FunctionDef, node: ast.AST, depth: int = 0) -> ast.AST:
+    """An address term that is a pointer variable (``p = base + row * H + offs * H``, assigned once, built from no
+    ``tl.arange`` or load of its own) replaced by its definition, so the strides inside it are seen at the load."""
+    if not isinstance(node, ast.Name) or depth > 3:
+        return node
+    defs = [n for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+            and any(isinstance(t, ast.Name) and t.id == node.id
+                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
+    if len(defs) != 1 or not isinstance(defs[0], ast.Assign) or len(defs[0].targets) != 1:
+        return node
+    rhs = defs[0].value
+    if any(_is_tl_call(c, "arange") or _is_tl_call(c, "load") for c in ast.walk(rhs)):
+        return node
+    if not (isinstance(rhs, ast.BinOp) and isinstance(rhs.op, (ast.Add, ast.Sub))):
+        return node
+    return ast.BinOp(left=_address_def(fn, rhs.left, depth + 1), op=rhs.op, right=_address_def(fn, rhs.right, depth + 1))
 
 
 def _terms(node: ast.AST) -> list[ast.AST]:

@@ -85,6 +85,13 @@ def flat(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask, other=0.0), mask=mask)
 
 @triton.jit
+def headscan(s_ptr, T, H: tl.constexpr, BT: tl.constexpr):
+    i_h = tl.program_id(0)
+    o_t = tl.arange(0, BT)
+    p_s = s_ptr + i_h + o_t * H
+    tl.store(p_s, tl.load(p_s, mask=o_t < T, other=0.0), mask=o_t < T)
+
+@triton.jit
 def grouped(x_ptr, y_ptr, M, N, BLOCK_M: tl.constexpr):
     pid = tl.program_id(0)
     pid_m = pid // (N // BLOCK_M)
@@ -104,6 +111,9 @@ def test_strides_and_masks_at_the_recorded_values():
     assert row["masks"][0]["active"] == pytest.approx(1500 / 8192, abs=1e-3)
     flat = kernel_facts(SRC, "flat", {**values, "n": 1 << 20, "BLOCK": 1024}, [1024])
     assert flat["masks"][0]["active"] == 1.0 and all(a["stride"] == 1 for a in flat["accesses"])
+    # the stride sits in a pointer variable (fla's per-head scan: p = base + i_h + o_t * H): seen through it
+    scan = kernel_facts(SRC, "headscan", {**values, "s_ptr": 0, "__bytes__:s_ptr": 4, "T": 64, "H": 32, "BT": 64}, [32])
+    assert [a["stride"] for a in scan["accesses"]] == [32, 32]
     # a program id folded by // (grouped tile order) does not count blocks along the grid: no 1/64 'active' lanes
     grouped = kernel_facts(SRC, "grouped", {**values, "M": 2048, "N": 2048, "BLOCK_M": 128}, [256])
     assert grouped["masks"][0]["active"] == 1.0

@@ -28,6 +28,15 @@ def test_parse_arg(text, kind, type_, value):
     assert (a.kind, a.type, a.value) == (kind, type_, value)
 
 
+def test_none_argument_is_constexpr_none():
+    """An optional pointer passed as None (fla's ``scale=None``): the JIT compiles it as constexpr None; the IR
+    engine used to refuse the recorded launch ('missing --arg for parameter scale') and L3/L4 never ran."""
+    a = parse_arg("scale=None")
+    assert (a.kind, a.value, a.constexpr) == ("none", None, True)
+    spec = specialize(_params("x", "scale", "n"), {"x": parse_arg("x=*fp32"), "scale": a, "n": parse_arg("n=8")})
+    assert spec.signature["scale"] == "constexpr" and spec.constexprs["scale"] is None
+
+
 def test_parse_arg_qualifiers_and_errors():
     assert parse_arg("x=*fp16:unaligned").aligned is False
     assert parse_arg("n=32:nospec").specialize is False
