@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from kb.errors import Conflict, InvalidArgument, NotFound
-from kb.models import AnyCard, PatternCard, parse_card
+from kb.models import AnyCard, CauseRecord, PatternCard, parse_card
 from kb.service import KnowledgeBase, check_storable
 from synthesis.mining import CachedEmbed, Embed, FamilyIndex
 from synthesis.models import (
@@ -37,14 +37,19 @@ from synthesis.pipeline import SynthesisConfig, synthesize
 __all__ = ["Curator", "Job", "ProposalPage", "ReviewAction"]
 
 
-#: proposal kinds that create a card under a new id
-_NEW_CARD_KINDS = ("new_family", "anti_signal")
+#: proposal kinds that create a card under a new id (a new_cause one does when its family is new)
+_NEW_CARD_KINDS = ("new_family", "anti_signal", "new_cause")
 
 
 def _new_card_ids(proposals: list[dict[str, Any]]) -> set[str]:
     """Card ids that earlier new-card proposals use (any state: an approved one is a live card, a pending one may
     become one)."""
     return {d["card"]["id"] for d in proposals if d.get("kind") in _NEW_CARD_KINDS and isinstance(d.get("card"), dict)}
+
+
+def _new_cause_ids(proposals: list[dict[str, Any]]) -> set[str]:
+    """Cause ids that earlier new_cause proposals use (any state)."""
+    return {d["cause"]["id"] for d in proposals if isinstance(d.get("cause"), dict) and d["cause"].get("id")}
 
 
 def _refs(p: Proposal | dict[str, Any]) -> frozenset[str]:
@@ -132,12 +137,16 @@ class Curator:
             # an earlier proposal already covers is not proposed again.
             earlier = store.list_proposals()
             result = synthesize(history, cards, self._embed, config=self.config, progress=progress,
-                                index=self._family_index(cards), reserved_ids=_new_card_ids(earlier))
+                                index=self._family_index(cards), reserved_ids=_new_card_ids(earlier),
+                                causes=store.causes(), reserved_causes=_new_cause_ids(earlier))
             batch_refs = {t.id for t in batch}
             covered = {_refs(p) for p in earlier}
+            # a new cause is another finding about the same rounds: only an earlier new_cause covers it
+            covered_causes = {_refs(p) for p in earlier if p.get("kind") == "new_cause"}
             fresh = [p for p in result.proposals if batch_refs and
                      (not p.evidence or any(e.round_ref.split("#")[0] in batch_refs for e in p.evidence))
-                     and not (p.kind in _NEW_CARD_KINDS and _refs(p) in covered)]
+                     and not (p.kind in _NEW_CARD_KINDS
+                              and _refs(p) in (covered_causes if p.kind == "new_cause" else covered))]
             store.commit_synthesis([(p.id, p.status, p.model_dump(mode="json")) for p in fresh],
                                    {cid: st.model_dump(mode="json") for cid, st in result.stats.items()},
                                    sorted(batch_refs | arrived_ids))
@@ -226,6 +235,7 @@ class Curator:
             raise Conflict(f"proposal {p.id} is already {p.status} (by {p.reviewer or 'someone'}); nothing was "
                            "changed", field="status")
         write: AnyCard | None = None
+        cause: CauseRecord | None = None  # a new_cause proposal's cause, stored with its card
         deprecate: str | None = None
         deprecate_version: int | None = None
         if action == "reject":
@@ -246,11 +256,13 @@ class Curator:
                 self._check_base(p)
             if p.kind == "deprecation":
                 deprecate, deprecate_version = p.target_family or p.card.id, p.base_version
-            elif p.kind == "example" and p.target_family:
+            elif p.kind in ("example", "new_cause") and p.target_family:
                 # fold into the family as it is now, so two examples drafted on one version keep both
                 write = card_on_approval(p, into=self.kb.get_card(p.target_family))
             else:
                 write = card_on_approval(p)
+            if p.kind == "new_cause" and p.cause is not None:
+                cause = p.cause.model_copy(update={"status": "active"})
         else:
             if not merge_into:
                 raise InvalidArgument("merge needs the id of the family to merge into", field="merge_into")
@@ -259,10 +271,13 @@ class Curator:
             if not isinstance(into, PatternCard):
                 raise InvalidArgument(f"{merge_into!r} is a {into.kind}, not a pattern family", field="merge_into")
             write = card_on_approval(p, into=into).model_copy(update={"status": into.status})
-        fresh = action == "approve" and p.kind in _NEW_CARD_KINDS
+            if p.kind == "new_cause" and p.cause is not None:  # the cause names the family it was merged into
+                fams = list(dict.fromkeys(into.id if f == p.card.id else f for f in p.cause.families))
+                cause = p.cause.model_copy(update={"status": "active", "families": fams})
+        fresh = action == "approve" and p.kind in _NEW_CARD_KINDS and not (p.kind == "new_cause" and p.target_family)
         stored = self.kb.decide_proposal(p.id, expect=p.status, status=done.status, doc=done.model_dump(mode="json"),
                                          card=write, deprecate=deprecate, reason=reason or p.reason, fresh_id=fresh,
-                                         deprecate_version=deprecate_version)
+                                         deprecate_version=deprecate_version, cause=cause)
         if fresh and stored is not None and write is not None and stored.id != write.id:
             return self.proposal(p.id)  # stored under a suffixed id: the stored proposal says which
         return done

@@ -2,7 +2,8 @@
 
 Steps: flatten and categorise rounds; map every round with a rewrite (hack-tripped rounds excepted) to the
 active pattern families; improved rounds that map become ``example`` proposals, the unmatched ones are
-clustered into ``new_family`` drafts; slower/incorrect/failed rounds become ``anti_signal`` drafts (or examples
+clustered into ``new_family`` drafts; an unexplained inefficiency a family removed becomes a ``new_cause``
+proposal (``synthesis.causes``); slower/incorrect/failed rounds become ``anti_signal`` drafts (or examples
 of an existing anti-signal); card stats are recomputed and cards that reliably hurt get ``deprecation``
 proposals. Deterministic for a deterministic ``embed`` and a fixed ``now``; the optional LLM polish is off by
 default.
@@ -18,8 +19,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kb.models import AntiSignalCard, AnyCard, PatternCard, Trajectory
+from kb.models import AntiSignalCard, AnyCard, CauseRecord, PatternCard, Trajectory
 from synthesis.anti import anti_signal_proposals
+from synthesis.causes import find_removals, new_cause_proposals
 from synthesis.clustering import new_family_proposals
 from synthesis.mining import Embed, FamilyIndex, MiningConfig, example_proposals
 from synthesis.models import SynthesisReport, SynthesisResult
@@ -33,7 +35,7 @@ from synthesis.stats import card_stats, deprecation_proposals
 
 __all__ = ["Progress", "SynthesisConfig", "synthesize"]
 
-#: progress(stage, done, total); stages: "rounds", "mapping", "clustering", "anti_signals", "stats", "polish"
+#: progress(stage, done, total); stages: "rounds", "mapping", "clustering", "causes", "anti_signals", "stats", "polish"
 Progress = Callable[[str, int, int], None]
 
 _EXCLUDED = {
@@ -78,6 +80,8 @@ def synthesize(
     llm_client: Any = None,
     index: FamilyIndex | None = None,
     reserved_ids: Iterable[str] = (),
+    causes: Sequence[CauseRecord] = (),
+    reserved_causes: Iterable[str] = (),
 ) -> SynthesisResult:
     """Mine ``trajectories`` against ``cards`` (all current cards, any kind and status).
 
@@ -89,6 +93,9 @@ def synthesize(
     rebuilds it when cards change) so that families are not re-embedded on every batch.
     ``reserved_ids``: card ids a new family or anti-signal must not take besides those of ``cards`` (the cards
     of earlier proposals), so ids stay unique across runs.
+    ``causes``: the KB's cause records; an unexplained inefficiency that none of the active or proposed ones
+    explains and that a family removed becomes a ``new_cause`` proposal (``synthesis.causes``), under an id neither
+    they nor ``reserved_causes`` (the causes of earlier proposals) hold.
     """
     cfg = config or SynthesisConfig()
     stamp = now or datetime.now(timezone.utc)
@@ -117,6 +124,15 @@ def synthesize(
         [to_map[i] for i in matched], [mappings[i] for i in matched], families,
         now=stamp, min_confidence=cfg.example_min_confidence,
     )
+    # a new cause drafts the new family of its rounds itself: those rounds are not clustered again
+    explained = {k for c in causes if c.status in ("active", "proposed") for k in c.explains}
+    removals = find_removals(trajs, {r.ref: r for r in records}, explained)
+    fresh_causes = new_cause_proposals(removals, families, taken_causes={c.id for c in causes} | set(reserved_causes),
+                                       taken_cards=taken, now=stamp)
+    proposals += fresh_causes
+    claimed = {e.round_ref for p in fresh_causes if p.target_family is None for e in p.evidence}
+    unmatched = [i for i in unmatched if to_map[i].ref not in claimed]
+    report_progress("causes", len(removals), len(removals))
     fresh, pending = new_family_proposals(
         [to_map[i] for i in unmatched], [mappings[i] for i in unmatched], vectors[unmatched],
         matcher=index.matcher, taken_ids=taken, now=stamp,

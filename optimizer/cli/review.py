@@ -79,6 +79,13 @@ def _print_item(item: Any, full: bool = False) -> None:
         console.print(Text(p.reason, style="dim"))
     if p.reviewer:
         console.print(Text(f"decided by {p.reviewer}: {p.reviewer_notes or '-'}"))
+    if p.cause is not None:  # a new_cause proposal: the cause, then its family card below
+        c = p.cause
+        console.print(Text.assemble(("new cause ", "bold"), (c.id, "yellow"), f": {c.title}\n{c.description}\n",
+                                    f"explains {', '.join(c.explains)}; families {', '.join(c.families) or '-'}; "
+                                    f"class {c.bottleneck_class}"))
+        for e in c.evidence[: None if full else 5]:
+            console.print(Text(f"  {e.source}: {e.text}", style="dim"))
     mine, theirs = card_fields(p.card), card_fields(near) if near else {}
     table = Table(show_lines=True, expand=True)
     table.add_column("field", style="bold", no_wrap=True)

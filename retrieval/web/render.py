@@ -130,6 +130,12 @@ def detail_page(p: Proposal, nearest: AnyCard | None, *, nonce: str, user: str |
     err = f'<p class="err">{esc(error)}</p>' if error else ""
     meta = (f'<p><b>{esc(p.kind)}</b> proposal, status <b>{esc(p.status)}</b>, confidence {p.confidence:.2f}, '
             f'by {esc(p.author)}{", polished" if p.polished else ""}. {esc(p.reason)}</p>')
+    if p.cause is not None:  # a new_cause proposal: the cause it would add, with its evidence
+        c = p.cause
+        meta += (f"<h3>New cause <code>{esc(c.id)}</code>: {esc(c.title)}</h3><p>{esc(c.description)}</p>"
+                 f"<p>explains {esc(', '.join(c.explains))}; families {esc(', '.join(c.families) or '-')}; class "
+                 f"{esc(c.bottleneck_class)}</p><ul>"
+                 + "".join(f"<li>{esc(e.source or '')}: {esc(e.text)}</li>" for e in c.evidence) + "</ul>")
     body = (_flash(flash) + err + f"<h2>{esc(p.id)}</h2>{meta}"
             + _actions(p, csrf, can_write, p.card.model_dump_json(indent=2, exclude={"stats"}))
             + f"<h3>Evidence ({len(p.evidence)} rounds)</h3>{_evidence(p)}"
