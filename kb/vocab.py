@@ -8,9 +8,7 @@ is a checked id whose seed set lives here.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, get_args
-
-from pydantic import StringConstraints
+from typing import Any, Literal, get_args
 
 Backend = Literal["cuda", "ascend", "amd", "any"]
 Level = Literal["L1", "L2", "L3", "L4"]
@@ -58,8 +56,9 @@ IRSignature = Literal[
 #: so a model field typed ``Cause`` checks the syntax only; the store and the service check an id against the KB's
 #: causes where a KB is at hand (``KnowledgeBase.submit_trajectory``, ``upsert_card``). A cause a curator approves is
 #: then valid without a code change.
+#: ``Cause`` itself (the checked string type) lives in ``kb.models.cause`` and is served here on first use (PEP 562):
+#: this module imports nothing but the standard library, so scripts without pydantic can read the vocabularies.
 CAUSE_ID_PATTERN = r"^[a-z][a-z0-9_]{1,47}$"
-Cause = Annotated[str, StringConstraints(pattern=CAUSE_ID_PATTERN)]
 
 #: The seed causes: the code-side default set the optimizer's rules (``optimizer.ladder``) are written against, and
 #: what a new KB starts with (``kb.causes.SEED_CAUSES`` holds their descriptions). Use it where only a listed cause
@@ -152,3 +151,11 @@ REVIEW_ONLY_HACK_FLAGS: frozenset[str] = frozenset({"excessive_speedup"})
 def blocking_hack_flags(flags: list[str]) -> list[str]:
     """The flags that disqualify a round (everything but the review-only ones)."""
     return [f for f in flags if f not in REVIEW_ONLY_HACK_FLAGS]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Cause":
+        from kb.models.cause import Cause
+
+        return Cause
+    raise AttributeError(f"module 'kb.vocab' has no attribute {name!r}")

@@ -35,7 +35,7 @@ from synthesis.stats import card_stats, deprecation_proposals
 
 __all__ = ["Progress", "SynthesisConfig", "synthesize"]
 
-#: progress(stage, done, total); stages: "rounds", "mapping", "clustering", "causes", "anti_signals", "stats", "polish"
+#: progress(stage, done, total); stages: "rounds", "mapping", "causes", "clustering", "anti_signals", "stats", "polish"
 Progress = Callable[[str, int, int], None]
 
 _EXCLUDED = {

@@ -13,9 +13,12 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from kb.models.cards import SLUG, Evidence, Provenance
-from kb.vocab import BottleneckClass, CardStatus, Cause
+from kb.vocab import CAUSE_ID_PATTERN, BottleneckClass, CardStatus
 
-__all__ = ["INEFFICIENCY_KIND", "CauseRecord"]
+__all__ = ["INEFFICIENCY_KIND", "Cause", "CauseRecord"]
+
+#: a cause id (``kb.vocab.CAUSE_ID_PATTERN``); whether the KB knows it is checked where a KB is at hand
+Cause = Annotated[str, StringConstraints(pattern=CAUSE_ID_PATTERN)]
 
 #: an inefficiency kind of the static account of the gap (snake_case)
 INEFFICIENCY_KIND = r"^[a-z][a-z0-9_]{1,63}$"

@@ -9,7 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kb.vocab import Backend, BottleneckClass, Cause, Level
+from kb.models.cause import Cause
+from kb.vocab import Backend, BottleneckClass, Level
 
 __all__ = [
     "VOLATILE_ROUND_FIELDS",

@@ -54,7 +54,7 @@ def test_synthesize_is_deterministic(families):
 def test_progress_reports_each_stage(families):
     seen = []
     synthesize(_trajectories(), families, fake_embed, now=NOW, progress=lambda s, d, t: seen.append(s))
-    assert seen == ["rounds", "mapping", "clustering", "anti_signals", "stats"]
+    assert seen == ["rounds", "mapping", "causes", "clustering", "anti_signals", "stats"]
 
 
 def test_review_only_flags_keep_a_round_minable_and_tell_the_curator(families):
