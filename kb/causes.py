@@ -58,9 +58,9 @@ _SEED: dict[str, tuple[str, str, tuple[str, ...]]] = {  # id -> (title, descript
 
 #: The seed records, in id order.
 SEED_CAUSES: tuple[CauseRecord, ...] = tuple(
-    CauseRecord(id=cid, title=title, description=desc, bottleneck_class=CAUSE_CLASS[cid],
-                families=list(CAUSE_FAMILIES[cid]), explains=list(explains),
-                provenance=Provenance(origin="curated", author="kb.causes seed"))
+    CauseRecord.model_validate({"id": cid, "title": title, "description": desc, "bottleneck_class": CAUSE_CLASS[cid],
+                                "families": list(CAUSE_FAMILIES[cid]), "explains": list(explains),
+                                "provenance": Provenance(origin="curated", author="kb.causes seed")})
     for cid, (title, desc, explains) in sorted(_SEED.items())
 )
 
