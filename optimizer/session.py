@@ -50,16 +50,16 @@ from kb.models import (
 from optimizer.harness import stages, verdict
 from optimizer.harness.evaluation import Evaluation, evaluate, record_launches, retime, to_timing
 from optimizer.harness.gpulock import GPULock, device_key
+from optimizer.harness.problem import Problem, case_label, load_problem
+from optimizer.harness.timing import geomean
 from optimizer.ladder import keys
 from optimizer.ladder.cases import representative_case
 from optimizer.ladder.engine import LadderOutcome, run_ladder
 from optimizer.ladder.types import LadderContext
 from optimizer.phases import PhaseClock, TimedKB
-from optimizer.harness.problem import Problem, case_label, load_problem
 from optimizer.proposers.base import Proposal, Proposer
-from optimizer.recipes.appliers import NotApplicable
+from optimizer.rewrite.errors import NotApplicable
 from optimizer.settings import LadderSettings
-from optimizer.harness.timing import geomean
 
 __all__ = ["Session", "default_candidate", "derived_unseen_cases", "detect_backend", "make_proposer", "select_best",
            "unseen_cases"]

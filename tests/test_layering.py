@@ -59,18 +59,18 @@ def _importers(pkg: str, target: str) -> list[str]:
 
 
 def test_optimizer_subpackages_layer_without_a_cycle():
-    """proposers -> ladder -> recipes (never back): the ladder dry-runs recipes, the proposers apply them; L4 reads
+    """proposers -> ladder -> rewrite (never back): the ladder dry-runs recipes, the proposers apply them; L4 reads
     the IR report from the IR package, not from L3; the levels reach the sandbox only through evaluation/measure."""
     assert _importers("optimizer/ladder", "optimizer.proposers") == []
-    assert _importers("optimizer/recipes", "optimizer.ladder") == []
-    assert _importers("optimizer/recipes", "optimizer.proposers") == []
+    assert _importers("optimizer/rewrite", "optimizer.ladder") == []
+    assert _importers("optimizer/rewrite", "optimizer.proposers") == []
     assert _importers("optimizer/ir", "optimizer.ladder") == []
     assert _importers("optimizer/ladder", "optimizer.ladder.l3_ir") == ["optimizer/ladder/engine.py"]
     assert _importers("optimizer/ladder", "optimizer.harness.sandbox") == []
     assert _importers("optimizer/ladder", "optimizer.harness.worker") == []
     assert _importers("optimizer/proposers", "optimizer.ladder"), "the proposers read the ladder's outcome"
     # the execution harness sits below everything that decides: it never reaches up
-    for upper in ("optimizer.ladder", "optimizer.proposers", "optimizer.recipes", "optimizer.session", "optimizer.cli",
+    for upper in ("optimizer.ladder", "optimizer.proposers", "optimizer.rewrite", "optimizer.session", "optimizer.cli",
                   "optimizer.diagnosis", "optimizer.onboarding"):
         assert _importers("optimizer/harness", upper) == [], upper
 

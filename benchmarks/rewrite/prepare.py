@@ -29,7 +29,8 @@ def module_literal(source: str, name: str) -> Any:
 
 def variants(path: Path) -> list[tuple[str, dict[str, Any]]]:
     """Every point of the example's recipe (``VARIANTS = True``): autotune, fixed configs, persistent, ..."""
-    from optimizer.recipes.appliers import RecipeContext, apply_recipe_variants
+    from optimizer.rewrite.context import RecipeContext
+    from optimizer.rewrite.recipe import apply_recipe_variants
 
     src = path.read_text()
     recipe, context = module_literal(src, "RECIPE"), module_literal(src, "CONTEXT")
@@ -39,7 +40,8 @@ def variants(path: Path) -> list[tuple[str, dict[str, Any]]]:
 
 
 def transform(path: Path) -> tuple[str, dict[str, Any]]:
-    from optimizer.recipes.appliers import RecipeContext, apply_recipe
+    from optimizer.rewrite.context import RecipeContext
+    from optimizer.rewrite.recipe import apply_recipe
 
     src = path.read_text()
     recipe, context = module_literal(src, "RECIPE"), module_literal(src, "CONTEXT")

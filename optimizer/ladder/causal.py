@@ -19,7 +19,7 @@ from optimizer.ladder.decide import Decision, break_tie, decide, fall_back
 from optimizer.ladder.findings import Finding
 from optimizer.ladder.select import GENERIC_TOKENS, nonimproving_tries, recipe_context, spent
 from optimizer.ladder.types import CardRef, LadderContext
-from optimizer.recipes.appliers import can_apply
+from optimizer.rewrite.recipe import can_apply
 
 __all__ = ["CausalStep", "all_findings", "causal_step", "evidence_tokens", "merge_tests"]
 

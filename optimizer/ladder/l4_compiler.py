@@ -19,7 +19,7 @@ from optimizer.ir import SIGNATURE_CLASS
 from optimizer.ladder.causal import causal_step, merge_tests
 from optimizer.ladder.select import nonimproving_tries, recipe_context, spent
 from optimizer.ladder.types import CardRef, LadderContext, LevelResult
-from optimizer.recipes.appliers import can_apply
+from optimizer.rewrite.recipe import can_apply
 
 __all__ = ["CompilerLevel"]
 

@@ -13,7 +13,8 @@ from kb.models import Symptoms
 from kb.models.search import QuickMatchQuery, SearchHit
 from optimizer.ladder import keys
 from optimizer.ladder.types import CardRef, LadderContext, card_ref
-from optimizer.recipes.appliers import RecipeContext, can_apply
+from optimizer.rewrite.context import RecipeContext
+from optimizer.rewrite.recipe import can_apply
 
 __all__ = ["GENERIC_TOKENS", "choose_family", "match_cards", "nonimproving_tries", "recipe_context", "relevant", "spent",
            "tried_points"]

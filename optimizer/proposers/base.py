@@ -29,5 +29,5 @@ class Proposer(Protocol):
     requires_recipe: bool
 
     def propose(self, ctx: LadderContext, outcome: LadderOutcome, *, new_filename: str) -> Proposal:
-        """Raise ``optimizer.recipes.appliers.NotApplicable`` when no rewrite can be produced."""
+        """Raise ``optimizer.rewrite.errors.NotApplicable`` when no rewrite can be produced."""
         ...

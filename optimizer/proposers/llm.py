@@ -19,13 +19,10 @@ from optimizer.ladder.engine import LadderOutcome
 from optimizer.ladder.select import recipe_context
 from optimizer.ladder.types import LadderContext
 from optimizer.proposers.base import Proposal
-from optimizer.recipes.appliers import (
-    NotApplicable,
-    RecipeContext,
-    can_apply,
-    unified_diff,
-)
 from optimizer.rewrite import module_facts, parse_tree
+from optimizer.rewrite.context import RecipeContext, unified_diff
+from optimizer.rewrite.errors import NotApplicable
+from optimizer.rewrite.recipe import can_apply
 from optimizer.settings import LadderSettings
 
 __all__ = ["LLMProposer", "build_messages", "extract_code", "structural_section"]

@@ -6,7 +6,8 @@ from optimizer.ladder.engine import LadderOutcome
 from optimizer.ladder.select import recipe_context
 from optimizer.ladder.types import LadderContext
 from optimizer.proposers.base import Proposal
-from optimizer.recipes.appliers import NotApplicable, apply_recipe, apply_recipe_variants
+from optimizer.rewrite.errors import NotApplicable
+from optimizer.rewrite.recipe import apply_recipe, apply_recipe_variants
 
 __all__ = ["OfflineProposer"]
 

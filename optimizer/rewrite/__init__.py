@@ -1,12 +1,15 @@
-"""A rewrite engine on the libcst syntax tree: kernel facts, structural transforms, and their recipe appliers.
+"""The rewrite engine, on the libcst syntax tree: every recipe kind a KB card names, applied to a candidate.
 
-``TRANSFORMS`` maps a recipe kind to its structural transform; ``optimizer.recipes.appliers.REGISTRY`` declares each
-one (with its preparation steps) and derives ``APPLIERS`` from it, so the ladder and the offline proposer use them
-through ``apply_recipe`` / ``can_apply``. ``effect`` refuses candidates that cannot change what runs; ``errors``
-holds ``NotApplicable``, the refusal every transform raises (a ``kb.errors.LadderError``).
+``context`` holds what a rewrite reads and returns (``RecipeContext``, ``RewriteResult``), ``errors`` the refusal
+every transform raises (``NotApplicable``, a ``kb.errors.LadderError``), ``facts`` the kernel facts transforms
+reason over, ``engine`` the ``Transform`` protocol and its applier. ``TRANSFORMS`` maps a recipe kind to its
+structural transform; ``registry`` declares every kind (``REGISTRY``, with its preparation steps, and the launch and
+compiler knobs) and derives ``APPLIERS``; ``recipe`` applies them inside their ``domains`` (``apply_recipe``,
+``apply_recipe_variants``, ``can_apply``), for the ladder and the proposers. ``effect`` refuses candidates that
+cannot change what runs.
 
-The package's names are resolved on first use (PEP 562), so that importing one module of it (``errors``, which the
-recipe context module needs) does not import every transform.
+The package's names are resolved on first use (PEP 562), so that importing one module of it (``errors``,
+``context``) does not import every transform.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ from typing import Any
 
 import libcst as cst
 
-from optimizer.recipes.base import RecipeContext
+from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.tree import arg_value, call_name, dotted, expr, statements, walk
 

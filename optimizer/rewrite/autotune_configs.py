@@ -24,7 +24,7 @@ from typing import Any
 
 import libcst as cst
 
-from optimizer.recipes.base import RecipeContext
+from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.tree import call_name, dotted, expr, walk
 

@@ -40,7 +40,6 @@ from typing import Any
 
 import libcst as cst
 
-from optimizer.recipes.base import RecipeContext
 from optimizer.rewrite.common import (
     and_mask,
     fresh,
@@ -49,6 +48,7 @@ from optimizer.rewrite.common import (
     launch_record,
     single_site_reasons,
 )
+from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.facts import ATOMICS, _names, dependents
 from optimizer.rewrite.tree import arg_value, call_name, walk

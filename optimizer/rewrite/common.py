@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from optimizer.recipes.base import RecipeContext
+from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.tree import CstLaunch, Tree, arg_value, call_name, walk
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from optimizer.recipes.base import NotApplicable, RecipeContext, RewriteResult
+from optimizer.rewrite.context import RecipeContext, RewriteResult
+from optimizer.rewrite.errors import NotApplicable
 
 __all__ = ["check_domain", "check_point", "domain_violations", "evidence_tokens", "round_tokens"]
 

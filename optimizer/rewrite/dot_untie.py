@@ -30,7 +30,7 @@ from typing import Any
 
 import libcst as cst
 
-from optimizer.recipes.base import RecipeContext, RewriteResult
+from optimizer.rewrite.context import RecipeContext, RewriteResult
 from optimizer.rewrite.engine import prepared_first
 from optimizer.rewrite.errors import NotApplicable
 from optimizer.rewrite.tree import CstKernel, Tree, arg_value, call_name, walk

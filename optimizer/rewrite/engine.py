@@ -3,9 +3,12 @@
 A ``Transform`` names its recipe kind and its card, lists the reasons it does not apply
 (``preconditions(target, ctx, params) -> [reason, ...]``; empty means it applies), enumerates its parameter
 points (``points``), and edits the tree for one point (``rewrite``). ``applier(transform)`` turns it into an
-entry of ``optimizer.recipes.appliers.APPLIERS``: the ladder and the offline proposer call it through
+entry of ``optimizer.rewrite.registry.APPLIERS``: the ladder and the offline proposer call it through
 ``apply_recipe`` / ``can_apply`` unchanged, a refusal is a ``NotApplicable`` whose message carries every failed
-precondition (recorded as evidence), and the kernel chosen is the profiled hot kernel, else the most launched.
+precondition (recorded as evidence), and the kernel chosen is the profiled hot kernel, else the most launched, the
+first whose preconditions hold. A transform with a ``selects(target, ctx, params) -> bool`` method picks its kernel
+itself instead (the first launched kernel it selects, in that order): that kernel's preconditions then decide, and
+another kernel is never tried in its place (the launch knobs tune the hot kernel or refuse).
 Transforms compose because each one starts from the candidate it is given, the best so far.
 """
 
@@ -17,12 +20,7 @@ from typing import Any, Protocol
 
 import libcst as cst
 
-from optimizer.recipes.base import (
-    RecipeContext,
-    RewriteResult,
-    _finish,
-    unified_diff,
-)
+from optimizer.rewrite.context import RecipeContext, RewriteResult, finish, unified_diff
 from optimizer.rewrite.errors import NotApplicable
 from optimizer.rewrite.facts import KernelFacts, LaunchFacts, kernel_facts, launch_facts
 from optimizer.rewrite.tree import CstKernel, CstLaunch, Tree
@@ -39,6 +37,8 @@ class Target:
     facts: KernelFacts
     sites: list[CstLaunch]
     launches: list[LaunchFacts]
+    #: what the transform's preconditions worked out on this target, for its rewrite to use (set by the transform)
+    plan: Any = None
 
 
 class Transform(Protocol):
@@ -88,6 +88,12 @@ def _select(tr: Transform, ctx: RecipeContext, params: dict[str, Any]) -> tuple[
     cands = targets(tree, ctx)
     if not cands:
         raise NotApplicable("no kernel of the candidate is launched")
+    select = getattr(tr, "selects", None)
+    if select is not None:  # the transform names its kernel (the first it selects); that kernel's preconditions decide
+        chosen = next((t for t in cands if select(t, ctx, params)), None)
+        if chosen is None:
+            raise NotApplicable("no launched kernel satisfies the recipe's preconditions")
+        cands = [chosen]
     refusals = []
     for t in cands:
         failed = tr.preconditions(t, ctx, params)
@@ -101,7 +107,7 @@ def _one(tr: Transform, ctx: RecipeContext, point: dict[str, Any], params: dict[
     if t is None:
         t, _ = _select(tr, ctx, params)  # a fresh tree: edits of one point never leak into another
     desc = tr.rewrite(t, ctx, point)
-    return _finish(tr.kind, ctx, t.tree.render(), desc, point)
+    return finish(tr.kind, ctx, t.tree.render(), desc, point)
 
 
 def applier(tr: Transform) -> Callable[[dict[str, Any], RecipeContext], RewriteResult]:

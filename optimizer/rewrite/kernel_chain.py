@@ -64,7 +64,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from optimizer.recipes.base import RecipeContext
+from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.kernel_chain_analysis import Chain, block_of, grid_text, launch_stmt
 from optimizer.rewrite.kernel_chain_emit import rewrite_chain

@@ -7,7 +7,7 @@
   triton-ascend argument (the padding of masked-off lanes is not materialized). Domain: the ascend backend and a
   masked load without ``care_padding``.
 
-Both are compiler knobs, not structural rewrites (``optimizer.recipes.appliers.KNOB_KINDS``).
+Both are compiler knobs, not structural rewrites (``optimizer.rewrite.registry.KNOB_KINDS``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 import libcst as cst
 
-from optimizer.recipes.base import RecipeContext
+from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.dot_precision import set_precision
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.tree import arg_value, call_name, walk

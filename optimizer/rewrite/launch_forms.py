@@ -9,7 +9,7 @@ Real launchers build the argument list first and launch with ``kernel[grid](*arg
 
 becoming ``kernel[grid](x, y, n, BLOCK=1024, num_warps=4)`` with the packing statement removed. Anything else (a
 packing built in a loop, updated with ``kw[...] = ..``, shared by two launches, or a parameter of the launcher) is
-left alone and the transform's refusal stands. ``optimizer.recipes.appliers`` runs it before every structural
+left alone and the transform's refusal stands. ``optimizer.rewrite.registry`` runs it before every structural
 transform that refused for that reason (``engine.prepared_first``): one rewrite, one diff against the candidate.
 """
 

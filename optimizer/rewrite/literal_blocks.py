@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from optimizer.recipes.base import RecipeContext
 from optimizer.rewrite.block_scale import _int
 from optimizer.rewrite.common import defaulted_positional_reasons, fresh
+from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target, parse_tree, targets
 from optimizer.rewrite.errors import NotApplicable
 from optimizer.rewrite.tree import LOOP_RANGES, call_name, range_args, walk

@@ -23,8 +23,8 @@ from typing import Any
 
 import libcst as cst
 
-from optimizer.recipes.base import RecipeContext
 from optimizer.rewrite.common import launch_record
+from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.tree import call_name, walk
 

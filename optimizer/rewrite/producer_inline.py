@@ -35,8 +35,8 @@ from typing import Any
 
 import libcst as cst
 
-from optimizer.recipes.base import RecipeContext
 from optimizer.rewrite.common import defaulted_positional_reasons, fresh, single_site_reasons
+from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.tree import CstKernel, CstLaunch, arg_value, call_name, expand_defs, walk
 from optimizer.rewrite.tree import node_code as _code

@@ -1,6 +1,6 @@
 """The loop form of ``rows_per_program`` on the syntax tree: a static loop over ROWS rows per program.
 
-Used where the kernel is not straight-line code (the tile form of ``optimizer.recipes.row_tile`` needs that).
+Used where the kernel is not straight-line code (the tile form of ``optimizer.rewrite.row_tile`` needs that).
 A kernel that advances pointers or offsets it received (``x_ptr += row * stride``, or ``x_ptr += BLOCK`` inside
 a column loop) would carry the advance from one row of the loop into the next: the H200 campaign's norm
 kernel read out of bounds ("illegal memory access"). Every name the row body rebinds that exists before the
@@ -23,13 +23,8 @@ import textwrap
 
 import libcst as cst
 
-from optimizer.recipes.base import (
-    RecipeContext,
-    RewriteResult,
-    _finish,
-)
 from optimizer.rewrite.common import fresh
-from optimizer.rewrite.engine import parse_tree, targets
+from optimizer.rewrite.engine import Target
 from optimizer.rewrite.errors import NotApplicable
 from optimizer.rewrite.facts import _names, _targets
 from optimizer.rewrite.tree import walk
@@ -37,12 +32,9 @@ from optimizer.rewrite.tree import walk
 __all__ = ["rows_as_loop"]
 
 
-def rows_as_loop(ctx: RecipeContext, kernel: str, pid_var: str, param: str, bound: str, n_rows: str | None,
-                 r: int, tile_reason: str) -> RewriteResult:
-    tree = parse_tree(ctx)
-    t = next((x for x in targets(tree, ctx) if x.kernel.name == kernel), None)
-    if t is None or len(t.sites) != 1:
-        raise NotApplicable(f"{kernel} must be launched from exactly one place")
+def rows_as_loop(t: Target, pid_var: str, param: str, bound: str, n_rows: str | None, r: int, tile_reason: str) -> str:
+    """Edit ``t.tree``: ``r`` rows per program (``param``) as a loop; return the description."""
+    tree, kernel = t.tree, t.kernel.name
     k, site = t.kernel, t.sites[0]
     top = list(k.node.body.body)  # type: ignore[attr-defined]
     i = next((j for j, s in enumerate(top) if isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Assign)
@@ -90,6 +82,5 @@ def rows_as_loop(ctx: RecipeContext, kernel: str, pid_var: str, param: str, boun
     tree.add_keyword(site.call, param, value)
 
     restored = f"; {rebound} saved before the row loop and restored per row" if rebound else ""
-    desc = (f"{k.name}: {r} rows per program ({param}) as a loop, grid {g0_text} -> cdiv({g0_text}, {r}); "
+    return (f"{k.name}: {r} rows per program ({param}) as a loop, grid {g0_text} -> cdiv({g0_text}, {r}); "
             f"bound {bound}{restored} (not tiled: {tile_reason})")
-    return _finish("rows_per_program", ctx, tree.render(), desc, {param: r})

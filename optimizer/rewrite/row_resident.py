@@ -44,8 +44,8 @@ from typing import Any
 
 import libcst as cst
 
-from optimizer.recipes.base import RecipeContext
 from optimizer.rewrite.common import fresh, single_site_reasons
+from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.tree import Tree, arg_value, call_name, range_args, walk
 

@@ -38,8 +38,8 @@ from typing import Any
 
 import libcst as cst
 
-from optimizer.recipes.base import RecipeContext, RewriteResult
 from optimizer.rewrite.common import fresh
+from optimizer.rewrite.context import RecipeContext, RewriteResult
 from optimizer.rewrite.engine import Target, applier
 from optimizer.rewrite.errors import NotApplicable
 from optimizer.rewrite.facts import _names

@@ -29,8 +29,8 @@ from typing import Any
 
 import libcst as cst
 
-from optimizer.recipes.base import RecipeContext, RewriteResult
 from optimizer.rewrite.common import fresh
+from optimizer.rewrite.context import RecipeContext, RewriteResult
 from optimizer.rewrite.engine import Target, parse_tree, targets
 from optimizer.rewrite.errors import NotApplicable
 from optimizer.rewrite.facts import _names, rank_of
@@ -147,7 +147,7 @@ def apply_register_spill_relief(params: dict[str, Any], ctx: RecipeContext) -> R
     ``params``: ``values`` (CHUNK sizes) and ``search`` (``launch_params`` space, e.g. num_warps and BLOCK_SIZE).
     Without register_spill evidence only the launch search runs, as before this transform existed.
     """
-    from optimizer.recipes.appliers import APPLIERS, apply_launch_params
+    from optimizer.rewrite.registry import APPLIERS  # the registry holds this composite: imported on use
 
     try:
         res = APPLIERS["chunked_row_reduction"]({"values": params.get("values")}, ctx)
@@ -164,7 +164,7 @@ def apply_register_spill_relief(params: dict[str, Any], ctx: RecipeContext) -> R
     if not search:
         raise NotApplicable(f"chunk loop: {chunk_reason}; no launch search given")
     try:
-        res = apply_launch_params({"search": search}, ctx)
+        res = APPLIERS["launch_params"]({"search": search}, ctx)
     except NotApplicable as exc:
         raise NotApplicable(f"chunk loop: {chunk_reason}; launch search: {exc}") from None
     return RewriteResult("register_spill_relief", res.source, res.diff, f"{res.description} (chunk loop not applicable: "

@@ -9,10 +9,12 @@ two names aliased one block). Statements can gain neighbours before or after the
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import libcst as cst
+from libcst.metadata import ExpressionContext, ExpressionContextProvider, MetadataWrapper, PositionProvider
 
 __all__ = ["LOOP_RANGES", "CstKernel", "CstLaunch", "Tree", "arg_value", "call_name", "dotted", "expand_defs", "expr",
            "is_docstring", "node_code", "range_args", "skip_ids", "statements", "walk"]
@@ -209,10 +211,30 @@ class Tree:
         self._before: dict[int, list[cst.BaseStatement]] = {}
         self._after: dict[int, list[cst.BaseStatement]] = {}
         self._removed: set[int] = set()
+        self._lifted: set[int] = set()
+        self._meta: dict[type, Mapping[cst.CSTNode, Any]] = {}
 
     # ------------------------------------------------------------------ reading
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node).strip()
+
+    def _metadata(self, provider: type) -> Mapping[cst.CSTNode, Any]:
+        if provider not in self._meta:  # resolved on the module itself: node identities stay the tree's
+            self._meta[provider] = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(provider)
+        return self._meta[provider]
+
+    def lines(self, node: cst.CSTNode) -> tuple[int, int]:
+        """The first and last source line of ``node``."""
+        r = self._metadata(PositionProvider)[node]
+        return r.start.line, r.end.line
+
+    def column(self, node: cst.CSTNode) -> int:
+        """The column ``node`` starts at (a statement's indentation)."""
+        return int(self._metadata(PositionProvider)[node].start.column)
+
+    def is_load(self, name: cst.Name) -> bool:
+        """Whether ``name`` is read there (not assigned, not an attribute or keyword name)."""
+        return self._metadata(ExpressionContextProvider).get(name) is ExpressionContext.LOAD
 
     def launches_of(self, kernel: str) -> list[CstLaunch]:
         return [s for s in self.launches if s.kernel == kernel]
@@ -246,6 +268,16 @@ class Tree:
 
     def insert_after(self, stmt: cst.CSTNode, new: list[cst.BaseStatement] | str) -> None:
         self._after.setdefault(id(stmt), []).extend(statements(new) if isinstance(new, str) else new)
+
+    def insert_above(self, stmt: cst.BaseStatement, new: str) -> None:
+        """Insert statements right above ``stmt``'s own first line: the blank lines and comments above it stay above
+        the insertion (``insert_before`` puts it above them)."""
+        head = statements(new)
+        if id(stmt) not in self._lifted:  # the first insertion takes the lines above; later ones follow it
+            self._lifted.add(id(stmt))
+            head[0] = head[0].with_changes(leading_lines=stmt.leading_lines)  # type: ignore[attr-defined]
+            self.edit(stmt, lambda node: node.with_changes(leading_lines=()))
+        self.insert_before(stmt, head)
 
     def unwrap(self, compound: cst.BaseCompoundStatement, prefix: list[cst.BaseStatement] | str = "") -> None:
         """Replace a compound statement (an ``if``) by ``prefix`` and its own (already edited) body."""

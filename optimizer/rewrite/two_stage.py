@@ -40,8 +40,8 @@ from typing import Any
 
 import libcst as cst
 
-from optimizer.recipes.base import RecipeContext
 from optimizer.rewrite.common import fresh, host_arg_text, single_site_reasons, top_statement
+from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.facts import rank_of
 from optimizer.rewrite.persistent import body, loop_lines, persistent_grid, persistent_reasons, replace_body

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from optimizer.rewrite.alignment import count_async_copies
-from optimizer.recipes.appliers import NotApplicable, RecipeContext, apply_recipe
+from optimizer.rewrite.context import RecipeContext
+from optimizer.rewrite.errors import NotApplicable
+from optimizer.rewrite.recipe import apply_recipe
 
 SUITE = Path(__file__).parents[2] / "benchmarks" / "suite"
 RECIPE = {"kind": "alignment_hints", "params": {}}

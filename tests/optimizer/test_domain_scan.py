@@ -12,7 +12,7 @@ from pathlib import Path
 
 from kb.models import Round, RoundRewrite, Trajectory
 from kb.models.trajectory import EvidenceItem, ProblemRef
-from optimizer.recipes.domains import domain_violations
+from optimizer.rewrite.domains import domain_violations
 
 RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
 #: Pre-domain campaign rounds (session 3, before recipe domains): a BLOCK_K search on reductions without tl.dot.

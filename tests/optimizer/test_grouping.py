@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.recipes.appliers import NotApplicable, RecipeContext, apply_recipe
+from optimizer.rewrite.context import RecipeContext
+from optimizer.rewrite.errors import NotApplicable
+from optimizer.rewrite.recipe import apply_recipe
 
 SUITE = Path(__file__).parents[2] / "benchmarks" / "suite"
 RECIPE = {"kind": "grouped_program_order", "params": {"GROUP_SIZE_M": [4, 8, 16]}}

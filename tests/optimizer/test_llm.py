@@ -11,7 +11,7 @@ import pytest
 from ladder_fakes import LADDER_CARDS, FakeKB
 
 from optimizer.proposers.llm import LLMProposer, extract_code
-from optimizer.recipes.appliers import NotApplicable
+from optimizer.rewrite.errors import NotApplicable
 from optimizer.session import Session
 from optimizer.settings import LadderSettings
 

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from optimizer.features import extract_features
-from optimizer.recipes.appliers import NotApplicable, RecipeContext, apply_recipe
+from optimizer.rewrite.context import RecipeContext
+from optimizer.rewrite.errors import NotApplicable
+from optimizer.rewrite.recipe import apply_recipe
 
 ROOT = Path(__file__).resolve().parents[2]
 CE = ROOT / "benchmarks" / "suite" / "cross_entropy"

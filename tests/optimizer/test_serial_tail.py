@@ -7,7 +7,8 @@ import textwrap
 
 from optimizer.features import extract_features
 from optimizer.ladder.causes import code_findings
-from optimizer.recipes.appliers import RecipeContext, apply_recipe_variants
+from optimizer.rewrite.context import RecipeContext
+from optimizer.rewrite.recipe import apply_recipe_variants
 
 TWO_STAGE = textwrap.dedent('''
     import torch

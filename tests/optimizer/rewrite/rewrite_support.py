@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from optimizer.recipes.appliers import RecipeContext, RewriteResult, apply_recipe
+from optimizer.rewrite.context import RecipeContext, RewriteResult
+from optimizer.rewrite.recipe import apply_recipe
 
 KERNELS = Path(__file__).parent / "kernels"
 

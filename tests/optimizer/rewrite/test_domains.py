@@ -6,9 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.recipes.appliers import NotApplicable, RecipeContext, apply_recipe, can_apply
+from optimizer.rewrite.context import RecipeContext
+from optimizer.rewrite.errors import NotApplicable
+from optimizer.rewrite.recipe import apply_recipe, can_apply
 
-SUITE = Path(__file__).resolve().parents[2] / "benchmarks" / "suite"
+SUITE = Path(__file__).resolve().parents[3] / "benchmarks" / "suite"
 TILE_SEARCH = {"kind": "autotune", "params": {"configs": [{"kwargs": {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64}, "num_warps": 8,
                                                            "num_stages": 3}], "key": ["M", "N", "K"]}}
 

@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from optimizer.recipes.appliers import NotApplicable, RecipeContext, apply_recipe
+from optimizer.rewrite.context import RecipeContext
+from optimizer.rewrite.errors import NotApplicable
+from optimizer.rewrite.recipe import apply_recipe
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _recipes() -> dict[str, dict]:

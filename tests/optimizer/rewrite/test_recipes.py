@@ -7,15 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.recipes.appliers import (
-    NotApplicable,
-    RecipeContext,
-    apply_recipe,
-    can_apply,
-    next_point,
-)
+from optimizer.rewrite.context import RecipeContext
+from optimizer.rewrite.errors import NotApplicable
+from optimizer.rewrite.launch_params import next_point
+from optimizer.rewrite.recipe import apply_recipe, can_apply
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 SOFTMAX = (DATA / "softmax" / "initial.py").read_text()
 SCALE = (DATA / "scale" / "initial.py").read_text()
 LAUNCH = [{"kernel": "softmax_kernel", "grid": [8], "constexprs": {"BLOCK_N": 32}, "launches": 6,
@@ -121,7 +118,7 @@ def test_value_only_reduction_keeps_ties_and_validates(tmp_path: Path) -> None:
 
 def test_matmul_gets_a_tile_config_search_not_rows_per_program() -> None:
     """Tuple-assigned block sizes are literals the autotune recipe can take over; a tl.dot kernel is not a row kernel."""
-    src = (Path(__file__).parents[2] / "benchmarks" / "suite" / "matmul" / "initial.py").read_text()
+    src = (Path(__file__).parents[3] / "benchmarks" / "suite" / "matmul" / "initial.py").read_text()
     cfgs = [{"kwargs": {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64}, "num_warps": 8, "num_stages": 3},
             {"kwargs": {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32}, "num_warps": 4, "num_stages": 4}]
     res = run("autotune", {"configs": cfgs, "key": ["M", "N", "K"]}, source=src, launches=[])
@@ -135,7 +132,7 @@ def test_matmul_gets_a_tile_config_search_not_rows_per_program() -> None:
 def test_autotune_leaves_block_sizes_that_also_size_host_buffers() -> None:
     """kl_div on the H200: BLOCK_SIZE also sizes the partials buffer, so tuning it broke the result (0.5 off).
     The recipe now tunes only what the host does not reuse."""
-    src = (Path(__file__).parents[2] / "benchmarks" / "suite" / "kl_div" / "initial.py").read_text()
+    src = (Path(__file__).parents[3] / "benchmarks" / "suite" / "kl_div" / "initial.py").read_text()
     cfgs = [{"kwargs": {"BLOCK_SIZE": 1024}, "num_warps": 4}, {"kwargs": {"BLOCK_SIZE": 4096}, "num_warps": 8}]
     res = run("autotune", {"configs": cfgs, "key": ["n_elements"]}, source=src, launches=[])
     assert "triton.Config({}, num_warps=4)" in res.source and "triton.Config({}, num_warps=8)" in res.source
@@ -149,7 +146,7 @@ def test_block_k_never_stands_in_for_a_row_block() -> None:
     """The H200 campaign's max_dim: the shared-memory-budget search (num_stages, BLOCK_K) shrank the row block
     BLOCK_SIZE 1024 -> 128 and 64 (0.98x, 0.82x). BLOCK_K names a dot's depth; on a kernel without tl.dot only
     num_stages may be searched."""
-    src = (Path(__file__).parents[2] / "benchmarks" / "suite" / "max_dim" / "initial.py").read_text()
+    src = (Path(__file__).parents[3] / "benchmarks" / "suite" / "max_dim" / "initial.py").read_text()
     launches = [{"kernel": "max_kernel", "grid": [16384], "constexprs": {"BLOCK_SIZE": 1024}}]
     res = run("launch_params", {"search": {"num_stages": [2, 3, 4], "BLOCK_K": [32, 64, 128]}}, source=src, launches=launches)
     assert set(res.applied) == {"num_stages"} and "BLOCK_SIZE = 1024" in res.source
@@ -167,3 +164,17 @@ def test_names_aliasing_one_block_are_searched_once() -> None:
     res = run("launch_params", {"search": {**search, "num_warps": [8]}}, source=SCALE,
               launches=[{"kernel": "scale_kernel", "grid": [3]}], bottleneck="memory_bound")
     assert "BLOCK_SIZE" not in res.applied  # a tile name never changes a dot-less kernel's block
+
+
+def test_a_grid_literal_two_blocks_share_is_not_guessed() -> None:
+    """``BLOCK_M=64, BLOCK_N=64`` with a grid of ``cdiv(M, 64), cdiv(N, 64)``: the search used to change both grid
+    literals with either block (``cdiv(N, 128)`` with ``BLOCK_N=64`` leaves half the tiles unwritten; two blocks
+    changed at once raised 'overlapping source edits'). Neither is tuned then; distinct literals still are."""
+    src = (Path(__file__).parents[3] / "benchmarks" / "rewrite" / "examples" / "matmul_small_tile.py").read_text()
+    search = {"search": {"BLOCK_M": [64, 128], "BLOCK_N": [64, 128], "num_warps": [8]}}
+    res = run("launch_params", search, source=src, launches=[], bottleneck="memory_bound")
+    assert res.applied == {"num_warps": 8} and "grid = (triton.cdiv(M, 64), triton.cdiv(N, 64))" in res.source
+    distinct = src.replace("triton.cdiv(M, 64)", "triton.cdiv(M, 128)").replace("BLOCK_M=64", "BLOCK_M=128")
+    res = run("launch_params", {"search": {"BLOCK_N": [64, 128]}}, source=distinct, launches=[], bottleneck="memory_bound")
+    assert res.applied == {"BLOCK_N": 128}
+    assert "grid = (triton.cdiv(M, 128), triton.cdiv(N, 128))" in res.source and "BLOCK_M=128, BLOCK_N=128" in res.source

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from optimizer.recipes.appliers import APPLIERS, KNOB_KINDS, REGISTRY
 from optimizer.rewrite import TRANSFORMS
+from optimizer.rewrite.registry import APPLIERS, KNOB_KINDS, REGISTRY
 
 
 def test_every_kind_is_declared_once_and_built_from_its_entry() -> None:
     assert set(APPLIERS) == set(REGISTRY)
     for kind, entry in REGISTRY.items():
         assert entry.kind == kind and (entry.transform is None) != (entry.applier is None)
-    ported = {"input_precision", "care_padding_false", "value_only_reduction", "grouped_program_order", "alignment_hints",
-              "online_logsumexp"}
-    assert {k for k, e in REGISTRY.items() if e.engine == "cst"} == set(TRANSFORMS) | ported
+    # one engine: every kind is a Transform but the composites that choose between transforms
+    composites = {"rows_per_program", "single_pass_fusion", "register_spill_relief"}
+    assert {k for k, e in REGISTRY.items() if e.engine == "function"} == composites
+    assert set(TRANSFORMS) < {k for k, e in REGISTRY.items() if e.engine == "cst"}
     assert KNOB_KINDS == {"launch_params", "autotune", "compiler_hints", "input_precision", "care_padding_false",
                           "alignment_hints"}
 
@@ -28,9 +29,10 @@ def test_preparations_are_declared_not_patched_in() -> None:
 
 
 def test_ported_knobs_run_on_the_engine() -> None:
-    from optimizer.recipes.appliers import RecipeContext, apply_recipe
+    from optimizer.rewrite.context import RecipeContext
+    from optimizer.rewrite.recipe import apply_recipe
 
-    src = (Path(__file__).parent / "rewrite" / "kernels" / "dot_kloop.py").read_text()
+    src = (Path(__file__).parent / "kernels" / "dot_kloop.py").read_text()
     res = apply_recipe({"kind": "input_precision", "params": {"value": "tf32"}}, RecipeContext(source=src))
     assert "tl.dot(a, b, input_precision='tf32')" in res.source and res.applied == {"value": "tf32"}
     assert REGISTRY["input_precision"].engine == "cst" and not REGISTRY["input_precision"].structural

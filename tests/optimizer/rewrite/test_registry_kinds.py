@@ -7,8 +7,11 @@ from pathlib import Path
 import yaml
 
 from kb.models.cards import PatternCard, parse_card
-from optimizer.recipes import appliers
-from optimizer.recipes.appliers import APPLIERS, REGISTRY, UNSERVED_KINDS, NotApplicable, RecipeContext, apply_recipe
+from optimizer.rewrite import registry
+from optimizer.rewrite.context import RecipeContext
+from optimizer.rewrite.errors import NotApplicable
+from optimizer.rewrite.recipe import apply_recipe
+from optimizer.rewrite.registry import APPLIERS, REGISTRY, UNSERVED_KINDS
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -41,7 +44,7 @@ def test_the_registry_is_read_only() -> None:
 
 
 def test_the_docstring_lists_every_kind() -> None:
-    doc = appliers.__doc__ or ""
+    doc = registry.__doc__ or ""
     assert [k for k in [*REGISTRY, *UNSERVED_KINDS] if f"``{k}``" not in doc] == []
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from rewrite_support import rewrite, same_outputs
 
-from optimizer.recipes.appliers import NotApplicable
+from optimizer.rewrite.errors import NotApplicable
 
 RECIPE = {"kind": "block_per_program", "params": {}}
 
@@ -38,7 +38,8 @@ def test_div_mod_index_becomes_a_row_by_column_tile(tmp_path: Path) -> None:
 def test_two_d_points_start_from_the_per_call_fit_then_the_recorded_width() -> None:
     from rewrite_support import KERNELS
 
-    from optimizer.recipes.appliers import RecipeContext, apply_recipe_variants
+    from optimizer.rewrite.context import RecipeContext
+    from optimizer.rewrite.recipe import apply_recipe_variants
 
     launches = [{"kernel": "gather_rows_kernel", "grid": [3500], "ir_args": {"n_cols": 70}}]
     ctx = RecipeContext(source=(KERNELS / "elem_gather_2d.py").read_text(), launches=launches)
@@ -62,7 +63,8 @@ def test_scalar_accumulator_in_a_k_loop_is_widened(tmp_path: Path) -> None:
 def test_refusals_name_the_failed_precondition(edit: str, reason: str) -> None:
     from rewrite_support import KERNELS
 
-    from optimizer.recipes.appliers import RecipeContext, apply_recipe
+    from optimizer.rewrite.context import RecipeContext
+    from optimizer.rewrite.recipe import apply_recipe
 
     src = (KERNELS / "elem_scale.py").read_text()
     anchor = "    x = tl.load(x_ptr + pid)  # one element\n"
@@ -77,7 +79,8 @@ def test_refusals_name_the_failed_precondition(edit: str, reason: str) -> None:
 def test_variants_cover_several_block_sizes() -> None:
     from rewrite_support import KERNELS
 
-    from optimizer.recipes.appliers import RecipeContext, apply_recipe_variants
+    from optimizer.rewrite.context import RecipeContext
+    from optimizer.rewrite.recipe import apply_recipe_variants
 
     out = apply_recipe_variants(RECIPE, RecipeContext(source=(KERNELS / "elem_scale.py").read_text()))
     assert [r.applied["BLOCK_SIZE"] for r in out] == [1024, 256, 512, 2048]
@@ -90,7 +93,7 @@ def test_llm_prompt_carries_facts_failed_preconditions_and_target_structure() ->
 
     from kb.models import parse_card
     from optimizer.proposers.llm import structural_section
-    from optimizer.recipes.appliers import RecipeContext
+    from optimizer.rewrite.context import RecipeContext
 
     root = Path(__file__).resolve().parents[3] / "kb" / "cards" / "patterns"
     cards = [parse_card(yaml.safe_load((root / f"{c}.yaml").read_text())) for c in ("block-per-program", "two-stage-reduction")]

@@ -19,7 +19,9 @@ import pytest
 from rewrite_support import KERNELS, same_outputs
 
 from optimizer.harness.triton_env import find_triton_python
-from optimizer.recipes.appliers import NotApplicable, RecipeContext, apply_recipe, apply_recipe_variants
+from optimizer.rewrite.context import RecipeContext
+from optimizer.rewrite.errors import NotApplicable
+from optimizer.rewrite.recipe import apply_recipe, apply_recipe_variants
 
 ROOT = Path(__file__).resolve().parents[3]
 

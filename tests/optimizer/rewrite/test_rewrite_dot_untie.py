@@ -7,8 +7,10 @@ from pathlib import Path
 import pytest
 from rewrite_support import KERNELS, same_outputs
 
-from optimizer.recipes.appliers import NotApplicable, RecipeContext, apply_recipe_variants
+from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.dot_untie import untie_tiles
+from optimizer.rewrite.errors import NotApplicable
+from optimizer.rewrite.recipe import apply_recipe_variants
 
 SEARCH = {"kind": "dot_tile_search", "params": {}}
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from optimizer.recipes.appliers import NotApplicable, RecipeContext, apply_recipe, apply_recipe_variants
+from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.effect import compiled_identity, effect_reasons, overridden_knobs
+from optimizer.rewrite.errors import NotApplicable
+from optimizer.rewrite.recipe import apply_recipe, apply_recipe_variants
 
 HEUR = '''
 import torch
@@ -127,7 +129,7 @@ def test_a_warp_count_a_heuristic_sets_is_edited_in_the_heuristic() -> None:
 
 def test_family_selection_skips_the_compile_the_proposal_runs_it(tmp_path) -> None:
     """can_apply (every matched card, every level) checks only the static override; apply_recipe / variants compile."""
-    from optimizer.recipes.appliers import can_apply
+    from optimizer.rewrite.recipe import can_apply
 
     rec = _record(tmp_path, ADD)
     ctx = RecipeContext(source=ADD, launches=[rec], effect_target="cuda:90")

@@ -16,7 +16,9 @@ import pytest
 from rewrite_support import KERNELS, rewrite, same_outputs
 
 from optimizer.harness.triton_env import find_triton_python
-from optimizer.recipes.appliers import NotApplicable, RecipeContext, apply_recipe
+from optimizer.rewrite.context import RecipeContext
+from optimizer.rewrite.errors import NotApplicable
+from optimizer.rewrite.recipe import apply_recipe
 
 ROOT = Path(__file__).resolve().parents[3]
 RECIPE = {"kind": "privatized_histogram", "params": {}}

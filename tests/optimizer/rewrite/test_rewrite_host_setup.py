@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 from rewrite_support import KERNELS
 
-from optimizer.recipes.appliers import NotApplicable, RecipeContext, apply_recipe
+from optimizer.rewrite.context import RecipeContext
+from optimizer.rewrite.errors import NotApplicable
+from optimizer.rewrite.recipe import apply_recipe
 
 RECIPE = {"kind": "host_setup_cache", "params": {}}
 

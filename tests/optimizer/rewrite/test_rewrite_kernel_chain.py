@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 from rewrite_support import KERNELS, rewrite, same_outputs
 
-from optimizer.recipes.appliers import NotApplicable, RecipeContext, apply_recipe
+from optimizer.rewrite.context import RecipeContext
+from optimizer.rewrite.errors import NotApplicable
+from optimizer.rewrite.recipe import apply_recipe
 
 RECIPE = {"kind": "kernel_chain_fusion", "params": {}}
 SUITE = Path(__file__).resolve().parents[3] / "benchmarks" / "suite"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from rewrite_support import KERNELS, rewrite, same_outputs
 
-from optimizer.recipes.appliers import NotApplicable
+from optimizer.rewrite.errors import NotApplicable
 from optimizer.rewrite.launch_forms import inline_launch_args
 
 RECIPE = {"kind": "block_scale", "params": {"values": [1024, 2048, 4096, 512]}}
@@ -31,6 +31,7 @@ def test_a_packing_used_twice_is_left_alone() -> None:
 
 
 def _apply(src: str) -> None:
-    from optimizer.recipes.appliers import RecipeContext, apply_recipe
+    from optimizer.rewrite.context import RecipeContext
+    from optimizer.rewrite.recipe import apply_recipe
 
     apply_recipe(RECIPE, RecipeContext(source=src))

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.recipes.appliers import NotApplicable, RecipeContext, apply_recipe
+from optimizer.rewrite.context import RecipeContext
+from optimizer.rewrite.errors import NotApplicable
+from optimizer.rewrite.recipe import apply_recipe
 
 ITEM = Path(__file__).parents[3] / "benchmarks" / "diagnosis" / "attention_fwd_bf16"
 RECIPE = {"kind": "low_precision_operands", "params": {}}
@@ -44,8 +46,8 @@ def test_refusals(sig: dict[str, str] | None, reason: str) -> None:
 def test_the_rewrite_validates_and_compiles_to_wgmma(tmp_path: Path) -> None:
     """Against the torch reference in the interpreter (SMOKE_CASES), then compiled for sm_90: no FMA dot left."""
     from optimizer.harness.evaluation import evaluate
-    from optimizer.ir import analyze, capture_kernel
     from optimizer.harness.problem import load_problem
+    from optimizer.ir import analyze, capture_kernel
     from optimizer.settings import LadderSettings
 
     res = apply_recipe(RECIPE, _ctx((ITEM / "initial.py").read_text(), tolerances=BF16))

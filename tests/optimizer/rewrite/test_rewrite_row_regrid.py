@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 from rewrite_support import KERNELS, rewrite, same_outputs
 
-from optimizer.recipes.appliers import NotApplicable, RecipeContext, apply_recipe
+from optimizer.rewrite.context import RecipeContext
+from optimizer.rewrite.errors import NotApplicable
+from optimizer.rewrite.recipe import apply_recipe
 from optimizer.rewrite.row_regrid import regrid_row_broadcast
 
 

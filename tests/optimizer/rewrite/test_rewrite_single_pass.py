@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 from rewrite_support import KERNELS, rewrite, same_outputs
 
-from optimizer.recipes.appliers import NotApplicable, RecipeContext, apply_recipe
+from optimizer.rewrite.context import RecipeContext
+from optimizer.rewrite.errors import NotApplicable
+from optimizer.rewrite.recipe import apply_recipe
 
 RECIPE = {"kind": "single_pass_fusion", "params": {}}
 ROOT = Path(__file__).resolve().parents[3]
@@ -42,7 +44,8 @@ def test_an_inline_load_sum_and_a_reused_accumulator_fuse_and_validate(tmp_path:
     the labelled three-loop layernorm, checked against its torch reference in the interpreter."""
     from optimizer.harness.evaluation import evaluate
     from optimizer.harness.problem import load_problem
-    from optimizer.recipes.appliers import RecipeContext, apply_recipe
+    from optimizer.rewrite.context import RecipeContext
+    from optimizer.rewrite.recipe import apply_recipe
     from optimizer.settings import LadderSettings
 
     item = Path(__file__).parents[3] / "benchmarks" / "diagnosis" / "layernorm_three_loops"

@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 from rewrite_support import KERNELS, rewrite, same_outputs
 
-from optimizer.recipes.appliers import NotApplicable, RecipeContext, apply_recipe
+from optimizer.rewrite.context import RecipeContext
+from optimizer.rewrite.errors import NotApplicable
+from optimizer.rewrite.recipe import apply_recipe
 
 RECIPE = {"kind": "two_stage_reduction", "params": {}}
 
@@ -44,7 +46,7 @@ def test_refusals(old: str, new: str, reason: str) -> None:
 
 @pytest.mark.parametrize("kernel", ["atomic_sum", "atomic_mse"])
 def test_many_small_programs_become_a_persistent_loop_then_the_plain_form(kernel: str, tmp_path: Path) -> None:
-    from optimizer.recipes.appliers import apply_recipe_variants
+    from optimizer.rewrite.recipe import apply_recipe_variants
 
     out = apply_recipe_variants(RECIPE, RecipeContext(source=(KERNELS / f"{kernel}.py").read_text()))
     assert [r.applied.get("programs") for r in out] == [2048, 512, None]
@@ -58,7 +60,7 @@ def test_many_small_programs_become_a_persistent_loop_then_the_plain_form(kernel
 
 
 def test_a_two_dimensional_grid_keeps_one_partial_per_program() -> None:
-    from optimizer.recipes.appliers import apply_recipe_variants
+    from optimizer.rewrite.recipe import apply_recipe_variants
 
     out = apply_recipe_variants(RECIPE, RecipeContext(source=(KERNELS / "atomic_matrix.py").read_text()))
     assert [r.applied.get("programs") for r in out] == [None]
@@ -105,7 +107,7 @@ def test_the_persistent_forms_compile_for_sm90(kernel: str, shapes: list, kernel
 def test_vector_atomics_become_persistent_partial_rows_and_a_second_pass(kernel: str, tmp_path: Path) -> None:
     """Every program adding a vector into the same addresses (column sums, a bias gradient onto a pre-set output,
     unmasked class totals) -> min(G, P) programs accumulating an fp32 row, partial rows, a fixed-order second pass."""
-    from optimizer.recipes.appliers import apply_recipe_variants
+    from optimizer.rewrite.recipe import apply_recipe_variants
 
     out = apply_recipe_variants(RECIPE, RecipeContext(source=(KERNELS / f"{kernel}.py").read_text()))
     assert [r.applied for r in out] == [{"form": "vector", "programs": 256}, {"form": "vector", "programs": 64}]

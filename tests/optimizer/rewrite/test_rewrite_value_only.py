@@ -6,7 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.recipes.appliers import APPLIERS, NotApplicable, RecipeContext, apply_recipe
+from optimizer.rewrite.context import RecipeContext
+from optimizer.rewrite.errors import NotApplicable
+from optimizer.rewrite.recipe import apply_recipe
+from optimizer.rewrite.registry import APPLIERS
 from optimizer.rewrite.value_only import ValueOnlyReduction
 
 SRC = (Path(__file__).parents[1] / "data" / "top2" / "initial.py").read_text()

@@ -6,11 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.recipes.appliers import (
-    NotApplicable,
-    RecipeContext,
-    apply_recipe_variants,
-)
+from optimizer.rewrite.context import RecipeContext
+from optimizer.rewrite.errors import NotApplicable
+from optimizer.rewrite.recipe import apply_recipe_variants
 
 SOFTMAX = (Path(__file__).resolve().parents[1] / "data" / "softmax" / "initial.py").read_text()
 

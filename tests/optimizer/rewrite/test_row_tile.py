@@ -7,10 +7,24 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.recipes.appliers import NotApplicable, RecipeContext, apply_recipe
+from optimizer.rewrite.context import RecipeContext
+from optimizer.rewrite.engine import parse_tree, targets
+from optimizer.rewrite.errors import NotApplicable
+from optimizer.rewrite.recipe import apply_recipe
+from optimizer.rewrite.row_tile import tile_refusal
+from optimizer.rewrite.rows_per_program import row_index
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 RECIPE = {"kind": "rows_per_program", "params": {"param": "ROWS_PER_PROGRAM", "values": [2, 4, 8, 16, 32, 64]}}
+
+
+def refusal(source: str, kernel: str) -> str:
+    """Why the tile form refuses ``kernel`` of ``source`` (empty: it applies)."""
+    ctx = RecipeContext(source=source)
+    t = next(t for t in targets(parse_tree(ctx), ctx) if t.kernel.name == kernel)
+    pid = row_index(t)
+    assert pid is not None
+    return tile_refusal(t.kernel, pid[1]) or ""
 
 
 def tile(source: str, launches: list | None = None) -> object:
@@ -62,14 +76,7 @@ def test_refusals_fall_back_to_the_loop_and_say_why(edit: str, reason: str) -> N
     res = apply_recipe(RECIPE, RecipeContext(source=bad, launches=[]))
     assert "form" not in res.applied and "tl.static_range" in res.source
     assert reason in res.description
-    with pytest.raises(NotApplicable):
-        from optimizer.recipes.appliers import _pid_stmt
-        from optimizer.recipes.base import _parse
-        from optimizer.recipes.row_tile import plan_row_tile
-
-        p = _parse(RecipeContext(source=bad))
-        k = p.kernels["softmax_kernel"]
-        plan_row_tile(p.st, k, _pid_stmt(k), "R", "n_rows")
+    assert reason in refusal(bad, "softmax_kernel")
 
 
 @pytest.mark.parametrize("problem", ["softmax", "top2"])
@@ -142,11 +149,42 @@ def test_a_two_dimensional_grid_tiles_its_first_axis(tmp_path: Path) -> None:
 
 
 def test_a_branch_on_a_runtime_value_is_not_tiled() -> None:
-    from optimizer.recipes.appliers import _parse, _pid_stmt
-    from optimizer.recipes.row_tile import plan_row_tile
-
     src = (DATA / "head_blend" / "initial.py").read_text().replace("    if WRITE_GATE:\n", "    if tok < 3:\n")
-    p = _parse(RecipeContext(source=src))
-    k = p.kernels["head_blend_kernel"]
-    with pytest.raises(NotApplicable, match="if statement after the row index"):
-        plan_row_tile(p.st, k, _pid_stmt(k), "R", "n_rows")
+    assert "has a if statement after the row index" in refusal(src, "head_blend_kernel")
+
+
+DEFAULTED = '''import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_rows(X, Y, n_cols, BLOCK: tl.constexpr, SQUARE: tl.constexpr = False):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(X + row * n_cols + cols, mask=cols < n_cols)
+    if SQUARE:
+        x = x * x
+    tl.store(Y + row * n_cols + cols, x / tl.max(x, axis=0), mask=cols < n_cols)
+
+
+def scale(x):
+    y = torch.empty_like(x)
+    scale_rows[(x.shape[0],)](x, y, x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1]))
+    return y
+'''
+
+
+def test_new_parameters_go_before_a_defaulted_one() -> None:
+    """The old text applier appended the row constexpr after the last parameter's annotation, before its default:
+    ``SQUARE: tl.constexpr, n_rows_rpp, ROWS_PER_PROGRAM: tl.constexpr = False`` took SQUARE's default away, so the
+    launch that leaves SQUARE out failed. The parameters now go before the first defaulted one."""
+    res = tile(DEFAULTED)
+    assert res.applied["form"] == "tile"
+    fn = next(n for n in ast.walk(ast.parse(res.source)) if isinstance(n, ast.FunctionDef) and n.name == "scale_rows")
+    names = [a.arg for a in fn.args.args]
+    assert names == ["X", "Y", "n_cols", "BLOCK", "n_rows_rpp", "ROWS_PER_PROGRAM", "SQUARE"]
+    assert [ast.unparse(d) for d in fn.args.defaults] == ["False"]  # SQUARE keeps its default, nothing else has one
+    pos = [a for a in DEFAULTED.splitlines() if "scale_rows[" in a][0]
+    with pytest.raises(NotApplicable, match="passes defaulted parameter SQUARE by position"):
+        tile(DEFAULTED.replace(pos, pos.replace("BLOCK=triton", "triton").replace("))", "), True)")))
