@@ -185,7 +185,8 @@ class Autotune:
             _meta_grid(tree, site, plan.tuned)
         desc = f"{k.name}: @triton.autotune over {len(point['configs'])} configs keyed on {point['key']}"
         if plan.dropped:
-            desc += f"; kept {sorted(plan.dropped)} out (shape-derived or not a parameter)"
+            desc += (f"; kept {sorted(plan.dropped)} out (shape-derived, not a parameter, or a literal another block "
+                     "shares in the grid)")
         if plan.host_sized:
             desc += f"; kept {sorted(plan.host_sized)} out (the host also uses them, e.g. to size a partials buffer)"
         return desc

@@ -7,8 +7,9 @@ is only a knob when every launch passes a literal for it, directly or through on
 unpacked tuple ``BLOCK_M, BLOCK_N = 128, 64``, a module constant): a shape-derived value (``next_power_of_2(n)``)
 is left alone, since changing it could break correctness. A literal passed at the launch is also changed where the
 grid repeats it, unless another constexpr passes the same literal (``BLOCK_M=64, BLOCK_N=64`` with a grid of
-``cdiv(M, 64), cdiv(N, 64)``: which grid literal follows which block cannot be told, so neither is tunable). A name the recipe searches stands in for the kernel's only ``BLOCK*`` constexpr (``alias``), but
-``BLOCK_K`` only on a kernel with a ``tl.dot`` (it names a dot's reduction depth, never a row block).
+``cdiv(M, 64), cdiv(N, 64)``: which grid literal follows which block cannot be told, so neither is tunable). A
+name the recipe searches stands in for the kernel's only ``BLOCK*`` constexpr (``alias``), but ``BLOCK_K`` only on
+a kernel with a ``tl.dot`` (it names a dot's reduction depth, never a row block).
 """
 
 from __future__ import annotations
@@ -149,7 +150,8 @@ def heuristic_value(tree: Tree, k: CstKernel, name: str) -> cst.BaseExpression |
             table = mc.value if mc is not None else table
         if isinstance(table, cst.Dict):
             for el in table.elements:
-                if isinstance(el, cst.DictElement) and isinstance(el.value, cst.Lambda) and literal_value(el.key) == name:
+                if isinstance(el, cst.DictElement) and isinstance(el.value, cst.Lambda) \
+                        and literal_value(el.key) == name:
                     return el.value.body
     return None
 
