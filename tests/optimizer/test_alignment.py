@@ -32,9 +32,111 @@ def test_hints_sit_on_tensors_and_align_is_computed_at_the_launch() -> None:
     assert ns["_ladder_align"](4100, 64) == 4
 
 
-def test_kernels_without_broadcast_addressing_are_refused() -> None:
+ROWS = """import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_norm(X, Y, Mean, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x_row = X + row * stride
+    Y += row * stride
+    x = tl.load(x_row + cols, mask=mask, other=0.0)
+    m = tl.sum(x, axis=0) / n_cols
+    tl.store(Mean + row * 1, m)
+    tl.store(Y + cols, x - m, mask=mask)
+
+
+def forward(x):
+    y, mean = torch.empty_like(x), torch.empty(x.shape[0], device=x.device)
+    row_norm[(x.shape[0],)](x, y, mean, x.stride(0), x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1]))
+    return y, mean
+"""
+
+FIXED = """import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def fixed(X, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(X + offs, tl.load(X + offs) * 2)
+
+
+def forward(x):
+    fixed[(1,)](x, BLOCK=1024)
+    return x
+"""
+
+
+def _apply(src: str) -> str:
+    return apply_recipe(RECIPE, RecipeContext(source=src, launches=[]), compile_check=False).source
+
+
+def test_kernels_without_stride_products_or_bounds_are_refused() -> None:
     with pytest.raises(NotApplicable, match="no broadcast stride products"):
-        hinted("softmax")
+        _apply(FIXED)
+
+
+def test_row_form_hints_row_offsets_and_the_lane_mask_only() -> None:
+    """A program per row: the scalar row offsets next to the lane index (a pointer variable, a ``+=``) and the lane
+    mask are hinted; the per-row mean (a scalar store with a unit stride) is not, so ALIGN is not forced to 1."""
+    src = _apply(ROWS)
+    assert "x_row = X + tl.multiple_of(row * stride, ALIGN)" in src
+    assert "Y += tl.multiple_of(row * stride, ALIGN)" in src
+    assert "mask = tl.max_constancy(cols < n_cols, ALIGN)" in src
+    assert "Mean + row * 1" in src
+    assert "ALIGN=_ladder_align(x.shape[1], x.stride(0), triton.next_power_of_2(x.shape[1]))" in src
+
+
+def test_row_form_validates_in_the_interpreter(tmp_path: Path) -> None:
+    """Run in a child process: the interpreter patches triton.language in the process that runs it."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "rows_hinted.py").write_text(_apply(ROWS))
+    check = (
+        "import torch, rows_hinted\n"
+        "x = torch.randn(6, 3000)\n"
+        "y, mean = rows_hinted.forward(x)\n"
+        "torch.testing.assert_close(mean, x.mean(dim=1), rtol=1e-4, atol=1e-4)\n"
+        "torch.testing.assert_close(y, x - x.mean(dim=1, keepdim=True), rtol=1e-4, atol=1e-4)\n"
+        "print('ok')\n")
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(tmp_path)}
+    r = subprocess.run([sys.executable, "-c", check], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]
+
+
+def test_row_form_vectorizes_a_3000_column_row(tmp_path: Path) -> None:
+    """fp32 rows of 3000 (a multiple of 8, not 16): scalar 32-bit loads before, 128-bit loads with ALIGN=8."""
+    pytest.importorskip("triton.backends.nvidia")
+    from optimizer.ir.gap_account import ptx_facts
+
+    def ptx(src: str, align: int | None) -> str:
+        import triton
+        from triton.backends.compiler import GPUTarget
+        from triton.compiler import ASTSource
+
+        f = tmp_path / f"rows_{align}.py"
+        f.write_text(src)
+        spec = importlib.util.spec_from_file_location(f"rows_{align}", f)
+        mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        spec.loader.exec_module(mod)  # type: ignore[union-attr]
+        fn = mod.row_norm
+        consts = {"BLOCK": 4096} | ({"ALIGN": align} if align else {})
+        sig = {n: "constexpr" if n in consts else "*fp32" if n in ("X", "Y", "Mean") else "i32" for n in fn.arg_names}
+        attrs = {(i,): [["tt.divisibility", 16]] for i, n in enumerate(fn.arg_names) if n in ("X", "Y", "Mean")}
+        return triton.compile(ASTSource(fn, sig, consts, attrs), target=GPUTarget("cuda", 90, 32),
+                              options={"num_warps": 8}).asm["ptx"]
+
+    before, after = ptx_facts(ptx(ROWS, None)), ptx_facts(ptx(_apply(ROWS), 8))
+    assert set(before["load_bits"]) == {32} and 128 not in before["load_bits"]
+    assert 128 in after["load_bits"] and sum(after["load_bits"].values()) < sum(before["load_bits"].values())
 
 
 def test_hinted_matmul_validates_in_the_interpreter(tmp_path: Path) -> None:
@@ -92,3 +194,10 @@ def test_k3000_gets_the_async_copy_pipeline_back(tmp_path: Path) -> None:
     assert cp1 == cp_aligned > 0 and ld1 < ld0
     cp_off, _ = count_async_copies(_ptx(new, 3000, 1))  # ALIGN=1 (a shape that breaks the hint): plain code again
     assert cp_off == 0
+
+
+def test_a_launch_reading_unbound_names_is_refused() -> None:
+    """A candidate whose launch reads ``META`` outside the grid lambda is broken already; the hint is not added."""
+    broken = ROWS.replace("x.shape[1], BLOCK=", "META['N'], BLOCK=")
+    with pytest.raises(NotApplicable, match=r"names bound nowhere in the host code \(META\)"):
+        _apply(broken)
