@@ -21,7 +21,7 @@ from kb.vocab import Cause, Level
 __all__ = ["EvidenceRef", "Finding", "RefKind"]
 
 RefKind = Literal["code_feature", "ir_signature", "counter", "roofline", "timing", "launch", "invariant", "recipe_refusal",
-                  "class"]
+                  "class", "gap_account"]
 
 
 class EvidenceRef(BaseModel):

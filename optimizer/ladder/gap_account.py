@@ -2,7 +2,9 @@
 recorded launch configuration (up to ``MAX_ACCOUNTS``, the hot kernel's first) and one ``unexplained`` item per
 significant finding that no decided or supported listed cause explains.
 
-Additive: the account does not change which cause or family the ladder decides. Each configuration is compiled
+The account decides where a listed cause explains what it found (``ACCOUNT_CAUSES``: unvectorized loads or spills
+at any accounted configuration become L3 findings for their cause); every other kind is reported, never forced
+onto the nearest listed cause. Each configuration is compiled
 once (``per_pass=False``) and the facts the account reads are cached on disk next to the IR reports
 (``<cache_dir>/account/<ir_cache_key>.json``), so a re-run reads them back; the L3 report's own work directory is
 reused when it still holds the stages.
@@ -16,9 +18,22 @@ from pathlib import Path
 from typing import Any
 
 from kb.models import EvidenceItem
-from optimizer.ir.gap_account import GapAccount, account_launch, unexplained_findings
+from optimizer.ir.gap_account import GapAccount, GapFinding, account_launch, unexplained_findings
+from optimizer.ladder.findings import EvidenceRef, Finding
 
-__all__ = ["MAX_ACCOUNTS", "MIN_TRAFFIC_SHARE", "account_evidence", "case_accounts", "launch_accounts", "static_accounts"]
+__all__ = ["ACCOUNT_CAUSES", "MAX_ACCOUNTS", "MIN_TRAFFIC_SHARE", "account_evidence", "account_findings", "case_accounts",
+           "launch_accounts", "level_accounts", "static_accounts", "with_account"]
+
+#: Account kinds whose significant finding at ANY accounted launch configuration supports a listed cause at L3
+#: (first cause for a kernel with a block range, second for one element per program). The IR report compiles one
+#: configuration; a defect that only another case's sizes expose (Liger's layer norm: 128-bit loads at N=4096,
+#: 48 scalar 32-bit loads at N=3000, where the row stride is not a multiple of 16) must decide, not stay a footnote.
+ACCOUNT_CAUSES: dict[str, tuple[str, ...]] = {
+    "vector_width": ("unvectorized_access", "per_element_grid"),
+    "register_spills": ("register_spills",),
+}
+#: confidence of an account-backed finding (the value is proven by the compile; its cost needs a GPU)
+ACCOUNT_CONFIDENCE = 0.7
 
 #: recorded launch configurations accounted per diagnosis (each is one compile when not cached)
 MAX_ACCOUNTS = 4
@@ -102,18 +117,56 @@ def launch_accounts(launches: list[dict[str, Any]], *, target: str, cache_dir: s
     return accounts, notes
 
 
-def account_evidence(ctx: Any, report: Any, findings: list[Any], decision: Any = None) -> list[EvidenceItem]:
-    """The L3 ``gap_account`` and ``unexplained`` evidence of a ladder context (never raises). A significant finding
-    is unexplained when no cause among ``decision``'s and those with confidence >= 0.45 in ``findings`` or the earlier
-    levels' findings accounts for it."""
+def level_accounts(ctx: Any, report: Any) -> tuple[list[GapAccount], list[str]]:
+    """The accounts of a ladder context's recorded launches (hot launch first); raises when recording fails."""
     from optimizer.ir.cached import hot_launch
     from optimizer.ladder import keys
 
+    launches = ctx.evaluation.launches if ctx.evaluation else []
+    hot = hot_launch(launches, ctx.cache.get(keys.HOT_KERNEL))
+    return launch_accounts(launches, target=ctx.ir_target, cache_dir=ctx.settings.cache_dir, hot=hot,
+                           hot_workdir=getattr(report, "workdir", None))
+
+
+def account_findings(accounts: list[GapAccount], *, block_range: bool = True,
+                     load_lines: list[int] | None = None) -> list[Finding]:
+    """L3 cause findings from the accounts (``ACCOUNT_CAUSES``): one per cause, citing every configuration that
+    shows it. ``load_lines``: the kernel's global load lines (the IR's load signatures), which the finding ties to."""
+    by: dict[str, list[tuple[GapAccount, GapFinding]]] = {}
+    for a in accounts:
+        for f in a.significant:
+            causes = ACCOUNT_CAUSES.get(f.kind)
+            if causes:
+                by.setdefault(causes[0] if block_range or len(causes) == 1 else causes[1], []).append((a, f))
+    out = []
+    for cause, hits in by.items():
+        refs = [EvidenceRef(level="L3", kind="gap_account", reference=f"{a.kernel} [{a.config}]",
+                            detail=f"grid {a.grid}: {f.line()}"[:400], source_lines=f.source_lines or list(load_lines or []))
+                for a, f in hits[:4]]
+        a0, f0 = hits[0]
+        out.append(Finding(cause=cause, level="L3", confidence=ACCOUNT_CONFIDENCE, structural=True, supporting=refs,  # type: ignore[arg-type]
+                           summary=f"{f0.kind} at {len(hits)} accounted configuration(s), e.g. {a0.kernel} [{a0.config}] "
+                                   f"grid {a0.grid}: {f0.summary[:200]}"))
+    return out
+
+
+def with_account(findings: list[Finding], extra: list[Finding]) -> list[Finding]:
+    """``findings`` plus the account's, without the IR report's zero-confidence refutations of the same causes: "loads
+    are vectorized" is one compiled configuration's fact, and scalar loads the account found at another case are not
+    refuted by it."""
+    seen = {f.cause for f in extra}
+    return [f for f in findings if not (f.cause in seen and f.confidence == 0.0)] + extra
+
+
+def account_evidence(ctx: Any, report: Any, findings: list[Any], decision: Any = None,
+                     accounts: tuple[list[GapAccount], list[str]] | BaseException | None = None) -> list[EvidenceItem]:
+    """The L3 ``gap_account`` and ``unexplained`` evidence of a ladder context (never raises). A significant finding
+    is unexplained when no cause among ``decision``'s and those with confidence >= 0.45 in ``findings`` or the earlier
+    levels' findings accounts for it. ``accounts``: what ``level_accounts`` returned (or raised) already."""
     try:
-        launches = ctx.evaluation.launches if ctx.evaluation else []
-        hot = hot_launch(launches, ctx.cache.get(keys.HOT_KERNEL))
-        accounts, notes = launch_accounts(launches, target=ctx.ir_target, cache_dir=ctx.settings.cache_dir, hot=hot,
-                                          hot_workdir=getattr(report, "workdir", None))
+        if isinstance(accounts, BaseException):
+            raise accounts
+        accounts, notes = accounts if accounts is not None else level_accounts(ctx, report)
     except Exception as exc:  # noqa: BLE001 -- the account is additive evidence; its failure is reported
         return [EvidenceItem(level="L3", kind="gap_account", summary=f"account failed: {type(exc).__name__}: {exc}"[:400])]
     out = []

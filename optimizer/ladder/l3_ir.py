@@ -88,12 +88,23 @@ class IRLevel:
                                      data={"class": cls, "localized": localized, "source": "ir"}))
         st = feats.structures.get(report.kernel) if feats else None
         findings = ir_findings(report, block_range=st.block_range if st else True)
+        accounts: tuple | BaseException | None = None
+        if ctx.ir_target.startswith("cuda"):  # the static account of the gap (issue 30), every recorded configuration
+            from optimizer.ladder.gap_account import account_findings, level_accounts, with_account
+
+            try:
+                accounts = level_accounts(ctx, report)
+                loads = sorted({n for s in report.signatures if s.name.endswith("global_load") for n in s.source_lines})
+                extra = account_findings(accounts[0], block_range=st.block_range if st else True, load_lines=loads)
+                findings = with_account(findings, extra)
+            except Exception as exc:  # noqa: BLE001 -- reported as account evidence below
+                accounts = exc
         step = causal_step(ctx, "L3", findings)
         evidence.append(step.evidence("L3"))
-        if ctx.ir_target.startswith("cuda"):  # the static account of the gap (issue 30): additive evidence
+        if accounts is not None:
             from optimizer.ladder.gap_account import account_evidence
 
-            evidence += account_evidence(ctx, report, findings, step.decision)
+            evidence += account_evidence(ctx, report, findings, step.decision, accounts=accounts)
         tests, chosen_final, best = merge_tests(step, tests, chosen if single else None, chosen if justified else None)
         refs_out = ([step.family] if step.family else []) + [r for r in refs if not step.family or r.id != step.family.id]
         return LevelResult(level="L3", evidence=evidence, bottleneck=cls, matched_cards=refs_out[:2], tests=tests,  # type: ignore[arg-type]

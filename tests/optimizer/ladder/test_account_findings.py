@@ -1,0 +1,50 @@
+"""The account decides where a listed cause explains it (``optimizer.ladder.gap_account.account_findings``): a
+defect that only one case's sizes expose supports its cause at L3 instead of staying a footnote."""
+
+from __future__ import annotations
+
+from optimizer.ir.gap_account import GapAccount, GapFinding
+from optimizer.ladder.decide import decide
+from optimizer.ladder.findings import EvidenceRef, Finding
+from optimizer.ladder.gap_account import account_findings, with_account
+
+
+def _acc(config: str, grid: list[int], *findings: GapFinding) -> GapAccount:
+    return GapAccount(kernel="ln_fwd", config=config, grid=grid, device="H200 (sm_90)", findings=list(findings))
+
+
+def _vw(significant: bool, summary: str) -> GapFinding:
+    return GapFinding(kind="vector_width", kernel="ln_fwd", value=32 if significant else 128, unit="bits",
+                      summary=summary, significant=significant, proof="needs_gpu",
+                      explained_by=["unvectorized_access", "per_element_grid"])
+
+
+ALIGNED = _acc("BLOCK_SIZE=4096, num_warps=8", [16384], _vw(False, "6 global loads: 6 x 128-bit"))
+ODD = _acc("BLOCK_SIZE=4096, num_warps=8", [32768], _vw(True, "48 global loads: 48 x 32-bit"))
+MASK = _acc("BLOCK_SIZE=1024, num_warps=4", [65536], GapFinding(
+    kind="needless_mask", kernel="ln_fwd", value=3, unit="accesses", summary="3 masked accesses", significant=True))
+
+
+def test_scalar_loads_at_one_case_support_unvectorized_access_tied_to_the_loads() -> None:
+    fs = account_findings([ALIGNED, ODD, MASK], load_lines=[59, 60, 71])
+    assert [f.cause for f in fs] == ["unvectorized_access"]
+    f = fs[0]
+    assert f.structural and f.level == "L3" and f.source_lines == [59, 60, 71]
+    assert "[32768]" in f.supporting[0].detail and "48 x 32-bit" in f.summary
+
+
+def test_one_element_per_program_names_the_grid_and_kinds_without_a_cause_are_not_forced() -> None:
+    assert [f.cause for f in account_findings([ODD], block_range=False)] == ["per_element_grid"]
+    assert account_findings([ALIGNED, MASK]) == []  # needless_mask: no listed cause; aligned loads: no finding
+
+
+def test_the_account_outweighs_one_configurations_vectorized_ir() -> None:
+    """L3's IR report compiled the aligned case (vectorized loads refute the cause); the level drops that refutation
+    when the account shows scalar loads elsewhere, and the cause is decided."""
+    ir_refutes = Finding(cause="unvectorized_access", level="L3", confidence=0.0, refute_strength=0.8,
+                         refuting=[EvidenceRef(level="L3", kind="ir_signature", reference="vector_global_load")])
+    l1 = Finding(cause="unvectorized_access", level="L1", confidence=0.35, structural=True)
+    assert not decide([l1, ir_refutes]).decided
+    extra = account_findings([ALIGNED, ODD], load_lines=[59])
+    d = decide(with_account([l1, ir_refutes], extra))
+    assert d.decided and d.cause == "unvectorized_access"
