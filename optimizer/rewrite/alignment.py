@@ -252,8 +252,8 @@ def _host_names(module: cst.Module) -> set[str]:
             target = n.asname.name if isinstance(n, cst.WithItem) and n.asname else getattr(n, "target", None)
             out |= {x.value for x in walk(target) if isinstance(x, cst.Name)} if target is not None else set()
         elif isinstance(n, cst.ImportAlias):
-            out.add((n.asname.name.value if n.asname and isinstance(n.asname.name, cst.Name)
-                     else dotted(n.name).split(".")[0]))
+            out.add(n.asname.name.value if n.asname and isinstance(n.asname.name, cst.Name)
+                     else dotted(n.name).split(".")[0])
     lambda_params = {p.name.value for n in walk(module) if isinstance(n, cst.Lambda) for p in n.params.params}
     # a name bound only as a lambda parameter (a grid's META) is not bound at the launch
     return out - (lambda_params - {p.name.value for n in walk(module) if isinstance(n, cst.FunctionDef)
@@ -388,8 +388,8 @@ class AlignmentHints:
         helper[0] = helper[0].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])  # type: ignore[attr-defined]
         t.tree.insert_after(p.anchor, helper)
         rows = f", {len(p.rows)} row offset(s) hinted tl.multiple_of" if p.rows else ""
-        return (f"{t.kernel.name}: {len(p.strides)} stride product(s) hinted tl.multiple_of{rows} and {len(p.cmps)} bound "
-                f"check(s) tl.max_constancy, by {PARAM} = largest of 8/4/2 dividing "
+        return (f"{t.kernel.name}: {len(p.strides)} stride product(s) hinted tl.multiple_of{rows} and "
+                f"{len(p.cmps)} bound check(s) tl.max_constancy, by {PARAM} = largest of 8/4/2 dividing "
                 f"{', '.join(sorted(p.involved | p.blocks))} at each launch (1: no hint)")
 
 
