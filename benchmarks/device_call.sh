@@ -39,12 +39,13 @@ pack() {  # pack DIR: $OUT/DIR -> $OUT/DIR.tar.gz (folders deeper than two level
   [ -d "$OUT/$1" ] && (cd "$OUT" && tar czf "$1.tar.gz" "$1" && rm -rf "$1")
 }
 sessions() {  # sessions STEP NAME RESULT_DIR RUNNER_FLAGS...: runner.py sessions for $arg = ROUNDS/BUDGET_S/op,op,...,
-  # resumed from the committed RESULT_DIR (finished operators are skipped); $OUT/NAME.tar.gz and $OUT/STEP.log come back
+  # resumed from the committed RESULT_DIR (finished operators are skipped); $OUT/NAME.tar.gz and $OUT/STEP.log come back.
+  # RESULT_DIR is written out to /tmp/NAME whether it is packed (packed.jsonl.gz, benchmarks/_data.py) or not
   local step=$1 label=$2 results=$3; shift 3
   local rounds=${arg%%/*} rest=${arg#*/}; local t; t=$(box "${rest%%/*}"); local ops=${rest#*/}
   # an earlier step of this call may have written /tmp/$label already (diagredo then diagcampaign): go on from it,
   # so the second step's pack keeps the first step's sessions
-  case " $staged " in *" $label "*) ;; *) rm -rf "/tmp/$label" && { [ ! -d "$results" ] || cp -r "$results" "/tmp/$label"; }
+  case " $staged " in *" $label "*) ;; *) rm -rf "/tmp/$label" && python3 benchmarks/_data.py unpack "$results" "/tmp/$label"
     staged="$staged $label" ;; esac
   timeout $(( t + 5 )) python3 benchmarks/suite/runner.py "$@" --backend cuda --rounds "$rounds" \
     --budget-s $(( t - 25 )) --compile-budget-s 40 --ops ${ops//,/ } --out "/tmp/$label" \
@@ -78,9 +79,17 @@ for step in "$@"; do
       pack naivecheck ;;
     realcheck)  # the real-kernel problems validated at full size on the GPU and timed against eager: arg = BUDGET_S[/name,name]
       b=${arg%%/*}; t=$(box "${b:-200}"); only=""; [ "$arg" != "${arg#*/}" ] && only=${arg#*/}; mkdir -p "$OUT/realcheck"
-      timeout "$t" python3 benchmarks/realistic/_check.py ${only//,/ } --no-interpret --device cuda --full --time --out "$OUT/realcheck" \
-        > "$OUT/realcheck/stdout.json" 2> "$OUT/realcheck/stderr.log"; echo "realcheck rc=$?"; tail -c 3000 "$OUT/realcheck/stdout.json"
-      tail -20 "$OUT/realcheck/stderr.log"; pack realcheck ;;
+      if [ -n "$only" ]; then  # named problems: one process each under its own PER_PROBLEM_S box, so one hang costs one
+        for n in ${only//,/ }; do left=$(( t - ($(date +%s) - t0) )); [ "$left" -lt 20 ] && { echo "realcheck: no time for $n"; continue; }
+          pt=${PER_PROBLEM_S:-120}; [ "$pt" -gt "$left" ] && pt=$left; mkdir -p "$OUT/realcheck/$n"
+          timeout "$pt" python3 benchmarks/realistic/_check.py "$n" --no-interpret --device cuda --full --time --out "$OUT/realcheck/$n" \
+            > "$OUT/realcheck/$n/stdout.json" 2> "$OUT/realcheck/$n/stderr.log"; echo "realcheck $n rc=$? +$(( $(date +%s) - t0 )) s"
+        done
+      else
+        timeout "$t" python3 benchmarks/realistic/_check.py --no-interpret --device cuda --full --time --out "$OUT/realcheck" \
+          > "$OUT/realcheck/stdout.json" 2> "$OUT/realcheck/stderr.log"; echo "realcheck rc=$?"; tail -c 3000 "$OUT/realcheck/stdout.json"
+        tail -20 "$OUT/realcheck/stderr.log"
+      fi; pack realcheck ;;
     onboard)    # onboarding rules on the GPU: compile-only problems execute, in-place restore holds
       t=$(box "${arg:-120}"); timeout "$t" python3 benchmarks/onboard_gpu_check.py "$OUT/onboard" 2>&1 | tail -30
       pack onboard ;;
@@ -122,7 +131,7 @@ for step in "$@"; do
       arms=${arg%%/*}; rest=${arg#*/}; t=$(box "${rest%%/*}"); probs=${rest#*/}
       { [ "$probs" = "all" ] || [ "$probs" = "$rest" ]; } && probs=""  # no PROBLEMS, or all: the whole list
       case " $staged " in *" ablation "*) ;; *) rm -rf /tmp/ablation  # a second ablation step of this call goes on from the first
-        { [ ! -d benchmarks/results/ablation ] || cp -r benchmarks/results/ablation /tmp/ablation; }; staged="$staged ablation" ;; esac
+        python3 benchmarks/_data.py unpack benchmarks/results/ablation /tmp/ablation; staged="$staged ablation" ;; esac
       timeout $(( t + 5 )) python3 benchmarks/ablation/ablation.py --backend cuda --rounds 15 --arms "$arms" \
         ${probs:+--problems "$probs"} --budget-s $(( t - 30 )) --out /tmp/ablation --pack "$OUT/ablation.tar.gz" \
         > "$OUT/ablation.log" 2>&1; echo "ablation rc=$?"

@@ -236,12 +236,15 @@ def test_problem_loads_with_sized_cases_and_valid_extensions(name: str):
 def test_integer_tolerance_is_declared_per_problem():
     import torch
 
-    class Problem:
+    class Problem:  # the parts of optimizer.harness.problem.Problem the judge reads
+        output_dtypes: dict = {}
+
         def __init__(self, int_atol):
             self.module = type("M", (), {"INT_ATOL": int_atol})
+            self.int_atol = int_atol
 
         def tolerance(self, dtype):
-            return Tolerance(1e-4, 1e-4) if dtype.is_floating_point else Tolerance(0.0, 0.0)
+            return Tolerance(1e-4, 1e-4) if dtype.is_floating_point else Tolerance(float(self.int_atol), 0.0)
 
     ref = torch.tensor([3, -7, 127], dtype=torch.int8)
     off_by_one = torch.tensor([4, -7, 126], dtype=torch.int8)
@@ -254,6 +257,19 @@ def test_integer_tolerance_is_declared_per_problem():
     from _harness import compare_problem
 
     assert compare_problem(Problem(1), ref, off_by_one).ok and not compare_problem(Problem(0), ref, off_by_one).ok
+
+
+def test_the_check_judges_as_a_session_does():
+    """Declared OUTPUT_DTYPES pass the check as they pass session validation (liger_tvd's fp32 loss under a bf16
+    reference failed the H200 check while the judge accepts it); an undeclared dtype change still fails."""
+    import torch
+    from optimizer.harness.problem import load_problem
+
+    tvd, plain = load_problem(REALISTIC / "liger_tvd"), load_problem(REALISTIC / "liger_rope")
+    ref = torch.tensor([0.5, 0.25], dtype=torch.bfloat16)
+    assert _check.compare(tvd, ref, ref.float()).ok
+    assert not _check.compare(plain, ref, ref.float()).ok
+    assert not _check.compare(tvd, ref, ref.float() + 0.1).ok
 
 
 def test_inplace_outputs_are_judged_after_the_call():

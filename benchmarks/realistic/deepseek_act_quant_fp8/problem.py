@@ -13,6 +13,9 @@ CATEGORY = "quantization"
 #: Triton 3.9's interpreter rounds fp32 -> float8e4nv without the exponent carry: a value that rounds up to a
 #: power of two loses it (124.3 -> 64 where torch and the GPU give 128). Validated on the GPU.
 CPU_VALIDATION = "compile_only"
+#: one e4m3 step: 3 mantissa bits space values 2^-3 apart relative to their magnitude (128 -> 144), and x / s can
+#: land on either side of a rounding boundary depending on how the scale was computed (H200: 4 of 58.7M elements).
+TOLERANCES = {"float8_e4m3fn": {"atol": 0.1, "rtol": 0.126}}
 CASES = [
     {"M": 16384, "K": 7168, "dtype": "bfloat16"},
     {"M": 4096, "K": 18432, "dtype": "bfloat16"},
