@@ -51,3 +51,28 @@ def test_a_problem_is_found_by_name_when_its_recorded_path_is_elsewhere() -> Non
 def test_bands_split_us_mid_and_ms_kernels() -> None:
     assert ta.band(0.005) == "us (<20 us)" and ta.band(0.03) == "short (20-50 us)"
     assert ta.band(0.2) == "mid (50-500 us)" and ta.band(2.0) == "ms (>=500 us)" and ta.band(None) == "?"
+
+
+def _case(**ratios: float | None) -> dict:
+    base = {"speedup_ratio": None, "best_ms_ratio": None, "initial_ms_ratio": None, "report_ratio": None}
+    return {**base, **ratios}
+
+
+def test_a_session_whose_initial_stayed_best_is_judged_on_its_report_pass() -> None:
+    stayed = {"session_over_independent": 1.0, "cases": [_case(report_ratio=0.99), _case(report_ratio=1.02)]}
+    assert ta.judge_row(stayed)["cases_within_5pct"]
+    off = {"session_over_independent": 1.0, "cases": [_case(report_ratio=0.99), _case(report_ratio=1.08)]}
+    assert not ta.judge_row(off)["cases_within_5pct"], "a report-pass case 8% off is off"
+    rounds = {"session_over_independent": 1.01, "cases": [_case(speedup_ratio=1.058, report_ratio=1.0)]}
+    assert ta.judge_row(rounds)["within_5pct"] and not ta.judge_row(rounds)["cases_within_5pct"]
+
+
+def test_saved_runs_combine_into_one_table(tmp_path: Path) -> None:
+    import json
+
+    row = {"problem": "p", "band": "mid (50-500 us)", "session_over_independent": 1.2, "cases": [_case(report_ratio=1.0)]}
+    (tmp_path / "a.json").write_text(json.dumps({"rows": [row, {"session": "s", "error": "budget spent"}]}))
+    assert ta.main([str(tmp_path / "all.json"), str(tmp_path / "a.json"), "--combine"]) == 0
+    summary = json.loads((tmp_path / "all.json").read_text())["summary"]
+    assert summary == {"sessions": 1, "compared": 1, "within_5pct": 0, "cases_within_5pct": 1,
+                       "bands": {"mid (50-500 us)": 1}}
