@@ -215,7 +215,9 @@ def record_launches(problem: Problem, candidate: str | Path, settings: LadderSet
             case = min(cases, key=lambda c: problem.bytes_moved(c) or 0)
     request = LaunchesRequest(problem=str(problem.path), candidate=str(Path(candidate).resolve()), case=case)
     limits = SandboxLimits(settings.sandbox_timeout_s, max(settings.sandbox_memory_mb, 8192), address_space_limit=False)
-    res = run_worker(to_wire(request), limits=limits, interpreter=True)
+    # forked from the interpreter zygote like the interpreter's evaluations: a spawned worker paid the torch/triton
+    # import per record (12 records of benchmarks/diagnosis/beyond: 220 s spawned, 90 s forked on 2 loaded cores)
+    res = run_worker(to_wire(request), limits=limits, interpreter=True, use_zygote=settings.sandbox_fork_server)
     try:
         out = parse_result(LaunchesResult, res.payload) if res.ok else None
     except ContractError as exc:
