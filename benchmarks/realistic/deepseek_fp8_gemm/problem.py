@@ -11,6 +11,9 @@ import torch
 from torch import nn
 
 CATEGORY = "matmul"
+#: Hopper FP8 tensor-core MMA accumulates with reduced precision (DeepSeek-V3 report: about 14 bits), so the kernel
+#: lands up to ~0.016 from the fp32 reference on O(1) outputs (H200, all four cases); a missing scale is far outside.
+TOLERANCES = {"float32": {"atol": 2e-2, "rtol": 2e-2}}
 CASES = [
     {"M": 4096, "N": 7168, "K": 2048},
     {"M": 2048, "N": 4096, "K": 7168},
