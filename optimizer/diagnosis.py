@@ -72,10 +72,13 @@ class Diagnosis(BaseModel):
 
 
 def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str | None, max_level: str, kb: Any,
-             workdir: str | Path | None = None, validate: bool = True, rewrite: bool = False) -> Diagnosis:
+             workdir: str | Path | None = None, validate: bool = True, rewrite: bool = False,
+             recorded_timing: dict[str, Any] | None = None) -> Diagnosis:
     """Validate (and time) the candidate, then run the ladder up to ``max_level`` without stopping early.
 
-    ``rewrite``: also ask the offline proposer for the rewrite a round would make (``Diagnosis.rewrite``)."""
+    ``rewrite``: also ask the offline proposer for the rewrite a round would make (``Diagnosis.rewrite``).
+    ``recorded_timing``: ``{"device", "case_ms", "source"}`` measured earlier for this exact candidate source
+    (``ladder.keys.RECORDED_TIMING``); a static diagnosis reads its roofline fractions from it."""
     from optimizer.harness.evaluation import Evaluation, evaluate, record_launches, to_timing
     from optimizer.harness.problem import load_problem
     from optimizer.ladder import keys
@@ -127,7 +130,8 @@ def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str 
                         settings=settings, evaluation=ev, phases=clock,
                         workdir=Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="ladder-diagnose-")),
                         cache={keys.INPUT_DTYPES: _input_dtypes(prob)}
-                        | ({keys.LAUNCH_CASE: launch_case} if launch_case else {}))
+                        | ({keys.LAUNCH_CASE: launch_case} if launch_case else {})
+                        | ({keys.RECORDED_TIMING: recorded_timing} if recorded_timing else {}))
     outcome = run_ladder(ctx, max_level=max_level, stop_early=False)  # type: ignore[arg-type]
     out.levels = list(outcome.results)
     out.stop, out.chosen = outcome.stop, outcome.chosen

@@ -1,7 +1,7 @@
 """Round 1 on the CPU, without a GPU: does the ladder act on the cause it finds, and is the rewrite correct?
 
     PYTHONPATH=. python benchmarks/rewrite/dry_round.py [--set naive|realistic|suite|diagnosis ...] [--only NAME,...]
-        [--out DIR] [--name STEM]
+        [--out DIR] [--name STEM] [--measured REALCHECK.json ...]
 
 For every kernel of a set, the static ladder (L1 and L3 from a dry launch record, compile-only IR for cuda:90; L4
 from the KB and the compiler-source map; no L2, no timing) decides a cause and a family, the offline proposer
@@ -15,6 +15,12 @@ What this measures: whether the decision acts on a cause with a structural rewri
 correct. What it cannot measure: speed (no GPU here; the interpreter's wall time says nothing), and L2's
 counters, which on a GPU can overrule a static cause. Writes ``dry_round_cpu.json`` and ``dry_round_cpu.md``
 under ``benchmarks/results/rewrite/`` with provenance.
+
+``--measured``: the realistic set's H200 check records (``benchmarks/realistic/_check.py --time``, one JSON per run;
+later files win). A kernel whose every full-size case was validated and timed there is diagnosed with those times
+(``ladder.keys.RECORDED_TIMING``): L1 reads its roofline fraction from them, so a kernel measured at its roofline
+stops with ``at_roofline`` (a justified stop: nothing structural to gain) and one with headroom has ``at_roofline``
+refuted. The records time each set's ``initial.py``, the file the dry round diagnoses; other candidates get none.
 """
 
 from __future__ import annotations
@@ -56,7 +62,25 @@ def kernels(sets: list[str], only: set[str]) -> list[tuple[str, Path, Path]]:
     return out
 
 
-def one(kb: Any, set_name: str, folder: Path, cand: Path, *, validate: bool = True) -> dict[str, Any]:
+def load_measured(files: list[Path]) -> dict[str, dict[str, Any]]:
+    """kernel -> ``{"device", "case_ms", "source"}`` from realistic-check records, for kernels whose every case passed
+    and was timed (later files win)."""
+    from benchmarks._data import read_text
+
+    out: dict[str, dict[str, Any]] = {}
+    for f in files:
+        doc = json.loads(read_text(f))
+        gpu, date = (doc.get("provenance") or {}).get("gpu"), (doc.get("provenance") or {}).get("date", "?")
+        for name, entry in (doc.get("problems") or {}).items():
+            cases = entry.get("cases") or []
+            if gpu and entry.get("ok") and cases and all(c.get("ok") and c.get("initial_ms") for c in cases):
+                out[name] = {"device": gpu, "case_ms": {c["label"]: c["initial_ms"] for c in cases},
+                             "source": f"{f.name} {date[:10]}"}
+    return out
+
+
+def one(kb: Any, set_name: str, folder: Path, cand: Path, *, validate: bool = True,
+        recorded: dict[str, Any] | None = None) -> dict[str, Any]:
     from optimizer.diagnosis import diagnose
     from optimizer.harness.evaluation import evaluate
     from optimizer.harness.problem import load_problem
@@ -64,7 +88,10 @@ def one(kb: Any, set_name: str, folder: Path, cand: Path, *, validate: bool = Tr
 
     t0 = time.perf_counter()
     row: dict[str, Any] = {"set": set_name, "kernel": folder.name, "candidate": str(cand.relative_to(ROOT))}
-    d = diagnose(folder, cand, backend="interpreter", max_level="L4", kb=kb, validate=False, rewrite=True)
+    d = diagnose(folder, cand, backend="interpreter", max_level="L4", kb=kb, validate=False, rewrite=True,
+                 recorded_timing=recorded)
+    if recorded:
+        row["measured"] = f"{recorded['device']} ({recorded['source']})"
     dec = d.decision
     row.update(cause=dec.cause if dec is not None and dec.decided else "undecided",
                confidence=round(dec.confidence, 2) if dec is not None and dec.decided else None,
@@ -78,7 +105,8 @@ def one(kb: Any, set_name: str, folder: Path, cand: Path, *, validate: bool = Tr
                refused=(rw.refused if rw else "no preview")[:400], description=(rw.description if rw else "")[:300])
     row["structural"] = bool(rw and rw.kind and rw.kind not in LAUNCH_KINDS)
     if rw is None or rw.refused or not rw.source:
-        row["verdict"] = "no_rewrite"
+        # at the roofline by measurement: nothing structural to gain, the stop is the right answer
+        row["verdict"] = "justified_stop" if row["cause"] == "at_roofline" and recorded else "no_rewrite"
         return row
     if not validate:
         row["verdict"] = "not_validated"
@@ -105,7 +133,7 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for s in sorted({r["set"] for r in rows}):
         rs = [r for r in rows if r["set"] == s]
-        made = [r for r in rs if r["verdict"] != "no_rewrite"]
+        made = [r for r in rs if r["verdict"] not in ("no_rewrite", "justified_stop")]
         out[s] = {"kernels": len(rs), "decided": sum(r["cause"] != "undecided" for r in rs),
                   "rewrite_made": len(made), "structural": sum(r["structural"] for r in made),
                   "valid": sum(r["verdict"] == "valid" for r in made),
@@ -113,6 +141,8 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
                   "invalid": sum(r["verdict"] == "invalid" for r in made),
                   "baseline_fails": sum(r["verdict"] == "baseline_fails" for r in made),
                   "errors": sum(r["verdict"] == "error" for r in rs),
+                  "measured": sum(bool(r.get("measured")) for r in rs),
+                  "justified_stop": sum(r["verdict"] == "justified_stop" for r in rs),
                   # kernels where a point or family was refused because it could not change the compiled kernel
                   "noop_refused": sum(_noop(r) for r in rs)}
     return out
@@ -133,12 +163,14 @@ def markdown(payload: dict[str, Any]) -> str:
              "`no-op refused`: kernels where a point or a family was refused because it could not change what runs "
              "(a launch value a decorator overrides, or the same cuda:90 PTX as the base); such a rewrite is never made.",
              "",
+             "`measured`: kernels diagnosed with recorded GPU times (`--measured`); `justified stop`: measured at the "
+             "roofline (every case at >= 75% of its dtype-aware roofline), so no rewrite is the right answer.", "",
              "| set | kernels | cause decided | rewrite made | structural | valid | compile-only | invalid | baseline fails "
-             "| errors | no-op refused |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| errors | no-op refused | measured | justified stop |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for s, v in payload["summary"].items():
         lines.append(f"| {s} | {v['kernels']} | {v['decided']} | {v['rewrite_made']} | {v['structural']} | {v['valid']} "
                      f"| {v['compile_only']} | {v['invalid']} | {v['baseline_fails']} | {v['errors']} "
-                     f"| {v.get('noop_refused', 0)} |")
+                     f"| {v.get('noop_refused', 0)} | {v.get('measured', 0)} | {v.get('justified_stop', 0)} |")
     lines += ["", "| set | kernel | cause | family (kind) | points | verdict | note |", "|---|---|---|---|---|---|---|"]
     for r in payload["rows"]:
         note = r.get("failure") or r.get("refused") or r.get("description") or ""
@@ -155,7 +187,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default="", help="comma-separated problem folder names")
     ap.add_argument("--out", type=Path, default=RESULTS / "rewrite", help="output folder")
     ap.add_argument("--name", default="dry_round_cpu", help="output file stem")
+    ap.add_argument("--measured", action="append", type=Path, default=[],
+                    help="a realistic-check record with GPU times (repeatable; later files win)")
     args = ap.parse_args(argv)
+    measured = load_measured(args.measured)
     from benchmarks.suite.runner import connect_kb
 
     todo = kernels(args.set or ["naive", "realistic"], {x for x in args.only.split(",") if x})
@@ -165,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for i, (s, folder, cand) in enumerate(todo, 1):
         try:
-            row = one(kb, s, folder, cand)
+            row = one(kb, s, folder, cand,
+                      recorded=measured.get(folder.name) if s == "realistic" and cand.name == "initial.py" else None)
         except Exception as exc:  # a crash of the ladder or the proposer is a finding of this benchmark, not an abort
             row = {"set": s, "kernel": folder.name, "verdict": "error", "cause": "undecided", "structural": False,
                    "failure": f"{type(exc).__name__}: {exc}"[:500]}

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 from optimizer.ir.cached import IR_CACHE_HITS
 
-__all__ = ["FEATURES", "HOT_KERNEL", "INPUT_DTYPES", "IR_CACHE_HITS", "LAUNCH_CASE", "ascend", "ir", "ir_prefetch",
-           "l2rows", "ncu", "profile"]
+__all__ = ["FEATURES", "HOT_KERNEL", "INPUT_DTYPES", "IR_CACHE_HITS", "LAUNCH_CASE", "RECORDED_TIMING", "ascend", "ir",
+           "ir_prefetch", "l2rows", "ncu", "profile"]
 
 INPUT_DTYPES = "input_dtypes"
 LAUNCH_CASE = "launch_case"
 FEATURES = "features"
 HOT_KERNEL = "hot_kernel"
+RECORDED_TIMING = "recorded_timing"
 
 
 def profile(sha: str) -> str:

@@ -63,20 +63,30 @@ def _timing_roofline(ctx: LadderContext, tokens: list[str]) -> Finding | None:
     """The roofline fraction of every timed case from the round's timing and the problem's bytes/flops (the figure L2
     reads too, before its profilers add counters); None on the interpreter or a device without known peaks."""
     ev = ctx.evaluation
-    if ctx.backend == "interpreter" or ev is None or not ev.timing_cases:
+    recorded = ctx.cache.get(keys.RECORDED_TIMING)
+    from_record = False
+    if ctx.backend != "interpreter" and ev is not None and ev.timing_cases:
+        device, case_ms, full_cases = ev.device, ev.case_ms(), ctx.problem.cases_for(ctx.backend)
+    elif recorded:
+        from_record = True  # a static diagnosis given this exact source's recorded GPU times (keys.RECORDED_TIMING)
+        device, case_ms, full_cases = recorded["device"], recorded["case_ms"], ctx.problem.cases
+    else:
         return None
     from optimizer.profile.cuda import case_signals
     from optimizer.profile.roofline import compute_kind, peaks_for
 
-    peaks = peaks_for(ev.device)
+    peaks = peaks_for(device)
     if peaks is None:
         return None
-    kind = compute_kind(tokens, ev.launches)
-    cases = {case_label(c): c for c in ctx.problem.cases_for(ctx.backend)}
+    kind = compute_kind(tokens, ev.launches if ev else [])
+    cases = {case_label(c): c for c in full_cases}
     rows = [{"case": label, "signals": case_signals(ms, ctx.problem.flops(cases.get(label, {})),
                                                     ctx.problem.bytes_moved(cases.get(label, {})), peaks, None, None, compute=kind)}
-            for label, ms in ev.case_ms().items()]
-    return roofline_finding(rows, level="L1")
+            for label, ms in case_ms.items() if label in cases]
+    found = roofline_finding(rows, level="L1") if len(rows) == len(case_ms) else None
+    if found is not None and from_record:
+        found.summary += f" (recorded on {device}: {recorded.get('source', '?')})"
+    return found
 
 
 class TriageLevel:
