@@ -56,7 +56,8 @@ class LadderError(Exception):
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
-        _REGISTRY[cls.code] = cls
+        if "code" in cls.__dict__:  # a subclass that keeps its parent's code (CardFileError) never replaces the parent
+            _REGISTRY[cls.code] = cls
 
     def __reduce__(self) -> tuple[object, ...]:  # picklable across subprocesses
         return (_rebuild, (self.code, self.message, self.field))

@@ -18,6 +18,7 @@ from typing_extensions import TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from kb.errors import InvalidArgument
 from kb.models import CaseValidation, TimingProtocol, Validation
 
 __all__ = [
@@ -60,8 +61,9 @@ class LaunchRecord(TypedDict, total=False):
 Launch = LaunchRecord
 
 
-class ContractError(ValueError):
-    """A worker request or result does not match its contract; the message names the field."""
+class ContractError(InvalidArgument, ValueError):
+    """A worker request or result does not match its contract; the message names the field. In the product's
+    exception tree (``kb.errors``) as an invalid argument; still a ``ValueError`` for callers that catch that."""
 
 
 class _Contract(BaseModel):

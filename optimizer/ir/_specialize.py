@@ -46,7 +46,11 @@ _FLOAT = re.compile(r"^[+-]?(?:\d+\.\d*|\.\d+|\d+(?:\.\d*)?[eE][+-]?\d+|inf|nan)
 
 
 class SpecError(ValueError):
-    """A malformed ``--arg`` or an argument list that does not fit the kernel (message says how to fix it)."""
+    """A malformed ``--arg`` or an argument list that does not fit the kernel (message says how to fix it).
+
+    A plain ``ValueError``, outside ``kb.errors``: this module runs in the standard-library-only IR worker, also in
+    ``.venv-ascend``, which has no pydantic; ``optimizer.ir.capture`` re-raises it in the parent as
+    ``kb.errors.InvalidArgument``."""
 
 
 @dataclass
