@@ -40,14 +40,35 @@ def test_summary_counts_and_table() -> None:
     ]
     s = dr.summary(rows)
     assert s["naive"] == {"kernels": 3, "decided": 2, "rewrite_made": 2, "structural": 2, "valid": 1, "compile_only": 0,
-                          "invalid": 0, "baseline_fails": 1, "errors": 0, "noop_refused": 1}
+                          "invalid": 0, "baseline_fails": 1, "errors": 0, "noop_refused": 1, "measured": 0,
+                          "justified_stop": 0}
     assert s["realistic"]["invalid"] == 1 and s["realistic"]["errors"] == 1 and s["realistic"]["structural"] == 0
     prov = {"command": "dry_round.py", "machine": {"node": "n", "cpus": 2}, "date": "d", "versions": {"triton": "3.9.0"}}
     md = dr.markdown({"provenance": prov, "summary": s, "rows": rows})
-    assert "| naive | 3 | 2 | 2 | 2 | 1 | 0 | 0 | 1 | 0 | 1 |" in md
+    assert "| naive | 3 | 2 | 2 | 2 | 1 | 0 | 0 | 1 | 0 | 1 | 0 | 0 |" in md
     assert "mismatch / 1 element" in md  # a pipe inside a note cannot break the table
 
 
 def test_no_kernel_matched_is_an_error() -> None:
     with pytest.raises(SystemExit, match="no kernel matched"):
         _module().main(["--set", "naive", "--only", "no_such_operator"])
+
+
+def test_measured_records_and_justified_stops(tmp_path: Path) -> None:
+    import json
+
+    dr = _module()
+    case = {"ok": True, "label": "n=8", "initial_ms": 0.5}
+    (tmp_path / "a.json").write_text(json.dumps({"provenance": {"gpu": "NVIDIA H200", "date": "2026-12-04T00:00:00Z"},
+        "problems": {"k": {"ok": True, "cases": [case]}, "bad": {"ok": False, "cases": [{**case, "ok": False}]},
+                     "untimed": {"ok": True, "cases": [{"ok": True, "label": "n=8"}]}}}))
+    (tmp_path / "b.json").write_text(json.dumps({"provenance": {"gpu": "NVIDIA H200", "date": "2026-12-05T00:00:00Z"},
+        "problems": {"k": {"ok": True, "cases": [{**case, "initial_ms": 0.25}]}}}))
+    m = dr.load_measured([tmp_path / "a.json", tmp_path / "b.json"])
+    assert set(m) == {"k"}, "a failed or untimed kernel gives no record"
+    assert m["k"]["case_ms"] == {"n=8": 0.25} and m["k"]["device"] == "NVIDIA H200" and "b.json" in m["k"]["source"]
+    rows = [{"set": "realistic", "kernel": "k", "cause": "at_roofline", "structural": False, "verdict": "justified_stop",
+             "measured": "NVIDIA H200 (b.json)"},
+            {"set": "realistic", "kernel": "j", "cause": "undecided", "structural": False, "verdict": "no_rewrite"}]
+    s = dr.summary(rows)["realistic"]
+    assert s["justified_stop"] == 1 and s["measured"] == 1 and s["rewrite_made"] == 0 and s["decided"] == 1
