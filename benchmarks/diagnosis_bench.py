@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks._data import read_text  # noqa: E402  (committed results, packed or not)
 from benchmarks._provenance import RESULTS, write_result  # noqa: E402
 
 STATIC_CAUSES = frozenset({"per_element_grid", "same_address_atomics", "redundant_passes", "fma_dot",
@@ -187,10 +188,10 @@ def main(argv: list[str] | None = None) -> int:
 
     out_dir = Path(a.out) if a.out else RESULTS / "diagnosis"
     if a.from_file and a.from_file.endswith(".jsonl"):  # rows of a run cut short
-        rows = [json.loads(ln) for ln in Path(a.from_file).read_text().splitlines() if ln.strip()]
+        rows = [json.loads(ln) for ln in read_text(Path(a.from_file)).splitlines() if ln.strip()]
         source, name = {"from": str(a.from_file), "partial": True}, "diagnosis_partial_summary"
     elif a.from_file:
-        payload = json.loads(Path(a.from_file).read_text())
+        payload = json.loads(read_text(Path(a.from_file)))
         rows, source = payload["rows"], {"from": str(a.from_file), "run_provenance": payload.get("provenance")}
         name = Path(a.from_file).stem.replace("_runs", "") + "_summary"
     else:

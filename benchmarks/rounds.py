@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _data import find, read_text
+from _data import exists, find, is_dir, read_text
 from _provenance import RESULTS, provenance
 
 DEFAULT = RESULTS / "suite"
@@ -47,10 +47,10 @@ def _stats(xs: list[float]) -> dict[str, float]:
 def trajectories(paths: list[Path]) -> list[Path]:
     found: list[Path] = []
     for p in paths:
-        if p.is_file():
+        if exists(p):
             found.append(p)
-        elif p.is_dir():
-            found += find(p)  # trajectory.json, or the committed trajectory.json.gz
+        elif is_dir(p):
+            found += find(p)  # on disk, as trajectory.json.gz, or inside a campaign archive (benchmarks/_data.py)
         else:
             raise SystemExit(f"error: {p} is neither a trajectory.json nor a folder holding some")
     return found

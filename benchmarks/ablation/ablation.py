@@ -93,7 +93,7 @@ def compress(out: Path) -> None:
         (out / "timing_cache.jsonl.gz").write_bytes(gzip.compress(plain.read_bytes(), compresslevel=9, mtime=0))
         plain.unlink()
     if (out / "sessions").exists():
-        from pack_results import pack as pack_trajectories
+        from pack_results import compress as pack_trajectories
 
         pack_trajectories(out / "sessions")
 

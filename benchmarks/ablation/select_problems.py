@@ -40,6 +40,8 @@ RESULTS = BENCH / "results"
 if str(BENCH) not in sys.path:
     sys.path.insert(0, str(BENCH))
 
+from _data import exists, glob, read_text  # noqa: E402  (committed results, packed or not)
+
 MIN_HEADROOM = 1.5
 TARGET = 36
 MIN_PER_CAUSE = 2
@@ -63,12 +65,12 @@ def _geomean(xs: list[float]) -> float | None:
 
 
 def _static_causes(set_name: str) -> dict[str, str]:
-    rows = json.loads(COVERAGE.read_text())["rows"]
+    rows = json.loads(read_text(COVERAGE))["rows"]
     return {r["kernel"]: r["cause"] for r in rows if r["set"] == set_name}
 
 
 def realistic() -> list[dict[str, Any]]:
-    data = json.loads(REALISTIC_CHECK.read_text())["problems"]
+    data = json.loads(read_text(REALISTIC_CHECK))["problems"]
     causes = _static_causes("realistic")
     out = []
     for name, rec in sorted(data.items()):
@@ -84,7 +86,7 @@ def realistic() -> list[dict[str, Any]]:
 
 
 def diagnosis() -> list[dict[str, Any]]:
-    items = json.loads(DIAG_TIMES.read_text())["summary"]["items"]
+    items = json.loads(read_text(DIAG_TIMES))["summary"]["items"]
     out = []
     for name, rec in sorted(items.items()):
         label = BENCH / "diagnosis" / name / "label.yaml"
@@ -103,10 +105,7 @@ def diagnosis() -> list[dict[str, Any]]:
 
 
 def _session_cause(op_dir: Path) -> str | None:
-    from _data import read_text, readable
-
-    path = readable(op_dir / "session" / "trajectory.json")
-    if path is None:
+    if not exists(op_dir / "session" / "trajectory.json"):
         return None
     traj = json.loads(read_text(op_dir / "session" / "trajectory.json"))
     for r in traj.get("rounds", [])[1:]:
@@ -119,11 +118,11 @@ def _session_cause(op_dir: Path) -> str | None:
 def naive() -> list[dict[str, Any]]:
     causes = _static_causes("naive")
     out = []
-    for rj in sorted(NAIVE.glob("*/result.json")):
+    for rj in glob(NAIVE, "*/result.json"):  # packed campaign (benchmarks/_data.py)
         op = rj.parent.name
         if not (REPO / "benchmarks" / "suite" / op / "naive.py").exists():
             continue
-        r = json.loads(rj.read_text())
+        r = json.loads(read_text(rj))
         if r.get("status") != "done" or r.get("initial") != "naive":
             continue
         ratios = []

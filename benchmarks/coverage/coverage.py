@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks._data import read_text  # noqa: E402  (committed results, packed or not)
 from benchmarks._provenance import RESULTS, provenance  # noqa: E402
 
 #: refusal categories, first match wins: (category, pattern over the refusal text)
@@ -161,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     raw: list[dict[str, Any]] = []
     for f in args.from_:
-        raw += json.loads(f.read_text())["rows"]
+        raw += json.loads(read_text(f))["rows"]
     if args.set or not args.from_:
         dr = _dry_round()
         from benchmarks.suite.runner import connect_kb

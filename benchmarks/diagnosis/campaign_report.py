@@ -27,10 +27,11 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-for _p in (REPO, REPO / "benchmarks" / "suite"):
+for _p in (REPO, REPO / "benchmarks" / "suite", REPO / "benchmarks"):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
+import _data  # noqa: E402
 from _results import geomean, load_results  # noqa: E402
 
 from benchmarks.diagnosis.dataset import load_items  # noqa: E402
@@ -81,7 +82,7 @@ def reruns(out: Path) -> set[str]:
     """Items a ``--redo`` run re-ran (their earlier record replaced), from the result dir's ``runs.jsonl``."""
     path = out / "runs.jsonl"
     names: set[str] = set()
-    for line in path.read_text().splitlines() if path.exists() else []:
+    for line in _data.read_text(path).splitlines() if _data.exists(path) else []:
         try:
             event = json.loads(line)
         except json.JSONDecodeError:
@@ -146,9 +147,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=str(DEFAULT_OUT), help="the campaign's result dir")
     p.add_argument("--within", type=float, default=1.5, help="best/fix time ratio that counts as removed")
     p.add_argument("--name", default="campaign_vs_fix", help="file stem of the report, written next to --out")
+    p.add_argument("--to", help="write the report files into this folder instead of next to --out")
     a = p.parse_args(argv)
     out = Path(a.out)
-    results = load_results(out) if out.is_dir() else {}
+    results = load_results(out) if _data.is_dir(out) else {}
     again = reruns(out)
     rows = [judge(i, results.get(i.name), a.within) | ({"rerun": True} if i.name in again else {})
             for i in sorted(load_items(), key=lambda i: (i.split, i.name))]
@@ -156,8 +158,10 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks._provenance import provenance
 
     doc = {"provenance": provenance(), "source": str(out), "summary": summary, "items": rows}
-    (out.parent / f"{a.name}.json").write_text(json.dumps(doc, indent=1))
-    (out.parent / f"{a.name}.md").write_text(markdown(rows, summary))
+    to = Path(a.to) if a.to else out.parent
+    to.mkdir(parents=True, exist_ok=True)
+    (to / f"{a.name}.json").write_text(json.dumps(doc, indent=1))
+    (to / f"{a.name}.md").write_text(markdown(rows, summary))
     print(markdown(rows, summary))
     return 0
 

@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks._data import read_text  # noqa: E402
 from benchmarks._provenance import RESULTS, write_result  # noqa: E402
 
 __all__ = ["l2_cases", "replay_rows"]
@@ -150,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
 
     rows: list[dict[str, Any]] = []
     for p in a.rows:
-        text = p.read_text()
+        text = read_text(p)  # a committed file may sit in a campaign archive (benchmarks/_data.py)
         rows += (
             json.loads(text)["rows"]
             if p.suffix == ".json"

@@ -25,11 +25,16 @@ import json
 import math
 import os
 import statistics
+import sys
 import tarfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+if str(Path(__file__).resolve().parents[1]) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import _data  # noqa: E402  (benchmarks/_data.py: results read the same way packed or unpacked)
 
 LEVELS = ("L1", "L2", "L3", "L4")
 
@@ -120,8 +125,9 @@ def write_json(path: Path, obj: Any) -> None:
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
+    """The JSON object at the logical ``path`` (on disk or in a campaign archive, ``benchmarks/_data.py``)."""
     try:
-        return json.loads(path.read_text())
+        return json.loads(_data.read_text(path))
     except (OSError, json.JSONDecodeError):
         return None
 
@@ -129,7 +135,7 @@ def read_json(path: Path) -> dict[str, Any] | None:
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     out = []
     try:
-        lines = path.read_text().splitlines()
+        lines = _data.read_text(path).splitlines()
     except OSError:
         return out
     for line in lines:
@@ -142,14 +148,16 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 def append_jsonl(path: Path, rec: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.is_file() and _data.exists(path):  # a packed log: written out first, so the append keeps its lines
+        path.write_bytes(_data.read_bytes(path))
     with open(path, "a") as f:
         f.write(json.dumps(rec, default=str) + "\n")
 
 
 def load_results(out: Path) -> dict[str, dict[str, Any]]:
-    """Every ``<op>/result.json`` under ``out``, by operator."""
+    """Every ``<op>/result.json`` under ``out`` (packed or not), by operator."""
     res = {}
-    for p in sorted(Path(out).glob("*/result.json")):
+    for p in _data.glob(Path(out), "*/result.json"):
         r = read_json(p)
         if r and r.get("op"):
             res[r["op"]] = r
@@ -203,7 +211,8 @@ def summarize_trajectory(t: dict[str, Any]) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------ pack/unpack ---
 def _keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
     parts = Path(info.name).parts
-    if "ir" in parts or "__pycache__" in parts or info.name.endswith((".tmp", ".request.json")):
+    if ("ir" in parts or "__pycache__" in parts or info.name.endswith((".tmp", ".request.json"))
+            or parts[-1] == _data.ARCHIVE):  # a packed campaign's archive stays where it is: the pack carries what is new
         return None
     return info
 
@@ -252,11 +261,13 @@ def unpack(src: Path, out: Path) -> int:
     data (``sources_as_data``), whether the pack holds them as ``.py`` or ``.py.txt``.
     """
     out.mkdir(parents=True, exist_ok=True)
-    logs = {p.name: p.read_text().splitlines() for p in out.glob("*.jsonl")}
+    logs = {p.name: _data.read_text(p).splitlines() for p in _data.glob(out, "*.jsonl")}  # packed ones too
     with tarfile.open(src, "r:gz") as tar:
         members = [m for m in tar.getmembers() if m.isfile() or m.isdir()]
         tar.extractall(out, members=members, filter="data")
     for name, before in logs.items():
+        if not any(m.isfile() and m.name == name for m in members):
+            continue  # not in this pack: the log stays as it was
         after = (out / name).read_text().splitlines()
         merged = before + [ln for ln in after if ln not in set(before)]
         tmp = out / (name + ".tmp")

@@ -22,13 +22,17 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import _data  # noqa: E402
 
 from benchmarks._provenance import write_result  # noqa: E402
 
+RESULTS = REPO / "benchmarks" / "results"
 SETS = {
-    "suite (tuned initial.py)": REPO / "benchmarks" / "results" / "suite",
-    "naive first translations": REPO / "benchmarks" / "results" / "naive",
-    "real kernels": REPO / "benchmarks" / "results" / "realistic" / "campaign",
+    "suite (tuned initial.py)": RESULTS / "suite",
+    "naive first translations": RESULTS / "naive",
+    "real kernels": RESULTS / "realistic" / "campaign",
 }
 
 
@@ -72,15 +76,17 @@ def markdown(rows: dict[str, dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="compare_sets", description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
+    ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--results", type=Path, default=RESULTS,
+                    help="read each set's report.json from the same place under this folder (default benchmarks/results)")
     a = ap.parse_args(argv)
     rows: dict[str, dict[str, Any]] = {}
     for name, d in SETS.items():
-        path = d / "report.json"
-        if not path.is_file():
+        path = (a.results / d.relative_to(RESULTS) if d.is_relative_to(RESULTS) else d) / "report.json"
+        if not _data.exists(path):
             print(f"{name}: no report at {path} (run report.py --out {d})", file=sys.stderr)
             continue
-        rows[name] = summarize(json.loads(path.read_text()))
+        rows[name] = summarize(json.loads(_data.read_text(path)))
     if not rows:
         print("no set has a report yet", file=sys.stderr)
         return 2

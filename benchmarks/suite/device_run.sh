@@ -20,7 +20,6 @@ nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,nohea
 start=$(date +%s)
 set_name=${INITIAL:-initial}; tag=suite; base=benchmarks/results/suite
 [ "$set_name" = naive ] && { tag=naive; base=benchmarks/results/naive; }
-for op in ${REDO:-}; do rm -rf "$base/$op"; done  # rerun these from scratch
 
 if [ -n "$cluster" ]; then  # issue 9: one optimizer session per GPU through the process-per-device runner
   LADDER_HOME=/tmp/cluster-home timeout 240 python3 -m optimizer.cluster --devices 0,1 --resource GPU --backend cuda \
@@ -35,8 +34,9 @@ pids=()
 for gpu in 0 1; do
   ops=$ops0; [ $gpu = 1 ] && ops=$ops1
   [ -z "$ops" ] && continue
-  mkdir -p "$base"; out=$base
-  [ $gpu = 1 ] && { rm -rf /tmp/${tag}_g1; cp -r "$base" /tmp/${tag}_g1; out=/tmp/${tag}_g1; }
+  # each GPU's runner resumes from its own copy of the committed result dir (packed or not: benchmarks/_data.py)
+  out=/tmp/${tag}_g$gpu; rm -rf "$out"; python3 benchmarks/_data.py unpack "$base" "$out"
+  for op in ${REDO:-}; do rm -rf "$out/$op"; done  # rerun these from scratch
   CUDA_VISIBLE_DEVICES=$gpu LADDER_HOME=/tmp/ladderhome_g$gpu timeout $(( left + 30 )) python3 benchmarks/suite/runner.py \
     --initial "$set_name" --backend cuda --rounds "$rounds" --budget-s "$left" --compile-budget-s 45 --ops $ops \
     --out "$out" --pack "$OUT/${tag}_g$gpu.tar.gz" > "/tmp/${tag}_g$gpu.log" 2>&1 &

@@ -30,9 +30,11 @@ from typing import Any
 
 SUITE = Path(__file__).resolve().parent
 REPO = SUITE.parents[1]
-if str(SUITE) not in sys.path:
-    sys.path.insert(0, str(SUITE))
+for _p in (SUITE, SUITE.parent):
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
 
+import _data  # noqa: E402  (benchmarks/_data.py: the result dir packed or not)
 from _results import (
     H200_DATASHEET,
     H200_MEASURED_HERE,
@@ -393,34 +395,38 @@ def render_md(rep: dict[str, Any], figures: list[str]) -> str:
     return "\n".join(L) + "\n"
 
 
-def write_report(out: Path) -> dict[str, Any]:
+def write_report(out: Path, to: Path | None = None) -> dict[str, Any]:
+    """The report of the result dir ``out`` (packed or not), written into ``to`` (default: ``out`` itself)."""
     from _figures import write_figures
 
     out = Path(out)
+    to = Path(to) if to else out
+    to.mkdir(parents=True, exist_ok=True)
     rep = build(out)
-    rep["figures"] = write_figures(rep, out)
-    write_json(out / "report.json", rep)
-    (out / "report.md").write_text(render_md(rep, rep["figures"]))
+    rep["figures"] = write_figures(rep, to)
+    write_json(to / "report.json", rep)
+    (to / "report.md").write_text(render_md(rep, rep["figures"]))
     return rep
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="ladder bench report", description=__doc__.splitlines()[0])
     p.add_argument("--out", default=str(DEFAULT_OUT), help="suite result dir (default benchmarks/results/suite)")
+    p.add_argument("--to", help="write the report files here instead of into --out")
     args = p.parse_args(argv)
     out = Path(args.out)
-    if not out.is_dir():
+    if not _data.is_dir(out):
         print(f"no result dir at {out}: run `ladder bench suite --out {out}` first", file=sys.stderr)
         return 2
     try:
-        rep = write_report(out)
+        rep = write_report(out, args.to)
     except ValueError as exc:
         print(f"{out}: {exc}", file=sys.stderr)
         return 2
     for t in rep["targets"]:
         v = t["value"]
         print(f"{t['status']:>13}: {t['target']}" + ("" if v is None else f" ({v:.3g}, {t['n']} of {t['of']} operators)"))
-    print(f"wrote {out / 'report.md'}, report.json and {len(rep['figures'])} figure(s)")
+    print(f"wrote {Path(args.to or out) / 'report.md'}, report.json and {len(rep['figures'])} figure(s)")
     return 0
 
 

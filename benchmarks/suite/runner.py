@@ -56,7 +56,8 @@ for _p in (REPO, SUITE, REPO / "benchmarks"):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
-from _data import read_text
+from _data import files as data_files
+from _data import read_bytes, read_text
 from _results import (
     append_jsonl,
     pack,
@@ -196,6 +197,7 @@ class Runner:
         self.check_set()
         ops = self.select_ops()
         todo = [(op, why) for op in ops if (why := self.todo(op, redo=self.a.redo))]
+        self.unpack_for_work([op for op, _ in todo])
         self.log(f"suite: {len(ops)} operator(s), {len(ops) - len(todo)} complete, {len(todo)} to run "
                  f"(from {self.a.initial}.py, backend {self.a.backend}, {self.a.rounds} rounds, budget {_hms(self.a.budget_s) if self.a.budget_s else 'none'})")
         if self.a.backend == "cuda" and todo:
@@ -239,6 +241,21 @@ class Runner:
                  + (f"; not redone (budget): {' '.join(not_run)}" if not_run else ""))
         self.pack()
         return 0
+
+    def unpack_for_work(self, ops: list[str]) -> None:
+        """Where the result dir is packed (``benchmarks/_data.py``), write out what this run changes: the ``*.jsonl``
+        logs at its top (appended to) and the folders of the operators it works on (sources turned back into code)."""
+        written = 0
+        for p in data_files(self.out):
+            rel = p.relative_to(self.out).parts
+            wanted = (len(rel) == 1 and p.suffix == ".jsonl") or rel[0] in ops
+            if wanted and not p.is_file() and not p.with_name(p.name + ".gz").is_file():
+                p.parent.mkdir(parents=True, exist_ok=True)
+                p.write_bytes(read_bytes(p))
+                written += 1
+        if written:
+            sources_as_code(self.out)
+            self.log(f"unpacked {written} file(s) of {len(ops)} operator(s) from the packed result dir")
 
     def _record(self, op: str, **update: Any) -> dict[str, Any]:
         from _provenance import provenance

@@ -23,7 +23,10 @@ RUNNERS: dict[str, tuple[str, str]] = {
     "ir-capture": ("ir_capture.py", "Full IR capture vs a plain triton.compile, side by side."),
     "synthesis": ("synthesis/bench.py", "Family-assignment accuracy, new-family precision, throughput."),
     "suite": ("suite/runner.py", "Run optimizer sessions across the operator suite (resumable)."),
-    "report": ("suite/report.py", "Tables and figures from suite results."),
+    "report": ("reports.py", "Regenerate the committed campaign reports (tables, figures) from the packed results; "
+               "--check compares with the committed ones; --out DIR: one runner result dir's report."),
+    "pack": ("pack_results.py", "Fold campaign folders' loose result files into their archives (packed.jsonl.gz)."),
+    "results": ("_data.py", "Committed results, packed or not: ls DIR | cat PATH | unpack DIR DEST."),
     "load": ("load.py", "32 concurrent clients mixing RPCs against a real server."),
     "writes": ("kb_writes.py", "Consecutive single-card writes on an embedded KB, then the first search."),
     "diagnosis": ("diagnosis_bench.py", "Cause / class / family accuracy of the ladder on the labelled diagnosis set."),

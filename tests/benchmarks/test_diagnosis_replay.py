@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from benchmarks import _data
 from benchmarks.diagnosis.replay import l2_cases
 from optimizer.ladder.causes import profile_findings
 
@@ -12,7 +13,7 @@ ROWS = Path(__file__).resolve().parents[2] / "benchmarks/results/diagnosis/gpu/r
 
 
 def test_recorded_l2_evidence_rebuilds_per_case_signals() -> None:
-    row = next(json.loads(ln) for ln in ROWS.read_text().splitlines() if '"bias_gelu_residual"' in ln)
+    row = next(json.loads(ln) for ln in _data.read_text(ROWS).splitlines() if '"bias_gelu_residual"' in ln)
     cases = l2_cases(row["l2_raw"])
     assert [c["case"] for c in cases] == ["M=8192,N=8192", "M=16384,N=2048"]
     s = cases[0]["signals"]

@@ -3,14 +3,13 @@ timing case, the L2 profilers reached through ``optimizer.harness.measure`` (san
 
 from __future__ import annotations
 
-import gzip
-
 import json
 from pathlib import Path
 
 import pytest
 from ladder_fakes import LADDER_CARDS, FakeKB
 
+from benchmarks import _data
 from kb.models import Trajectory, Validation
 from optimizer.harness import measure
 from optimizer.harness.contracts import (
@@ -110,10 +109,10 @@ def test_timing_cases_given_as_json_are_read_into_the_model() -> None:
 
 
 def test_committed_trajectories_still_load() -> None:
-    paths = sorted((ROOT / "benchmarks" / "results").rglob("trajectory.json.gz"))  # committed compressed
+    paths = _data.find(ROOT / "benchmarks" / "results")  # committed packed (benchmarks/_data.py)
     assert paths, "no committed trajectory found"
     for p in paths:
-        t = Trajectory.model_validate_json(gzip.decompress(p.read_bytes()))
+        t = Trajectory.model_validate_json(_data.read_text(p))
         assert t.rounds, p
 
 

@@ -7,9 +7,9 @@ only shrink (a re-run replaces them) and the scanner itself is exercised on real
 
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 
+from benchmarks import _data
 from kb.models import Round, RoundRewrite, Trajectory
 from kb.models.trajectory import EvidenceItem, ProblemRef
 from optimizer.rewrite.domains import domain_violations
@@ -21,9 +21,8 @@ KNOWN_OLD = {f"{op} round {r} (shared-memory-budget)" for op, r in
 
 
 def _trajectories() -> list[tuple[Path, Trajectory]]:
-    plain = [(p, p.read_text()) for p in sorted(RESULTS.rglob("trajectory.json"))]
-    packed = [(p, gzip.decompress(p.read_bytes()).decode()) for p in sorted(RESULTS.rglob("trajectory.json.gz"))]
-    return [(p, Trajectory.model_validate_json(text)) for p, text in plain + packed]
+    # plain, .gz or inside a campaign archive (benchmarks/_data.py)
+    return [(p, Trajectory.model_validate_json(_data.read_text(p))) for p in _data.find(RESULTS)]
 
 
 def _new_ladder(t: Trajectory) -> bool:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import gzip
 import random
 from pathlib import Path
 
 import pytest
 from ladder_fakes import LADDER_CARDS, FakeKB
 
+from benchmarks import _data
 from kb.models import Round, Timing, TimingProtocol, Trajectory, Validation
 from optimizer.harness import verdict
 from optimizer.harness.evaluation import Evaluation, to_timing
@@ -120,10 +120,10 @@ def test_winner_is_retimed_and_selection_uses_the_retime(tmp_path: Path, monkeyp
 
 def test_committed_trajectories_still_load() -> None:
     root = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "suite"
-    files = sorted(root.glob("*/session/trajectory.json.gz"))  # committed ones are compressed (benchmarks/_data.py)
+    files = _data.glob(root, "*/session/trajectory.json")  # committed ones are packed (benchmarks/_data.py)
     assert files, "no committed suite trajectories"
     for f in files[:10]:
-        t = Trajectory.model_validate_json(gzip.decompress(f.read_bytes()))
+        t = Trajectory.model_validate_json(_data.read_text(f))
         assert t.noise_floor is None and t.selection is None and all(r.phase_s == {} for r in t.rounds)
 
 

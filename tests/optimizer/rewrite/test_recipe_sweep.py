@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from benchmarks import _data
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.errors import NotApplicable
 from optimizer.rewrite.recipe import apply_recipe
@@ -30,9 +31,10 @@ def _recipes() -> dict[str, dict]:
 
 def _candidates() -> list[Path]:
     files = sorted((ROOT / "benchmarks" / "suite").glob("*/initial.py"))
-    files += sorted((ROOT / "benchmarks" / "results" / "suite").glob("*/session/round_*.py.txt"))  # stored as data
+    # stored as data, packed (benchmarks/_data.py)
+    files += _data.glob(ROOT / "benchmarks" / "results" / "suite", "*/session/round_*.py.txt")
     seen: set[str] = set()
-    return [f for f in files if not ((t := f.read_text()) in seen or seen.add(t))]
+    return [f for f in files if not ((t := _data.read_text(f)) in seen or seen.add(t))]
 
 
 def _ruff() -> str:
@@ -47,7 +49,7 @@ def test_every_recipe_refuses_or_writes_defined_names(tmp_path: Path) -> None:
     assert len(recipes) >= 20 and len(cands) >= 40  # the sweep is not vacuous
     written: dict[str, str] = {}
     for i, cand in enumerate(cands):
-        src = cand.read_text()
+        src = _data.read_text(cand)
         for cid, recipe in recipes.items():
             try:
                 res = apply_recipe(recipe, RecipeContext(source=src, filename=cand.name.removesuffix(".txt"), bottleneck="memory_bound"))
