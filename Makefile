@@ -16,7 +16,7 @@ TRITON_ASCEND_VERSION ?= 3.2.0
 TRITON36_VENV ?= .venv-triton36
 MAIN_VENV ?= .venv
 
-.PHONY: ascend-env ascend-env-clean triton36-env triton36-env-clean
+.PHONY: ascend-env ascend-env-clean triton36-env triton36-pkgs triton36-env-clean
 
 ascend-env: $(ASCEND_VENV)/.installed
 
@@ -34,9 +34,15 @@ ascend-env-clean:
 
 triton36-env: $(TRITON36_VENV)/.installed
 
-$(TRITON36_VENV)/.installed:
+# triton36-pkgs: the virtualenv and its triton, without .venv (scripts/setup-env.sh starts it beside .venv's install)
+triton36-pkgs: $(TRITON36_VENV)/.packages
+
+$(TRITON36_VENV)/.packages:
 	$(PYTHON) -m venv $(TRITON36_VENV)
 	$(TRITON36_VENV)/bin/python -m pip install --quiet "triton==3.6.0"
+	touch $@
+
+$(TRITON36_VENV)/.installed: $(TRITON36_VENV)/.packages
 	main_site=$$($(MAIN_VENV)/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])") && \
 	own_site=$$($(TRITON36_VENV)/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])") && \
 	echo "import site; site.addsitedir('$$main_site')" > "$$own_site/zz_ladder_main_venv.pth"

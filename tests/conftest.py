@@ -11,9 +11,15 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-# a fresh IR cache and GPU-lock folder per test session: no test depends on what an earlier run left behind
-os.environ.setdefault("LADDER_CACHE_DIR", tempfile.mkdtemp(prefix="ladder-test-cache-"))
-os.environ.setdefault("LADDER_LOCK_DIR", tempfile.mkdtemp(prefix="ladder-test-locks-"))
+# a fresh IR cache and GPU-lock folder per test session: no test depends on what an earlier run left behind. Under
+# pytest-xdist (scripts/test.sh: `-n 2 --dist loadfile`) each worker process gets its own: a worker inherits the
+# controller's environment, and a test that expects a cold cache or a free lock must not see another worker's.
+_OWNER = os.environ.get("PYTEST_XDIST_WORKER", "main")
+for _var, _prefix in (("LADDER_CACHE_DIR", "ladder-test-cache-"), ("LADDER_LOCK_DIR", "ladder-test-locks-")):
+    # set by the caller (no owner mark): kept; set by this file in another process (the xdist controller): replaced
+    if _var not in os.environ or os.environ.get(f"{_var}_TEST_OWNER", _OWNER) != _OWNER:
+        os.environ[_var] = tempfile.mkdtemp(prefix=_prefix)
+        os.environ[f"{_var}_TEST_OWNER"] = _OWNER
 
 
 @pytest.fixture(autouse=True)
@@ -32,12 +38,22 @@ def embedder():
 
 @pytest.fixture(scope="session")
 def seeded_home(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:
-    """A KB home seeded from the packaged cards once per session (tests copy it rather than re-embedding)."""
+    """A KB home seeded from the packaged cards once per test run (tests copy it rather than re-embedding); xdist
+    workers share one, seeded by whichever asks first (the others wait on a lock)."""
+    import fcntl
+
     from kb.service import KnowledgeBase
     from kb.settings import Settings
 
-    home = tmp_path_factory.mktemp("seeded-kb")
-    KnowledgeBase.open(Settings(home=home), embedder=embedder).close()
+    root = tmp_path_factory.getbasetemp()
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        root = root.parent  # the run's base folder, one level above each worker's
+    home, done = root / "seeded-kb", root / "seeded-kb.done"
+    with open(root / "seeded-kb.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            KnowledgeBase.open(Settings(home=home), embedder=embedder).close()
+            done.touch()
     return home
 
 
