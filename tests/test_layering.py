@@ -69,6 +69,12 @@ def test_optimizer_subpackages_layer_without_a_cycle():
     assert _importers("optimizer/ladder", "optimizer.harness.sandbox") == []
     assert _importers("optimizer/ladder", "optimizer.harness.worker") == []
     assert _importers("optimizer/proposers", "optimizer.ladder"), "the proposers read the ladder's outcome"
+    # the one kernel model (issue 29) sits below L1 and the transforms that both read it: of the rewrite package it
+    # reads only the parse (rewrite.tree), and nothing that decides
+    for upper in ("optimizer.ladder", "optimizer.proposers", "optimizer.session", "optimizer.harness"):
+        assert _importers("optimizer/kernel", upper) == [], upper
+    assert {m for f in (ROOT / "optimizer/kernel").rglob("*.py") for m in _modules(f) if m.startswith("optimizer.rewrite")
+            and not m.startswith("optimizer.rewrite.tree")} == set()
     # the execution harness sits below everything that decides: it never reaches up
     for upper in ("optimizer.ladder", "optimizer.proposers", "optimizer.rewrite", "optimizer.session", "optimizer.cli",
                   "optimizer.diagnosis", "optimizer.onboarding"):

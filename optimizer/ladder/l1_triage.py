@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from kb.models import EscalationTests, EvidenceItem, Symptoms
 from kb.vocab import CAUSE_CLASS
-from optimizer.features import extract_features
+from optimizer.kernel.features import extract_features
 from optimizer.harness.problem import case_label
 from optimizer.ladder import keys
 from optimizer.ladder.cases import representative_case

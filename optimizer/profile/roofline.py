@@ -74,7 +74,7 @@ def kernel_compute_kind(candidate: object, launches: list[dict] | None) -> str:
     """``compute_kind`` of a candidate file (its code features and recorded launches); ``fp32`` if unreadable."""
     from pathlib import Path
 
-    from optimizer.features import extract_features
+    from optimizer.kernel.features import extract_features
 
     try:
         src = Path(str(candidate)).read_text()

@@ -1,12 +1,12 @@
 """The rewrite engine, on the libcst syntax tree: every recipe kind a KB card names, applied to a candidate.
 
 ``context`` holds what a rewrite reads and returns (``RecipeContext``, ``RewriteResult``), ``errors`` the refusal
-every transform raises (``NotApplicable``, a ``kb.errors.LadderError``), ``facts`` the kernel facts transforms
-reason over, ``engine`` the ``Transform`` protocol and its applier. ``TRANSFORMS`` maps a recipe kind to its
-structural transform; ``registry`` declares every kind (``REGISTRY``, with its preparation steps, and the launch and
-compiler knobs) and derives ``APPLIERS``; ``recipe`` applies them inside their ``domains`` (``apply_recipe``,
-``apply_recipe_variants``, ``can_apply``), for the ladder and the proposers. ``effect`` refuses candidates that
-cannot change what runs.
+every transform raises (``NotApplicable``, a ``kb.errors.LadderError``), ``engine`` the ``Transform`` protocol and
+its applier; the kernel facts transforms reason over are the one kernel model, ``optimizer.kernel``, which L1's
+cause findings read too. ``TRANSFORMS`` maps a recipe kind to its structural transform; ``registry`` declares
+every kind (``REGISTRY``, with its preparation steps, and the launch and compiler knobs) and derives ``APPLIERS``;
+``recipe`` applies them inside their ``domains`` (``apply_recipe``, ``apply_recipe_variants``, ``can_apply``), for
+the ladder and the proposers. ``effect`` refuses candidates that cannot change what runs.
 
 The package's names are resolved on first use (PEP 562), so that importing one module of it (``errors``,
 ``context``) does not import every transform.
@@ -18,15 +18,17 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from optimizer.kernel.analyze import module_facts
+    from optimizer.kernel.model import KernelFacts, ModuleFacts
     from optimizer.rewrite.engine import Target, Transform, applier, parse_tree, targets
     from optimizer.rewrite.errors import NotApplicable
-    from optimizer.rewrite.facts import KernelFacts, ModuleFacts, module_facts
 
 __all__ = ["TRANSFORMS", "KernelFacts", "ModuleFacts", "NotApplicable", "Target", "Transform", "applier",
            "module_facts", "parse_tree", "targets"]
 
 _HOME = {"Target": "engine", "Transform": "engine", "applier": "engine", "parse_tree": "engine", "targets": "engine",
-         "KernelFacts": "facts", "ModuleFacts": "facts", "module_facts": "facts", "NotApplicable": "errors"}
+         "KernelFacts": "optimizer.kernel.model", "ModuleFacts": "optimizer.kernel.model",
+         "module_facts": "optimizer.kernel.analyze", "NotApplicable": "errors"}
 
 
 def _transforms() -> dict[str, Any]:
@@ -57,7 +59,8 @@ def __getattr__(name: str) -> Any:
     if name == "TRANSFORMS":  # built once, on first use: recipe kind -> structural transform
         value: Any = _transforms()
     elif name in _HOME:
-        value = getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
+        home = _HOME[name]
+        value = getattr(importlib.import_module(home if "." in home else f"{__name__}.{home}"), name)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value

@@ -40,6 +40,8 @@ from typing import Any
 
 import libcst as cst
 
+from optimizer.kernel.flow import ATOMICS, dependents
+from optimizer.kernel.flow import names as _names
 from optimizer.rewrite.common import (
     and_mask,
     fresh,
@@ -50,7 +52,6 @@ from optimizer.rewrite.common import (
 )
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
-from optimizer.rewrite.facts import ATOMICS, _names, dependents
 from optimizer.rewrite.tree import arg_value, call_name, walk
 
 __all__ = ["BlockPerProgram"]

@@ -36,10 +36,10 @@ from typing import Any
 
 import libcst as cst
 
+from optimizer.kernel.flow import dependents
 from optimizer.rewrite.common import grid_node, launch_record, single_site_reasons
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
-from optimizer.rewrite.facts import dependents
 from optimizer.rewrite.tree import LOOP_RANGES, arg_value, call_name, range_args, walk
 
 __all__ = ["BlockScale"]

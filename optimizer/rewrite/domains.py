@@ -48,7 +48,7 @@ def _tokens(ctx: RecipeContext) -> set[str]:
     """The context's evidence tokens; with none recorded, the code features of its source (always checkable)."""
     toks = evidence_tokens(ctx)
     if not any(t.startswith("code:") for t in toks) and ctx.source:
-        from optimizer.features import extract_features
+        from optimizer.kernel.features import extract_features
 
         toks |= {f"code:{t}" for t in extract_features(ctx.source, launches=ctx.launches).tokens}
     return toks

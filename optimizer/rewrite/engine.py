@@ -20,9 +20,10 @@ from typing import Any, Protocol
 
 import libcst as cst
 
+from optimizer.kernel.analyze import kernel_facts, launch_facts
+from optimizer.kernel.model import KernelFacts, LaunchFacts
 from optimizer.rewrite.context import RecipeContext, RewriteResult, finish, unified_diff
 from optimizer.rewrite.errors import NotApplicable
-from optimizer.rewrite.facts import KernelFacts, LaunchFacts, kernel_facts, launch_facts
 from optimizer.rewrite.tree import CstKernel, CstLaunch, Tree
 
 __all__ = ["Target", "Transform", "applier", "parse_tree", "prepared_first", "targets"]

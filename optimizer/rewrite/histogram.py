@@ -34,10 +34,10 @@ from typing import Any
 
 import libcst as cst
 
+from optimizer.kernel.flow import rank_of
 from optimizer.rewrite.common import fresh, single_site_reasons, top_statement
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
-from optimizer.rewrite.facts import rank_of
 from optimizer.rewrite.tree import arg_value, call_name, statements, walk
 
 __all__ = ["PrivatizedHistogram"]

@@ -30,12 +30,12 @@ from typing import Any
 
 import libcst as cst
 
-from optimizer.features import HOST_SETUP_CALLS
+from optimizer.kernel.launcher import HOST_SETUP_CALLS, setup_call
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.tree import call_name, walk
 
-__all__ = ["HostSetupCache", "setup_call"]
+__all__ = ["HostSetupCache"]
 #: calls whose result depends on tensor values (a memoized helper must not make them: its result would go stale)
 _READS = ("item", "tolist", "cpu", "numpy", "max", "min", "sum", "any", "all", "nonzero", "unique", "argmax", "argmin",
           "mean", "count_nonzero", "bincount", "where")
@@ -69,20 +69,6 @@ def {HELPER}(site, fn, *args, **kwargs):
         _HOST_SETUP_CACHE[key] = out
     return _HOST_SETUP_CACHE[key]
 '''
-
-
-def setup_call(node: cst.CSTNode) -> str | None:
-    """The setup name a call performs (``warmup``, ``get_device_properties`` ...), or None: the libcst twin of
-    ``optimizer.features._setup_call`` (the L1 feature reads ``ast``; this rewrite needs the libcst nodes it edits),
-    both over ``optimizer.features.HOST_SETUP_CALLS``."""
-    if not isinstance(node, cst.Call):
-        return None
-    name = call_name(node) or ""
-    if name == "triton.compile":
-        return name
-    if isinstance(node.func, cst.Attribute) and node.func.attr.value in HOST_SETUP_CALLS:
-        return node.func.attr.value
-    return None
 
 
 def _helpers(module: cst.Module) -> dict[str, cst.FunctionDef]:

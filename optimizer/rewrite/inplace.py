@@ -43,10 +43,10 @@ from typing import Any
 
 import libcst as cst
 
+from optimizer.kernel.flow import ATOMICS
 from optimizer.rewrite.common import fresh, single_site_reasons
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
-from optimizer.rewrite.facts import ATOMICS
 from optimizer.rewrite.tree import arg_value, call_name, walk
 from optimizer.rewrite.tree import node_code as _code
 

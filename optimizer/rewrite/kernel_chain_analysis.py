@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from optimizer.rewrite.facts import ATOMICS, TORCH_ALLOC, KernelFacts, kernel_facts
+from optimizer.kernel.analyze import kernel_facts
+from optimizer.kernel.flow import ATOMICS, NEW_ALLOC, is_allocation, var_names
+from optimizer.kernel.model import KernelFacts
 from optimizer.rewrite.tree import CstKernel, CstLaunch, Tree, arg_value, call_name, walk
 from optimizer.rewrite.tree import expand_defs as _expand
 from optimizer.rewrite.tree import node_code as _code
@@ -40,12 +42,6 @@ def _slug(text: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ name analysis
-def var_names(node: cst.CSTNode) -> set[str]:
-    """Variable names ``node`` mentions (attribute names and keywords aside)."""
-    skip = _skip_ids(node)
-    return {n.value for n in walk(node) if isinstance(n, cst.Name) and id(n) not in skip}
-
-
 def bound_in(node: cst.CSTNode) -> set[str]:
     """Names assigned anywhere in ``node`` (assignments, augmented assignments, loop targets)."""
     out: set[str] = set()
@@ -251,8 +247,7 @@ class Chain:
                 break
             for s in self.block[i + 1:self.window[pos + 1]]:
                 alloc = (isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1
-                         and isinstance(s.body[0], cst.Assign) and isinstance(s.body[0].value, cst.Call)
-                         and call_name(s.body[0].value) in TORCH_ALLOC)
+                         and isinstance(s.body[0], cst.Assign) and is_allocation(s.body[0].value))
                 touched = bound_in(s) if alloc else var_names(s)
                 if touched & used:
                     raise _Reject(f"`{self.tree.code(s).splitlines()[0]}` between the launches touches "
@@ -350,8 +345,7 @@ class Chain:
         for s in self._preceding():
             if (isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Assign)
                     and len(s.body[0].targets) == 1 and isinstance(s.body[0].targets[0].target, cst.Name)
-                    and s.body[0].targets[0].target.value == buf and isinstance(s.body[0].value, cst.Call)
-                    and call_name(s.body[0].value) in TORCH_ALLOC):
+                    and s.body[0].targets[0].target.value == buf and is_allocation(s.body[0].value)):
                 return s
         return None
 
@@ -392,6 +386,8 @@ class Chain:
         if m:
             return _TL_DTYPES.get(m.group(1))
         call = alloc.body[0].value  # type: ignore[attr-defined]
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in NEW_ALLOC:
+            return None  # ``x.new_empty(n)``: the dtype of x, unknown here (the store casts to its pointer's type)
         if not call_name(call).endswith("_like"):
             return "tl.float32"
         first = arg_value(call, "input", 0)

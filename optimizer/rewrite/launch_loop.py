@@ -62,10 +62,10 @@ from typing import Any
 
 import libcst as cst
 
+from optimizer.kernel.flow import ATOMICS, bound_values, pointer_bases
 from optimizer.rewrite.common import fresh, grid_node, single_site_reasons
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
-from optimizer.rewrite.facts import ATOMICS, bound_values, pointer_bases
 from optimizer.rewrite.tree import CstKernel, arg_value, call_name, is_docstring, skip_ids, walk
 
 __all__ = ["LaunchLoopGrid"]

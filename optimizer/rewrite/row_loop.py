@@ -23,10 +23,11 @@ import textwrap
 
 import libcst as cst
 
+from optimizer.kernel.flow import assigned as _targets
+from optimizer.kernel.flow import names as _names
 from optimizer.rewrite.common import fresh
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.errors import NotApplicable
-from optimizer.rewrite.facts import _names, _targets
 from optimizer.rewrite.tree import walk
 
 __all__ = ["rows_as_loop"]

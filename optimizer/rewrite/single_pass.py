@@ -38,11 +38,11 @@ from typing import Any
 
 import libcst as cst
 
+from optimizer.kernel.flow import names as _names
 from optimizer.rewrite.common import fresh
 from optimizer.rewrite.context import RecipeContext, RewriteResult
 from optimizer.rewrite.engine import Target, applier
 from optimizer.rewrite.errors import NotApplicable
-from optimizer.rewrite.facts import _names
 from optimizer.rewrite.online_lse import OnlineLogsumexp
 from optimizer.rewrite.tree import arg_value, call_name, walk
 

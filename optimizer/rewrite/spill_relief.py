@@ -29,11 +29,12 @@ from typing import Any
 
 import libcst as cst
 
+from optimizer.kernel.flow import names as _names
+from optimizer.kernel.flow import rank_of
 from optimizer.rewrite.common import fresh
 from optimizer.rewrite.context import RecipeContext, RewriteResult
 from optimizer.rewrite.engine import Target, parse_tree, targets
 from optimizer.rewrite.errors import NotApplicable
-from optimizer.rewrite.facts import _names, rank_of
 from optimizer.rewrite.tree import arg_value, call_name, walk
 
 __all__ = ["ChunkedRowReduction", "apply_register_spill_relief"]

@@ -40,10 +40,10 @@ from typing import Any
 
 import libcst as cst
 
+from optimizer.kernel.flow import rank_of
 from optimizer.rewrite.common import fresh, host_arg_text, single_site_reasons, top_statement
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
-from optimizer.rewrite.facts import rank_of
 from optimizer.rewrite.persistent import body, loop_lines, persistent_grid, persistent_reasons, replace_body
 from optimizer.rewrite.tree import arg_value
 from optimizer.rewrite.two_stage_vector import vector_reasons, vector_rewrite

@@ -34,9 +34,10 @@ from typing import Any
 
 import libcst as cst
 
+from optimizer.kernel.flow import assigned as _targets
+from optimizer.kernel.flow import names as _names
 from optimizer.rewrite.common import fresh, host_arg_text
 from optimizer.rewrite.engine import Target
-from optimizer.rewrite.facts import _names, _targets
 from optimizer.rewrite.persistent import body, loop_lines, persistent_grid, replace_body
 from optimizer.rewrite.tree import arg_value, call_name, skip_ids, walk
 

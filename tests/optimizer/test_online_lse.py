@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.features import extract_features
+from optimizer.kernel.features import extract_features
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.errors import NotApplicable
 from optimizer.rewrite.recipe import apply_recipe

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import textwrap
 
-from optimizer.features import extract_features
+from optimizer.kernel.features import extract_features
 from optimizer.ladder.causes import code_findings
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.recipe import apply_recipe_variants

@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from optimizer.features import CodeFeatures, dot_tile, unaligned_args
+from optimizer.kernel.features import CodeFeatures, dot_tile, unaligned_args
+from optimizer.kernel.model import KernelFacts
 from optimizer.ladder.findings import EvidenceRef, Finding
-from optimizer.structure import KernelStructure
 from optimizer.triton_types import elem_bytes
 
 __all__ = ["code_findings"]
@@ -61,7 +61,7 @@ def _programs(rec: dict[str, Any] | None) -> int | None:
     return None
 
 
-def _hot(feats: CodeFeatures, launches: list[dict[str, Any]], hot_kernel: str | None) -> tuple[KernelStructure | None, dict[str, Any] | None]:
+def _hot(feats: CodeFeatures, launches: list[dict[str, Any]], hot_kernel: str | None) -> tuple[KernelFacts | None, dict[str, Any] | None]:
     recs = [r for r in launches if r.get("kernel") in feats.structures and "error" not in r]
     if hot_kernel:
         named = [r for r in recs if r["kernel"] == hot_kernel or r["kernel"] in str(hot_kernel)]
@@ -185,7 +185,7 @@ def _traffic(rec: dict[str, Any]) -> float:
     return float(per) * int(rec.get("launches", 1))
 
 
-def _other_kernel_findings(feats: CodeFeatures, hot: KernelStructure, launches: list[dict[str, Any]],
+def _other_kernel_findings(feats: CodeFeatures, hot: KernelFacts, launches: list[dict[str, Any]],
                            known: set[str]) -> list[Finding]:
     """Kernel-local structural findings of the launched kernels besides the largest grid (static diagnosis only):
     a residual add launched over more programs than the two-pass norm after it must not hide the norm's second read.
@@ -205,7 +205,7 @@ def _other_kernel_findings(feats: CodeFeatures, hot: KernelStructure, launches: 
     return out
 
 
-def _kernel_findings(feats: CodeFeatures, st: KernelStructure, rec: dict[str, Any] | None, launches: list[dict[str, Any]], *,
+def _kernel_findings(feats: CodeFeatures, st: KernelFacts, rec: dict[str, Any] | None, launches: list[dict[str, Any]], *,
                      row_bytes: float | None, case_bytes: float | None) -> list[Finding]:
     """Findings of one launched kernel ``st`` (its launch record ``rec``)."""
     toks = set(feats.tokens)
@@ -224,7 +224,7 @@ def _kernel_findings(feats: CodeFeatures, st: KernelStructure, rec: dict[str, An
         out.append(Finding(cause="same_address_atomics", level="L1", confidence=0.8, structural=True,
                            supporting=[_ref("code_feature", "same_address_atomic",
                                             "atomic addresses independent of program id and loaded values",
-                                            st.same_address_atomics)],
+                                            st.same_address_lines)],
                            summary=f"every program of {st.name} updates the same address atomically"))
     for line, base in st.scatter_atomics:  # data-indexed atomics into a small buffer: many programs per address
         target = ((rec or {}).get("numel") or {}).get(base)
@@ -268,20 +268,20 @@ def _kernel_findings(feats: CodeFeatures, st: KernelStructure, rec: dict[str, An
             conf = 0.85 if fp32 or rec is None else 0.5
             out.append(Finding(cause="fma_dot", level="L1", confidence=conf, structural=True,
                                supporting=[_ref("code_feature", "input_precision_ieee",
-                                                "tl.dot with ieee input precision" + (" on fp32 operands" if fp32 else ""), [d.line])],
+                                                "tl.dot with ieee input precision" + (" on fp32 operands" if fp32 else ""), [st.line(d.node)])],
                                summary="an ieee-precision tl.dot cannot use tensor cores: it lowers to FMA"))
             break
     if st.dots and tile:
         m, n, k = tile.get("M", 128), tile.get("N", 128), tile.get("K", 64)
         if min(m, n) < 64 or k < 32:
             out.append(Finding(cause="small_dot_tiles", level="L1", confidence=0.6, structural=True,
-                               supporting=[_ref("launch", "small_dot_tile", f"tile {m}x{n}x{k}", [d.line for d in st.dots])],
+                               supporting=[_ref("launch", "small_dot_tile", f"tile {m}x{n}x{k}", st.dot_lines)],
                                summary=f"tl.dot on a {m}x{n}x{k} tile: too small to feed Hopper tensor cores"))
     if st.dots and not st.grouped_order and programs and programs >= MANY_TILES:
         conf = 0.55 if programs >= LARGE_GRID_TILES else 0.35
         out.append(Finding(cause="l2_unfriendly_order", level="L1", confidence=conf, structural=True,
                            supporting=[_ref("code_feature", "pid_2d_matmul" if len(st.program_axes) >= 2 else "pid_1d_matmul",
-                                            f"{programs} output tiles in launch order, no grouped remap", [d.line for d in st.dots])],
+                                            f"{programs} output tiles in launch order, no grouped remap", st.dot_lines)],
                            summary=f"{programs} tiles walked in row order: operand tiles are re-read from DRAM"))
     per_program = case_bytes / programs if case_bytes and programs else None
     if (st.block_range and per_program is not None and per_program < TINY_ROW_BYTES and programs

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from optimizer.features import extract_features
+from optimizer.kernel.features import extract_features
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 
 MATMUL = '''
 import triton
@@ -101,7 +101,7 @@ def k(a_ptr, b_ptr, c_ptr, BLOCK: tl.constexpr):
 def test_a_stride_passed_as_one_is_not_unaligned() -> None:
     """The JIT specializes an integer 1 to a constant (a unit stride the compiler sees): it does not keep loads from
     vectorizing, so it is no `unaligned_launch_arg` (issue 29: a contiguity hint was proposed for such strides)."""
-    from optimizer.features import unaligned_args
+    from optimizer.kernel.features import unaligned_args
 
     rec = {"kernel": "mm", "signature": {"a": "*fp16", "b": "*fp16", "c": "*fp16", "M": "i32", "N": "i32", "K": "i32"},
            "divisible_by_16": ["a", "b", "c", "M", "N"], "ir_args": {"M": 64, "N": 64, "K": 1}}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from optimizer.features import extract_features
+from optimizer.kernel.features import extract_features
 from optimizer.ladder.causes import code_findings
 
 PER_ELEMENT = textwrap.dedent('''
@@ -98,7 +98,7 @@ def test_per_element_grid_with_div_mod() -> None:
 
 def test_same_address_atomic() -> None:
     f = extract_features(ATOMIC_SUM)
-    assert f.structures["k"].same_address_atomics == [9] and "same_address_atomic" in f.tokens
+    assert f.structures["k"].same_address_lines == [9] and "same_address_atomic" in f.tokens
     assert "same_address_atomics" in [x.cause for x in code_findings(f, [_rec("k", [4096])])]
 
 
