@@ -65,7 +65,7 @@ def replay_rows(rows: list[dict[str, Any]], *, max_level: str = "L4") -> list[di
     from benchmarks.suite.runner import connect_kb
     from kb.vocab import CAUSE_FAMILIES
     from optimizer.diagnosis import diagnose
-    from optimizer.features import extract_features
+    from optimizer.kernel.features import extract_features
     from optimizer.harness.problem import case_label, load_problem
     from optimizer.ladder.causes import profile_findings, roofline_finding
     from optimizer.ladder.decide import decide, early_stop

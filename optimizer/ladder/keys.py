@@ -4,7 +4,7 @@ per-candidate entries carry the candidate's ``source_sha``; the others are sessi
 Session-wide:
 - ``INPUT_DTYPES`` (list[str]): dtypes of the problem's inputs, set by the session / ``ladder diagnose``.
 - ``LAUNCH_CASE`` (dict): the full-size case whose launches were dry-recorded (``evaluation.record_launches``).
-- ``FEATURES`` (``optimizer.features.CodeFeatures``): L1's code features of the current candidate.
+- ``FEATURES`` (``optimizer.kernel.features.CodeFeatures``): L1's code features of the current candidate.
 - ``HOT_KERNEL`` (str): the kernel ncu or torch.profiler put on top (L2); L1/L3 compile and judge that one.
 - ``IR_CACHE_HITS`` (int): IR reports read back from the disk cache (``optimizer.ir.capture_report``).
 
