@@ -7,6 +7,9 @@ Session-wide:
 - ``FEATURES`` (``optimizer.kernel.features.CodeFeatures``): L1's code features of the current candidate.
 - ``HOT_KERNEL`` (str): the kernel ncu or torch.profiler put on top (L2); L1/L3 compile and judge that one.
 - ``IR_CACHE_HITS`` (int): IR reports read back from the disk cache (``optimizer.ir.capture_report``).
+- ``RECORDED_TIMING`` (dict): ``{"device", "case_ms": {case label: ms}, "source"}``, GPU times recorded earlier for
+  this exact candidate source at the problem's full-size cases; a static diagnosis (no timing of its own) reads its
+  roofline fractions from them (``ladder diagnose`` / the dry round, given a realistic-check record).
 
 Per candidate (``key(sha)``):
 - ``profile(sha)``: ``{"cases": [CudaProfileCase as JSON]}`` or ``{"error": reason}`` (L2, torch.profiler).
