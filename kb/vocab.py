@@ -8,7 +8,7 @@ is a checked id whose seed set lives here.
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypeGuard, get_args
 
 Backend = Literal["cuda", "ascend", "amd", "any"]
 Level = Literal["L1", "L2", "L3", "L4"]
@@ -146,6 +146,23 @@ STATUS_TRANSITIONS: dict[str, frozenset[str]] = {
 #: sees it. Every other code blocks mining. ``tests/optimizer/harness/test_hacks.py`` keeps this in step with the
 #: catalogue.
 REVIEW_ONLY_HACK_FLAGS: frozenset[str] = frozenset({"excessive_speedup"})
+
+
+def is_backend(value: str) -> TypeGuard[Backend]:
+    """``value`` is a card backend (narrows a plain string for the type checker)."""
+    return value in BACKENDS
+
+
+def is_level(value: str) -> TypeGuard[Level]:
+    return value in LEVELS
+
+
+def is_bottleneck_class(value: str) -> TypeGuard[BottleneckClass]:
+    return value in BOTTLENECK_CLASSES
+
+
+def is_ir_signature(value: str) -> TypeGuard[IRSignature]:
+    return value in IR_SIGNATURES
 
 
 def blocking_hack_flags(flags: list[str]) -> list[str]:

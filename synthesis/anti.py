@@ -15,11 +15,13 @@ from datetime import datetime
 import numpy as np
 
 from kb.models import AntiSignalCard, Provenance, Symptoms
-from kb.vocab import BOTTLENECK_CLASSES, IR_SIGNATURES
+from kb.vocab import is_bottleneck_class, is_ir_signature
 from synthesis.features import (
     TokenMatcher,
+    card_backend,
     consensus,
     first_sentence,
+    namespace_values,
     round_levels,
     round_text,
     slug_words,
@@ -62,10 +64,13 @@ def _draft(family: str, mode: str, recs: list[RoundRecord], matcher: TokenMatche
     while cid in taken:
         cid, k = f"{base}-{k}", k + 1
     toks = consensus([matcher.round_tokens(x.round) for x in recs])
-    pick = lambda ns: [t.split(":", 1)[1] for t in toks if t.startswith(ns + ":")]
+
+    def pick(ns: str) -> list[str]:
+        return namespace_values(toks, ns)
+
     symptoms = Symptoms(
-        bottleneck_classes=[b for b in pick("bottleneck") if b in BOTTLENECK_CLASSES],
-        ir_signatures=[s for s in pick("ir") if s in IR_SIGNATURES],
+        bottleneck_classes=[b for b in pick("bottleneck") if is_bottleneck_class(b)],
+        ir_signatures=[s for s in pick("ir") if is_ir_signature(s)],
         profile_signals=pick("profile"),
         code_features=pick("code"),
     )
@@ -83,7 +88,9 @@ def _draft(family: str, mode: str, recs: list[RoundRecord], matcher: TokenMatche
     trigger += [f"bottleneck class {b}" for b in symptoms.bottleneck_classes]
     trigger += [f"IR signature {s}" for s in symptoms.ir_signatures]
     counter = f"{worst.ref} ({worst.problem}, {worst.backend}): {what}"
-    counter += f" -> {worst.lift:.2f}x lift" if mode == "slower" and worst.lift is not None else f" -> {_MODE_WORD[mode]}"
+    counter += (
+        f" -> {worst.lift:.2f}x lift" if mode == "slower" and worst.lift is not None else f" -> {_MODE_WORD[mode]}"
+    )
     if reasons:
         counter += f" ({'; '.join(reasons)})"
     interp = "; ".join(reasons) or next(
@@ -97,7 +104,7 @@ def _draft(family: str, mode: str, recs: list[RoundRecord], matcher: TokenMatche
         title=first_sentence(f"{what}: {how}", 200),
         summary=summary[:600],
         body="## Rounds\n" + "\n".join(f"- {x.ref} ({x.problem}): {x.round.hypothesis.strip()[:240]}" for x in recs),
-        backends=sorted({x.backend if x.backend in ("cuda", "ascend", "amd") else "any" for x in recs}),
+        backends=sorted({card_backend(x.backend) for x in recs}),
         levels=sorted(set().union(*(round_levels(x.round) for x in recs))) or ["L1"],
         symptoms=symptoms,
         interpretation=interp,
@@ -145,7 +152,9 @@ def anti_signal_proposals(
         return []
     taken = set(taken_ids)
     titles = family_titles or {}
-    drafts = [(key, recs, _draft(key[0], key[1], recs, matcher, taken, titles.get(key[0]))) for key, recs in groups.items()]
+    drafts = [
+        (key, recs, _draft(key[0], key[1], recs, matcher, taken, titles.get(key[0]))) for key, recs in groups.items()
+    ]
     for _, _, d in drafts:
         taken.add(d.id)
     existing = sorted(anti_cards, key=lambda c: c.id)
@@ -157,7 +166,8 @@ def anti_signal_proposals(
         vecs = dict(round_vectors or {})
         missing = [x for _, recs, _ in drafts for x in recs if x.ref not in vecs]
         if missing:
-            vecs.update(zip([x.ref for x in missing], embed_batched(embed, [round_text(x.round) for x in missing])))
+            fresh = embed_batched(embed, [round_text(x.round) for x in missing])
+            vecs.update(zip([x.ref for x in missing], fresh, strict=False))
         ev = embed_batched(embed, [t for _, t in entries])
         for i, (_, recs, _) in enumerate(drafts):
             centroid = np.mean([vecs[x.ref] for x in recs], axis=0)
@@ -173,11 +183,15 @@ def anti_signal_proposals(
             new = [x for x in recs if x.ref not in card.provenance.rounds]
             if not new:
                 continue
-            upd = card.model_copy(update={
-                "evidence": card.evidence + [example_evidence(x) for x in new],
-                "provenance": card.provenance.model_copy(update={"rounds": card.provenance.rounds + [x.ref for x in new]}),
-                "version": card.version + 1,
-            })
+            upd = card.model_copy(
+                update={
+                    "evidence": card.evidence + [example_evidence(x) for x in new],
+                    "provenance": card.provenance.model_copy(
+                        update={"rounds": card.provenance.rounds + [x.ref for x in new]}
+                    ),
+                    "version": card.version + 1,
+                }
+            )
             out.append(Proposal(
                 id=proposal_id("example", card.id, [x.ref for x in new]), kind="example", card=upd,
                 target_family=card.id, base_version=card.version, confidence=conf,

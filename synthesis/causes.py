@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from kb.models import CauseRecord, Evidence, PatternCard, Provenance, Round, Trajectory
-from kb.vocab import BOTTLENECK_CLASSES
-from synthesis.features import first_sentence, round_levels, slug_words, slugify
+from kb.models import CauseRecord, Evidence, PatternCard, Provenance, Rewrite, Round, Trajectory
+from kb.vocab import BOTTLENECK_CLASSES, BottleneckClass
+from synthesis.features import card_backend, first_sentence, round_levels, slug_words, slugify
 from synthesis.mining import evidence_ref, example_evidence, proposal_id
 from synthesis.models import Proposal
 from synthesis.rounds import RoundRecord
@@ -136,9 +136,9 @@ def _family_card(family: str, xs: list[Removal], cards: dict[str, PatternCard], 
     card = PatternCard(
         id=cid, title=first_sentence(f"{slug_words(cid).capitalize()}: removes {slug_words(cause_id)}", 200),
         summary=f"{what} Removed the {slug_words(cause_id)} inefficiency in {len(xs)} round(s)."[:600],
-        backends=sorted({x.rec.backend if x.rec.backend in ("cuda", "ascend", "amd") else "any" for x in xs}),
+        backends=sorted({card_backend(x.rec.backend) for x in xs}),
         levels=sorted(set().union(*(round_levels(x.rec.round) for x in xs))) or ["L3"],
-        rewrite={"description": what}, evidence=examples, status="proposed",
+        rewrite=Rewrite(description=what), evidence=examples, status="proposed",
         provenance=Provenance(origin="synthesized", rounds=refs, author="synthesis@offline"))
     return card, None, None
 
@@ -161,7 +161,8 @@ def new_cause_proposals(removals: Sequence[Removal], cards: Sequence[PatternCard
                                                   taken_cards, cid)
         taken_cards.add(card.id)
         classes = Counter(x.rec.round.stop.bottleneck for x in xs if x.rec.round.stop is not None)
-        cls = next((c for c, _ in classes.most_common() if c in BOTTLENECK_CLASSES and c != "unknown"), "unknown")
+        known = [c for c, _ in classes.most_common() if c in BOTTLENECK_CLASSES and c != "unknown"]
+        cls: BottleneckClass = known[0] if known else "unknown"
         first = xs[0].before
         drops = ", ".join(f"{x.cost()[0]:.2f} -> {x.cost()[1]:.2f}" for x in xs[:6])
         cause = CauseRecord(

@@ -15,11 +15,13 @@ from datetime import datetime
 import numpy as np
 
 from kb.models import PatternCard, Provenance, Recipe, Rewrite, Symptoms
-from kb.vocab import BOTTLENECK_CLASSES, IR_SIGNATURES
+from kb.vocab import is_bottleneck_class, is_ir_signature
 from synthesis.features import (
     TokenMatcher,
+    card_backend,
     consensus,
     first_sentence,
+    namespace_values,
     round_levels,
     slug_words,
     slugify,
@@ -108,11 +110,10 @@ def draft_family_card(
     token_sets = [matcher.round_tokens(x.round) for x in records]
     tokens = consensus(token_sets)
     code = consensus([{f"code:{c}" for c in _code_features(x)} | {t for t in s if t.startswith("code:")}
-                       for x, s in zip(records, token_sets)])
+                       for x, s in zip(records, token_sets, strict=True)])
     symptoms = Symptoms(
-        bottleneck_classes=[t.split(":", 1)[1] for t in tokens if t.startswith("bottleneck:")
-                            and t.split(":", 1)[1] in BOTTLENECK_CLASSES],
-        ir_signatures=[t.split(":", 1)[1] for t in tokens if t.startswith("ir:") and t.split(":", 1)[1] in IR_SIGNATURES],
+        bottleneck_classes=[b for b in namespace_values(tokens, "bottleneck") if is_bottleneck_class(b)],
+        ir_signatures=[s for s in namespace_values(tokens, "ir") if is_ir_signature(s)],
         profile_signals=[t.split(":", 1)[1] for t in tokens if t.startswith("profile:")],
         code_features=[t.split(":", 1)[1] for t in code],
     )
@@ -133,7 +134,9 @@ def draft_family_card(
     gm = float(np.exp(np.mean(np.log(lifts)))) if lifts else None
     title = first_sentence(description, 120)
     title = title if len(title) >= 3 else f"Synthesized family {cid}"
-    summary = f"{first_sentence(description, 420)}. Seen in {len(records)} validated round(s) on {', '.join(problems[:4])}"
+    summary = (
+        f"{first_sentence(description, 420)}. Seen in {len(records)} validated round(s) on {', '.join(problems[:4])}"
+    )
     summary += f"; geomean lift {gm:.2f}x." if gm else "."
     rows = "\n".join(
         f"| {x.ref} | {x.problem} | {x.backend} | {'' if x.lift is None else f'{x.lift:.2f}x'} | "
@@ -144,7 +147,7 @@ def draft_family_card(
     body = f"## Rounds\n| round | problem | backend | lift | hypothesis |\n|---|---|---|---|---|\n{rows}\n"
     if diff:
         body += f"\n## Representative rewrite ({med.ref})\n```diff\n{diff[:4000]}\n```\n"
-    backends = sorted({x.backend if x.backend in ("cuda", "ascend", "amd") else "any" for x in records})
+    backends = sorted({card_backend(x.backend) for x in records})
     levels = sorted(set().union(*(round_levels(x.round) for x in records))) or ["L1"]
     interp = next((x.round.stop.rationale for x in [med, *records] if x.round.stop and x.round.stop.rationale), "")
     return PatternCard(
@@ -199,7 +202,7 @@ def new_family_proposals(
             Proposal(
                 id=proposal_id("new_family", card.id, card.provenance.rounds), kind="new_family", card=card,
                 target_family=nearest[0].family_id if nearest else None, confidence=round(min(1.0, conf), 4),
-                evidence=[evidence_ref(m, mp.confidence) for m, mp in zip(members, maps)], nearest=nearest,
+                evidence=[evidence_ref(m, mp.confidence) for m, mp in zip(members, maps, strict=True)], nearest=nearest,
                 reason=(f"{len(cl)} validated round(s) that no family claims (best score "
                         f"{max(m.score for m in maps):.2f}); cluster coherence {coherence:.2f}"),
                 created_at=now,

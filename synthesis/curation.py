@@ -128,7 +128,7 @@ class Curator:
             job = self._job_update(job_id, state="running", done=0, total=len(batch)) if job_id else None
 
             def progress(stage: str, done: int, total: int) -> None:
-                if job is not None:
+                if job is not None and job_id:  # job is set only for a job id
                     self._job_update(job_id, message=f"{stage} {done}/{total}")
 
             # stats need every trajectory; proposals come only from the batch (ids are stable, so re-mining a
@@ -304,8 +304,10 @@ class Curator:
             existing = None
         if existing is not None:
             if existing.status != "pending":
-                raise Conflict(f"this exact edit was already {existing.status} ({existing.reviewer_notes or 'no note'})",
-                               field="card")
+                raise Conflict(
+                    f"this exact edit was already {existing.status} ({existing.reviewer_notes or 'no note'})",
+                    field="card",
+                )
             return existing
         p = Proposal(id=pid, kind="edit", card=draft, target_family=current.id, base_version=current.version,
                      confidence=1.0, author=author or "reviewer",

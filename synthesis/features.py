@@ -15,13 +15,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from kb.models import AntiSignalCard, PatternCard, Round
-from kb.vocab import BOTTLENECK_CLASSES, IR_SIGNATURES
+from kb.vocab import BOTTLENECK_CLASSES, IR_SIGNATURES, Backend, Level, is_backend
 
 __all__ = [
     "TokenMatcher",
+    "card_backend",
     "card_text",
     "consensus",
     "first_sentence",
+    "namespace_values",
     "round_levels",
     "round_text",
     "slug_words",
@@ -72,11 +74,21 @@ def card_text(card: PatternCard | AntiSignalCard) -> str:
     return "\n".join(p.strip() for p in parts if p)
 
 
-def round_levels(r: Round) -> set[str]:
+def round_levels(r: Round) -> set[Level]:
     levels = set(r.levels_reached) | {e.level for e in r.evidence}
     if r.stop is not None:
         levels.add(r.stop.level)
     return levels
+
+
+def card_backend(backend: str) -> Backend:
+    """The card backend of a round run on ``backend``: its device backend, else ``any`` (the CPU interpreter)."""
+    return backend if backend in ("cuda", "ascend", "amd") and is_backend(backend) else "any"
+
+
+def namespace_values(tokens: Iterable[str], namespace: str) -> list[str]:
+    """The values of the ``namespace:value`` tokens, in order (``bottleneck:memory_bound`` -> ``memory_bound``)."""
+    return [t.split(":", 1)[1] for t in tokens if t.startswith(namespace + ":")]
 
 
 def _closed_pattern(term: str) -> re.Pattern[str]:

@@ -82,13 +82,13 @@ class CachedEmbed:
         self.hits += len(texts) - len(todo)
         if todo:
             vecs = _unit(np.asarray(self.embed(todo)))
-            for t, v in zip(todo, vecs):
+            for t, v in zip(todo, vecs, strict=False):
                 self._cache[t] = v
             while len(self._cache) > self.max_items:
                 self._cache.popitem(last=False)
         if not texts:
             return np.zeros((0, 1), dtype=np.float32)
-        fresh = dict(zip(todo, vecs)) if todo else {}
+        fresh = dict(zip(todo, vecs, strict=False)) if todo else {}
         return np.stack([self._cache[t] if t in self._cache else fresh[t] for t in texts])
 
 
@@ -103,7 +103,9 @@ def _unit(x: np.ndarray) -> np.ndarray:
 def embed_batched(embed: Embed, texts: list[str], batch_size: int = 256) -> np.ndarray:
     if not texts:
         return np.zeros((0, 1), dtype=np.float32)
-    return _unit(np.concatenate([np.asarray(embed(texts[i : i + batch_size])) for i in range(0, len(texts), batch_size)]))
+    return _unit(
+        np.concatenate([np.asarray(embed(texts[i : i + batch_size])) for i in range(0, len(texts), batch_size)])
+    )
 
 
 def _sigmoid(x: float) -> float:
@@ -147,7 +149,7 @@ class FamilyIndex:
         tm = np.zeros((len(fams), len(vocab)), dtype=np.float32)
         lm = np.zeros((len(fams), len(_LEVELS)), dtype=np.float32)
         related: dict[str, list[int]] = {}
-        for k, (c, toks) in enumerate(zip(fams, token_sets)):
+        for k, (c, toks) in enumerate(zip(fams, token_sets, strict=True)):
             tm[k, [vocab[t] for t in toks]] = 1.0
             lm[k, [_LEVELS.index(lv) for lv in c.levels]] = 1.0
             for rid in c.related:
@@ -272,7 +274,9 @@ def example_evidence(rec: RoundRecord) -> Evidence:
         metric["lift"] = float(lift)
     if rec.round.validation is not None and rec.round.validation.failure_reason:
         text += f" Validation: {rec.round.validation.failure_reason}."
-    review = [f for f in (rec.round.validation.hack_flags if rec.round.validation else []) if f in REVIEW_ONLY_HACK_FLAGS]
+    review = [
+        f for f in (rec.round.validation.hack_flags if rec.round.validation else []) if f in REVIEW_ONLY_HACK_FLAGS
+    ]
     if review:  # put the warning where the curator reads, not at the end where the 2000-char cut could drop it
         text = f"[review: {', '.join(review)} flagged; check the measurement before approving] " + text
     return Evidence(kind="trajectory", text=text[:2000], source=rec.ref, metric=metric)
@@ -308,7 +312,9 @@ def example_proposals(
         draft = fam.model_copy(
             update={
                 "evidence": fam.evidence + [example_evidence(r) for r, _ in items],
-                "provenance": fam.provenance.model_copy(update={"rounds": list(dict.fromkeys(fam.provenance.rounds + refs))}),
+                "provenance": fam.provenance.model_copy(
+                    update={"rounds": list(dict.fromkeys(fam.provenance.rounds + refs))}
+                ),
                 "version": fam.version + 1,
             }
         )

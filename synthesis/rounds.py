@@ -78,8 +78,9 @@ def categorize(r: Round, lift: float | None, *, tol: float = 0.03) -> RoundCateg
         return "incorrect"
     if lift is None:
         return "unmeasured"
-    if r.timing is not None and r.timing.vs_base is not None:  # measured with an interval: the session's verdict decides
-        return {"improved": "improved", "regressed": "slower"}.get(r.outcome, "neutral")  # type: ignore[return-value]
+    if r.timing is not None and r.timing.vs_base is not None:
+        # measured with an interval: the session's verdict decides
+        return "improved" if r.outcome == "improved" else "slower" if r.outcome == "regressed" else "neutral"
     if lift > 1.0 + tol:
         return "improved"
     if lift < 1.0 - tol:

@@ -85,18 +85,21 @@ def card_stats(
     for rec in records:
         for cid in set(rec.round.cards_cited) & ids:
             cited[cid] += 1
-        cid = _applied_card(rec, by_ref.get(rec.ref), ids, min_confidence)
-        if cid is None:
+        card_id = _applied_card(rec, by_ref.get(rec.ref), ids, min_confidence)
+        if card_id is None:
             continue
-        applied[cid] += 1
+        applied[card_id] += 1
         if is_clean(rec.round):
-            verified[cid] += 1
+            verified[card_id] += 1
             if rec.lift is not None:
-                lifts[cid].append(rec.lift)
+                lifts[card_id].append(rec.lift)
     out: dict[str, CardStats] = {}
+
+    def rnd(v: float | None) -> float | None:
+        return None if v is None else round(v, 4)
+
     for cid in sorted(ids):
         mean, lo, hi = lift_interval(lifts[cid], method=method, seed=seed)
-        rnd = lambda v: None if v is None else round(v, 4)
         out[cid] = CardStats(cited=cited[cid], applied=applied[cid], verified=verified[cid],
                              lift_mean=rnd(mean), lift_ci_low=rnd(lo), lift_ci_high=rnd(hi), lift_n=len(lifts[cid]))
     return out
