@@ -33,8 +33,10 @@ from optimizer.rewrite.tree import walk
 __all__ = ["rows_as_loop"]
 
 
-def rows_as_loop(t: Target, pid_var: str, param: str, bound: str, n_rows: str | None, r: int, tile_reason: str) -> str:
-    """Edit ``t.tree``: ``r`` rows per program (``param``) as a loop; return the description."""
+def rows_as_loop(t: Target, pid_var: str, param: str, bound: str, n_rows: str | None, r: int, tile_reason: str,
+                 rows_text: str | None = None) -> str:
+    """Edit ``t.tree``: ``r`` rows per program (``param``) as a loop; return the description. ``rows_text``: the
+    row count as the launcher computes it (default: the grid's first axis as written)."""
     tree, kernel = t.tree, t.kernel.name
     k, site = t.kernel, t.sites[0]
     top = list(k.node.body.body)  # type: ignore[attr-defined]
@@ -79,7 +81,7 @@ def rows_as_loop(t: Target, pid_var: str, param: str, bound: str, n_rows: str | 
         tree.insert_before(stmt, f"{param} = {r}\n")
         value = param
     if not n_rows:
-        tree.add_keyword(site.call, "n_rows_rpp", g0_text)
+        tree.add_keyword(site.call, "n_rows_rpp", rows_text or g0_text)
     tree.add_keyword(site.call, param, value)
 
     restored = f"; {rebound} saved before the row loop and restored per row" if rebound else ""

@@ -13,8 +13,10 @@ Points: the values not yet tried, the largest that leaves at least two programs 
 Domain: the hot kernel (else the most launched, else the first launched one) that reads ``x = tl.program_id(0)``
 at the top level; no other kernel is tried in its place. Refused: a ``tl.dot`` kernel (its tiles are tuned by block
 sizes); an early ``return``; a loop that already walks the program index; launched from several places; a grid that
-is not a tuple; a row count that exists only inside an autotuned grid lambda (``META[...]``); a recorded block of
-8192 elements or more (each program already owns a wide row: the H200 campaign gained only up to 4096); a launch
+is not a tuple; a row count that exists only inside an autotuned grid lambda (``META[...]`` of a key the launch
+does not pass: a key it passes, ``BLOCK_SIZE=block``, is read from the launch); a recorded block of
+8192 elements or more, or a 2-D tile of as many (each program already owns a wide row: the H200 campaign gained
+only up to 4096); a launch
 passing a defaulted parameter by position (the new constexpr would take its place); every value already tried.
 """
 
@@ -36,7 +38,7 @@ from optimizer.rewrite.launch_knobs import _NO, grid_expr, literal_value
 from optimizer.rewrite.launch_params import LaunchParams
 from optimizer.rewrite.row_loop import rows_as_loop
 from optimizer.rewrite.row_tile import plan_row_tile, tile_refusal
-from optimizer.rewrite.tree import arg_value, dotted, walk
+from optimizer.rewrite.tree import CstKernel, CstLaunch, Tree, arg_value, dotted, walk
 
 __all__ = ["WIDE_ROW_BLOCK", "RowsPerProgram", "apply_rows_per_program", "row_index"]
 
@@ -73,6 +75,27 @@ def _row_block(ctx: RecipeContext, kernel: str) -> int:
     return max((int(v) for n, v in consts.items() if n.upper().startswith("BLOCK") and isinstance(v, int)), default=0)
 
 
+def _tile_elements(ctx: RecipeContext, k: CstKernel) -> int:
+    """Elements one program already owns: its recorded row block, or, for a kernel that builds 2-D tiles
+    (``offs_m[:, None] * n + offs_n[None, :]``), the product of its two widest ``tl.arange`` extents (128 x 128 for
+    a block-scaled dequant: one program already owns 16384 elements, however short each row is)."""
+    block = _row_block(ctx, k.name)
+    if not any(isinstance(n, cst.Subscript) and any(isinstance(m, cst.Name) and m.value == "None"
+                                                    for e in n.slice for m in walk(e)) for n in walk(k.node)):
+        return block
+    consts = next((r.get("constexprs") or {} for r in ctx.launches if r.get("kernel") == k.name), {})
+    extents = []
+    for n in walk(k.node):
+        if isinstance(n, cst.Call) and dotted(n.func) == "tl.arange" and len(n.args) == 2:
+            end = n.args[1].value
+            v = literal_value(end)
+            v = consts.get(end.value) if v is _NO and isinstance(end, cst.Name) else v
+            if isinstance(v, int) and not isinstance(v, bool):
+                extents.append(v)
+    extents.sort(reverse=True)
+    return max(block, extents[0] * extents[1] if len(extents) >= 2 else 0)
+
+
 @dataclass
 class _Plan:
     pid_line: cst.SimpleStatementLine
@@ -80,6 +103,7 @@ class _Plan:
     grid: cst.BaseExpression  # the grid expression (a lambda's or a tuple)
     g0: cst.BaseExpression  # its first axis
     n_rows: str | None  # the kernel parameter the launch passes the row count to
+    rows_text: str  # the row count as the launcher computes it (passed as n_rows_rpp where no parameter has it)
     options: list[int]
     fit: list[int]
     tile_reason: str | None  # None: the tile form applies
@@ -107,14 +131,18 @@ def _plan(t: Target, ctx: RecipeContext, params: dict[str, Any]) -> _Plan | str:
     g0_text = tree.code(g0)
     n_rows = next((name for name in k.params
                    if (a := site.arg_for(k, name)) is not None and tree.code(a) == g0_text), None)
+    rows_text = g0_text
     if isinstance(grid, cst.Lambda) and not n_rows:
         meta = grid.params.params[0].name.value if grid.params.params else "META"
         if any(isinstance(n, cst.Name) and n.value == meta for n in walk(g0)):
-            # the row count exists only inside the grid lambda (an autotuned block size decides it), so the host
-            # cannot pass it to the kernel as a bound; grouping rows would also only re-tune that block size
-            return (f"{k.name}'s program count {g0_text} depends on the autotuned {meta}[...]; rows per "
-                    f"program would duplicate the block-size search (tune {meta}'s block sizes instead)")
-    wide = _row_block(ctx, k.name)
+            host = _host_count(tree, k, site, g0, meta)
+            if host is None:
+                # the row count exists only inside the grid lambda (an autotuned block size decides it), so the
+                # host cannot pass it to the kernel as a bound; grouping rows would also only re-tune that block
+                return (f"{k.name}'s program count {g0_text} depends on the autotuned {meta}[...]; rows per "
+                        f"program would duplicate the block-size search (tune {meta}'s block sizes instead)")
+            rows_text = host
+    wide = _tile_elements(ctx, k)
     if wide >= WIDE_ROW_BLOCK:
         return (f"{k.name} already gives each program a {wide}-element block: rows per program is for short "
                 f"rows (blocks under {WIDE_ROW_BLOCK}); with wide rows the per-program work is not what limits")
@@ -134,7 +162,32 @@ def _plan(t: Target, ctx: RecipeContext, params: dict[str, Any]) -> _Plan | str:
         tile_reason = "could not find the statement that builds the grid"
     else:
         tile_reason = tile_refusal(k, pid)
-    return _Plan(pid_line, pid, grid, g0, n_rows, options, fit, tile_reason)
+    return _Plan(pid_line, pid, grid, g0, n_rows, rows_text, options, fit, tile_reason)
+
+
+def _host_count(tree: Tree, k: CstKernel, site: CstLaunch, g0: cst.BaseExpression, meta: str) -> str | None:
+    """The grid lambda's first axis as the launcher can compute it: every ``meta['KEY']`` replaced by what the
+    launch passes for ``KEY`` (``lambda meta: (cdiv(n, meta['BLOCK']),)`` launched with ``BLOCK=block``: the
+    program count is ``cdiv(n, (block))``). None where a key is not passed at the launch (an autotuned or
+    heuristic value the host never sees) or ``meta`` is used other than subscripted by a string."""
+    subs: dict[int, str] = {}
+    for n in walk(g0):
+        if not (isinstance(n, cst.Subscript) and isinstance(n.value, cst.Name) and n.value.value == meta):
+            continue
+        key = literal_value(n.slice[0].slice.value) if len(n.slice) == 1 and isinstance(n.slice[0].slice, cst.Index) else _NO
+        arg = site.arg_for(k, key) if isinstance(key, str) and not k.autotuned and not k.heuristics else None
+        if arg is None:
+            return None
+        subs[id(n)] = f"({tree.code(arg)})"
+    used = sum(isinstance(n, cst.Name) and n.value == meta for n in walk(g0))
+    if used != len(subs):
+        return None
+
+    class _Sub(cst.CSTTransformer):
+        def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:  # type: ignore[override]
+            return cst.parse_expression(subs[id(original_node)]) if id(original_node) in subs else updated_node
+
+    return tree.code(g0.visit(_Sub()))  # type: ignore[arg-type]
 
 
 def _grid_statement(t: Target, g0: cst.CSTNode) -> cst.BaseStatement | None:
@@ -182,12 +235,12 @@ class RowsPerProgram:
         bound = plan.n_rows or "n_rows_rpp"
         var = plan.pid.targets[0].target.value  # type: ignore[attr-defined]
         if "form" not in point:
-            return rows_as_loop(t, var, param, bound, plan.n_rows, r, plan.tile_reason or "")
+            return rows_as_loop(t, var, param, bound, plan.n_rows, r, plan.tile_reason or "", plan.rows_text)
         desc = plan_row_tile(tree, k, plan.pid, plan.pid_line, param, bound)
         g0_text = tree.code(plan.g0)
         tree.add_params(k.node, ([] if plan.n_rows else ["n_rows_rpp"]) + [f"{param}: tl.constexpr"])
         if not plan.n_rows:
-            tree.add_keyword(site.call, "n_rows_rpp", g0_text)
+            tree.add_keyword(site.call, "n_rows_rpp", plan.rows_text)
         if isinstance(plan.grid, cst.Lambda):
             meta = plan.grid.params.params[0].name.value if plan.grid.params.params else "META"
             tree.replace(plan.g0, f"triton.cdiv({g0_text}, {meta}[{param!r}])")

@@ -6,6 +6,7 @@ import ast
 from pathlib import Path
 
 import pytest
+from rewrite_support import rewrite, same_outputs
 
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import parse_tree, targets
@@ -188,3 +189,59 @@ def test_new_parameters_go_before_a_defaulted_one() -> None:
     pos = [a for a in DEFAULTED.splitlines() if "scale_rows[" in a][0]
     with pytest.raises(NotApplicable, match="passes defaulted parameter SQUARE by position"):
         tile(DEFAULTED.replace(pos, pos.replace("BLOCK=triton", "triton").replace("))", "), True)")))
+
+
+@pytest.mark.parametrize("form", ["tile", "loop"])
+def test_a_meta_grid_whose_block_the_launch_passes_is_grouped(form: str, tmp_path: Path) -> None:
+    """DeepSeek-V3's act_quant: ``lambda meta: (cdiv(n, meta['BLOCK']),)`` launched with ``BLOCK=group``. The block is
+    no autotuned value: the host computes the row count from the launch's argument (21 groups, 4 per program: the
+    last program masks 3 rows off)."""
+    recipe = {**RECIPE, "params": {**RECIPE["params"], "values": [4], "form": form}}
+    res = rewrite("group_scale_meta_grid", recipe)
+    assert "n_rows_rpp=triton.cdiv(x.numel(), (group))" in res.source
+    assert "triton.cdiv(triton.cdiv(x.numel(), meta['BLOCK']), meta['ROWS_PER_PROGRAM'])" in res.source
+    assert ("tl.static_range" in res.source) == (form == "loop")
+    same_outputs("group_scale_meta_grid", res.source, tmp_path)
+
+
+def test_a_meta_key_the_launch_does_not_pass_is_still_refused() -> None:
+    src = (Path(__file__).parent / "kernels" / "group_scale_meta_grid.py").read_text()
+    bad = src.replace("BLOCK=group)", "**{'BLOCK': group})")
+    with pytest.raises(NotApplicable, match=r"depends on the autotuned meta"):
+        apply_recipe(RECIPE, RecipeContext(source=bad, launches=[]))
+
+
+def test_a_two_dimensional_tile_counts_as_a_wide_block() -> None:
+    """A block-scaled dequant: one program per 128 x 128 tile. Each row slice is 128 elements, but the program
+    already owns 16384 of them, so rows per program refuses it as it would a 16384-element row."""
+    src = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def dequant_kernel(x_ptr, s_ptr, y_ptr, M, N, BLOCK: tl.constexpr):
+    pid_m = tl.program_id(axis=0)
+    pid_n = tl.program_id(axis=1)
+    n = tl.cdiv(N, BLOCK)
+    offs_m = pid_m * BLOCK + tl.arange(0, BLOCK)
+    offs_n = pid_n * BLOCK + tl.arange(0, BLOCK)
+    offs = offs_m[:, None] * N + offs_n[None, :]
+    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(y_ptr + offs, x * tl.load(s_ptr + pid_m * n + pid_n), mask=mask)
+
+
+def dequant(x, s, block=128):
+    M, N = x.size()
+    y = torch.empty_like(x)
+    grid = lambda meta: (triton.cdiv(M, meta['BLOCK']), triton.cdiv(N, meta['BLOCK']))
+    dequant_kernel[grid](x, s, y, M, N, BLOCK=block)
+    return y
+'''
+    launches = [{"kernel": "dequant_kernel", "grid": [56, 144], "constexprs": {"BLOCK": 128}}]
+    with pytest.raises(NotApplicable, match=r"already gives each program a 16384-element block"):
+        apply_recipe(RECIPE, RecipeContext(source=src, launches=launches))
+    small = [{"kernel": "dequant_kernel", "grid": [56, 144], "constexprs": {"BLOCK": 32}}]  # 1024 elements: grouped
+    assert "ROWS_PER_PROGRAM" in apply_recipe(RECIPE, RecipeContext(source=src, launches=small)).applied
