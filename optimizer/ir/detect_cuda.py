@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from optimizer.ir import patterns as P
-from optimizer.ir._ctx import DECIDED_BY, Ctx, closing_line, make_signature as _sig
+from optimizer.ir._ctx import DECIDED_BY, Ctx, closing_line
+from optimizer.ir._ctx import make_signature as _sig
 from optimizer.ir.locs import LocResolver, PtxLines, same_file
 from optimizer.ir.types import FRONTEND, Signature
 
@@ -124,9 +125,12 @@ def detect_converts(ctx: Ctx) -> list[Signature]:
         where = (prev.pass_name, prev.index, prev.stage) if prev else (FRONTEND, None, ttgir_chain[0].stage)
     removal = [s.pass_name for s in ctx.chain if "RemoveLayoutConversions" in s.pass_name]
     kinds = sorted({f"{_enc_kind(a)} -> {_enc_kind(b)}" for _, a, b in survivors})
-    detail = (f"{n} ttg.convert_layout in the final TTGIR" + (f", after {len(removal)} {removal[0]} run(s)" if removal else "")
-              + (f" ({', '.join(kinds)})" if kinds else "")
-              + "; each costs a shared-memory round trip with barriers unless the conversion stays within a warp")
+    detail = (
+        f"{n} ttg.convert_layout in the final TTGIR"
+        + (f", after {len(removal)} {removal[0]} run(s)" if removal else "")
+        + (f" ({', '.join(kinds)})" if kinds else "")
+        + "; each costs a shared-memory round trip with barriers unless the conversion stays within a warp"
+    )
     return [_sig(ctx, "surviving_convert_layout", n, "ttgir", src, ev, detail, where)]
 
 
@@ -189,15 +193,21 @@ def _load_signatures(ctx: Ctx, ptx: PtxLines) -> list[Signature]:
     if s_ev:
         out.append(_sig(ctx, "scalar_global_load", len(s_ev), "ptx", s_src, s_ev,
                         f"{len(s_ev)} scalar ld.global per thread in PTX", where))
-    if any(widths.values()):
-        v_src, v_ev = [], []
+    # a pipelined dot loop reads its operand tiles with cp.async of 8 or 16 bytes, or with TMA: vectorized too
+    a_src, a_ev = ptx.lines_matching(P.PTX_INSTR["cp_async_wide"])
+    t_src, t_ev = ptx.lines_matching(P.PTX_INSTR["tma"])
+    if any(widths.values()) or a_ev or t_ev:
+        v_src, v_ev = a_src + t_src, a_ev + t_ev
         for w in (2, 4, 8):
             a, b = ptx.lines_matching(P.PTX_INSTR[f"ld_global_v{w}"])
             v_src, v_ev = v_src + a, v_ev + b
-        desc = ", ".join(f"{n} x v{w}" for w, n in widths.items() if n)
-        out.append(_sig(ctx, "vector_global_load", sum(widths.values()), "ptx", v_src, v_ev,
-                        f"vectorized ld.global in PTX: {desc}", where))
-    vec = [r for r in ctx.capture.remarks if r.kind == "vectorization" and "numElems" in r.message and _narrowed(r.message)]
+        desc = ", ".join([f"{n} x v{w}" for w, n in widths.items() if n]
+                         + ([f"{len(a_ev)} x cp.async of 8-16 B"] if a_ev else []) + ([f"{len(t_ev)} x TMA"] if t_ev else []))
+        out.append(_sig(ctx, "vector_global_load", len(v_ev), "ptx", v_src, v_ev,
+                        f"vectorized global loads in PTX: {desc}", where))
+    vec = [
+        r for r in ctx.capture.remarks if r.kind == "vectorization" and "numElems" in r.message and _narrowed(r.message)
+    ]
     undivided = [a.name for a in ctx.capture.args if a.divisibility is None and a.type not in ("constexpr", "i1", "u1")
                  and (a.type.startswith("*") or a.type[:1] in ("i", "u"))]
     hint = f"; arguments without tt.divisibility=16: {', '.join(undivided)}" if undivided else ""
@@ -212,8 +222,18 @@ def _load_signatures(ctx: Ctx, ptx: PtxLines) -> list[Signature]:
                         f"to be constant over a vector{hint}", attribution))
     elif not ctx.capture.remarks and ptx.lines_matching(P.PTX_INSTR["ld_global_masked_scalar"])[1]:
         m_src, m_ev = ptx.lines_matching(P.PTX_INSTR["ld_global_masked_scalar"])
-        out.append(_sig(ctx, "masked_load_not_vectorized", len(m_ev), "ptx", m_src, m_ev,
-                        f"{len(m_ev)} predicated scalar ld.global (inferred from PTX; no remarks captured){hint}", where))
+        out.append(
+            _sig(
+                ctx,
+                "masked_load_not_vectorized",
+                len(m_ev),
+                "ptx",
+                m_src,
+                m_ev,
+                f"{len(m_ev)} predicated scalar ld.global (inferred from PTX; no remarks captured){hint}",
+                where,
+            )
+        )
     return out
 
 
@@ -290,7 +310,9 @@ def detect_dots(ctx: Ctx) -> list[Signature]:
     kinds = _dot_kinds(ctx.final("ttgir"))
     ptx_counts = {}
     if ctx.ptx is not None:
-        ptx_counts = {k: len(ctx.ptx.lines_matching(P.PTX_INSTR[k])[1]) for k in ("fma_f32", "mma_sync", "wgmma", "tcgen05")}
+        ptx_counts = {
+            k: len(ctx.ptx.lines_matching(P.PTX_INSTR[k])[1]) for k in ("fma_f32", "mma_sync", "wgmma", "tcgen05")
+        }
     # what the source asked for (TTIR) and what the final TTGIR runs (tf32x3 is decomposed into tf32 dots)
     asked = dot_precisions(ctx.final("ttir")) or dot_precisions(ctx.final("ttgir"))
     lowered = dot_precisions(ctx.final("ttgir"))
@@ -304,9 +326,12 @@ def detect_dots(ctx: Ctx) -> list[Signature]:
               "fma_dot": re.compile(r"\btt\.dot\b")}[name]
         src, ev = ctx.op_lines("ttgir", rx)
         ptx_note = ", ".join(f"{v} {k}" for k, v in ptx_counts.items() if v)
-        detail = f"{n} dot(s) lowered as {name.replace('_dot', '').upper()}" + (
-            f" (input precision: {precision})" if precision else "") + (
-            f"; PTX: {ptx_note}" if ptx_note else "") + (f"; remark: {remarks[0]}" if remarks and name == "fma_dot" else "")
+        detail = (
+            f"{n} dot(s) lowered as {name.replace('_dot', '').upper()}"
+            + (f" (input precision: {precision})" if precision else "")
+            + (f"; PTX: {ptx_note}" if ptx_note else "")
+            + (f"; remark: {remarks[0]}" if remarks and name == "fma_dot" else "")
+        )
         where = ctx.decided_by(name) if name in DECIDED_BY else (None, None, "")
         if where[0] is None:
             where = ctx.attribute(lambda t, k=name: _dot_kinds(t)[k])

@@ -15,7 +15,9 @@ import re
 # // -----// SoftwarePipeliner internal IR Dump After: LowerLoops                                        (internal step)
 # // -----// LADDER stage ttgir begin //----- //                                                           (our marker)
 BOUNDARY = re.compile(r"^// -----//.*$", re.M)
-HEADER = re.compile(r"^// -----// (?:(?P<owner>\w+) internal )?IR Dump (?P<when>Before|After):? ?(?P<rest>.*?)\s*(?://----- //)?$")
+HEADER = re.compile(
+    r"^// -----// (?:(?P<owner>\w+) internal )?IR Dump (?P<when>Before|After):? ?(?P<rest>.*?)\s*(?://----- //)?$"
+)
 HEADER_REST = re.compile(
     r"^(?P<name>[\w.]+)(?::\s*(?P<arg>[^\s{(]+)|\s+\((?P<arg2>[^)]*)\))?(?P<opts>\{.*?\})?\s*"
     r"(?:\('(?P<op>[^']+)' operation(?::\s*@(?P<sym>[^)\s]+))?\))?"
@@ -115,6 +117,8 @@ PTX_INSTR: dict[str, re.Pattern[str]] = {
     "tcgen05": re.compile(r"\btcgen05\.mma\b"),
     "fma_f32": re.compile(r"\bfma\.rn(?:\.ftz)?\.f32\b"),
     "cp_async": re.compile(r"\bcp\.async\.(?:ca|cg)\b"),
+    # cp.async.cg.shared.global [ %r1 + 0 ], [ %rd1 + 0 ], 0x10, %r2;   (8 or 16 bytes per copy: a vectorized load)
+    "cp_async_wide": re.compile(r"\bcp\.async\.(?:ca|cg)\.shared\.global\b[^;]*,\s*(?:0x10|0x8|16|8)\s*[,;]"),
     "tma": re.compile(r"\bcp\.async\.bulk\.tensor\b"),
 }
 
@@ -126,7 +130,9 @@ PTXAS_SPILL = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\
 # Function argmax_rows:REG:23 STACK:0 SHARED:0 LOCAL:0 ...
 CUOBJDUMP_RES = re.compile(r"REG:(\d+)\s+STACK:(\d+)\s+SHARED:(\d+)\s+LOCAL:(\d+)")
 # /k.py:7:9: remark: Warning: vectorization fails vec = 1 origin vec = 4 numElems = 8 mask is 1
-REMARK = re.compile(r"^(?P<file>[^\n:]+):(?P<line>\d+):(?P<col>\d+): (?P<sev>remark|note|warning|error): (?P<msg>.*)$", re.M)
+REMARK = re.compile(
+    r"^(?P<file>[^\n:]+):(?P<line>\d+):(?P<col>\d+): (?P<sev>remark|note|warning|error): (?P<msg>.*)$", re.M
+)
 CARET = re.compile(r"^\s*\^~*\s*$")
 REMARK_KINDS: dict[str, re.Pattern[str]] = {
     "vectorization": re.compile(r"vectorization fails", re.I),
@@ -135,10 +141,13 @@ REMARK_KINDS: dict[str, re.Pattern[str]] = {
     "pipelining": re.compile(r"[Pp]ipelin.*(?:disabled|cannot|degradation|in registers)"),
 }
 # vectorization fails vec = 1 origin vec = 4 numElems = 8 mask is 1
-VEC_REMARK = re.compile(r"vec = (?P<vec>\d+) origin vec = (?P<origin>\d+)(?: (?:numElems|elemsPerThread) = (?P<n>\d+))?")
+VEC_REMARK = re.compile(
+    r"vec = (?P<vec>\d+) origin vec = (?P<origin>\d+)(?: (?:numElems|elemsPerThread) = (?P<n>\d+))?"
+)
 
 # ---- Ascend ttadapter -----------------------------------------------------------------------------------------
-# %reduced:2 = linalg.reduce ins(...) outs(...) dimensions = [0]  {reduce_mode = "max_with_index", tie_break_left = "true"}
+# %reduced:2 = linalg.reduce ins(...) outs(...) dimensions = [0]
+#     {reduce_mode = "max_with_index", tie_break_left = "true"}
 REDUCE_MODE = re.compile(r'reduce_mode = "(?P<mode>(?:max|min)_with_index)"')
 # %extracted = tensor.extract %idx[%i] {DiscreteMemAccess} : tensor<128xi32>
 DISCRETE = re.compile(r"DiscreteMemAccess")

@@ -28,7 +28,7 @@ from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.tree import call_name, dotted, expr, walk
 
-__all__ = ["config_list_points", "config_list_reasons", "rewrite_config_list"]
+__all__ = ["config_list_points", "config_list_reasons", "parsed_configs", "rewrite_config_list"]
 
 SM90_SHARED = 232448
 _BYTES = {"fp8": 1, "fp16": 2, "bf16": 2, "fp32": 4, "tf32": 4, "fp64": 8, "i8": 1, "u8": 1, "i16": 2, "i32": 4}
@@ -39,8 +39,10 @@ def _autotune(t: Target) -> cst.Call | None:
                  and dotted(d.decorator).endswith("autotune")), None)
 
 
-def config_list(t: Target) -> cst.List | None:
-    """The list node the decorator's configs come from, where the source spells it out."""
+def config_list(t: Target) -> cst.List | cst.ListComp | None:
+    """The list node the decorator's configs come from, where the source spells it out: a list literal, or a list
+    comprehension over literal values (``[Config({'BLOCK_SIZE_M': m}, num_stages=s) for m in [16, 32] for s in
+    [3, 4]]``, expanded by ``_expand``)."""
     dec = _autotune(t)
     if dec is None:
         return None
@@ -54,7 +56,49 @@ def config_list(t: Target) -> cst.List | None:
     elif isinstance(v, cst.Name):
         assigns = t.tree.assignments(module, v.value)
         v = assigns[0].value if len(assigns) == 1 else None
-    return v if isinstance(v, cst.List) else None
+    return v if isinstance(v, (cst.List, cst.ListComp)) else None
+
+
+def _literal_values(node: cst.BaseExpression) -> list[Any] | None:
+    """The values a comprehension iterates: a list/tuple literal of constants, or ``range`` of literal ints."""
+    text = cst.Module([]).code_for_node(node)
+    try:
+        if isinstance(node, cst.Call) and call_name(node) == "range":
+            return list(range(*[ast.literal_eval(cst.Module([]).code_for_node(a.value)) for a in node.args]))
+        v = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError):
+        return None
+    return list(v) if isinstance(v, (list, tuple)) else None
+
+
+def _expand(comp: cst.ListComp) -> list[dict[str, Any] | None] | None:
+    """The configs a comprehension builds, evaluated over its literal loops (no code runs: each loop variable's
+    values are substituted into the ``Config`` call's literal dict and options); None where a loop is not over
+    literal values, has a condition, or unpacks a tuple."""
+    loops: list[tuple[str, list[Any]]] = []
+    f: cst.CompFor | None = comp.for_in
+    while f is not None:
+        vals = _literal_values(f.iter)
+        if not isinstance(f.target, cst.Name) or vals is None or f.ifs:
+            return None
+        loops.append((f.target.value, vals))
+        f = f.inner_for_in
+    import itertools
+
+    out = []
+    for combo in itertools.product(*[v for _n, v in loops]):
+        env = {n: repr(x) for (n, _v), x in zip(loops, combo, strict=True)}
+        elt = comp.elt.visit(_Substitute(env))
+        out.append(_parse_config(cst.Element(elt)))  # type: ignore[arg-type]
+    return out
+
+
+class _Substitute(cst.CSTTransformer):
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:  # noqa: N802
+        return expr(self.env[updated.value]) if updated.value in self.env else updated
 
 
 def _parse_config(e: cst.BaseElement) -> dict[str, Any] | None:
@@ -71,39 +115,57 @@ def _parse_config(e: cst.BaseElement) -> dict[str, Any] | None:
             **{k: v for k, v in opts.items() if k not in ("num_warps", "num_stages")}}
 
 
+def parsed_configs(t: Target) -> list[dict[str, Any]] | None:
+    """The autotuned kernel's configs as ``{"kwargs", "num_warps", "num_stages"}`` dicts, wherever the source spells
+    them out (``config_list``); None when they are built at run time or one is not a literal ``Config``."""
+    lst = config_list(t)
+    if lst is None:
+        return None
+    cfgs = _expand(lst) if isinstance(lst, cst.ListComp) else [_parse_config(e) for e in lst.elements]
+    return None if cfgs is None or not cfgs or any(c is None for c in cfgs) else cfgs  # type: ignore[return-value]
+
+
 def _elem_bytes(t: Target, ctx: RecipeContext) -> int:
     rec = next((r for r in ctx.launches if r.get("kernel") == t.kernel.name), {})
     ptrs = [v for v in (rec.get("signature") or {}).values() if isinstance(v, str) and v.startswith("*")]
-    return _BYTES.get(ptrs[0][1:], 2) if ptrs else 2
+    if not ptrs:
+        return 2
+    ty = ptrs[0][1:]
+    return 1 if ty.startswith("fp8") else _BYTES.get(ty, 2)  # fp8e4nv / fp8e5 operands: one byte
 
 
 def _key(c: dict[str, Any], names: dict[str, str]) -> tuple[Any, ...]:
     return (*(c["kwargs"].get(names[r]) for r in ("BLOCK_M", "BLOCK_N", "BLOCK_K")), c["num_warps"], c["num_stages"])
 
 
-def _plan(t: Target, ctx: RecipeContext, params: dict[str, Any]) -> tuple[list[dict[str, Any]], list[int], list[str]]:
-    """(configs to add, indices to drop, reasons it does not apply)."""
+def _plan(t: Target, ctx: RecipeContext, params: dict[str, Any]) -> tuple[list[dict[str, Any]], list[int], list[str], dict[str, int]]:
+    """(configs to add, indices to drop, reasons it does not apply, tiles every config keeps)."""
     from optimizer.rewrite.dot_tiles import HOPPER, roles
     from optimizer.rewrite.effect import decorator_knobs
 
     names = roles(t)
     if names is None:
-        return [], [], ["the dot's M, N, K tiles are not three distinct constexpr aranges"]
+        return [], [], ["the dot's M, N, K tiles are not three distinct constexpr aranges"], {}
     heur = [n for n, d in decorator_knobs(t.tree, t.kernel).items() if d == "@triton.heuristics" and n in names.values()]
     if heur:
-        return [], [], [f"a @triton.heuristics sets the tile(s) {heur}: edit the heuristic, not the config list"]
+        return [], [], [f"a @triton.heuristics sets the tile(s) {heur}: edit the heuristic, not the config list"], {}
     lst = config_list(t)
     if lst is None:
         return [], [], ["the autotune configs are built at run time (no list literal in the decorator, a module "
                         "variable or the module function it calls)"]
-    cfgs = [_parse_config(e) for e in lst.elements]
+    cfgs = _expand(lst) if isinstance(lst, cst.ListComp) else [_parse_config(e) for e in lst.elements]
+    if cfgs is None:
+        return [], [], ["the autotune configs' comprehension does not loop over literal values"], {}
     if not cfgs or any(c is None for c in cfgs):
-        return [], [], ["an autotune config is not triton.Config({literal dict}, num_warps=.., num_stages=..)"]
+        return [], [], ["an autotune config is not triton.Config({literal dict}, num_warps=.., num_stages=..)"], {}
     known = [c for c in cfgs if c is not None]
     missing = [r for r, n in names.items() if any(n not in c["kwargs"] for c in known)]
     if missing:
-        return [], [], [f"the configs do not set the dot's tile(s) {[names[r] for r in missing]}"]
+        return [], [], [f"the configs do not set the dot's tile(s) {[names[r] for r in missing]}"], {}
     elem = _elem_bytes(t, ctx)
+    # a tile the author never varies (every config the same BLOCK_K, when it is also a scale group) stays as it is
+    fixed = {r: known[0]["kwargs"][names[r]] for r in ("BLOCK_M", "BLOCK_N", "BLOCK_K")
+             if len(known) >= 2 and len({c["kwargs"][names[r]] for c in known}) == 1}
     drop, seen = [], set()
     for i, c in enumerate(known):
         bm, bn, bk = (c["kwargs"][names[r]] for r in ("BLOCK_M", "BLOCK_N", "BLOCK_K"))
@@ -113,7 +175,10 @@ def _plan(t: Target, ctx: RecipeContext, params: dict[str, Any]) -> tuple[list[d
         seen.add(k)
     extra = {k: v for k, v in known[0]["kwargs"].items() if k not in names.values()}
     add = []
+    if isinstance(lst, cst.ListComp):
+        drop = []  # a comprehension is extended, never thinned (its elements are not separate nodes)
     for h in params.get("configs") or HOPPER:
+        h = {**h, **fixed}
         cfg = {"kwargs": {**{names[r]: h[r] for r in ("BLOCK_M", "BLOCK_N", "BLOCK_K")}, **extra},
                "num_warps": h["num_warps"], "num_stages": h["num_stages"]}
         if _key(cfg, names) not in seen and (h["BLOCK_M"] * h["BLOCK_K"] + h["BLOCK_K"] * h["BLOCK_N"]) * elem \
@@ -121,8 +186,8 @@ def _plan(t: Target, ctx: RecipeContext, params: dict[str, Any]) -> tuple[list[d
             add.append(cfg)
             seen.add(_key(cfg, names))
     if not add and not drop:
-        return [], [], ["the config list already holds every Hopper config and none is dominated"]
-    return add, drop, []
+        return [], [], ["the config list already holds every Hopper config and none is dominated"], {}
+    return add, drop, [], fixed
 
 
 def config_list_reasons(t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[str]:
@@ -130,8 +195,8 @@ def config_list_reasons(t: Target, ctx: RecipeContext, params: dict[str, Any]) -
 
 
 def config_list_points(t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[dict[str, Any]]:
-    add, drop, why = _plan(t, ctx, params)
-    return [] if why else [{"mode": "configs", "add": add, "drop": drop}]
+    add, drop, why, fixed = _plan(t, ctx, params)
+    return [] if why else [{"mode": "configs", "add": add, "drop": drop, "fixed": fixed}]
 
 
 def _config_text(c: dict[str, Any]) -> str:
@@ -143,6 +208,13 @@ def rewrite_config_list(t: Target, point: dict[str, Any]) -> str:
     assert lst is not None
     drop = set(point["drop"])
     new_elems = [cst.Element(expr(_config_text(c))) for c in point["add"]]
+    if isinstance(lst, cst.ListComp):  # [*(<the comprehension>), <added configs>]
+        name = call_name(lst.elt) if isinstance(lst.elt, cst.Call) else "triton.Config"
+        added = ", ".join(_config_text(c).replace("triton.Config", name, 1) for c in point["add"])
+        t.tree.replace(lst, f"[*{cst.Module([]).code_for_node(lst)}, {added}]")
+        return (f"{t.kernel.name}: autotune config comprehension extended with {len(point['add'])} Hopper config(s)"
+                + (f" (kept {', '.join(f'{k}={v}' for k, v in point.get('fixed', {}).items())}: every config has it)"
+                   if point.get("fixed") else "") + "; grid and launch unchanged")
 
     def edit(node: cst.CSTNode) -> cst.CSTNode:
         assert isinstance(node, cst.List)

@@ -2,7 +2,11 @@
 
 Domain: a kernel that calls ``tl.dot`` (never a tile search without one), not yet autotuned, launched from one
 place with a tuple grid; the tile constexprs are found from the dot's operands (the arange sizes of ``a`` give M
-and K, of ``b`` K and N) and must be passed as literals (or names bound to one literal) at the launch. Every grid
+and K, of ``b`` K and N) and must be passed as literals (or names bound to one literal) at the launch, or come
+from dict literals spread with ``**config`` (``optimizer.rewrite.dot_tiles_dict``: fixed points edit the dicts).
+A tile that sizes an unmasked load, store or atomic (``tl.arange(0, BLOCK_M)`` in its address) must keep dividing
+the problem, so every config keeps its current value and the search varies the other tiles; a kernel whose
+unmasked accesses span all three tiles is refused. Every grid
 element that divides by a tile is rewritten with the tile of the program axis it feeds (``pid_m * BLOCK_M`` ties
 axis 0 to BLOCK_M), so two tiles with the same starting value never get confused.
 
@@ -27,6 +31,7 @@ import libcst as cst
 
 from optimizer.rewrite.common import grid_node, single_site_reasons
 from optimizer.rewrite.context import RecipeContext
+from optimizer.rewrite.dot_tiles_dict import dict_form, dict_reasons, dict_tile, rewrite_dicts
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.errors import NotApplicable
 from optimizer.rewrite.tree import Tree, arg_value, call_name, dotted, expand_defs, expr, walk
@@ -67,7 +72,11 @@ def _operand_tiles(t: Target, e: cst.CSTNode) -> list[str]:
     for _ in range(8):
         nxt = []
         for f in frontier:
+            # a keyword (``mask=``) is no read of the variable that happens to share its name
+            keywords = {id(m.keyword) for m in walk(f) if isinstance(m, cst.Arg) and m.keyword is not None}
             for m in walk(f):
+                if id(m) in keywords:
+                    continue
                 if isinstance(m, cst.Call) and call_name(m) == "tl.arange":
                     add(arg_value(m, "end", 1))
                 elif isinstance(m, cst.Call) and call_name(m) in ("tl.zeros", "tl.full", "tl.broadcast_to", "tl.reshape"):
@@ -247,14 +256,18 @@ class DotTileSearch:
         if names is None:
             return [*out, "the dot's M, N, K tiles are not three distinct constexpr aranges"]
         site = t.sites[0]
+        in_dict = dict_form(t, names)
+        if in_dict:  # the tiles come from dict literals through **config: edit those (dot_tiles_dict)
+            out = [r for r in out if "*args / **kwargs" not in r] + dict_reasons(t, ctx, names, meta)
         for role, name in names.items():
-            if _literal(t, site.arg_for(t.kernel, name)) is None:
+            if not in_dict and _literal(t, site.arg_for(t.kernel, name)) is None:
                 out.append(f"{name} ({role}) is not a literal at the launch (derived from shapes)")
         out += _meta_grid_reasons(t, names)
-        unmasked = [a.pointer for a in t.facts.accesses if a.op in ("tl.load", "tl.store") and not a.mask]
-        if unmasked:
-            out.append(f"unmasked accesses ({', '.join(sorted(set(unmasked))[:3])}): the tiles must divide the problem "
-                       "sizes, which a tile search does not keep")
+        pinned = _pinned(t, names)
+        if set(pinned) == set(_ROLES):
+            unmasked = sorted({p for ps in pinned.values() for p in ps})
+            out.append(f"unmasked accesses ({', '.join(unmasked[:3])}) span every tile: the tiles must divide the "
+                       "problem sizes, which a tile search does not keep")
         if not out and not self._configs(t, ctx, params, names):
             out.append("register_spill evidence: no config keeps at least the current warps and at most the current tile")
         if not out and not meta and not _axes_map(t, names) and not _host_bound(t, names):
@@ -265,7 +278,9 @@ class DotTileSearch:
             out.append(f"none of the {'/'.join(modes)} points applies" + (f" ({'; '.join(why)})" if why else ""))
         return out
 
-    def _current(self, t: Target, names: dict[str, str]) -> dict[str, int]:
+    def _current(self, t: Target, names: dict[str, str], ctx: RecipeContext | None = None) -> dict[str, int]:
+        if ctx is not None and dict_form(t, names):
+            return dict_tile(t, ctx, names)
         site = t.sites[0]
         cur = {r: int(_literal(t, site.arg_for(t.kernel, n)).value) for r, n in names.items()}  # type: ignore[union-attr]
         for opt, default in (("num_warps", 4), ("num_stages", 3)):
@@ -275,9 +290,11 @@ class DotTileSearch:
         return cur
 
     def _configs(self, t: Target, ctx: RecipeContext, params: dict[str, Any], names: dict[str, str]) -> list[dict[str, int]]:
-        cur = self._current(t, names)
-        cfgs = [dict(c) for c in (params.get("configs") or HOPPER)]
-        cfgs = [c for c in cfgs if any(c[r] != cur.get(r) for r in (*_ROLES, "num_warps", "num_stages"))]
+        cur = self._current(t, names, ctx)
+        keep = _pinned(t, names)  # a tile sizing an unmasked access keeps its value; the others are searched
+        cfgs = [dict(c) | {r: cur[r] for r in keep} for c in (params.get("configs") or HOPPER)]
+        cfgs = [c for i, c in enumerate(cfgs) if c not in cfgs[:i]]
+        cfgs = [c for c in cfgs if any(c[r] != cur.get(r) for r in _ROLES if r not in keep)]
         if "ir:register_spill" in ctx.evidence:  # never fewer warps or a bigger accumulator on a spilling kernel
             area = cur["BLOCK_M"] * cur["BLOCK_N"]
             cfgs = [c for c in cfgs if c["num_warps"] >= cur["num_warps"] and c["BLOCK_M"] * c["BLOCK_N"] <= area]
@@ -290,6 +307,10 @@ class DotTileSearch:
             return config_list_points(t, ctx, params)
         names = roles(t)
         cfgs = self._configs(t, ctx, params, names)  # type: ignore[arg-type]
+        if dict_form(t, names):  # type: ignore[arg-type]
+            # fixed points only: host code reads the tile from the dict too, which an autotuner would bypass
+            pts = [{"mode": "fixed", **c} for c in cfgs[: int(params.get("fixed_variants", 4))]]
+            return [p for p in pts if p["mode"] in modes] if (modes := params.get("modes")) else pts
         # autotuning needs a grid over META: one exists, or the axes say which grid element each tile divides
         tunable = meta_grid(t) is not None or _axes_map(t, names)  # type: ignore[arg-type]
         pts: list[dict[str, Any]] = [{"mode": "autotune", "configs": cfgs}] if len(cfgs) >= 2 and tunable else []
@@ -317,7 +338,14 @@ class DotTileSearch:
         names = roles(t)
         assert names is not None
         meta = meta_grid(t) is not None
-        cur = self._current(t, names)
+        cur = self._current(t, names, ctx)
+        if dict_form(t, names):
+            n = rewrite_dicts(t, ctx, names, point)
+            return (f"{k.name}: tile {cur['BLOCK_M']}x{cur['BLOCK_N']}x{cur['BLOCK_K']} w{cur['num_warps']} "
+                    f"s{cur['num_stages']} -> {point['BLOCK_M']}x{point['BLOCK_N']}x{point['BLOCK_K']} "
+                    f"w{point['num_warps']} s{point['num_stages']} in the {n} config dict(s) the launch spreads "
+                    f"(**); the META grid and the host code reading the dict follow"
+                    + (f"; kept for unmasked accesses: {', '.join(sorted(_pinned(t, names)))}" if _pinned(t, names) else ""))
         ax = _axis_roles(t, names)
         by_name = {v: r for r, v in names.items()}
         host = {n: tree.code(a) for n in names.values() if (a := site.arg_for(k, n)) is not None and not isinstance(a, cst.Integer)}
@@ -372,6 +400,21 @@ class DotTileSearch:
                 + (f", persistent: {point['programs']} programs loop over the output tiles"
                    if point["mode"] == "persistent" else "")
                 + extra)
+
+
+def _pinned(t: Target, names: dict[str, str]) -> dict[str, list[str]]:
+    """Role -> the unmasked loads/stores whose block a tile sizes (``tl.arange(0, BLOCK_M)`` in the address): such
+    a tile must keep dividing the problem, so the search leaves it as it is. A scalar access (a per-program index)
+    sizes no tile."""
+    by_name = {v: r for r, v in names.items()}
+    out: dict[str, list[str]] = {}
+    for a in t.facts.accesses:
+        if (a.op in ("tl.load", "tl.store") or a.op.startswith("tl.atomic")) and not a.mask:
+            ptr = a.node.args[0].value if a.node.args else None
+            for name in _operand_tiles(t, ptr) if ptr is not None else []:
+                if name in by_name:
+                    out.setdefault(by_name[name], []).append(a.pointer)
+    return out
 
 
 def _elements(t: Target) -> list[cst.BaseExpression]:

@@ -158,10 +158,61 @@ def test_host_variable_tiles_on_a_1d_grid_are_searched_at_their_binding(tmp_path
         apply_recipe(RECIPE, RecipeContext(source=literal))
 
 
-def test_unmasked_operand_loads_are_refused() -> None:
-    """A kernel that loads its tiles without masks (GPTQ split-K's form) only works when the tiles divide the problem:
-    a bigger Hopper tile would read and write out of bounds."""
+def test_tiles_of_unmasked_accesses_keep_their_value() -> None:
+    """A kernel that loads a tile without a mask only works while that tile divides the problem: the search keeps
+    the tiles the unmasked load's block spans (here ``a``: M and K) and varies the rest; a kernel whose unmasked
+    accesses span every tile (GPTQ split-K's form) is refused."""
     src = (KERNELS / "dot_host_tiles_1d.py").read_text()
     src = src.replace("mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)", ")")
-    with pytest.raises(NotApplicable, match="unmasked accesses"):
-        apply_recipe(RECIPE, RecipeContext(source=src))
+    out = apply_recipe_variants(RECIPE, RecipeContext(source=src))
+    fixed = [r.applied for r in out if r.applied["mode"] == "fixed"]
+    assert fixed and all(p["BLOCK_M"] == 32 and p["BLOCK_K"] == 32 and p["BLOCK_N"] != 32 for p in fixed)
+    every = src.replace("mask=(rk[:, None] < K) & (rn[None, :] < N), other=0.0)", ")")
+    with pytest.raises(NotApplicable, match="unmasked accesses .* span every tile"):
+        apply_recipe(RECIPE, RecipeContext(source=every))
+
+
+def test_tiles_spread_from_a_config_dict_are_edited_in_the_dict(tmp_path: Path) -> None:
+    """``kernel[grid](..., **config)`` with the config built by the caller, one dict per regime (vLLM's fused_moe
+    form): fixed points edit the dict holding the recorded tile (the small-batch dict stays), the host padding that
+    reads ``config['BLOCK_SIZE_M']`` follows it, the unmasked row-index load keeps the M tile, and the launch
+    options travel in the same dict. No autotune point: the host reads the tile from the dict."""
+    rec = {"kernel": "gather_mm_kernel", "constexprs": {"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 16}}
+    out = variants("dot_config_dict", launches=[rec])
+    assert out and {r.applied["mode"] for r in out} == {"fixed"}
+    first = out[0]
+    assert first.applied["BLOCK_M"] == 32 and (first.applied["BLOCK_N"], first.applied["BLOCK_K"]) != (32, 16)
+    new = first.source
+    assert "config = {'BLOCK_SIZE_M': 16, 'BLOCK_SIZE_N': 16, 'BLOCK_SIZE_K': 16}" in new
+    assert (f"config = {{'BLOCK_SIZE_M': 32, 'BLOCK_SIZE_N': {first.applied['BLOCK_N']}, 'BLOCK_SIZE_K': "
+            f"{first.applied['BLOCK_K']}, 'num_warps': {first.applied['num_warps']}") in new
+    assert "**config)" in new
+    same_outputs("dot_config_dict", new, tmp_path, atol=1e-3, rtol=1e-3,
+                 cases=[{"m": 40, "n": 50, "k": 70}, {"m": 3, "n": 20, "k": 24}])
+    with pytest.raises(NotApplicable, match="no dict literal in the module holds the recorded tile"):
+        apply_recipe(RECIPE, RecipeContext(source=(KERNELS / "dot_config_dict.py").read_text(), launches=[
+            {**rec, "constexprs": {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 16}}]))
+
+
+def test_a_config_comprehension_is_extended_and_a_tile_it_never_varies_is_kept() -> None:
+    """DeepSeek's fp8 GEMM builds its configs with a comprehension over literal lists and never varies BLOCK_K (it is
+    the scale group): the list gains Hopper configs, each with that BLOCK_K, behind the comprehension."""
+    import ast
+
+    src = (KERNELS / "dot_autotuned_list.py").read_text()
+    start, end = src.index("def tile_configs():"), src.index("@triton.autotune")
+    comp = ("def tile_configs():\n    return [triton.Config({'BM': bm, 'BN': bn, 'BK': 32, 'GROUP': 8}, num_warps=4,"
+            " num_stages=s)\n            for bm in [16, 32] for bn in (32, 64) for s in range(3, 5)]\n\n\n")
+    src = src[:start] + comp + src[end:]
+    rec = {"kernel": "grouped_mm_kernel", "signature": {"a_ptr": "*fp8e4nv", "b_ptr": "*fp8e4nv", "c_ptr": "*fp16"}}
+    out = apply_recipe_variants(RECIPE, RecipeContext(source=src, launches=[rec]))
+    assert len(out) == 1 and out[0].applied["mode"] == "configs" and out[0].applied["fixed"] == {"BLOCK_K": 32}
+    added = out[0].applied["add"]
+    assert added and all(c["kwargs"]["BK"] == 32 and c["kwargs"]["GROUP"] == 8 for c in added)
+    assert any(c["kwargs"]["BM"] == 128 and c["kwargs"]["BN"] == 256 for c in added)
+    new = out[0].source
+    ast.parse(new)
+    assert "return [*[triton.Config({'BM': bm" in new and "for s in range(3, 5)]" in new
+    bad = src.replace("for s in range(3, 5)]", "for s in STAGES]")
+    with pytest.raises(NotApplicable, match="comprehension does not loop over literal values"):
+        apply_recipe(RECIPE, RecipeContext(source=bad, launches=[rec]))
