@@ -83,7 +83,7 @@ def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str 
     from optimizer.harness.problem import load_problem
     from optimizer.ladder import keys
     from optimizer.ladder.cases import RULE as CASE_RULE
-    from optimizer.ladder.cases import autotuned_note, representative_case
+    from optimizer.ladder.cases import HEADROOM_RULE, autotuned_note, headroom_case, representative_case
     from optimizer.ladder.engine import run_ladder
     from optimizer.ladder.types import LadderContext
     from optimizer.phases import PhaseClock, TimedKB
@@ -115,10 +115,13 @@ def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str 
         out.notes.append("not validated (validate=False): static diagnosis only")
     launch_case: dict[str, Any] | None = None
     if be == "interpreter":
-        launches, note, launch_case = record_launches(prob, cand, settings, case=representative_case(prob))
+        worst = headroom_case(prob, recorded_timing["case_ms"], recorded_timing["device"]) if recorded_timing else None
+        rule = f"{HEADROOM_RULE}: {worst[1]:.0%} of it" if worst else CASE_RULE
+        launches, note, launch_case = record_launches(prob, cand, settings,
+                                                      case=worst[0] if worst else representative_case(prob))
         if launches:
             ev.launches = launches  # full-size launch records: L1/L3 see the grid and divisibility of a real case
-            out.notes.append(f"static only: L1 and L3 read the launches of case {launch_case} ({CASE_RULE}), recorded "
+            out.notes.append(f"static only: L1 and L3 read the launches of case {launch_case} ({rule}), recorded "
                              "without executing any kernel" + (f" ({note})" if note else ""))
             if (tuned := autotuned_note(launches)):
                 out.notes.append(tuned)
@@ -151,7 +154,9 @@ def _preview(ctx: Any, outcome: Any) -> RewritePreview:
 
     card = outcome.chosen
     if card is None or outcome.stop is None:
-        return RewritePreview(refused="the ladder chose no family" + (f" ({outcome.summary()})" if outcome.results else ""))
+        return RewritePreview(
+            refused="the ladder chose no family" + (f" ({outcome.summary()})" if outcome.results else "")
+        )
     recipe = card.recipe or {}
     pre = RewritePreview(family=card.id, kind=str(recipe.get("kind", "")))
     name = f"{ctx.candidate.stem}_rewrite.py"

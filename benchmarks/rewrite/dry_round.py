@@ -46,6 +46,10 @@ SETS = {
     "realistic": ("benchmarks/realistic/*/problem.py", "initial.py"),
     "diagnosis": ("benchmarks/diagnosis/*/problem.py", "initial.py"),
 }
+#: every case at >= this fraction of its roofline: at the roofline (``optimizer.ladder.causes.profile.AT_ROOFLINE``)
+AT_ROOF = 0.75
+#: no cause: the ladder decided none, or decided it does not know
+UNDECIDED = frozenset({"undecided", "unknown"})
 #: launch / compiler knobs (the registry's non-structural kinds); every other kind is a structural transform
 LAUNCH_KINDS = frozenset({"launch_params", "autotune", "compiler_hints", "care_padding_false", "input_precision",
                           "alignment_hints"})
@@ -64,8 +68,10 @@ def kernels(sets: list[str], only: set[str]) -> list[tuple[str, Path, Path]]:
 
 def load_measured(files: list[Path]) -> dict[str, dict[str, Any]]:
     """kernel -> ``{"device", "case_ms", "source"}`` from realistic-check records, for kernels whose every case passed
-    and was timed (later files win)."""
+    and was timed (later files win); session trajectories and timing-agreement files add ``device_ms`` / ``host_ms``
+    per case (``recorded``: the kernel's device time apart from its launcher's host time)."""
     from benchmarks._data import read_text
+    from benchmarks.rewrite import recorded
 
     out: dict[str, dict[str, Any]] = {}
     for f in files:
@@ -76,7 +82,65 @@ def load_measured(files: list[Path]) -> dict[str, dict[str, Any]]:
             if gpu and entry.get("ok") and cases and all(c.get("ok") and c.get("initial_ms") for c in cases):
                 out[name] = {"device": gpu, "case_ms": {c["label"]: c["initial_ms"] for c in cases},
                              "source": f"{f.name} {date[:10]}"}
+                roof = [c["roofline_ms"] / c["initial_ms"] for c in cases if c.get("roofline_ms")]
+                if len(roof) == len(cases):  # the headroom the dry round reports beside the verdict (not a ladder input)
+                    out[name]["roof_fraction"] = [round(x, 3) for x in roof]
+        label = "/".join(Path(f).parts[-3:]) if Path(f).name == "trajectory.json" else Path(f).name
+        for name, rec in recorded.read(doc, f"{label} {date[:10]}".replace(" ?", ""), Path(f)).items():
+            _merge_recorded(out, name, rec)
     return out
+
+
+def _merge_recorded(out: dict[str, dict[str, Any]], name: str, rec: dict[str, Any]) -> None:
+    """Add a session's or a re-time's device and host times per case (``recorded.read``) to what is known of ``name``:
+    the realistic check's flushed figures stay the per-case time, the device/host split joins them when the cases
+    are the same; a kernel known from nowhere else needs the record's device name."""
+    base = out.get(name)
+    if base is None:
+        if rec.get("device"):
+            out[name] = dict(rec)
+        return
+    if set(rec["case_ms"]) != set(base["case_ms"]):
+        return
+    base.update({k: rec[k] for k in ("device_ms", "host_ms") if k in rec})
+    if rec["source"] not in base["source"]:
+        base["source"] = f"{base['source']}; {rec['source']}"
+
+
+def account_summary(levels: list[Any]) -> dict[str, Any]:
+    """What the static account of the gap (L3 ``gap_account`` / ``unexplained`` evidence) named: per significant
+    inefficiency kind its largest estimated share over the accounted configurations, and the kinds no listed cause
+    explains. A kernel without a decided cause is still explained when the account names what costs it time."""
+    named: dict[str, float | None] = {}
+    unexplained: dict[str, float | None] = {}
+    for lv in levels:
+        for e in lv.evidence:
+            if e.kind == "gap_account" and isinstance(e.data, dict):
+                for f in e.data.get("findings") or []:
+                    if f.get("significant"):
+                        named[f["kind"]] = _max_share(named.get(f["kind"]), f.get("share"))
+            elif e.kind == "unexplained" and isinstance(e.data, dict) and e.data.get("kind"):
+                k = e.data["kind"]
+                unexplained[k] = _max_share(unexplained.get(k), e.data.get("share"))
+    return {"named": named, "unexplained": unexplained}
+
+
+def _max_share(a: float | None, b: float | None) -> float | None:
+    vals = [x for x in (a, b) if isinstance(x, (int, float))]
+    return round(max(vals), 3) if vals else None
+
+
+def _explained(row: dict[str, Any]) -> str:
+    """Why a kernel needs no further explanation: its decided cause, its measured roofline, or the inefficiency the
+    static account names (largest share first). Empty: plain undecided."""
+    if row["cause"] not in UNDECIDED:
+        return f"cause {row['cause']}"
+    acc = row.get("account") or {}
+    kinds = {**(acc.get("named") or {}), **(acc.get("unexplained") or {})}
+    if kinds:
+        k, share = max(kinds.items(), key=lambda kv: kv[1] or 0.0)
+        return f"inefficiency {k}" + (f" (share ~{share:.0%})" if share else "")
+    return ""
 
 
 def one(kb: Any, set_name: str, folder: Path, cand: Path, *, validate: bool = True,
@@ -92,11 +156,15 @@ def one(kb: Any, set_name: str, folder: Path, cand: Path, *, validate: bool = Tr
                  recorded_timing=recorded)
     if recorded:
         row["measured"] = f"{recorded['device']} ({recorded['source']})"
+        if recorded.get("roof_fraction"):
+            row["roof_fraction"] = recorded["roof_fraction"]
     dec = d.decision
     row.update(cause=dec.cause if dec is not None and dec.decided else "undecided",
                confidence=round(dec.confidence, 2) if dec is not None and dec.decided else None,
                static_only=True, stop_level=d.stop.level if d.stop else None,
                diagnose_s=round(time.perf_counter() - t0, 1))
+    row["account"] = account_summary(d.levels)
+    row["explained"] = _explained(row)
     decisions = [e for lv in d.levels for e in lv.evidence if e.kind == "cause_decision"]
     if decisions:  # why the decided cause's own families did not act (the refusal is evidence too)
         row["family_refusals"] = [str(x)[:600] for x in (decisions[-1].data.get("refusals") or [])][:12]
@@ -134,7 +202,7 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     for s in sorted({r["set"] for r in rows}):
         rs = [r for r in rows if r["set"] == s]
         made = [r for r in rs if r["verdict"] not in ("no_rewrite", "justified_stop")]
-        out[s] = {"kernels": len(rs), "decided": sum(r["cause"] != "undecided" for r in rs),
+        out[s] = {"kernels": len(rs), "decided": sum(r["cause"] not in UNDECIDED for r in rs),
                   "rewrite_made": len(made), "structural": sum(r["structural"] for r in made),
                   "valid": sum(r["verdict"] == "valid" for r in made),
                   "compile_only": sum(r["verdict"] == "compile_only" for r in made),
@@ -143,6 +211,13 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
                   "errors": sum(r["verdict"] == "error" for r in rs),
                   "measured": sum(bool(r.get("measured")) for r in rs),
                   "justified_stop": sum(r["verdict"] == "justified_stop" for r in rs),
+                  # decided, or undecided with the inefficiency the static account names (issue 29/30 targets)
+                  "explained": sum(bool(r.get("explained") or _explained(r)) for r in rs),
+                  "plain_undecided": sum(not (r.get("explained") or _explained(r)) for r in rs),
+                  # the issue's second target: a structural rewrite that passed its check, or a justified stop
+                  "structural_or_stop": sum((r["structural"] and r["verdict"] in ("valid", "compile_only"))
+                                            or r["verdict"] == "justified_stop" for r in rs),
+                  "with_headroom": sum(bool(r.get("roof_fraction")) and min(r["roof_fraction"]) < AT_ROOF for r in rs),
                   # kernels where a point or family was refused because it could not change the compiled kernel
                   "noop_refused": sum(_noop(r) for r in rs)}
     return out
@@ -165,18 +240,28 @@ def markdown(payload: dict[str, Any]) -> str:
              "",
              "`measured`: kernels diagnosed with recorded GPU times (`--measured`); `justified stop`: measured at the "
              "roofline (every case at >= 75% of its dtype-aware roofline), so no rewrite is the right answer.", "",
-             "| set | kernels | cause decided | rewrite made | structural | valid | compile-only | invalid | baseline fails "
-             "| errors | no-op refused | measured | justified stop |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "`explained`: the cause is decided, or the static account of the gap names the inefficiency (its kind and "
+             "largest estimated share); `plain undecided`: neither. `structural or stop`: a structural rewrite that "
+             "passed its check, or a justified stop. `headroom`: measured below 75% of the roofline at some case.", "",
+             "| set | kernels | cause decided | explained | plain undecided | rewrite made | structural | valid "
+             "| compile-only | invalid | baseline fails | errors | no-op refused | measured | headroom | justified stop "
+             "| structural or stop |", "|" + "---|" * 17]
     for s, v in payload["summary"].items():
-        lines.append(f"| {s} | {v['kernels']} | {v['decided']} | {v['rewrite_made']} | {v['structural']} | {v['valid']} "
+        lines.append(f"| {s} | {v['kernels']} | {v['decided']} | {v.get('explained', '-')} | {v.get('plain_undecided', '-')} "
+                     f"| {v['rewrite_made']} | {v['structural']} | {v['valid']} "
                      f"| {v['compile_only']} | {v['invalid']} | {v['baseline_fails']} | {v['errors']} "
-                     f"| {v.get('noop_refused', 0)} | {v.get('measured', 0)} | {v.get('justified_stop', 0)} |")
-    lines += ["", "| set | kernel | cause | family (kind) | points | verdict | note |", "|---|---|---|---|---|---|---|"]
+                     f"| {v.get('noop_refused', 0)} | {v.get('measured', 0)} | {v.get('with_headroom', '-')} "
+                     f"| {v.get('justified_stop', 0)} | {v.get('structural_or_stop', '-')} |")
+    lines += ["", "| set | kernel | cause | measured roofline fraction | family (kind) | points | verdict | note |",
+              "|---|---|---|---|---|---|---|---|"]
     for r in payload["rows"]:
         note = r.get("failure") or r.get("refused") or r.get("description") or ""
         fam = f"{r['family']} ({r['kind']})" if r.get("family") else "-"
         conf = f" {r['confidence']}" if r.get("confidence") is not None else ""
-        lines.append(f"| {r['set']} | `{r['kernel']}` | {r['cause']}{conf} | {fam} | {r.get('points', 0)} | {r['verdict']} "
+        cause = f"{r['cause']}{conf}" if r["cause"] not in UNDECIDED else (
+            f"{r['cause']}; {r['explained']}" if r.get("explained") else r["cause"])
+        roof = " ".join(f"{x:.2f}" for x in r.get("roof_fraction") or []) or "-"
+        lines.append(f"| {r['set']} | `{r['kernel']}` | {cause} | {roof} | {fam} | {r.get('points', 0)} | {r['verdict']} "
                      f"| {note[:160].replace('|', '/').replace(chr(10), ' ')} |")
     return "\n".join(lines) + "\n"
 
@@ -188,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=RESULTS / "rewrite", help="output folder")
     ap.add_argument("--name", default="dry_round_cpu", help="output file stem")
     ap.add_argument("--measured", action="append", type=Path, default=[],
-                    help="a realistic-check record with GPU times (repeatable; later files win)")
+                    help="a realistic-check record with GPU times, or a session trajectory / timing-agreement file that adds device and host times per case (repeatable; later files win)")
     args = ap.parse_args(argv)
     measured = load_measured(args.measured)
     from benchmarks.suite.runner import connect_kb

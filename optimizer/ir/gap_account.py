@@ -43,12 +43,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["H200", "AccountKind", "DeviceLimits", "GapAccount", "GapFinding", "account_launch", "kernel_facts",
-           "occupancy", "ptx_facts", "ttgir_facts", "unexplained_findings", "wave_fill"]
+__all__ = ["H200", "ISSUE_RATIO", "AccountKind", "DeviceLimits", "GapAccount", "GapFinding", "account_launch",
+           "issue_floor", "kernel_facts", "occupancy", "ptx_facts", "ttgir_facts", "unexplained_findings", "wave_fill"]
 
 AccountKind = Literal["vector_width", "access_stride", "occupancy", "wave_quantization", "predicated_lanes",
                       "needless_mask", "dot_units", "index_width", "loop_invariant_work", "layout_conversion_in_loop",
-                      "register_spills", "instructions_per_element"]
+                      "register_spills", "instructions_per_element", "issue_bound"]
 
 #: Listed causes (``kb.vocab.Cause``) that account for each kind of inefficiency; empty: no listed cause does.
 EXPLAINED_BY: dict[str, tuple[str, ...]] = {
@@ -64,6 +64,7 @@ EXPLAINED_BY: dict[str, tuple[str, ...]] = {
     "layout_conversion_in_loop": ("loop_reductions",),
     "register_spills": ("register_spills", "fma_dot"),
     "instructions_per_element": (),
+    "issue_bound": (),
 }
 
 
@@ -80,6 +81,9 @@ class DeviceLimits:
     threads_per_sm: int = 2048
     blocks_per_sm: int = 32
     warp_size: int = 32
+    schedulers: int = 4  # warp schedulers per SM, each issuing one warp instruction per clock
+    clock_ghz: float = 1.98  # boost clock
+    hbm_gbps: float = 4800.0  # the memory peak optimizer.profile.roofline uses for this device
 
 
 H200 = DeviceLimits()
@@ -131,6 +135,10 @@ class GapAccount(_Model):
 # ---- PTX --------------------------------------------------------------------------------------------------------
 # 	@%p1 ld.global.v4.b32 { %r1, %r2, %r3, %r4 }, [ %rd1 + 0 ];      st.global.b16 [ %rd5 + 0 ], { %rs1 };
 _GLOBAL = re.compile(r"^\s*(?:@!?%p\d+\s+)?(ld|st)\.global((?:\.[a-z0-9_]+)*)", re.M)
+# 	cp.async.cg.shared.global [ %r105 + 0 ], [ %rd68 + 0 ], 0x10, %r106;   (a pipelined operand load: 16 bytes)
+_CP_ASYNC = re.compile(r"^\s*(?:@!?%p\d+\s+)?cp\.async\.(?:ca|cg)\.shared\.global[^,]*,[^,]*,\s*(0x[0-9a-fA-F]+|\d+)", re.M)
+# 	cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [...]   (TMA: a whole tile)
+_TMA = re.compile(r"^\s*(?:@!?%p\d+\s+)?cp\.async\.bulk\.tensor\b", re.M)
 # 	wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 ...     mma.sync.aligned.m16n8k16 ...
 _WGMMA = re.compile(r"^\s*wgmma\.mma_async", re.M)
 _MMA = re.compile(r"^\s*mma\.sync", re.M)
@@ -156,6 +164,13 @@ def ptx_facts(ptx: str) -> dict[str, Any]:
     for m in _GLOBAL.finditer(ptx):
         vec, bits = _width(m[2])
         widths[m[1]][vec * bits] = widths[m[1]].get(vec * bits, 0) + 1
+    # a software-pipelined dot loop reads its operand tiles with cp.async (or TMA), not ld.global: those copies are
+    # the kernel's main loads, and their width is the copy size (TMA moves a tile: counted as 128-bit)
+    for m in _CP_ASYNC.finditer(ptx):
+        bits = int(m[1], 0) * 8
+        widths["ld"][bits] = widths["ld"].get(bits, 0) + 1
+    if n_tma := len(_TMA.findall(ptx)):
+        widths["ld"][128] = widths["ld"].get(128, 0) + n_tma
     body = ptx.split(".entry", 1)[-1]
     return {"load_bits": widths["ld"], "store_bits": widths["st"], "wgmma": len(_WGMMA.findall(ptx)),
             "mma": len(_MMA.findall(ptx)), "fma_f32": len(_FMA.findall(ptx)),
@@ -203,7 +218,8 @@ def ttgir_facts(ttgir: str, source_file: str) -> dict[str, Any]:
     converts, inv_loads, inv_math = [], [], []
     for first, last in _loops(lines):
         inside = set(_SSA.findall(lines[first].split("=", 1)[0])) | set(
-            re.findall(r"(%[\w.#]+)\s*=", lines[first].split("iter_args", 1)[-1] if "iter_args" in lines[first] else ""))
+            re.findall(r"(%[\w.#]+)\s*=", lines[first].split("iter_args", 1)[-1] if "iter_args" in lines[first] else "")
+        )
         if m := re.search(r"scf\.for\s+(%[\w.#]+)", lines[first]):
             inside.add(m[1])
         body = range(first + 1, last)
@@ -225,15 +241,27 @@ def ttgir_facts(ttgir: str, source_file: str) -> dict[str, Any]:
             if " tt.load " in ln and stores and operands and all(o not in inside for o in operands):
                 tainted.add(m[1])
                 inv_loads.append(i)
-            elif operands and any(o in tainted for o in operands) and all(o in tainted or o not in inside for o in operands):
+            elif (
+                operands
+                and any(o in tainted for o in operands)
+                and all(o in tainted or o not in inside for o in operands)
+            ):
                 tainted.add(m[1])
                 if _MATH.search(ln):
                     inv_math.append(i)
     sizes = [math.prod(int(d) for d in m[1].rstrip("x").split("x")) for m in _TENSOR.finditer(ttgir)]
-    return {"i64_ops": len(i64), "i64_lines": src(i64), "convert_in_loop": len(converts), "convert_lines": src(converts),
-            "invariant_loads": len(inv_loads), "invariant_math": len(inv_math),
-            "invariant_lines": src(inv_loads + inv_math), "loops": len(_loops(lines)),
-            "max_tensor": max(sizes, default=1), "has_dot": "tt.dot" in ttgir or "warp_group_dot" in ttgir}
+    return {
+        "i64_ops": len(i64),
+        "i64_lines": src(i64),
+        "convert_in_loop": len(converts),
+        "convert_lines": src(converts),
+        "invariant_loads": len(inv_loads),
+        "invariant_math": len(inv_math),
+        "invariant_lines": src(inv_loads + inv_math),
+        "loops": len(_loops(lines)),
+        "max_tensor": max(sizes, default=1),
+        "has_dot": "tt.dot" in ttgir or "warp_group_dot" in ttgir,
+    }
 
 
 # ---- source (addresses and masks at the recorded sizes) ----------------------------------------------------------
@@ -274,7 +302,9 @@ def kernel_facts(source: str, kernel: str, values: dict[str, Any], grid: list[in
             a = node.iter.args
             loop_vars[node.target.id] = _eval(a[2], values) if len(a) == 3 else 1.0
     for node in [n for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AugAssign))]:
-        targets = [t for t in (node.targets if isinstance(node, ast.Assign) else [node.target]) if isinstance(t, ast.Name)]
+        targets = [
+            t for t in (node.targets if isinstance(node, ast.Assign) else [node.target]) if isinstance(t, ast.Name)
+        ]
         rhs = node.value
         if any(_is_tl_call(c, "load") for c in ast.walk(rhs)):
             gathered.update(t.id for t in targets)
@@ -366,7 +396,9 @@ def _address_def(fn: ast.FunctionDef, node: ast.AST, depth: int = 0) -> ast.AST:
         return node
     if not (isinstance(rhs, ast.BinOp) and isinstance(rhs.op, (ast.Add, ast.Sub))):
         return node
-    return ast.BinOp(left=_address_def(fn, rhs.left, depth + 1), op=rhs.op, right=_address_def(fn, rhs.right, depth + 1))
+    return ast.BinOp(
+        left=_address_def(fn, rhs.left, depth + 1), op=rhs.op, right=_address_def(fn, rhs.right, depth + 1)
+    )
 
 
 def _terms(node: ast.AST) -> list[ast.AST]:
@@ -462,11 +494,18 @@ def account_launch(rec: dict[str, Any], *, ptx: str, ttgir: str, registers: int 
     if n_ld:
         wide = sum(c for b, c in ld.items() if b >= 64)
         widest = max(ld)
-        add("vector_width", widest, "bits per thread (widest global load)",
-            f"{n_ld} global loads: " + ", ".join(f"{c} x {b}-bit" for b, c in sorted(ld.items(), reverse=True))
-            + "; stores: " + (", ".join(f"{c} x {b}-bit" for b, c in sorted(px["store_bits"].items(), reverse=True)) or "none"),
+        add(
+            "vector_width",
+            widest,
+            "bits per thread (widest global load)",
+            f"{n_ld} global loads: "
+            + ", ".join(f"{c} x {b}-bit" for b, c in sorted(ld.items(), reverse=True))
+            + "; stores: "
+            + (", ".join(f"{c} x {b}-bit" for b, c in sorted(px["store_bits"].items(), reverse=True)) or "none"),
             significant=wide == 0 and tg.get("max_tensor", 1) >= 4 * num_warps * dev.warp_size,
-            proof="needs_gpu", data={"loads": ld, "stores": px["store_bits"]})
+            proof="needs_gpu",
+            data={"loads": ld, "stores": px["store_bits"]},
+        )
     # address strides
     strided = [a for a in kf.get("accesses", []) if a["stride"] and a["stride"] > 1]
     if strided:
@@ -542,15 +581,62 @@ def account_launch(rec: dict[str, Any], *, ptx: str, ttgir: str, registers: int 
             significant=True, proof="needs_gpu", source_lines=tg["invariant_lines"][:8],
             data={"loads": tg["invariant_loads"], "math": tg["invariant_math"]})
     if tg.get("convert_in_loop"):
-        add("layout_conversion_in_loop", tg["convert_in_loop"], "ttg.convert_layout per iteration",
+        add(
+            "layout_conversion_in_loop",
+            tg["convert_in_loop"],
+            "ttg.convert_layout per iteration",
             f"{tg['convert_in_loop']} layout conversion(s) inside a loop (registers -> shared memory -> registers "
-            f"with barriers, every iteration)", significant=True, proof="needs_gpu", source_lines=tg["convert_lines"][:8])
+            f"with barriers, every iteration)",
+            significant=True,
+            proof="needs_gpu",
+            source_lines=tg["convert_lines"][:8],
+        )
     # instructions per element (static)
     per_thread = max(1.0, tg.get("max_tensor", 1) / (num_warps * dev.warp_size))
     add("instructions_per_element", px["instructions"] / per_thread, "static PTX instructions per element",
         f"{px['instructions']} static PTX instructions for {per_thread:.0f} element(s) per thread (loops counted "
         f"once; executed counts need ncu)", significant=False, proof="needs_gpu")
+    if (issue := issue_floor(rec, px["instructions"], num_warps, tg, dev)) is not None:
+        ratio = issue["ratio"]
+        add("issue_bound", ratio, "issue floor / memory floor",
+            f"{px['instructions']} static PTX instructions per thread x {num_warps} warps x {issue['programs']} programs "
+            f"need {issue['issue_us']:.0f} us of instruction issue on {dev.sms} SMs x {dev.schedulers} schedulers at "
+            f"{dev.clock_ghz} GHz against a memory floor of {issue['memory_us']:.0f} us ({issue['bytes'] / 1e6:.0f} MB): "
+            + ("the kernel is instruction-bound, fewer instructions per element is the lever" if ratio >= 1 else
+               "issue and memory floors this close do not overlap fully, so the memory roofline is out of reach "
+               "until instructions per element drop"),
+            significant=ratio >= ISSUE_RATIO, share=round(1 - 1 / ratio, 3) if ratio > 1 else None,
+            share_basis="issue model: time at least the larger floor; PTX counts, SASS may differ", proof="needs_gpu",
+            data=issue)
     return GapAccount(kernel=kernel, config=config, grid=grid, findings=out)
+
+
+#: issue floor / memory floor at which a loop-free kernel counts as issue-limited: two floors within this factor of
+#: each other overlap imperfectly (Liger's tanh GEGLU: 0.82 on a bf16 14k-wide row, measured at 53% of its memory
+#: roofline on the H200; its fp32 case, 0.37, measured at 85%)
+ISSUE_RATIO = 0.6
+
+
+def issue_floor(rec: dict[str, Any], instructions: int, num_warps: int, tg: dict[str, Any],
+                dev: DeviceLimits = H200) -> dict[str, Any] | None:
+    """The time instruction issue alone needs (static PTX count per thread x warps x programs over the SMs' issue
+    rate) against the memory floor (the launch's tensor bytes at ``dev.hbm_gbps``). Only for kernels without loops:
+    a loop's static count says nothing of its trip count. None when either floor is unknown."""
+    if tg.get("loops") or tg.get("has_dot") or not instructions:
+        return None
+    sig = rec.get("signature") or {}
+    moved = sum(int(n) * _ELT_BYTES.get(str(sig.get(k, "*fp32"))[1:], 4) for k, n in (rec.get("numel") or {}).items()
+                if str(sig.get(k, "*")).startswith("*"))
+    if moved <= 0:
+        return None
+    g = rec.get("grid")
+    if not (isinstance(g, (list, tuple)) and g and all(isinstance(x, (int, float)) and x >= 1 for x in g)):
+        return None  # a grid the record could not evaluate (a lambda, a host variable): the program count is unknown
+    programs = math.prod(int(x) for x in g)
+    issue_s = instructions * num_warps * programs / (dev.sms * dev.schedulers * dev.clock_ghz * 1e9)
+    memory_s = moved / (dev.hbm_gbps * 1e9)
+    return {"issue_us": round(issue_s * 1e6, 2), "memory_us": round(memory_s * 1e6, 2), "bytes": moved,
+            "programs": programs, "ratio": round(issue_s / memory_s, 3)}
 
 
 def unexplained_findings(accounts: list[GapAccount], causes: set[str]) -> list[GapFinding]:

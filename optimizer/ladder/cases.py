@@ -13,9 +13,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["RULE", "autotuned_note", "config_label", "launch_configs", "representative_case"]
+__all__ = ["HEADROOM_RULE", "RULE", "autotuned_note", "config_label", "headroom_case", "launch_configs",
+           "representative_case"]
 
 RULE = "the largest case by bytes moved that a dry record can hold (order of CASES ignored)"
+HEADROOM_RULE = ("the case furthest from its roofline in the recorded GPU times that a dry record can hold "
+                 "(order of CASES ignored)")
 
 
 def _size(problem: Any, case: dict[str, Any]) -> float:
@@ -57,6 +60,40 @@ def representative_case(problem: Any, cases: list[dict[str, Any]] | None = None,
     if fits:
         return max(fits, key=lambda cs: (cs[1], _canon(cs[0])))[0]
     return min(sized, key=lambda cs: (bytes_of(cs[0]), _canon(cs[0])))[0]
+
+
+def headroom_case(problem: Any, case_ms: dict[str, float], device: str,
+                  cap_bytes: float | None = None) -> tuple[dict[str, Any], float] | None:
+    """With GPU times recorded for this exact source (case label -> ms on ``device``): the case with the lowest
+    roofline fraction among those a dry record can hold, and that fraction -- a static diagnosis then reads the
+    launches where the time is lost, not the biggest case (a row kernel at 85% of its roofline on a 14k-wide row and
+    52% on an 11k-wide one, whose block wastes a third of its lanes, is diagnosed at the 11k row). None when a case
+    has no time, the device's peaks are unknown, or no recorded case fits (the caller falls back to
+    ``representative_case``)."""
+    from optimizer.harness.problem import case_label
+    from optimizer.profile.roofline import peaks_for, roofline_fraction
+
+    if cap_bytes is None:
+        from optimizer.harness.evaluation import DRY_RECORD_MAX_BYTES
+
+        cap_bytes = DRY_RECORD_MAX_BYTES
+    peaks = peaks_for(device)
+    if peaks is None:
+        return None
+    scored = []
+    for c in getattr(problem, "cases", None) or []:
+        ms = case_ms.get(case_label(c))
+        try:
+            flops, moved = problem.flops(c), problem.bytes_moved(c)
+        except Exception:  # noqa: BLE001 -- a problem's size hook that fails gives this case no fraction
+            continue
+        frac = roofline_fraction(flops, moved, ms, peaks, compute="tensor") if ms else None
+        if frac is not None and float(moved or 0) <= cap_bytes:
+            scored.append((frac, _canon(c), c))
+    if not scored:
+        return None
+    frac, _, case = min(scored, key=lambda t: (t[0], t[1]))
+    return case, frac
 
 
 def config_label(rec: dict[str, Any]) -> str:

@@ -41,11 +41,12 @@ def test_summary_counts_and_table() -> None:
     s = dr.summary(rows)
     assert s["naive"] == {"kernels": 3, "decided": 2, "rewrite_made": 2, "structural": 2, "valid": 1, "compile_only": 0,
                           "invalid": 0, "baseline_fails": 1, "errors": 0, "noop_refused": 1, "measured": 0,
-                          "justified_stop": 0}
+                          "justified_stop": 0, "explained": 2, "plain_undecided": 1, "structural_or_stop": 1,
+                          "with_headroom": 0}
     assert s["realistic"]["invalid"] == 1 and s["realistic"]["errors"] == 1 and s["realistic"]["structural"] == 0
     prov = {"command": "dry_round.py", "machine": {"node": "n", "cpus": 2}, "date": "d", "versions": {"triton": "3.9.0"}}
     md = dr.markdown({"provenance": prov, "summary": s, "rows": rows})
-    assert "| naive | 3 | 2 | 2 | 2 | 1 | 0 | 0 | 1 | 0 | 1 | 0 | 0 |" in md
+    assert "| naive | 3 | 2 | 2 | 1 | 2 | 2 | 1 | 0 | 0 | 1 | 0 | 1 | 0 | 0 | 0 | 1 |" in md
     assert "mismatch / 1 element" in md  # a pipe inside a note cannot break the table
 
 
@@ -72,3 +73,15 @@ def test_measured_records_and_justified_stops(tmp_path: Path) -> None:
             {"set": "realistic", "kernel": "j", "cause": "undecided", "structural": False, "verdict": "no_rewrite"}]
     s = dr.summary(rows)["realistic"]
     assert s["justified_stop"] == 1 and s["measured"] == 1 and s["rewrite_made"] == 0 and s["decided"] == 1
+
+
+def test_undecided_kernels_are_explained_by_the_static_account() -> None:
+    dr = _module()
+    acc = {"named": {"vector_width": 0.0}, "unexplained": {"issue_bound": 0.2}}
+    rows = [{"set": "realistic", "kernel": "g", "cause": "undecided", "structural": False, "verdict": "no_rewrite",
+             "account": acc, "roof_fraction": [0.52, 0.85]},
+            {"set": "realistic", "kernel": "h", "cause": "unknown", "structural": False, "verdict": "no_rewrite",
+             "roof_fraction": [0.9]}]
+    assert dr._explained(rows[0]) == "inefficiency issue_bound (share ~20%)" and dr._explained(rows[1]) == ""
+    s = dr.summary(rows)["realistic"]
+    assert (s["decided"], s["explained"], s["plain_undecided"], s["with_headroom"]) == (0, 1, 1, 1)

@@ -19,6 +19,14 @@ Rules (measured -> cause, confidence), calibrated on the tuning half of ``benchm
   under ``STALL_THROUGHPUT_PCT`` -> the warps wait on something serial: supports ``same_address_atomics`` 0.5 and
   refutes ``tiny_programs`` / ``per_element_grid`` 0.4 (programs with too little work finish and leave the SMs
   under-occupied; they do not sit resident).
+- host-bound launcher: the launcher's steady-state host wall time per call (an eager loop's figure) at least
+  ``HOST_BOUND`` x the kernel's device time (CUDA graph replay or flushed do_bench) -> ``launch_overhead`` 0.85 on
+  every case, 0.6 on some (H200: the Triton tutorial softmax runs 0.20-0.30 ms on the device, 75-82% of its roofline,
+  and 1.18-1.27 ms per call on the host: its launcher compiles-or-looks-up a warmup kernel and queries the device on
+  every call). A wall time within ``DEVICE_SET`` of the device time on every case refutes ``launch_overhead`` 0.6:
+  the launches queue behind the kernel, so the host work is hidden. The host figure is the eager loop's wall time
+  per call (``harness.timing.host_wall_ms``), which is the device time when the device is the slower. A roofline fraction is read from max(device, host) per call:
+  a kernel at its device roofline behind a slower host is not at the roofline for its caller.
 Measured findings are not structural: they support or refute the code/IR findings, and they decide on their own
 only when no structural finding exists.
 """
@@ -29,12 +37,16 @@ from typing import Any
 
 from optimizer.ladder.findings import EvidenceRef, Finding
 
-__all__ = ["AT_ROOFLINE", "profile_findings", "roofline_finding"]
+__all__ = ["AT_ROOFLINE", "HOST_BOUND", "host_finding", "profile_findings", "roofline_finding"]
 
 AT_ROOFLINE = 0.75
 BUSY_DRAM_PCT, EXCESS_TRAFFIC = 50.0, 1.6
 SPILL_SHARE = 0.25
 STALL_OCCUPANCY_PCT, STALL_THROUGHPUT_PCT = 80.0, 10.0
+#: host wall per call over device time from which the host, not the kernel, sets the time per call
+HOST_BOUND = 1.5
+#: ... and up to which the device sets it (the wall time of a device-bound loop sits a few percent above its device time)
+DEVICE_SET = 1.15
 
 
 def _ref(kind: str, reference: str, detail: str, level: str = "L2") -> EvidenceRef:
@@ -61,6 +73,35 @@ def roofline_finding(cases: list[dict[str, Any]], *, level: str = "L2") -> Findi
                        summary=f"every case runs at >= {worst:.0%} of its roofline: nothing structural to gain")
     return Finding(cause="at_roofline", level=level, confidence=0.0, refute_strength=0.9 if worst < 0.5 else 0.5,  # type: ignore[arg-type]
                    refuting=[ref], summary=f"the slowest case reaches {worst:.0%} of its roofline: headroom exists")
+
+
+def host_finding(cases: list[dict[str, Any]], *, level: str = "L2") -> Finding | None:
+    """``launch_overhead`` from per-case ``{"case", "device_ms", "host_ms"}`` (device time of the kernels a call
+    launches, and the eager loop's steady-state wall time per call); None unless every case has both figures, or
+    when they point neither way (host-bound nowhere, device-set not everywhere)."""
+    rows = [(c["case"], float(c["device_ms"]), float(c["host_ms"])) for c in cases
+            if isinstance(c.get("device_ms"), (int, float)) and isinstance(c.get("host_ms"), (int, float)) and c["device_ms"] > 0]
+    if not rows or len(rows) != len(cases):
+        return None
+    detail = ", ".join(f"{case} host {h:.3g} ms / device {d:.3g} ms ({h / d:.1f}x)" for case, d, h in rows)
+    ref = _ref("timing", "host_wall_ms/device_ms", detail, level)
+    bound = [case for case, d, h in rows if h >= HOST_BOUND * d]
+    if bound:
+        every = len(bound) == len(rows)
+        return Finding(cause="launch_overhead", level=level, confidence=0.85 if every else 0.6,  # type: ignore[arg-type]
+                       supporting=[ref], summary=(f"host-bound launcher on {'every case' if every else ', '.join(bound)}: "
+                                                  f"the host's wall time per call is >= {HOST_BOUND}x the kernel's device "
+                                                  "time, so the per-call host work sets the time"))
+    if all(h <= DEVICE_SET * d for _, d, h in rows):
+        return Finding(cause="launch_overhead", level=level, confidence=0.0, refute_strength=0.6,  # type: ignore[arg-type]
+                       refuting=[ref], summary="the wall time per call is the kernel's device time on every case: "
+                                               "launches queue behind the kernel, the host work is hidden")
+    return None
+
+
+def effective_ms(device_ms: float, host_ms: float | None) -> float:
+    """The steady-state cost of one call: the slower of the device and the host (launches queue behind either)."""
+    return max(device_ms, host_ms) if isinstance(host_ms, (int, float)) else device_ms
 
 
 def profile_findings(cases: list[dict[str, Any]], dominant: str, share: float, *, dots: bool = False) -> list[Finding]:

@@ -217,3 +217,36 @@ def test_a_conversion_into_a_dot_operand_is_not_counted():
     }
 """
     assert ttgir_facts(ir, "/nonexistent.py")["convert_in_loop"] == 1
+
+
+def test_issue_floor_against_the_memory_floor():
+    from optimizer.ir.gap_account import H200, issue_floor
+
+    # 1024 rows x 8192 bf16 in and out (32 MiB), one program per row, 8 warps, 600 static PTX instructions per thread
+    rec = {"grid": [1024], "signature": {"x": "*bf16", "y": "*bf16", "n": "i32"},
+           "numel": {"x": 1024 * 8192, "y": 1024 * 8192}}
+    loop_free = {"loops": 0, "has_dot": False}
+    got = issue_floor(rec, 600, 8, loop_free)
+    assert got is not None and got["bytes"] == 2 * 2 * 1024 * 8192 and got["programs"] == 1024
+    issue_s = 600 * 8 * 1024 / (H200.sms * H200.schedulers * H200.clock_ghz * 1e9)
+    assert got["ratio"] == pytest.approx(issue_s / (got["bytes"] / (H200.hbm_gbps * 1e9)), rel=1e-2)
+    # twice the instructions: twice the issue floor, same memory floor
+    assert issue_floor(rec, 1200, 8, loop_free)["ratio"] == pytest.approx(2 * got["ratio"], rel=1e-2)
+    # no claim where the static count or the program count says nothing
+    assert issue_floor(rec, 600, 8, {"loops": 1, "has_dot": False}) is None  # a loop's trip count is unknown
+    assert issue_floor(rec, 600, 8, {"loops": 0, "has_dot": True}) is None
+    assert issue_floor({**rec, "grid": "lambda META: (1024,)"}, 600, 8, loop_free) is None
+    assert issue_floor({**rec, "grid": []}, 600, 8, loop_free) is None
+    assert issue_floor({**rec, "numel": {}}, 600, 8, loop_free) is None
+
+
+def test_issue_bound_is_an_unexplained_finding_when_issue_nears_memory():
+    rec = {"kernel": "k", "file": "/nonexistent.py", "grid": [16384], "options": {"num_warps": 8},
+           "signature": {"x": "*bf16", "y": "*bf16"}, "numel": {"x": 16384 * 4096, "y": 16384 * 4096}}
+    body = "\n".join("\tadd.f32 %f1, %f2, %f3;" for _ in range(400))
+    ptx = PTX.replace("\tret;", body + "\n\tret;")
+    acc = account_launch(rec, ptx=ptx, ttgir="", registers=32, shared=0)
+    issue = {f.kind: f for f in acc.findings}["issue_bound"]
+    assert issue.significant and not issue.explained_by and issue.value >= 0.6
+    lean = account_launch(rec, ptx=PTX, ttgir="", registers=32, shared=0)
+    assert not {f.kind: f for f in lean.findings}["issue_bound"].significant
