@@ -22,37 +22,68 @@ __all__ = ["RULE_FIXES", "RULE_HINTS", "check_problem", "failed_rules", "scaffol
 #: failure kind -> (the rule, how to declare the exception when the behaviour is by design)
 RULE_HINTS: dict[str, tuple[str, str]] = {
     "input_mutation": ("inputs must not change", "the reference mutates that input too: INPLACE_OUTPUTS = [i]"),
-    "wrong_dtype": ("outputs have the reference's dtype", 'the kernel returns another dtype by design: OUTPUT_DTYPES = {i: "float32"}'),
-    "mismatch": ("every element within tolerance", ("integer results that may differ by rounding: INT_ATOL = n; "
-                                                     'floating: TOLERANCES = {"float32": {"atol": .., "rtol": ..}}')),
-    "reference_op_call": ("the kernel, not torch, does the reference's work",
-                          'a cheap torch epilogue after the kernel: ALLOWED_TORCH_OPS = ["sum", ...]'),
-    "precision_downgrade": ("no half-precision casts in an fp32 problem",
-                            "judged from every dtype the reference touches; if the reference really is fp32, keep fp32"),
-    "precision_flags": ("no half-precision casts in an fp32 problem",
-                        "judged from every dtype the reference touches; if the reference really is fp32, keep fp32"),
-    "compile_error": ("the kernel compiles for sm_90", ("fix the kernel; block pointers need Triton 3.6: make "
-                                                        "triton36-env and --triton 3.6")),
+    "wrong_dtype": (
+        "outputs have the reference's dtype",
+        'the kernel returns another dtype by design: OUTPUT_DTYPES = {i: "float32"}',
+    ),
+    "mismatch": (
+        "every element within tolerance",
+        (
+            "integer results that may differ by rounding: INT_ATOL = n; "
+            'floating: TOLERANCES = {"float32": {"atol": .., "rtol": ..}}'
+        ),
+    ),
+    "reference_op_call": (
+        "the kernel, not torch, does the reference's work",
+        'a cheap torch epilogue after the kernel: ALLOWED_TORCH_OPS = ["sum", ...]',
+    ),
+    "precision_downgrade": (
+        "no half-precision casts in an fp32 problem",
+        "judged from every dtype the reference touches; if the reference really is fp32, keep fp32",
+    ),
+    "precision_flags": (
+        "no half-precision casts in an fp32 problem",
+        "judged from every dtype the reference touches; if the reference really is fp32, keep fp32",
+    ),
+    "compile_error": (
+        "the kernel compiles for sm_90",
+        ("fix the kernel; block pointers need Triton 3.6: make triton36-env and --triton 3.6"),
+    ),
     "no_kernel_launch": ("the forward launches a Triton kernel", "call the launcher from ModelNew.forward"),
-    "import_error": ("initial.py imports on its own", ("inline helpers from the kernel's package into initial.py "
-                                                       "and list that change in SOURCE.md")),
-    "kernel_error": ("the kernel runs on the interpreter", ('a libdevice call or block pointer the interpreter cannot '
-                                                            'run: CPU_VALIDATION = "compile_only" (checked on the GPU)')),
+    "import_error": (
+        "initial.py imports on its own",
+        ("inline helpers from the kernel's package into initial.py and list that change in SOURCE.md"),
+    ),
+    "kernel_error": (
+        "the kernel runs on the interpreter",
+        (
+            "a libdevice call or block pointer the interpreter cannot "
+            'run: CPU_VALIDATION = "compile_only" (checked on the GPU)'
+        ),
+    ),
 }
 
 #: failure kind -> (the rule, the change that fixes it) for rules no declaration relaxes
 RULE_FIXES: dict[str, tuple[str, str]] = {
-    "wrong_shape": ("outputs have the reference's shape", "return the kernel's output shaped as the reference's "
-                    "(reshape/view in the launcher or ModelNew.forward)"),
-    "wrong_structure": ("as many outputs as the reference", "return what the reference returns (a tensor, or a "
-                        "tuple in the same order); drop extra outputs in ModelNew.forward"),
+    "wrong_shape": (
+        "outputs have the reference's shape",
+        "return the kernel's output shaped as the reference's (reshape/view in the launcher or ModelNew.forward)",
+    ),
+    "wrong_structure": (
+        "as many outputs as the reference",
+        "return what the reference returns (a tensor, or a "
+        "tuple in the same order); drop extra outputs in ModelNew.forward",
+    ),
     "wrong_type": ("outputs are plain torch.Tensors", "return torch.Tensor objects, not subclasses or other types"),
     "nan": ("no NaN in the outputs", "fix the kernel: masked loads need other=, every output element must be written"),
     "inf_mismatch": ("infinities where the reference has them", "fix the kernel's overflow/underflow handling"),
     "wrong_device": ("outputs on the inputs' device", "allocate outputs like the inputs (torch.empty_like)"),
     "no_result": ("the forward returns on every case", "make ModelNew.forward return the output for every case"),
-    "runtime_error": ("ModelNew runs with the reference's inputs", "ModelNew.forward takes the reference's forward "
-                      "arguments in order; map them to the launcher's parameters there"),
+    "runtime_error": (
+        "ModelNew runs with the reference's inputs",
+        "ModelNew.forward takes the reference's forward "
+        "arguments in order; map them to the launcher's parameters there",
+    ),
     "timeout": ("the check finishes in time", "make SMOKE_CASES small enough for the CPU interpreter"),
     "oom": ("the check fits in memory", "make SMOKE_CASES smaller"),
     "crashed": ("the worker does not crash", "see the reason; a crash in the interpreter is a kernel bug"),
@@ -63,7 +94,10 @@ RULE_FIXES: dict[str, tuple[str, str]] = {
     "reference_error": ("the reference runs", "fix problem.py: Model, get_inputs() and get_init_inputs() must run"),
     "judge_error": ("the outputs can be read back", "return tensors (or tuples/lists of tensors and numbers)"),
     "bad_output": ("the outputs can be read back", "return tensors (or tuples/lists of tensors and numbers)"),
-    "sandbox_error": ("the sandbox starts", "see the reason (jail setup); LADDER_SANDBOX_ISOLATE=0 is the weaker level"),
+    "sandbox_error": (
+        "the sandbox starts",
+        "see the reason (jail setup); LADDER_SANDBOX_ISOLATE=0 is the weaker level",
+    ),
 }
 
 _SOURCE_MD = """# {name}
@@ -136,10 +170,10 @@ def _is_static(fn: ast.FunctionDef) -> bool:
 
 def _launcher(kdefs: dict[str, ast.AST], launcher: str, kfile: Path) -> tuple[str, str, list[str]]:
     """How ``ModelNew`` reaches ``launcher``: (setup line for ``__init__`` or "", the callable expression, the
-    launcher's own positional parameters without a default, when they can be read). Accepts a top-level function, a top-level name
-    bound to anything callable (``functools.partial``, ``Fn.apply``), ``Fn.apply`` of an ``autograd.Function``,
-    and ``Class.method`` (static, class or instance method: an instance is built from ModelNew's constructor
-    arguments)."""
+    launcher's own positional parameters without a default, when they can be read). Accepts a top-level function, a
+    top-level name bound to anything callable (``functools.partial``, ``Fn.apply``), ``Fn.apply`` of an
+    ``autograd.Function``, and ``Class.method`` (static, class or instance method: an instance is built from
+    ModelNew's constructor arguments)."""
     head, _, attr = launcher.partition(".")
     node = kdefs.get(head)
     if node is None:
@@ -230,7 +264,7 @@ def scaffold(kernel: str, reference: str, out: Path, *, force: bool = False) -> 
             extra = ", ".join(launcher_params[n_ref:])
             note = (f"        # TODO: {call} also needs {extra}: pass them here (e.g. the reference's parameters, "
                     "built in __init__ from the constructor arguments)\n")
-        init = f"        super().__init__()\n" + (f"        {setup}\n" if setup else "")
+        init = "        super().__init__()\n" + (f"        {setup}\n" if setup else "")
         initial += (
             "\n\n# ---- added by `ladder problem new`: the problem format's entry point ----\n"
             "import torch.nn as _nn  # noqa: E402\n\n\n"
@@ -260,7 +294,9 @@ def failed_rules(ev: Any) -> list[dict[str, str]]:
     for k in dict.fromkeys(kinds):
         rule, declare = RULE_HINTS.get(k, ("", ""))
         fix_rule, fix = RULE_FIXES.get(k, ("", ""))
-        message = next((f.render() for f in ev.findings if f.code == k), "") or (ev.reason if k == ev.failure_kind else "")
+        message = next((f.render() for f in ev.findings if f.code == k), "") or (
+            ev.reason if k == ev.failure_kind else ""
+        )
         out.append({"kind": k, "rule": rule or fix_rule or k, "declare": declare, "fix": fix,
                     "message": message[:600]})
     return out

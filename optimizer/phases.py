@@ -17,8 +17,19 @@ from optimizer.harness import stages
 
 __all__ = ["PHASES", "PhaseClock", "TimedKB"]
 
-PHASES = ("compile", "validation", "timing", "process_start", "profiler", "ncu", "ir_capture", "kb", "proposer", "screen",
-          "other")
+PHASES = (
+    "compile",
+    "validation",
+    "timing",
+    "process_start",
+    "profiler",
+    "ncu",
+    "ir_capture",
+    "kb",
+    "proposer",
+    "screen",
+    "other",
+)
 
 
 class PhaseClock:

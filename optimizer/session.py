@@ -78,7 +78,9 @@ def default_candidate(problem_path: str | Path) -> Path:
     folder = p if p.is_dir() else p.parent
     cand = folder / "initial.py"
     if not cand.is_file():
-        raise InvalidArgument(f"no --candidate given and no initial.py next to {p}; pass --candidate FILE", field="candidate")
+        raise InvalidArgument(
+            f"no --candidate given and no initial.py next to {p}; pass --candidate FILE", field="candidate"
+        )
     return cand.resolve()
 
 
@@ -118,8 +120,10 @@ def check_backend(name: str | None) -> str:
         import torch
 
         if not torch.cuda.is_available():
-            raise InvalidArgument("--backend cuda: no CUDA device on this machine (torch.cuda.is_available() is False); "
-                                  "use --backend interpreter for correctness and static (code + IR) diagnosis")
+            raise InvalidArgument(
+                "--backend cuda: no CUDA device on this machine (torch.cuda.is_available() is False); "
+                "use --backend interpreter for correctness and static (code + IR) diagnosis"
+            )
     if name == "ascend":
         import importlib.util
 
@@ -201,9 +205,19 @@ def _versions(ev: Evaluation | None) -> dict[str, str]:
 
 
 class Session:
-    def __init__(self, problem: Problem | str | Path, candidate: str | Path | None, *, kb: KBClient, settings: LadderSettings,
-                 backend: str, proposer: Proposer, out_dir: str | Path, progress: Progress | None = None,
-                 force_shared_gpu: bool = False) -> None:
+    def __init__(
+        self,
+        problem: Problem | str | Path,
+        candidate: str | Path | None,
+        *,
+        kb: KBClient,
+        settings: LadderSettings,
+        backend: str,
+        proposer: Proposer,
+        out_dir: str | Path,
+        progress: Progress | None = None,
+        force_shared_gpu: bool = False,
+    ) -> None:
         self.problem = problem if isinstance(problem, Problem) else load_problem(problem)
         self.candidate = Path(candidate).resolve() if candidate else default_candidate(self.problem.path)
         self.kb, self.settings, self.backend, self.proposer = kb, settings, backend, proposer
@@ -222,10 +236,19 @@ class Session:
         n_rounds = self.settings.rounds if rounds is None else rounds
         self.out.mkdir(parents=True, exist_ok=True)
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
-        tid = re.sub(r"[^A-Za-z0-9._:-]", "-", f"{self.problem.name}-{self.backend}-{stamp}-{secrets.token_hex(2)}")[:128]
-        traj = Trajectory(id=tid, problem=ProblemRef(name=self.problem.name, path=str(self.problem.path), sha256=self.problem.sha256,
-                                                     cases=self.problem.cases_for(self.backend)),
-                          backend=self.backend, proposer=self.proposer.name)  # type: ignore[arg-type]
+        raw_id = f"{self.problem.name}-{self.backend}-{stamp}-{secrets.token_hex(2)}"
+        tid = re.sub(r"[^A-Za-z0-9._:-]", "-", raw_id)[:128]
+        traj = Trajectory(
+            id=tid,
+            problem=ProblemRef(
+                name=self.problem.name,
+                path=str(self.problem.path),
+                sha256=self.problem.sha256,
+                cases=self.problem.cases_for(self.backend),
+            ),
+            backend=self.backend,
+            proposer=self.proposer.name,
+        )  # type: ignore[arg-type]
         self._warm_kb()
         lock = None
         if self.backend in ("cuda", "ascend"):  # timing sessions never share a device
@@ -239,7 +262,8 @@ class Session:
 
     def _warm_kb(self) -> None:
         """Load the KB's query encoder in a thread while the baseline is evaluated: its first load (5-7 s on the H200
-        host) was charged to round 1's ``kb`` phase. Clients without ``warm`` (gRPC: the server holds the encoder) skip."""
+        host) was charged to round 1's ``kb`` phase. Clients without ``warm`` (gRPC: the server holds the encoder)
+        skip."""
         warm = getattr(self.kb, "warm", None)
         if callable(warm):
             def run() -> None:
@@ -266,15 +290,26 @@ class Session:
         if aa and len(aa) == len(baseline_ms):
             traj.noise_floor = verdict.noise_floor(aa, method=base_eval.protocol.method if base_eval.protocol else "")
             self.floor = traj.noise_floor.floor
-            timing.verdict = (f"A/A noise floor {self.floor:.2%} (baseline vs itself {traj.noise_floor.aa.point:.3f}x, "
-                              f"95% [{traj.noise_floor.aa.lo:.3f}, {traj.noise_floor.aa.hi:.3f}]); " + verdict.rule_text(self.floor, self.settings.improvement_threshold))
+            timing.verdict = (
+                f"A/A noise floor {self.floor:.2%} (baseline vs itself {traj.noise_floor.aa.point:.3f}x, "
+                f"95% [{traj.noise_floor.aa.lo:.3f}, {traj.noise_floor.aa.hi:.3f}]); "
+                + verdict.rule_text(self.floor, self.settings.improvement_threshold)
+            )
         clock = PhaseClock()
         clock.merge(base_eval.phase_s)
-        r0 = Round(index=0, hypothesis="baseline: the initial candidate", comparison_target="initial",
-                   evidence=[self._validation_evidence(base_eval, "L1")], validation=base_eval.validation, timing=timing,
-                   outcome="baseline" if base_eval.passed else "failed", candidate_path=str(base_path),
-                   duration_s=time.monotonic() - t0, phase_s=clock.finish(time.monotonic() - t0),
-                   next_recommendation="" if base_eval.passed else f"fix the initial candidate first: {base_eval.reason}")
+        r0 = Round(
+            index=0,
+            hypothesis="baseline: the initial candidate",
+            comparison_target="initial",
+            evidence=[self._validation_evidence(base_eval, "L1")],
+            validation=base_eval.validation,
+            timing=timing,
+            outcome="baseline" if base_eval.passed else "failed",
+            candidate_path=str(base_path),
+            duration_s=time.monotonic() - t0,
+            phase_s=clock.finish(time.monotonic() - t0),
+            next_recommendation="" if base_eval.passed else f"fix the initial candidate first: {base_eval.reason}",
+        )
         traj.rounds.append(r0)
         self._close_stages(r0, sc)
         traj.device, traj.versions = base_eval.device, _versions(base_eval)
@@ -316,16 +351,35 @@ class Session:
         self.progress("round_start", {"round": i, "base": base_path.name})
         clock = PhaseClock()
         with stages.span("launches"):
-            ladder_eval = self._full_size_launches(base_path, base_eval, clock) if self.backend == "interpreter" else base_eval
-        ctx = LadderContext(problem=self.problem, candidate=base_path, backend=self.backend, kb=TimedKB(self.kb, clock),  # type: ignore[arg-type]
-                            settings=self.settings, evaluation=ladder_eval, history=list(traj.rounds[1:]), exclude_cards=set(self.exhausted),
-                            require_recipe=self.proposer.requires_recipe, workdir=self.out, cache=self.cache, baseline_ms=baseline_ms,
-                            phases=clock)
+            ladder_eval = (
+                self._full_size_launches(base_path, base_eval, clock) if self.backend == "interpreter" else base_eval
+            )
+        ctx = LadderContext(
+            problem=self.problem,
+            candidate=base_path,
+            backend=self.backend,
+            kb=TimedKB(self.kb, clock),  # type: ignore[arg-type]
+            settings=self.settings,
+            evaluation=ladder_eval,
+            history=list(traj.rounds[1:]),
+            exclude_cards=set(self.exhausted),
+            require_recipe=self.proposer.requires_recipe,
+            workdir=self.out,
+            cache=self.cache,
+            baseline_ms=baseline_ms,
+            phases=clock,
+        )
         with stages.span("ladder"):
             outcome = run_ladder(ctx, max_level=self.settings.max_level)  # type: ignore[arg-type]
         self.progress("ladder", {"round": i, "summary": outcome.summary(), "levels": outcome.levels_reached})
-        common = dict(index=i, levels_reached=outcome.levels_reached, evidence=outcome.evidence, cards_cited=outcome.cards_cited,
-                      comparison_target="initial", stop=outcome.stop)
+        common = dict(
+            index=i,
+            levels_reached=outcome.levels_reached,
+            evidence=outcome.evidence,
+            cards_cited=outcome.cards_cited,
+            comparison_target="initial",
+            stop=outcome.stop,
+        )
 
         def wall() -> dict[str, Any]:
             d = time.monotonic() - t0
@@ -334,8 +388,13 @@ class Session:
         if outcome.inconclusive:
             return Round(**common, outcome="inconclusive", **wall(), next_recommendation=self._need_more(outcome)), None
         if outcome.stop is not None and outcome.stop.cause == "at_roofline" and outcome.chosen is None:
-            return Round(**common, outcome="inconclusive", hypothesis="at the roofline: nothing structural to gain", **wall(),
-                         next_recommendation=f"{AT_ROOFLINE_STOP}: {outcome.stop.rationale[:300]}"), None
+            return Round(
+                **common,
+                outcome="inconclusive",
+                hypothesis="at the roofline: nothing structural to gain",
+                **wall(),
+                next_recommendation=f"{AT_ROOFLINE_STOP}: {outcome.stop.rationale[:300]}",
+            ), None
         new_name = f"round_{i:02d}.py"
         try:
             with clock.time("proposer"):  # the stage "proposer" too (PhaseClock.time opens the span)
@@ -343,27 +402,50 @@ class Session:
         except NotApplicable as exc:
             if outcome.chosen is not None:
                 self.exhausted.add(outcome.chosen.id)
-            return Round(**common, outcome="inconclusive", hypothesis=f"{outcome.chosen.id if outcome.chosen else '?'} chosen but not applied",
-                         **wall(), next_recommendation=f"proposal failed ({exc}); the family is set aside"), None
+            return Round(
+                **common,
+                outcome="inconclusive",
+                hypothesis=f"{outcome.chosen.id if outcome.chosen else '?'} chosen but not applied",
+                **wall(),
+                next_recommendation=f"proposal failed ({exc}); the family is set aside",
+            ), None
         with stages.span("screen"):
             prop, screen = self._screen(i, props, clock) if len(props) > 1 else (props[0], None)
         path = self.out / new_name
         path.write_text(prop.source)
-        self.progress("proposal", {"round": i, "family": prop.family, "description": prop.description, "diff": prop.diff})
+        self.progress(
+            "proposal", {"round": i, "family": prop.family, "description": prop.description, "diff": prop.diff}
+        )
         against = {"initial": self.initial or base_path} | ({"base": base_path} if base_path != self.initial else {})
         with stages.span("evaluate"):
-            ev = evaluate(self.problem, path, backend=self.backend, settings=self.settings, against=against, methods=self.methods)
+            ev = evaluate(
+                self.problem, path, backend=self.backend, settings=self.settings, against=against, methods=self.methods
+            )
         clock.merge(ev.phase_s)
         timing = to_timing(ev, baseline_ms, backend=self.backend, problem=self.problem)
         result, advice = self._judge(ev, timing, best_g, prop.family)
-        if result != "improved" and prop.recipe.get("kind") == "llm" and self._applied_count(traj, prop.family, ctx.source_sha) >= 1:
-            self.exhausted.add(prop.family)  # offline recipes track tried points themselves; an LLM family gets two tries per base
+        if (
+            result != "improved"
+            and prop.recipe.get("kind") == "llm"
+            and self._applied_count(traj, prop.family, ctx.source_sha) >= 1
+        ):
+            self.exhausted.add(
+                prop.family
+            )  # offline recipes track tried points themselves; an LLM family gets two tries per base
         rewrite = RoundRewrite(family=prop.family, recipe=prop.recipe, diff=prop.diff, description=prop.description)
         evidence = outcome.evidence + ([screen] if screen else []) + [
             self._validation_evidence(ev, outcome.stop.level if outcome.stop else "L1")]
-        rnd = Round(**{**common, "evidence": evidence}, hypothesis=prop.hypothesis, rewrite=rewrite, validation=ev.validation,
-                    timing=timing, outcome=result, candidate_path=str(path), **wall(),  # type: ignore[arg-type]
-                    next_recommendation=advice)
+        rnd = Round(
+            **{**common, "evidence": evidence},
+            hypothesis=prop.hypothesis,
+            rewrite=rewrite,
+            validation=ev.validation,
+            timing=timing,
+            outcome=result,
+            candidate_path=str(path),
+            **wall(),  # type: ignore[arg-type]
+            next_recommendation=advice,
+        )
         return rnd, ev
 
     def _proposals(self, ctx: LadderContext, outcome: Any, new_name: str) -> list[Proposal]:
@@ -423,7 +505,9 @@ class Session:
         screen_settings = self.settings.model_copy(update=update)
 
         def check(path: Path) -> Evaluation:
-            return evaluate(self.problem, path, backend=self.backend, settings=screen_settings, cases=[case], timing=False)
+            return evaluate(
+                self.problem, path, backend=self.backend, settings=screen_settings, cases=[case], timing=False
+            )
 
         if self.backend == "interpreter" or len(paths) == 1:
             evs = [check(p) for p in paths]
@@ -450,16 +534,22 @@ class Session:
         win = min(ms, key=lambda j: ms[j]) if ms else (ok[0] if ok else 0)
         chosen = props[win]
         chosen.recipe = {**chosen.recipe, "screened": [r["applied"] for r in rows]}
-        summary = (f"{len(props)} points of {chosen.family} screened on {case_label(case)} (validated, then timed together): "
-                   + ", ".join(f"v{r['variant']} " + (f"{r['ms']:.4g} ms" if r["ms"] is not None else "valid" if r["passed"] else "failed")
-                               for r in rows)
-                   + f"; v{win} goes on to the full judgement{note}")
+        summary = (
+            f"{len(props)} points of {chosen.family} screened on {case_label(case)} (validated, then timed together): "
+            + ", ".join(
+                f"v{r['variant']} "
+                + (f"{r['ms']:.4g} ms" if r["ms"] is not None else "valid" if r["passed"] else "failed")
+                for r in rows
+            )
+            + f"; v{win} goes on to the full judgement{note}"
+        )
         self.progress("screen", {"round": i, "summary": summary})
         return chosen, EvidenceItem(level="L2", kind="variant_screen", reference=chosen.family, summary=summary[:2000],
                                     data={"case": case_label(case), "rows": rows, "chosen": win})
 
     def _judge(self, ev: Evaluation, timing: Timing, best_g: float | None, family: str) -> tuple[str, str]:
-        """The verdict by ``optimizer.harness.verdict.judge`` on the interval over the base; the rule is written into the timing."""
+        """The verdict by ``optimizer.harness.verdict.judge`` on the interval over the base; the rule is written into
+        the timing."""
         if not ev.passed:
             return "failed", f"{family} produced an invalid candidate ({ev.failure_kind}): {ev.reason[:300]}"
         g, vb = timing.geomean_speedup, timing.vs_base
@@ -491,7 +581,11 @@ class Session:
 
     @staticmethod
     def _applied_count(traj: Trajectory, family: str, base_sha: str) -> int:
-        return sum(1 for r in traj.rounds if r.rewrite and r.rewrite.family == family and r.rewrite.recipe.get("base") == base_sha)
+        return sum(
+            1
+            for r in traj.rounds
+            if r.rewrite and r.rewrite.family == family and r.rewrite.recipe.get("base") == base_sha
+        )
 
     @staticmethod
     def _need_more(outcome: LadderOutcome) -> str:
@@ -551,13 +645,17 @@ class Session:
         ok = {i: ci for i, ci in sel.confirmed.items() if ci.clears(margin) == 1}
         if ok:
             sel.round = max(ok, key=lambda i: ok[i].point)
-            sel.note += f"round {sel.round} confirmed {ok[sel.round].point:.3f}x [{ok[sel.round].lo:.3f}, {ok[sel.round].hi:.3f}] vs initial"
+            best = ok[sel.round]
+            sel.note += f"round {sel.round} confirmed {best.point:.3f}x [{best.lo:.3f}, {best.hi:.3f}] vs initial"
         elif top:
-            sel.note += f"no re-timed round cleared the margin {margin:.2%} vs initial: the initial candidate stays best"
+            sel.note += (
+                f"no re-timed round cleared the margin {margin:.2%} vs initial: the initial candidate stays best"
+            )
         traj.best_round, traj.selection = sel.round, sel
 
     def _unseen(self, traj: Trajectory) -> UnseenReport | None:
-        """Validate (and time vs the initial candidate) the selected best on UNSEEN_CASES; flag failures and lost gains."""
+        """Validate (and time vs the initial candidate) the selected best on UNSEEN_CASES; flag failures and lost
+        gains."""
         declared, source = unseen_cases(self.problem), "declared"
         if not declared and self.settings.derive_unseen:
             declared, source = derived_unseen_cases(self.problem), "derived"
@@ -565,20 +663,44 @@ class Session:
             return None
         cases, skipped = self._runnable(declared)
         if not cases:
-            return UnseenReport(skipped=skipped, source=source, note=f"all {len(skipped)} unseen cases are too large for the "
-                                f"{self.backend} backend (more than 64x its largest smoke case); run on a GPU to check them")
+            return UnseenReport(
+                skipped=skipped,
+                source=source,
+                note=f"all {len(skipped)} unseen cases are too large for the "
+                f"{self.backend} backend (more than 64x its largest smoke case); run on a GPU to check them",
+            )
         if source == "derived" and self.initial is not None:
-            first = evaluate(self.problem, self.initial, backend=self.backend, settings=self.settings, cases=cases, timing=False)
+            first = evaluate(
+                self.problem, self.initial, backend=self.backend, settings=self.settings, cases=cases, timing=False
+            )
             if not first.passed:  # the derived sizes are outside what this problem's kernels take: no claim either way
-                return UnseenReport(cases=cases, source=source, note="the derived case does not validate on the initial "
-                                    f"kernel either, so it is outside the problem's domain: {first.reason[:300]}")
+                return UnseenReport(
+                    cases=cases,
+                    source=source,
+                    note="the derived case does not validate on the initial "
+                    f"kernel either, so it is outside the problem's domain: {first.reason[:300]}",
+                )
         best = traj.rounds[traj.best_round]
         against = {"initial": self.initial} if self.initial is not None and traj.best_round != 0 else {}
-        ev = evaluate(self.problem, Path(best.candidate_path), backend=self.backend, settings=self.settings, cases=cases,
-                      against=against, methods=self.methods)  # type: ignore[arg-type]
+        ev = evaluate(
+            self.problem,
+            Path(best.candidate_path),
+            backend=self.backend,
+            settings=self.settings,
+            cases=cases,
+            against=against,
+            methods=self.methods,
+        )  # type: ignore[arg-type]
         self._fix_methods(traj, ev, unseen=True)  # chosen from the initial kernel in that call, like the seen cases
-        rep = UnseenReport(cases=cases, skipped=skipped, source=source, passed=ev.passed, failure_reason="" if ev.passed else ev.reason[:2000],
-                           validation=ev.validation, note=f"{len(skipped)} case(s) too large for the interpreter skipped" if skipped else "")
+        rep = UnseenReport(
+            cases=cases,
+            skipped=skipped,
+            source=source,
+            passed=ev.passed,
+            failure_reason="" if ev.passed else ev.reason[:2000],
+            validation=ev.validation,
+            note=f"{len(skipped)} case(s) too large for the interpreter skipped" if skipped else "",
+        )
         sel = traj.selection.confirmed.get(traj.best_round) if traj.selection else None
         rep.seen_speedup = sel.point if sel else (best.timing.geomean_speedup if best.timing else None)
         if not ev.passed:

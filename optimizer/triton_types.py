@@ -22,7 +22,8 @@ ELEM_BYTES = {"fp64": 8, "i64": 8, "u64": 8, "fp32": 4, "i32": 4, "u32": 4, "fp1
 
 
 def pointer_type(tensor: Any) -> str:
-    """A tensor argument's signature entry: ``*`` + Triton's name for its dtype (the torch name when Triton has none)."""
+    """A tensor argument's signature entry: ``*`` + Triton's name for its dtype (the torch name when Triton has
+    none)."""
     name = str(tensor.dtype).removeprefix("torch.")
     return "*" + TORCH_TO_TRITON.get(name, name)
 

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import typer
 from pydantic import BaseModel
@@ -38,7 +38,8 @@ class SafeConsole(Console):
 
 console = SafeConsole(stderr=False)
 err_console = SafeConsole(stderr=True)
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 HomeOpt = typer.Option(None, "--home", help="KB directory (default $LADDER_HOME or ~/.ladder)")
 ServerOpt = typer.Option(None, "--server", help="HOST:PORT of a running `ladder serve`; default: embedded KB")
@@ -105,7 +106,7 @@ def _say_error(code: str, message: str) -> None:
     err_console.print(f"[bold red]error[/] ({code}): {escape(one_line(message))}", soft_wrap=True)
 
 
-def friendly_errors(fn: F) -> F:
+def friendly_errors(fn: Callable[P, R]) -> Callable[P, R]:
     """The CLI's one error path: a domain error (``LadderError``) becomes one clear line on stderr,
     ``error (code): message``, and exit status 2, instead of a traceback. Every command is wrapped in it.
     Anything else is one line too: invalid settings (a pydantic error, e.g. a malformed LADDER_TOKENS) and
@@ -113,7 +114,7 @@ def friendly_errors(fn: F) -> F:
     ``internal`` with exit 1 (``LADDER_DEBUG=1`` shows its traceback)."""
 
     @wraps(fn)
-    def wrapper(*a: Any, **kw: Any) -> Any:
+    def wrapper(*a: P.args, **kw: P.kwargs) -> R:
         import os
         import sqlite3
 
@@ -146,4 +147,4 @@ def friendly_errors(fn: F) -> F:
             _say_error("internal", f"{type(e).__name__}: {e} (set LADDER_DEBUG=1 to see the traceback)")
             raise typer.Exit(1) from None
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper

@@ -23,8 +23,11 @@ RUNNERS: dict[str, tuple[str, str]] = {
     "ir-capture": ("ir_capture.py", "Full IR capture vs a plain triton.compile, side by side."),
     "synthesis": ("synthesis/bench.py", "Family-assignment accuracy, new-family precision, throughput."),
     "suite": ("suite/runner.py", "Run optimizer sessions across the operator suite (resumable)."),
-    "report": ("reports.py", "Regenerate the committed campaign reports (tables, figures) from the packed results; "
-               "--check compares with the committed ones; --out DIR: one runner result dir's report."),
+    "report": (
+        "reports.py",
+        "Regenerate the committed campaign reports (tables, figures) from the packed results; "
+        "--check compares with the committed ones; --out DIR: one runner result dir's report.",
+    ),
     "pack": ("pack_results.py", "Fold campaign folders' loose result files into their archives (packed.jsonl.gz)."),
     "results": ("_data.py", "Committed results, packed or not: ls DIR | cat PATH | unpack DIR DEST."),
     "load": ("load.py", "32 concurrent clients mixing RPCs against a real server."),
@@ -32,10 +35,16 @@ RUNNERS: dict[str, tuple[str, str]] = {
     "diagnosis": ("diagnosis_bench.py", "Cause / class / family accuracy of the ladder on the labelled diagnosis set."),
     "rounds": ("rounds.py", "Per-phase median/p90 and round wall time over trajectories (default: the suite's)."),
     "aa": ("aa.py", "A/A: identical-kernel comparisons through the session's verdict (GPU), fraction called improved."),
-    "coverage": ("coverage/coverage.py", "Per kernel of a set: cause, family, rewrite made or refused and the refusal's "
-                 "category; per family applies/refuses; the top refusal reasons (--set NAME, or --from a dry round)."),
-    "ablation": ("ablation/ablation.py", "Ladder policies (arms) x the fixed problem list of issue 34, resumable; --report "
-                 "writes the per-arm table, the speedup figure and the cost-vs-quality scatter."),
+    "coverage": (
+        "coverage/coverage.py",
+        "Per kernel of a set: cause, family, rewrite made or refused and the refusal's "
+        "category; per family applies/refuses; the top refusal reasons (--set NAME, or --from a dry round).",
+    ),
+    "ablation": (
+        "ablation/ablation.py",
+        "Ladder policies (arms) x the fixed problem list of issue 34, resumable; --report "
+        "writes the per-arm table, the speedup figure and the cost-vs-quality scatter.",
+    ),
 }
 
 
@@ -55,6 +64,8 @@ def _run(rel: str, argv: list[str]) -> int:
     if not path.exists():
         raise ToolchainError(f"{path} is missing from this checkout")
     spec = importlib.util.spec_from_file_location(f"ladder_bench_{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise ToolchainError(f"{path} cannot be imported as a module")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return int(mod.main(argv) or 0)

@@ -22,20 +22,43 @@ __all__ = ["cluster_app", "cluster_command"]
 
 @friendly_errors
 def cluster_command(
-    problems: Annotated[list[str], typer.Argument(help="problem files or folders; a folder of problem folders (benchmarks/suite) expands")],
-    cluster: Annotated[str, typer.Option("--cluster", help="Ray address: local (start one here), auto, ray://HOST:10001")] = "auto",
-    devices: Annotated[str | None, typer.Option("--devices", help="no Ray: one process slot per local device, e.g. 0,1")] = None,
-    server: Annotated[str | None, typer.Option("--server", help="central KB HOST:PORT (without it: LADDER_SNAPSHOT and its outbox)")] = None,
-    token: Annotated[str | None, typer.Option("--token", help="KB token with the contributor role (default LADDER_TOKEN)")] = None,
+    problems: Annotated[
+        list[str],
+        typer.Argument(help="problem files or folders; a folder of problem folders (benchmarks/suite) expands"),
+    ],
+    cluster: Annotated[
+        str, typer.Option("--cluster", help="Ray address: local (start one here), auto, ray://HOST:10001")
+    ] = "auto",
+    devices: Annotated[
+        str | None, typer.Option("--devices", help="no Ray: one process slot per local device, e.g. 0,1")
+    ] = None,
+    server: Annotated[
+        str | None, typer.Option("--server", help="central KB HOST:PORT (without it: LADDER_SNAPSHOT and its outbox)")
+    ] = None,
+    token: Annotated[
+        str | None, typer.Option("--token", help="KB token with the contributor role (default LADDER_TOKEN)")
+    ] = None,
     resource: Annotated[str, typer.Option("--resource", help="what each session asks for: GPU, NPU or CPU")] = "GPU",
     rounds: Annotated[int, typer.Option("--rounds", min=0, help="rounds per session after the baseline")] = 15,
-    backend: Annotated[str | None, typer.Option("--backend", help="cuda | ascend | interpreter (default: from --resource)")] = None,
-    proposer: Annotated[str, typer.Option("--proposer", help="offline or llm (LADDER_LLM_* set on the workers)")] = "offline",
-    max_retries: Annotated[int, typer.Option("--max-retries", min=0, help="re-runs of a session whose worker died or hit a transient KB error")] = 2,
-    campaign: Annotated[str | None, typer.Option("--campaign", help="campaign id; trajectory ids derive from it, so reusing it never duplicates")] = None,
+    backend: Annotated[
+        str | None, typer.Option("--backend", help="cuda | ascend | interpreter (default: from --resource)")
+    ] = None,
+    proposer: Annotated[
+        str, typer.Option("--proposer", help="offline or llm (LADDER_LLM_* set on the workers)")
+    ] = "offline",
+    max_retries: Annotated[
+        int,
+        typer.Option("--max-retries", min=0, help="re-runs of a session whose worker died or hit a transient KB error"),
+    ] = 2,
+    campaign: Annotated[
+        str | None,
+        typer.Option("--campaign", help="campaign id; trajectory ids derive from it, so reusing it never duplicates"),
+    ] = None,
     out: Annotated[str | None, typer.Option("--out", help="folder for the sessions' outputs (on each worker)")] = None,
     num_cpus: Annotated[int | None, typer.Option("--num-cpus", help="CPUs of a --cluster local instance")] = None,
-    settings: Annotated[str, typer.Option("--settings", help='LadderSettings overrides as JSON, e.g. {"validation_seeds": [0]}')] = "{}",
+    settings: Annotated[
+        str, typer.Option("--settings", help='LadderSettings overrides as JSON, e.g. {"validation_seeds": [0]}')
+    ] = "{}",
     json_out: Annotated[bool, typer.Option("--json", help="print the per-session results as JSON")] = False,
 ) -> None:
     """Fan optimization sessions out over a Ray cluster (one task per accelerator) against one central KB."""

@@ -38,24 +38,41 @@ OptionOpt = Annotated[list[str], typer.Option("--option", "-o", help="compile op
 @friendly_errors
 def ir_command(
     spec: Annotated[str, typer.Argument(help="FILE::KERNEL, e.g. kernels/softmax.py::softmax_kernel")],
-    target: Annotated[str, typer.Option("--target", "-t", help="cuda:<cc> (e.g. cuda:90, cuda:80) or ascend")] = "cuda:90",
+    target: Annotated[
+        str, typer.Option("--target", "-t", help="cuda:<cc> (e.g. cuda:90, cuda:80) or ascend")
+    ] = "cuda:90",
     arg: ArgsOpt = [],  # noqa: B006 - typer needs a literal default
     json_out: Annotated[bool, typer.Option("--json", help="print the IRReport (and L4 account) as JSON")] = False,
     num_warps: Annotated[int | None, typer.Option("--num-warps", help="compile option num_warps")] = None,
     num_stages: Annotated[int | None, typer.Option("--num-stages", help="compile option num_stages")] = None,
     option: OptionOpt = [],  # noqa: B006
-    launch: Annotated[bool, typer.Option("--launch", help="compile through the JIT on a real GPU (needs CUDA)")] = False,
+    launch: Annotated[
+        bool, typer.Option("--launch", help="compile through the JIT on a real GPU (needs CUDA)")
+    ] = False,
     grid: Annotated[str | None, typer.Option("--grid", help="launch grid, e.g. 128 or 64,2 (with --launch)")] = None,
-    out: Annotated[Path | None, typer.Option("--out", help="keep stage files, dumps and logs in this directory")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="keep stage files, dumps and logs in this directory")
+    ] = None,
     all_passes: Annotated[bool, typer.Option("--all-passes", help="list passes that changed nothing too")] = False,
-    explain_: Annotated[bool, typer.Option("--explain", help="L4: ground the signatures in invariant cards "
-                                                            "and compiler source")] = False,
+    explain_: Annotated[
+        bool, typer.Option("--explain", help="L4: ground the signatures in invariant cards and compiler source")
+    ] = False,
     server: Annotated[str | None, typer.Option("--server", help="KB server HOST:PORT for --explain")] = None,
-    token: Annotated[str | None, typer.Option("--token", help="bearer token for --server (default $LADDER_TOKEN)")] = None,
-    compiler_source: Annotated[Path | None, typer.Option("--compiler-source", help="a compiler checkout "
-                                                         "L4 may grep when cards do not settle a question")] = None,
-    triton_python: Annotated[Path | None, typer.Option("--triton-python", help="capture with this python's Triton "
-                             "(e.g. .venv-triton36/bin/python from `make triton36-env`; default $LADDER_TRITON_PYTHON)")] = None,
+    token: Annotated[
+        str | None, typer.Option("--token", help="bearer token for --server (default $LADDER_TOKEN)")
+    ] = None,
+    compiler_source: Annotated[
+        Path | None,
+        typer.Option("--compiler-source", help="a compiler checkout L4 may grep when cards do not settle a question"),
+    ] = None,
+    triton_python: Annotated[
+        Path | None,
+        typer.Option(
+            "--triton-python",
+            help="capture with this python's Triton "
+            "(e.g. .venv-triton36/bin/python from `make triton36-env`; default $LADDER_TRITON_PYTHON)",
+        ),
+    ] = None,
 ) -> None:
     """Capture per-stage and per-pass IR of a Triton kernel and attribute its structural signatures."""
     from optimizer.ir import analyze, capture_kernel, explain
@@ -127,9 +144,11 @@ def _kb_client(server: str | None, console: Console, token: str | None = None) -
 def render_report(report: IRReport, console: Console, *, all_passes: bool = False) -> None:
     """Human output: stages, pass changes and signatures as rich tables."""
     t = report.timings
-    console.print(f"[bold]{report.kernel}[/] ({report.source_file}) -> {report.target} with {report.compiler} "
-                  f"{report.compiler_version}; {report.passes_total} pass snapshots; compile "
-                  f"{t.get('compile_s', 0):.2f} s, capture {t.get('wall_s', 0):.2f} s, analysis {t.get('analysis_s', 0):.2f} s")
+    console.print(
+        f"[bold]{report.kernel}[/] ({report.source_file}) -> {report.target} with {report.compiler} "
+        f"{report.compiler_version}; {report.passes_total} pass snapshots; compile "
+        f"{t.get('compile_s', 0):.2f} s, capture {t.get('wall_s', 0):.2f} s, analysis {t.get('analysis_s', 0):.2f} s"
+    )
     spec = ", ".join(f"{a.name}:{a.type}" + (f"={a.value}" if a.type == "constexpr" else "")
                      + (" (div16)" if a.divisibility else "") + (" (folded 1)" if a.folded_to_constexpr else "")
                      for a in report.args)
@@ -155,9 +174,9 @@ def render_report(report: IRReport, console: Console, *, all_passes: bool = Fals
     sigs = Table(title="Signatures")
     for col in ("signature", "count", "stage", "introduced by", "source lines", "detail"):
         sigs.add_column(col, overflow="fold")
-    for s in report.signatures:
-        lines = ", ".join(f"{n}" for n in s.source_lines[:6])
-        sigs.add_row(s.name, str(s.count), s.stage, s.pass_introduced or "-", lines, s.detail)
+    for sig in report.signatures:
+        lines = ", ".join(f"{n}" for n in sig.source_lines[:6])
+        sigs.add_row(sig.name, str(sig.count), sig.stage, sig.pass_introduced or "-", lines, sig.detail)
     console.print(sigs if report.signatures else "[green]no structural signature found[/]")
     for n, code in report.source_excerpt.items():
         console.print(f"  [cyan]{n:>5}[/] {code}")
@@ -173,7 +192,9 @@ def render_report(report: IRReport, console: Console, *, all_passes: bool = Fals
 def render_account(account: L4Account, console: Console) -> None:
     console.print(f"\n[bold]L4[/]: {account.summary}")
     for f in account.findings:
-        console.print(f"[bold]{f.signature}[/] ({'settled by ' + ', '.join(f.cards) if f.settled else 'from compiler source' if f.source_refs else 'unresolved'})")
+        how = ("settled by " + ", ".join(f.cards) if f.settled
+               else "from compiler source" if f.source_refs else "unresolved")
+        console.print(f"[bold]{f.signature}[/] ({how})")
         console.print(f"  {f.account}")
         for q in f.questions:
             unknown = f" [dim](not in the IR report: {', '.join(q.unfilled)})[/]" if q.unfilled else ""
@@ -181,7 +202,9 @@ def render_account(account: L4Account, console: Console) -> None:
         for why in f.passed_over:
             console.print(f"  [dim]passed over {escape(why)}[/]")
         for r in f.source_refs[:4]:
-            flag = "" if r.applies is None else (" [green](applies)[/]" if r.applies else " [dim](not for this target)[/]")
+            flag = (
+                "" if r.applies is None else (" [green](applies)[/]" if r.applies else " [dim](not for this target)[/]")
+            )
             console.print(f"  [dim]{r.path}:{r.line}[/] {r.code}{flag}")
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.panel import Panel
@@ -69,7 +68,7 @@ def _reader(server: str | None, home: Path | None, token: str | None, *, create:
         return connect(server, settings=settings, token=token)
     if settings.snapshot is not None:
         client = connect(None, settings=settings)
-        say_kb(client.opened_as)
+        say_kb(getattr(client, "opened_as", "snapshot"))  # KBClient does not declare it; SnapshotKB sets it
         return client
     return LocalKBClient(kb=_open_kb(home, create=create), owns=True)
 
@@ -95,10 +94,10 @@ def _out_dir(out: Path) -> Path:
 
 @friendly_errors
 def serve_command(
-    home: Optional[Path] = HomeOpt,
-    port: Optional[int] = typer.Option(None, "--port", help="port (default $LADDER_PORT or 50551; 0 = any free)"),
-    host: Optional[str] = typer.Option(None, "--host", help="bind address (default 127.0.0.1)"),
-    web_port: Optional[int] = typer.Option(None, "--web-port", help="also serve the review web page on this "
+    home: Path | None = HomeOpt,
+    port: int | None = typer.Option(None, "--port", help="port (default $LADDER_PORT or 50551; 0 = any free)"),
+    host: str | None = typer.Option(None, "--host", help="bind address (default 127.0.0.1)"),
+    web_port: int | None = typer.Option(None, "--web-port", help="also serve the review web page on this "
                                            "port (0 = any free port)"),
     json_out: bool = JsonOpt,
 ) -> None:
@@ -136,22 +135,23 @@ def serve_command(
 @friendly_errors
 def query_command(
     text: str = typer.Argument(..., help="question, symptom, IR snippet or counter"),
-    backend: Optional[str] = typer.Option(None, "--backend", help="cuda | ascend | amd | any"),
-    kind: Optional[str] = typer.Option(None, "--kind", help="pattern | anti_signal | invariant"),
-    level: Optional[str] = typer.Option(None, "--level", help="L1..L4"),
+    backend: str | None = typer.Option(None, "--backend", help="cuda | ascend | amd | any"),
+    kind: str | None = typer.Option(None, "--kind", help="pattern | anti_signal | invariant"),
+    level: str | None = typer.Option(None, "--level", help="L1..L4"),
     top_k: int = typer.Option(5, "--top-k", min=1, max=100),
     mode: str = typer.Option("hybrid", "--mode", help="hybrid | dense | bm25"),
-    server: Optional[str] = ServerOpt,
-    home: Optional[Path] = HomeOpt,
-    token: Optional[str] = TokenOpt,
+    server: str | None = ServerOpt,
+    home: Path | None = HomeOpt,
+    token: str | None = TokenOpt,
     json_out: bool = JsonOpt,
 ) -> None:
     """Hybrid search over the KB (embedded by default, a snapshot with LADDER_SNAPSHOT, or --server)."""
     from kb.errors import InvalidArgument
 
     try:
-        flt = CardFilter(kinds=[kind] if kind else [], backends=[backend] if backend else [],
-                         levels=[level] if level else [])
+        # validated here, not typed: a bad --kind/--backend/--level is the pydantic error below
+        flt = CardFilter.model_validate({"kinds": [kind] if kind else [], "backends": [backend] if backend else [],
+                                         "levels": [level] if level else []})
         q = SearchQuery(text=text, top_k=top_k, filter=flt, mode=mode)
     except Exception as e:  # pydantic ValidationError -> one clear line
         raise InvalidArgument(str(e).splitlines()[-2].strip() if "\n" in str(e) else str(e), field="query") from e
@@ -174,7 +174,7 @@ def query_command(
 
 @friendly_errors
 def health_command(server: str = typer.Option(..., "--server"), wait: float = typer.Option(0.0, "--wait"),
-                   token: Optional[str] = TokenOpt, json_out: bool = JsonOpt) -> None:
+                   token: str | None = TokenOpt, json_out: bool = JsonOpt) -> None:
     """Ask a server's standard health service; with --wait, block until SERVING (or fail)."""
     from retrieval.client import GrpcKBClient
 
@@ -188,7 +188,7 @@ def health_command(server: str = typer.Option(..., "--server"), wait: float = ty
 
 @kb_app.command("rebuild")
 @friendly_errors
-def kb_rebuild(home: Optional[Path] = HomeOpt, json_out: bool = JsonOpt) -> None:
+def kb_rebuild(home: Path | None = HomeOpt, json_out: bool = JsonOpt) -> None:
     """Drop the vector index and re-derive it from the SQLite store (on the machine that holds the home, with no
     server running on it: a running server rebuilds nothing behind its own back)."""
     kb = _open_kb(home, readonly=False)
@@ -204,7 +204,7 @@ def kb_rebuild(home: Optional[Path] = HomeOpt, json_out: bool = JsonOpt) -> None
 
 @kb_app.command("stats")
 @friendly_errors
-def kb_stats(home: Optional[Path] = HomeOpt, server: Optional[str] = ServerOpt, token: Optional[str] = TokenOpt,
+def kb_stats(home: Path | None = HomeOpt, server: str | None = ServerOpt, token: str | None = TokenOpt,
              json_out: bool = JsonOpt) -> None:
     """Counts by kind and status (and, for an embedded KB, index size, trajectories and proposals). Works while a
     server owns the home (read-only), on a snapshot (LADDER_SNAPSHOT) and through --server."""
@@ -215,8 +215,12 @@ def kb_stats(home: Optional[Path] = HomeOpt, server: Optional[str] = ServerOpt, 
             stats = client.stats()
         else:
             cards = _all_cards(client)
-            stats = {"kb": f"server {server}", "cards": len(cards),
-                     "by_kind": dict(Counter(c.kind for c in cards)), "by_status": dict(Counter(c.status for c in cards))}
+            stats = {
+                "kb": f"server {server}",
+                "cards": len(cards),
+                "by_kind": dict(Counter(c.kind for c in cards)),
+                "by_status": dict(Counter(c.status for c in cards)),
+            }
     if json_out:
         emit_json(stats)
         return
@@ -230,9 +234,9 @@ def kb_stats(home: Optional[Path] = HomeOpt, server: Optional[str] = ServerOpt, 
 
 @kb_app.command("causes")
 @friendly_errors
-def kb_causes(status: Optional[list[str]] = typer.Option(None, "--status", help="only causes in this review state "
+def kb_causes(status: list[str] | None = typer.Option(None, "--status", help="only causes in this review state "
                                                          "(repeatable: draft, proposed, active, rejected, deprecated)"),
-              home: Optional[Path] = HomeOpt, server: Optional[str] = ServerOpt, token: Optional[str] = TokenOpt,
+              home: Path | None = HomeOpt, server: str | None = ServerOpt, token: str | None = TokenOpt,
               json_out: bool = JsonOpt) -> None:
     """The diagnosis causes the KB knows: id, review state, bottleneck class, the families that remove each, and
     the static-account inefficiency kinds it explains. New causes enter through review (`ladder review`)."""
@@ -253,7 +257,7 @@ def kb_causes(status: Optional[list[str]] = typer.Option(None, "--status", help=
 @kb_app.command("export")
 @friendly_errors
 def kb_export(out: Path = typer.Argument(..., help="directory to write <kind>s/<id>.yaml into"),
-              home: Optional[Path] = HomeOpt, server: Optional[str] = ServerOpt, token: Optional[str] = TokenOpt,
+              home: Path | None = HomeOpt, server: str | None = ServerOpt, token: str | None = TokenOpt,
               salvage: bool = typer.Option(False, "--salvage", help="read a damaged store row by row and save every "
                                            "card that can still be read (the home's kb.sqlite3, read-only)"),
               json_out: bool = JsonOpt) -> None:
@@ -289,7 +293,7 @@ def kb_export(out: Path = typer.Argument(..., help="directory to write <kind>s/<
 @kb_app.command("snapshot")
 @friendly_errors
 def kb_snapshot(out: Path = typer.Argument(..., help="directory for cards.jsonl + vectors.npy"),
-                home: Optional[Path] = HomeOpt, server: Optional[str] = ServerOpt, token: Optional[str] = TokenOpt,
+                home: Path | None = HomeOpt, server: str | None = ServerOpt, token: str | None = TokenOpt,
                 json_out: bool = JsonOpt) -> None:
     """Write a read-only snapshot (served cards + vectors) for machines with no route to the server
     (use it there with LADDER_SNAPSHOT=DIR). With --server the cards come from the server and are embedded
@@ -315,7 +319,7 @@ def kb_snapshot(out: Path = typer.Argument(..., help="directory for cards.jsonl 
 
 @kb_app.command("lint")
 @friendly_errors
-def kb_lint(path: Optional[Path] = typer.Argument(None, help="cards directory (default: the packaged cards)"),
+def kb_lint(path: Path | None = typer.Argument(None, help="cards directory (default: the packaged cards)"),
             json_out: bool = JsonOpt) -> None:
     """Check card files: required fields, valid backends/levels, links resolve, unique titles, sources present."""
     from kb.lint import lint_dir

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -14,9 +13,9 @@ from optimizer.cli._common import HomeOpt, ServerOpt, friendly_errors
 
 @friendly_errors
 def mcp_command(
-    server: Optional[str] = ServerOpt,
-    home: Optional[Path] = HomeOpt,
-    token: Optional[str] = typer.Option(None, "--token", help="bearer token for --server (default $LADDER_TOKEN)"),
+    server: str | None = ServerOpt,
+    home: Path | None = HomeOpt,
+    token: str | None = typer.Option(None, "--token", help="bearer token for --server (default $LADDER_TOKEN)"),
 ) -> None:
     """Serve search, quick-match, get-card and invariants (tools) and cards (resources) over MCP on stdio.
 

@@ -28,21 +28,47 @@ __all__ = ["diagnose_command", "optimize_command"]
 @friendly_errors
 def optimize_command(
     problem: Annotated[str, typer.Argument(help="problem file (KernelBench format) or a folder holding problem.py")],
-    candidate: Annotated[str | None, typer.Option("--candidate", help="initial candidate (default: initial.py next to the problem)")] = None,
-    rounds: Annotated[int | None, typer.Option("--rounds", min=0, help="rounds after the baseline (default 15)")] = None,
-    backend: Annotated[str | None, typer.Option("--backend", help="cuda | interpreter | ascend (default: detected)")] = None,
-    proposer: Annotated[str, typer.Option("--proposer", help="offline (card recipes) or llm (LADDER_LLM_* settings)")] = "offline",
+    candidate: Annotated[
+        str | None, typer.Option("--candidate", help="initial candidate (default: initial.py next to the problem)")
+    ] = None,
+    rounds: Annotated[
+        int | None, typer.Option("--rounds", min=0, help="rounds after the baseline (default 15)")
+    ] = None,
+    backend: Annotated[
+        str | None, typer.Option("--backend", help="cuda | interpreter | ascend (default: detected)")
+    ] = None,
+    proposer: Annotated[
+        str, typer.Option("--proposer", help="offline (card recipes) or llm (LADDER_LLM_* settings)")
+    ] = "offline",
     out: Annotated[str | None, typer.Option("--out", help="output folder for candidates and trajectory.json")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="print the trajectory as JSON")] = False,
     server: Annotated[str | None, typer.Option("--server", help="KB service HOST:PORT (default: embedded KB)")] = None,
     home: Annotated[str | None, typer.Option("--home", help="embedded KB directory (default $LADDER_HOME)")] = None,
-    submit: Annotated[bool | None, typer.Option("--submit/--no-submit", help="submit the trajectory (default: when --server is given)")] = None,
-    triton: Annotated[str | None, typer.Option("--triton", help="validate with another Triton env, e.g. 3.6 "
-                                               "(make triton36-env; same as LADDER_TRITON_PYTHON)")] = None,
-    force: Annotated[bool, typer.Option("--force", help="time even if another session holds this GPU (the results say 'shared GPU')")] = False,
-    token: Annotated[str | None, typer.Option("--token", help="bearer token for --server (default $LADDER_TOKEN)")] = None,
-    policy: Annotated[str | None, typer.Option("--policy", help="ladder policy: hierarchical (default), l1-only, "
-                                               "profile-first, always-deep, random-family (same as LADDER_POLICY)")] = None,
+    submit: Annotated[
+        bool | None,
+        typer.Option("--submit/--no-submit", help="submit the trajectory (default: when --server is given)"),
+    ] = None,
+    triton: Annotated[
+        str | None,
+        typer.Option(
+            "--triton",
+            help="validate with another Triton env, e.g. 3.6 (make triton36-env; same as LADDER_TRITON_PYTHON)",
+        ),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="time even if another session holds this GPU (the results say 'shared GPU')")
+    ] = False,
+    token: Annotated[
+        str | None, typer.Option("--token", help="bearer token for --server (default $LADDER_TOKEN)")
+    ] = None,
+    policy: Annotated[
+        str | None,
+        typer.Option(
+            "--policy",
+            help="ladder policy: hierarchical (default), l1-only, "
+            "profile-first, always-deep, random-family (same as LADDER_POLICY)",
+        ),
+    ] = None,
 ) -> None:
     """Run an optimization session: baseline, then rounds of diagnosis, rewrite and validation."""
     from optimizer.harness.triton_env import select_triton
@@ -51,7 +77,7 @@ def optimize_command(
 
     console = out_console(json_out)
     select_triton(triton)
-    settings = LadderSettings(**({"policy": policy} if policy else {}))
+    settings = LadderSettings(policy=policy) if policy else LadderSettings()
     be = check_backend(backend)
     name = Path(problem).stem if Path(problem).suffix else Path(problem).name
     out_dir = Path(out) if out else Path("ladder-runs") / f"{name}-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}"
@@ -104,7 +130,11 @@ def _print_rounds(console: Console, traj: Any) -> None:
         table.add_column(col)
     for r in traj.rounds:
         sp = r.timing.geomean_speedup if r.timing and r.timing.geomean_speedup else None
-        note = r.validation.failure_reason if r.validation is not None and not r.validation.passed else r.next_recommendation
+        note = (
+            r.validation.failure_reason
+            if r.validation is not None and not r.validation.passed
+            else r.next_recommendation
+        )
         table.add_row(str(r.index), ">".join(r.levels_reached), r.rewrite.family if r.rewrite else "-", r.outcome,
                       f"{sp:.3f}x" if sp else "-", (note or "")[:70])
     console.print(table)
@@ -114,33 +144,59 @@ def _print_rounds(console: Console, traj: Any) -> None:
         console.print(f"selection: {traj.selection.note}")
     if traj.noise_floor is not None:
         nf = traj.noise_floor
-        console.print(f"noise floor (A/A): {nf.floor:.2%} (baseline vs itself {nf.aa.point:.3f}x, 95% [{nf.aa.lo:.3f}, {nf.aa.hi:.3f}])")
+        console.print(
+            f"noise floor (A/A): {nf.floor:.2%} (baseline vs itself {nf.aa.point:.3f}x, "
+            f"95% [{nf.aa.lo:.3f}, {nf.aa.hi:.3f}])"
+        )
     if traj.timing_env.get("shared_gpu"):
         console.print(f"[yellow]shared GPU:[/yellow] {traj.timing_env.get('note')}")
     if traj.unseen is not None:
         u = traj.unseen
-        sp = f", speedup seen {u.seen_speedup:.3f}x / unseen {u.unseen_speedup:.3f}x" if u.seen_speedup and u.unseen_speedup else ""
+        sp = (
+            f", speedup seen {u.seen_speedup:.3f}x / unseen {u.unseen_speedup:.3f}x"
+            if u.seen_speedup and u.unseen_speedup
+            else ""
+        )
         state = "not run" if u.passed is None else "passed" if u.passed else "FAILED"
         console.print(f"unseen cases ({len(u.cases)} run, {len(u.skipped)} skipped): {state}{sp}"
                       + (f"; flags {', '.join(u.flags)}" if u.flags else ""))
     if traj.rounds and traj.rounds[0].timing is not None:
-        console.print(f"timing protocol: {traj.rounds[0].timing.protocol.method} - {traj.rounds[0].timing.protocol.note}")
+        console.print(
+            f"timing protocol: {traj.rounds[0].timing.protocol.method} - {traj.rounds[0].timing.protocol.note}"
+        )
 
 
 @friendly_errors
 def diagnose_command(
     problem: Annotated[str, typer.Argument(help="problem file (KernelBench format) or a folder holding problem.py")],
-    candidate: Annotated[str | None, typer.Option("--candidate", help="candidate to diagnose (default: initial.py next to the problem)")] = None,
-    backend: Annotated[str | None, typer.Option("--backend", help="cuda | interpreter | ascend (default: detected)")] = None,
+    candidate: Annotated[
+        str | None, typer.Option("--candidate", help="candidate to diagnose (default: initial.py next to the problem)")
+    ] = None,
+    backend: Annotated[
+        str | None, typer.Option("--backend", help="cuda | interpreter | ascend (default: detected)")
+    ] = None,
     max_level: Annotated[str, typer.Option("--max-level", help="highest level to run: L1..L4")] = "L4",
     json_out: Annotated[bool, typer.Option("--json", help="print levels as JSON")] = False,
     server: Annotated[str | None, typer.Option("--server", help="KB service HOST:PORT (default: embedded KB)")] = None,
     home: Annotated[str | None, typer.Option("--home", help="embedded KB directory (default $LADDER_HOME)")] = None,
-    triton: Annotated[str | None, typer.Option("--triton", help="validate with another Triton env, e.g. 3.6 "
-                                               "(make triton36-env; same as LADDER_TRITON_PYTHON)")] = None,
-    token: Annotated[str | None, typer.Option("--token", help="bearer token for --server (default $LADDER_TOKEN)")] = None,
-    rewrite: Annotated[bool, typer.Option("--rewrite", help="also show the rewrite a round would make (the chosen "
-                                          "family's first point as a diff; not validated or timed)")] = False,
+    triton: Annotated[
+        str | None,
+        typer.Option(
+            "--triton",
+            help="validate with another Triton env, e.g. 3.6 (make triton36-env; same as LADDER_TRITON_PYTHON)",
+        ),
+    ] = None,
+    token: Annotated[
+        str | None, typer.Option("--token", help="bearer token for --server (default $LADDER_TOKEN)")
+    ] = None,
+    rewrite: Annotated[
+        bool,
+        typer.Option(
+            "--rewrite",
+            help="also show the rewrite a round would make (the chosen "
+            "family's first point as a diff; not validated or timed)",
+        ),
+    ] = False,
 ) -> None:
     """Run the evidence levels without rewriting: per level the evidence, class, matched cards and tests."""
     from optimizer.diagnosis import diagnose

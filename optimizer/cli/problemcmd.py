@@ -48,11 +48,20 @@ def _render(result: dict[str, Any], console: Console) -> None:
 @problem_app.command("new")
 @friendly_errors
 def new_command(
-    kernel: Annotated[str, typer.Argument(help="kernel file: FILE.py::launcher (a function, a name bound to "
-                                                "functools.partial or Fn.apply, Fn.apply, or Class.method; called "
-                                                "with the reference's forward arguments) or FILE.py defining ModelNew")],
-    reference: Annotated[str, typer.Option("--reference", "-r", help="torch reference: REF.py[::ClassName] with "
-                                           "get_inputs() and get_init_inputs()")],
+    kernel: Annotated[
+        str,
+        typer.Argument(
+            help="kernel file: FILE.py::launcher (a function, a name bound to "
+            "functools.partial or Fn.apply, Fn.apply, or Class.method; called "
+            "with the reference's forward arguments) or FILE.py defining ModelNew"
+        ),
+    ],
+    reference: Annotated[
+        str,
+        typer.Option(
+            "--reference", "-r", help="torch reference: REF.py[::ClassName] with get_inputs() and get_init_inputs()"
+        ),
+    ],
     out: Annotated[Path | None, typer.Option("--out", help="problem folder (default ./<kernel file stem>)")] = None,
     force: Annotated[bool, typer.Option("--force", help="overwrite existing files")] = False,
     triton: Annotated[str | None, typer.Option("--triton", help="check with another Triton env, e.g. 3.6")] = None,

@@ -11,8 +11,9 @@ import getpass
 import json
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
+import click
 import typer
 import yaml
 from pydantic import ValidationError
@@ -74,7 +75,9 @@ def _print_item(item: Any, full: bool = False) -> None:
     from retrieval.client.review import card_fields, collapse_evidence
 
     p, near = item.proposal, item.nearest
-    console.print(Text.assemble((p.id, "bold"), f"  {p.kind}, {p.status}, confidence {p.confidence:.2f}, by {p.author}"))
+    console.print(
+        Text.assemble((p.id, "bold"), f"  {p.kind}, {p.status}, confidence {p.confidence:.2f}, by {p.author}")
+    )
     if p.reason:
         console.print(Text(p.reason, style="dim"))
     if p.reviewer:
@@ -134,7 +137,7 @@ def _done(item: Any, json_out: bool, verb: str) -> None:
 @review_app.command("list")
 @friendly_errors
 def review_list(status: str = typer.Option("pending", "--status", help="pending | approved | rejected | merged | all"),
-                server: Optional[str] = ServerOpt, home: Optional[Path] = HomeOpt, token: Optional[str] = TokenOpt,
+                server: str | None = ServerOpt, home: Path | None = HomeOpt, token: str | None = TokenOpt,
                 json_out: bool = JsonOpt) -> None:
     """The queue: proposals with their kind, nearest family, confidence and best measured speedup."""
     with _queue(server, home, token) as q:
@@ -156,7 +159,7 @@ def review_list(status: str = typer.Option("pending", "--status", help="pending 
 @friendly_errors
 def review_show(proposal_id: str = typer.Argument(..., help="proposal id (see `ladder review list`)"),
                 full: bool = typer.Option(False, "--full", help="also show the fields that did not change"),
-                server: Optional[str] = ServerOpt, home: Optional[Path] = HomeOpt, token: Optional[str] = TokenOpt,
+                server: str | None = ServerOpt, home: Path | None = HomeOpt, token: str | None = TokenOpt,
                 json_out: bool = JsonOpt) -> None:
     """A proposal beside its nearest existing family, with the evidence rounds and speedups."""
     with _queue(server, home, token) as q:
@@ -177,8 +180,8 @@ def _decide(proposal_id: str, action: str, server: str | None, home: Path | None
 @review_app.command("approve")
 @friendly_errors
 def review_approve(proposal_id: str = typer.Argument(...), reason: str = ReasonOpt,
-                   reviewer: Optional[str] = ReviewerOpt, server: Optional[str] = ServerOpt,
-                   home: Optional[Path] = HomeOpt, token: Optional[str] = TokenOpt, json_out: bool = JsonOpt) -> None:
+                   reviewer: str | None = ReviewerOpt, server: str | None = ServerOpt,
+                   home: Path | None = HomeOpt, token: str | None = TokenOpt, json_out: bool = JsonOpt) -> None:
     """Approve: the card becomes active and quick-match serves it at once."""
     _decide(proposal_id, "approve", server, home, token, json_out, "approved", reviewer=_reviewer(reviewer),
             reason=reason)
@@ -188,8 +191,8 @@ def review_approve(proposal_id: str = typer.Argument(...), reason: str = ReasonO
 @friendly_errors
 def review_reject(proposal_id: str = typer.Argument(...),
                   reason: str = typer.Option(..., "--reason", "-m", help="why (the author sees it)"),
-                  reviewer: Optional[str] = ReviewerOpt, server: Optional[str] = ServerOpt,
-                  home: Optional[Path] = HomeOpt, token: Optional[str] = TokenOpt, json_out: bool = JsonOpt) -> None:
+                  reviewer: str | None = ReviewerOpt, server: str | None = ServerOpt,
+                  home: Path | None = HomeOpt, token: str | None = TokenOpt, json_out: bool = JsonOpt) -> None:
     """Reject with a reason."""
     _decide(proposal_id, "reject", server, home, token, json_out, "rejected", reviewer=_reviewer(reviewer),
             reason=reason)
@@ -198,9 +201,9 @@ def review_reject(proposal_id: str = typer.Argument(...),
 @review_app.command("merge")
 @friendly_errors
 def review_merge(proposal_id: str = typer.Argument(...),
-                 into: Optional[str] = typer.Option(None, "--into", help="family id (default: the nearest family)"),
-                 reason: str = ReasonOpt, reviewer: Optional[str] = ReviewerOpt, server: Optional[str] = ServerOpt,
-                 home: Optional[Path] = HomeOpt, token: Optional[str] = TokenOpt, json_out: bool = JsonOpt) -> None:
+                 into: str | None = typer.Option(None, "--into", help="family id (default: the nearest family)"),
+                 reason: str = ReasonOpt, reviewer: str | None = ReviewerOpt, server: str | None = ServerOpt,
+                 home: Path | None = HomeOpt, token: str | None = TokenOpt, json_out: bool = JsonOpt) -> None:
     """Fold the proposal's evidence into an existing family (a new version of that family)."""
     with _queue(server, home, token, write=True) as q:
         target = into or q.get(proposal_id).proposal.target_family
@@ -234,7 +237,7 @@ def _edit_interactively(card: AnyCard) -> AnyCard:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise InvalidArgument("not a terminal: pass the edited card with --file CARD.yaml", field="file")
     before = dump_card(card)
-    after = typer.edit(before, extension=".yaml")
+    after = click.edit(before, extension=".yaml")  # typer has no edit of its own
     if after is None or after.strip() == before.strip():
         raise InvalidArgument("no changes made in the editor; nothing was submitted", field="card")
     return _parse(yaml.safe_load(after), "edited card")
@@ -243,10 +246,10 @@ def _edit_interactively(card: AnyCard) -> AnyCard:
 @review_app.command("edit")
 @friendly_errors
 def review_edit(target: str = typer.Argument(..., help="a pending proposal id, or the id of a served card"),
-                file: Optional[Path] = typer.Option(None, "--file", "-f", help="edited card as YAML or JSON "
+                file: Path | None = typer.Option(None, "--file", "-f", help="edited card as YAML or JSON "
                                                     "(default: open $EDITOR on the current text)"),
-                reason: str = ReasonOpt, reviewer: Optional[str] = ReviewerOpt, server: Optional[str] = ServerOpt,
-                home: Optional[Path] = HomeOpt, token: Optional[str] = TokenOpt, json_out: bool = JsonOpt) -> None:
+                reason: str = ReasonOpt, reviewer: str | None = ReviewerOpt, server: str | None = ServerOpt,
+                home: Path | None = HomeOpt, token: str | None = TokenOpt, json_out: bool = JsonOpt) -> None:
     """Edit a proposal's draft, or propose a new version of a served card (the old version stays served until
     the edit is approved)."""
     with _queue(server, home, token, write=True) as q:
@@ -267,10 +270,10 @@ def review_edit(target: str = typer.Argument(..., help="a pending proposal id, o
 
 @friendly_errors
 def synthesize_command(
-    trajectories: Optional[list[Path]] = typer.Argument(None, help="trajectory JSON files to submit first"),
+    trajectories: list[Path] | None = typer.Argument(None, help="trajectory JSON files to submit first"),
     all_: bool = typer.Option(False, "--all", help="re-mine every stored trajectory, not only new ones"),
     timeout: float = typer.Option(600.0, "--timeout", help="seconds to wait for a server-side job"),
-    server: Optional[str] = ServerOpt, home: Optional[Path] = HomeOpt, token: Optional[str] = TokenOpt,
+    server: str | None = ServerOpt, home: Path | None = HomeOpt, token: str | None = TokenOpt,
     json_out: bool = JsonOpt,
 ) -> None:
     """Submit trajectories (kb.models.Trajectory JSON) and run one synthesis batch; prints the report."""

@@ -14,7 +14,7 @@ environment (``LADDER_LLM_*``), never shipped.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -85,12 +85,27 @@ def _init(address: str, num_cpus: int | None) -> bool:
     return True
 
 
-def run_cluster(problems: list[str | Path], *, address: str = "auto", server: str | None = None, token: str | None = None,
-                resource: str = "GPU", rounds: int = 15, backend: str | None = None, proposer: str = "offline",
-                max_retries: int = 2, progress: Progress | None = None, campaign: str | None = None,
-                candidates: dict[str, str | Path] | None = None, settings: dict[str, Any] | None = None,
-                out_root: str | Path | None = None, num_cpus: int | None = None, connect: Connect | None = None,
-                poll_s: float = 0.5, stop: Callable[[], bool] | None = None) -> list[ClusterResult]:
+def run_cluster(
+    problems: Sequence[str | Path],
+    *,
+    address: str = "auto",
+    server: str | None = None,
+    token: str | None = None,
+    resource: str = "GPU",
+    rounds: int = 15,
+    backend: str | None = None,
+    proposer: str = "offline",
+    max_retries: int = 2,
+    progress: Progress | None = None,
+    campaign: str | None = None,
+    candidates: dict[str, str | Path] | None = None,
+    settings: dict[str, Any] | None = None,
+    out_root: str | Path | None = None,
+    num_cpus: int | None = None,
+    connect: Connect | None = None,
+    poll_s: float = 0.5,
+    stop: Callable[[], bool] | None = None,
+) -> list[ClusterResult]:
     """Run one session per problem on the Ray cluster at ``address`` (``local`` starts one on this machine).
 
     Returns one ``ClusterResult`` per problem, in order. ``connect`` replaces the KB factory inside tasks
@@ -109,9 +124,11 @@ def run_cluster(problems: list[str | Path], *, address: str = "auto", server: st
     try:
         have = ray.cluster_resources().get(resource, 0)
         if have < 1:
-            raise InvalidArgument(f"the Ray cluster at {address} has no {resource} resource ({dict(ray.cluster_resources())}); "
-                                  f"start workers with it (ray start --resources='{{\"{resource}\": N}}' or --num-gpus N)",
-                                  field="resource")
+            raise InvalidArgument(
+                f"the Ray cluster at {address} has no {resource} resource ({dict(ray.cluster_resources())}); "
+                f"start workers with it (ray start --resources='{{\"{resource}\": N}}' or --num-gpus N)",
+                field="resource",
+            )
         return _drive(specs, opts, connect, Aggregator(specs, progress), poll_s, stop)
     finally:
         if started:
@@ -122,7 +139,7 @@ def _drive(specs: list[SessionSpec], opts: dict[str, Any], connect: Connect | No
            stop: Callable[[], bool] | None) -> list[ClusterResult]:
     import ray
 
-    board = ray.remote(num_cpus=0)(_Board).remote()
+    board: Any = ray.remote(num_cpus=0)(_Board).remote()  # an actor handle: its methods gain .remote
     task = ray.remote(_task).options(**opts)
     refs = {task.remote(s, board, connect): s.key for s in specs}
     pending = list(refs)

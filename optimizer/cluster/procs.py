@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ __all__ = ["run_local", "worker_main"]
 _VISIBLE = {"GPU": "CUDA_VISIBLE_DEVICES", "NPU": "ASCEND_RT_VISIBLE_DEVICES"}
 
 
-def run_local(problems: list[str | Path], *, devices: list[str], resource: str = "GPU", server: str | None = None,
+def run_local(problems: Sequence[str | Path], *, devices: list[str], resource: str = "GPU", server: str | None = None,
               token: str | None = None, rounds: int = 15, backend: str | None = None, proposer: str = "offline",
               max_retries: int = 2, progress: Progress | None = None, campaign: str | None = None,
               candidates: dict[str, str | Path] | None = None, settings: dict[str, Any] | None = None,
@@ -55,8 +56,18 @@ def run_local(problems: list[str | Path], *, devices: list[str], resource: str =
     require_central_kb(server)
     campaign = campaign or new_campaign_id()
     root = Path(out_root).resolve() if out_root else Path(tempfile.gettempdir()) / "ladder-cluster"
-    specs = make_specs(problems, campaign=campaign, backend=backend or default_backend(resource), rounds=rounds,
-                       proposer=proposer, server=server, token=token, out_root=root, settings=settings, candidates=candidates)
+    specs = make_specs(
+        problems,
+        campaign=campaign,
+        backend=backend or default_backend(resource),
+        rounds=rounds,
+        proposer=proposer,
+        server=server,
+        token=token,
+        out_root=root,
+        settings=settings,
+        candidates=candidates,
+    )
     agg = Aggregator(specs, progress)
     work: queue.Queue[SessionSpec] = queue.Queue()
     for s in specs:
@@ -82,7 +93,9 @@ def _slot(device: str, resource: str, work: queue.Queue[SessionSpec], agg: Aggre
             return
         error = ""
         for attempt in range(max_retries + 1):
-            result, error, retryable = _attempt(spec, env, agg, root / spec.campaign / f"{spec.key}.attempt{attempt}.log")
+            result, error, retryable = _attempt(
+                spec, env, agg, root / spec.campaign / f"{spec.key}.attempt{attempt}.log"
+            )
             if result is not None:
                 agg.finished(spec.key, result)
                 break
@@ -94,7 +107,9 @@ def _slot(device: str, resource: str, work: queue.Queue[SessionSpec], agg: Aggre
             agg.failed(spec.key, error)
 
 
-def _attempt(spec: SessionSpec, env: dict[str, str], agg: Aggregator, log: Path) -> tuple[dict[str, Any] | None, str, bool]:
+def _attempt(
+    spec: SessionSpec, env: dict[str, str], agg: Aggregator, log: Path
+) -> tuple[dict[str, Any] | None, str, bool]:
     """Run one worker process; (result, error, retryable)."""
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w") as err:

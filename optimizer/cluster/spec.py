@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -117,12 +118,24 @@ def _ship(problem: Path, candidate: Path | None) -> dict[str, str]:
     return out
 
 
-def make_specs(problems: list[str | Path], *, campaign: str, backend: str, rounds: int, proposer: str = "offline",
-               server: str | None = None, token: str | None = None, out_root: str | Path | None = None,
-               settings: dict[str, Any] | None = None, candidates: dict[str, str | Path] | None = None) -> list[SessionSpec]:
+def make_specs(
+    problems: Sequence[str | Path],
+    *,
+    campaign: str,
+    backend: str,
+    rounds: int,
+    proposer: str = "offline",
+    server: str | None = None,
+    token: str | None = None,
+    out_root: str | Path | None = None,
+    settings: dict[str, Any] | None = None,
+    candidates: dict[str, str | Path] | None = None,
+) -> list[SessionSpec]:
     """One spec per problem; keys are unique (a repeated name gets ``-2``, ``-3`` ...)."""
     if not problems:
-        raise InvalidArgument("no problems given: pass problem files or folders (e.g. benchmarks/suite/softmax)", field="problems")
+        raise InvalidArgument(
+            "no problems given: pass problem files or folders (e.g. benchmarks/suite/softmax)", field="problems"
+        )
     candidates = dict(candidates or {})  # problem key -> candidate file
     specs, seen = [], set()
     for prob in problems:
@@ -140,9 +153,21 @@ def make_specs(problems: list[str | Path], *, campaign: str, backend: str, round
         if cand_path is None:
             folder = path if path.is_dir() else path.parent
             cand_path = (folder / "initial.py") if (folder / "initial.py").is_file() else None
-        specs.append(SessionSpec(campaign=campaign, key=key, trajectory_id=trajectory_id(campaign, key, backend),
-                                 problem=str(path), candidate=str(cand_path) if cand_path else None, backend=backend,
-                                 rounds=rounds, proposer=proposer, server=server, token=token,
-                                 out_root=str(Path(out_root).resolve()) if out_root else None, settings=dict(settings or {}),
-                                 sources=_ship(path, cand_path)))
+        specs.append(
+            SessionSpec(
+                campaign=campaign,
+                key=key,
+                trajectory_id=trajectory_id(campaign, key, backend),
+                problem=str(path),
+                candidate=str(cand_path) if cand_path else None,
+                backend=backend,
+                rounds=rounds,
+                proposer=proposer,
+                server=server,
+                token=token,
+                out_root=str(Path(out_root).resolve()) if out_root else None,
+                settings=dict(settings or {}),
+                sources=_ship(path, cand_path),
+            )
+        )
     return specs

@@ -117,8 +117,15 @@ def run_session(spec: SessionSpec, report: Report | None = None, connect: Connec
 
     report = report or (lambda _e, _d: None)
     node = socket.gethostname()
-    report("start", {"attempt": uuid.uuid4().hex[:8], "pid": os.getpid(), "node": node,
-                     "visible": os.environ.get("CUDA_VISIBLE_DEVICES") or os.environ.get("ASCEND_RT_VISIBLE_DEVICES") or ""})
+    report(
+        "start",
+        {
+            "attempt": uuid.uuid4().hex[:8],
+            "pid": os.getpid(),
+            "node": node,
+            "visible": os.environ.get("CUDA_VISIBLE_DEVICES") or os.environ.get("ASCEND_RT_VISIBLE_DEVICES") or "",
+        },
+    )
     t0 = time.monotonic()
     out = _out_dir(spec)
     problem, candidate = _materialize(spec, out)

@@ -101,12 +101,18 @@ class CompileRecorder:
                 constexprs[name] = 1
                 continue
             sig[name] = _arg_type(value)
-            if sig[name].startswith("*") or (isinstance(value, int) and not isinstance(value, bool) and value % 16 == 0):
+            if sig[name].startswith("*") or (
+                isinstance(value, int) and not isinstance(value, bool) and value % 16 == 0
+            ):
                 attrs[(i,)] = [["tt.divisibility", 16]]
         key = (fn.__name__, tuple(sig.items()), repr(sorted(constexprs.items())), tuple(sorted(options.items())))
         if key not in self.seen:
-            record: dict[str, Any] = {"kernel": fn.__name__, "constexprs": {k: repr(v) if v is None else v for k, v in constexprs.items()},
-                                      "options": options, "signature": {k: v for k, v in sig.items() if v != "constexpr"}}
+            record: dict[str, Any] = {
+                "kernel": fn.__name__,
+                "constexprs": {k: repr(v) if v is None else v for k, v in constexprs.items()},
+                "options": options,
+                "signature": {k: v for k, v in sig.items() if v != "constexpr"},
+            }
             t0 = time.perf_counter()
             try:
                 src_kwargs: dict[str, Any] = {"constexprs": constexprs, "attrs": attrs}
@@ -141,7 +147,9 @@ class CompileRecorder:
         return self
 
 
-def compile_cases(problem: Any, cand_cls: type, cases: list[dict[str, Any]], recorder: CompileRecorder) -> list[dict[str, Any]]:
+def compile_cases(
+    problem: Any, cand_cls: type, cases: list[dict[str, Any]], recorder: CompileRecorder
+) -> list[dict[str, Any]]:
     """Run the candidate's forward on ``meta`` for each case; every launch compiles. One record per case."""
     import torch
 
@@ -172,7 +180,13 @@ def evaluate_compile_only(problem: Any, candidate: Any, source_findings: list[An
     that was detected); it is part of every case message and of the reason, beside ``STATIC_ONLY``.
     """
     from kb.models import CaseValidation, Validation
-    from optimizer.harness.contracts import CompileCheckRequest, CompileCheckResult, ContractError, parse_result, to_wire
+    from optimizer.harness.contracts import (
+        CompileCheckRequest,
+        CompileCheckResult,
+        ContractError,
+        parse_result,
+        to_wire,
+    )
     from optimizer.harness.evaluation import Evaluation
     from optimizer.harness.problem import case_label
     from optimizer.harness.sandbox import SandboxLimits, run_worker

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypeVar
 
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, with_config
 from typing_extensions import TypedDict
-
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from kb.errors import InvalidArgument
 from kb.models import CaseValidation, TimingProtocol, Validation
@@ -37,12 +36,11 @@ Backend = Literal["interpreter", "cuda", "ascend"]
 Case = dict[str, Any]
 
 
+@with_config(ConfigDict(extra="allow"))
 class LaunchRecord(TypedDict, total=False):
     """One launch configuration recorded by ``optimizer.harness.probes.LaunchRecorder.summary`` (or a compile record
     of ``compile_only``). A ``TypedDict``: at run time it IS a dict (``rec["kernel"]``, ``rec.get("options")`` keep
     working, unknown keys are kept), while type checkers and readers see the fields. Every field is optional."""
-
-    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
 
     kernel: str  #: the kernel's name (the JITFunction's ``__name__``)
     file: str  #: the source file that defines it
@@ -53,6 +51,7 @@ class LaunchRecord(TypedDict, total=False):
     ir_args: dict[str, Any]  #: the specialization as ``ladder ir --arg`` reads it (``optimizer.ir.capture``)
     options: dict[str, Any]  #: num_warps / num_stages / num_ctas / maxnreg of this launch
     grid: Any  #: the grid as launched (a list of ints, or the callable's repr)
+    error: str  #: why the launch could not be described (the record then holds only ``kernel``)
     launches: int  #: how many launches had exactly this configuration
     error: str  #: set when the record could not be taken
 
@@ -83,8 +82,10 @@ class TimingOptions(_Contract):
     against: dict[str, str] = Field(default_factory=dict, description="role (initial, base) -> candidate file")
     aa: bool = Field(default=False, description="time a second instance of the candidate (the A/A noise floor)")
     methods: dict[str, Literal["do_bench", "cudagraph"]] = Field(
-        default_factory=dict, description="case label -> the device-time method the session fixed for it at its baseline; "
-        "a case not listed is decided from the initial kernel (role initial, else the candidate) in this call")
+        default_factory=dict,
+        description="case label -> the device-time method the session fixed for it at its baseline; "
+        "a case not listed is decided from the initial kernel (role initial, else the candidate) in this call",
+    )
     host: bool = Field(default=True, description="also measure each role's steady-state wall and launch time per call")
 
 
@@ -326,7 +327,9 @@ class LaunchesResult(_Contract):
 class CompileCase(_Contract):
     case: Case
     ok: bool
-    launches: list[dict[str, Any]] = Field(default_factory=list, description="compile records (case, ok, launches, message)")
+    launches: list[dict[str, Any]] = Field(
+        default_factory=list, description="compile records (case, ok, launches, message)"
+    )
     message: str = ""
 
 

@@ -17,11 +17,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from kb.models import CaseTiming, Timing, TimingProtocol, Validation
-from optimizer.harness import timing as timing_mod
 from optimizer.harness import stages, verdict
+from optimizer.harness import timing as timing_mod
 from optimizer.harness.contracts import (
     ContractError,
     EvaluateRequest,
@@ -73,7 +73,8 @@ class Evaluation:
 
     @property
     def failure_kind(self) -> str:
-        """Short cause of a failure: timeout, crashed, oom, compile_error, mismatch, nan, wrong_shape, a hack code ..."""
+        """Short cause of a failure: timeout, crashed, oom, compile_error, mismatch, nan, wrong_shape, a hack
+        code ..."""
         if self.passed:
             return ""
         if self.status == "rejected_static":
@@ -93,7 +94,8 @@ class Evaluation:
         return {c.case: c.blocks[role] for c in self.timing_cases if role in c.blocks}
 
     def pairs(self, ref_role: str, cand_role: str = "candidate") -> dict[str, tuple[list[float], list[float]]]:
-        """Per case ``(ref blocks, cand blocks)`` for ``optimizer.harness.verdict`` (only cases where both were timed)."""
+        """Per case ``(ref blocks, cand blocks)`` for ``optimizer.harness.verdict`` (only cases where both were
+        timed)."""
         ref, cand = self.blocks(ref_role), self.blocks(cand_role)
         return {k: (ref[k], cand[k]) for k in ref if k in cand}
 
@@ -144,7 +146,9 @@ def evaluate(
         static = static_scan(source, fp32_reference=fp32_reference(problem))
     rejected = [f for f in static if f.severity == "reject"]
     if rejected and static_gate:
-        return _failed(cand, backend, "rejected_static", "static hack check: " + "; ".join(f.render() for f in rejected), static)
+        return _failed(
+            cand, backend, "rejected_static", "static hack check: " + "; ".join(f.render() for f in rejected), static
+        )
     run_cases = cases if cases is not None else problem.cases_for(backend)
     python = settings.triton_python or None  # another Triton (LADDER_TRITON_PYTHON / --triton 3.6)
     if backend == "interpreter" and problem.cpu_validation == "compile_only":
@@ -224,7 +228,8 @@ def record_launches(problem: Problem, candidate: str | Path, settings: LadderSet
         return [], f"dry launch record failed: bad_result: {exc}"[:600], case
     if out is None:
         return [], f"dry launch record failed: {res.reason}"[:600], case
-    return out.launches, out.note, case
+    # the ladder reads launch records by key: the plain dicts they are at run time
+    return cast("list[dict[str, Any]]", out.launches), out.note, case
 
 
 def _block_pointers_on_36(what: str | None, python: str | None, settings: LadderSettings) -> LadderSettings | None:
@@ -247,16 +252,22 @@ def timing_request(settings: LadderSettings, against: dict[str, Path] | None, aa
 
 
 def _run(request: WorkerRequest, backend: str, settings: LadderSettings, *, python: str | None = None) -> SandboxResult:
-    limits = SandboxLimits(settings.sandbox_timeout_s, settings.sandbox_memory_mb, address_space_limit=backend == "interpreter")
+    limits = SandboxLimits(
+        settings.sandbox_timeout_s, settings.sandbox_memory_mb, address_space_limit=backend == "interpreter"
+    )
     return run_worker(to_wire(request), limits=limits, interpreter=backend == "interpreter", python=python,
                       use_zygote=settings.sandbox_fork_server and backend in ("interpreter", "cuda"))
 
 
-def _judged(request: EvaluateRequest, backend: str, settings: LadderSettings, *, python: str | None = None) -> SandboxResult:
+def _judged(
+    request: EvaluateRequest, backend: str, settings: LadderSettings, *, python: str | None = None
+) -> SandboxResult:
     """Validation with the judge out of the candidate's reach (``optimizer.harness.judge``), then timing."""
     from optimizer.harness.judge import run_judged
 
-    limits = SandboxLimits(settings.sandbox_timeout_s, settings.sandbox_memory_mb, address_space_limit=backend == "interpreter")
+    limits = SandboxLimits(
+        settings.sandbox_timeout_s, settings.sandbox_memory_mb, address_space_limit=backend == "interpreter"
+    )
     return run_judged(request, limits=limits, interpreter=backend == "interpreter", python=python,
                       use_zygote=settings.sandbox_fork_server and backend in ("interpreter", "cuda"))
 
@@ -314,10 +325,20 @@ def sanity_findings(problem: Problem, ev: Evaluation, cases: list[dict[str, Any]
             floor = roofline_ms(problem.flops(case), problem.bytes_moved(case), peaks)
             if floor is not None and ms[label] < 0.5 * floor:
                 c = by_code("faster_than_roofline")
-                out.append(HackFinding(c.code, c.severity, f"[{label}] {ms[label]:.4g} ms is below half the roofline floor {floor:.4g} ms"))
+                out.append(
+                    HackFinding(
+                        c.code,
+                        c.severity,
+                        f"[{label}] {ms[label]:.4g} ms is below half the roofline floor {floor:.4g} ms",
+                    )
+                )
         if label in ref and ms[label] > 0 and ref[label] / ms[label] > 10:
             c = by_code("excessive_speedup")
-            out.append(HackFinding(c.code, c.severity, f"[{label}] {ref[label] / ms[label]:.1f}x faster than the PyTorch reference"))
+            out.append(
+                HackFinding(
+                    c.code, c.severity, f"[{label}] {ref[label] / ms[label]:.1f}x faster than the PyTorch reference"
+                )
+            )
     return out
 
 
@@ -349,15 +370,29 @@ def to_timing(ev: Evaluation, baseline_ms: dict[str, float] | None, *, backend: 
     host_flags: list[str] = []
     for label, ms in ev.case_ms().items():
         case = by_label.get(label, {})
-        frac = roofline_fraction(problem.flops(case), problem.bytes_moved(case), ms, peaks, compute=kind) if peaks else None
+        frac = (
+            roofline_fraction(problem.flops(case), problem.bytes_moved(case), ms, peaks, compute=kind)
+            if peaks
+            else None
+        )
         host = raw[label].host
         mine, ref = host.get("candidate", {}), host.get("initial", {})
         if mine.get("wall_ms") and ref.get("wall_ms") and mine["wall_ms"] > HOST_REGRESSION * ref["wall_ms"]:
             host_flags.append(label)
-        out.append(CaseTiming(case=label, ms=ms, baseline_ms=init_ms.get(label, (baseline_ms or {}).get(label)), roofline_fraction=frac,
-                              speedup_ci=verdict.case_ratio(*initial[label]) if label in initial else None,
-                              method=raw[label].method, method_note=raw[label].method_note,
-                              host_ms=mine.get("wall_ms"), launch_ms=mine.get("launch_ms"), baseline_host_ms=ref.get("wall_ms")))
+        out.append(
+            CaseTiming(
+                case=label,
+                ms=ms,
+                baseline_ms=init_ms.get(label, (baseline_ms or {}).get(label)),
+                roofline_fraction=frac,
+                speedup_ci=verdict.case_ratio(*initial[label]) if label in initial else None,
+                method=raw[label].method,
+                method_note=raw[label].method_note,
+                host_ms=mine.get("wall_ms"),
+                launch_ms=mine.get("launch_ms"),
+                baseline_host_ms=ref.get("wall_ms"),
+            )
+        )
     t = timing_mod.make_timing(ev.protocol, out)
     t.host_regressed = host_flags
     if initial and len(initial) == len(out):

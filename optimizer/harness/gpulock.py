@@ -65,8 +65,10 @@ class GPULock:
             holder = fh.read().strip() or "unknown holder"
             fh.close()
             if not force:
-                raise Unavailable(f"GPU {self.key} is in use by another timing session ({holder}; lock {self.path}): wait for it, "
-                              "pick another GPU with CUDA_VISIBLE_DEVICES, or pass --force (the results then say 'shared GPU')") from None
+                raise Unavailable(
+                    f"GPU {self.key} is in use by another timing session ({holder}; lock {self.path}): wait for it, "
+                    "pick another GPU with CUDA_VISIBLE_DEVICES, or pass --force (the results then say 'shared GPU')"
+                ) from None
             self.shared = True
             return self
         fh.seek(0)
@@ -85,5 +87,11 @@ class GPULock:
             self._fh = None
 
     def record(self) -> dict[str, Any]:
-        return {"gpu_key": self.key, "lock": str(self.path), "shared_gpu": self.shared,
-                "note": "shared GPU: another timing session held this device (--force); timings may be inflated" if self.shared else ""}
+        return {
+            "gpu_key": self.key,
+            "lock": str(self.path),
+            "shared_gpu": self.shared,
+            "note": "shared GPU: another timing session held this device (--force); timings may be inflated"
+            if self.shared
+            else "",
+        }

@@ -75,8 +75,13 @@ SETUP_FAILED = 121
 def scrub_env(env: dict[str, str], scratch: str | Path | None = None) -> dict[str, str]:
     """``env`` without secrets (allow-list by prefix, then a deny-list on the name; no ``LADDER_*``), plus, given
     ``scratch``, ``private_env(scratch)``."""
-    out = {k: v for k, v in env.items()
-           if k.startswith(_KEEP_PREFIXES) and not k.startswith("LADDER_") and not any(m in k.upper() for m in SECRET_MARKERS)}
+    out = {
+        k: v
+        for k, v in env.items()
+        if k.startswith(_KEEP_PREFIXES)
+        and not k.startswith("LADDER_")
+        and not any(m in k.upper() for m in SECRET_MARKERS)
+    }
     out.update(PYTHONDONTWRITEBYTECODE="1")
     return out | (private_env(scratch) if scratch is not None else {})
 
@@ -116,7 +121,9 @@ def _toolchain_paths(env: Mapping[str, str]) -> list[str]:
     (``CC=/opt/gcc/bin/gcc`` -> /opt/gcc: gcc needs its lib/ and libexec/ too). Found on the H200 image, where a jail
     without them failed every compile with FileNotFoundError for /opt/gcc/bin/gcc and every import of pydantic."""
     out = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and os.path.isabs(p)]
-    tools = [env.get("CC", ""), env.get("CXX", "")] + [v for k, v in env.items() if k.startswith("TRITON_") and k.endswith("_PATH")]
+    tools = [env.get("CC", ""), env.get("CXX", "")] + [
+        v for k, v in env.items() if k.startswith("TRITON_") and k.endswith("_PATH")
+    ]
     for tool in tools:
         if tool and os.path.isabs(tool) and os.path.exists(tool):
             real = Path(tool).resolve()
@@ -125,7 +132,9 @@ def _toolchain_paths(env: Mapping[str, str]) -> list[str]:
 
 
 #: never bound whole: a bind of one of these would expose every user's files (or the jail's own mounts)
-_NEVER = frozenset({"/", "/tmp", "/var", "/var/tmp", "/home", "/root", "/dev", "/proc", "/run", "/mnt", "/media", "/srv"})
+_NEVER = frozenset(
+    {"/", "/tmp", "/var", "/var/tmp", "/home", "/root", "/dev", "/proc", "/run", "/mnt", "/media", "/srv"}
+)
 
 
 def _roots(paths: list[str]) -> list[str]:
@@ -320,9 +329,9 @@ def _build_root(spec: dict[str, Any]) -> None:
         for pattern in _DEVICE_GLOBS:
             for dev in glob.glob(pattern):
                 _bind(dev, root, writable=True, dev=True)
-    for link, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
                          ("stderr", "/proc/self/fd/2")):
-        os.symlink(target, f"{root}/dev/{link}")
+        os.symlink(target, f"{root}/dev/{name}")
     os.makedirs(root + "/proc", exist_ok=True)
     _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     for w in [scratch, *spec.get("writable", [])]:
@@ -519,11 +528,16 @@ def probe(refresh: bool = False) -> dict[str, Any]:
     scratch = tempfile.mkdtemp(prefix="ladder_jail_probe_")
     spec_path = Path(scratch) / "spec.json"
     spec_path.write_text(json.dumps({"scratch": scratch, "isolate": True, "readable": default_readable()}))
-    check = "import os, socket; s = socket.socket(); s.settimeout(1); print('OK' if sum(p.isdigit() for p in os.listdir('/proc')) < 5 else 'FAIL')"
+    check = ("import os, socket; s = socket.socket(); s.settimeout(1); "
+             "print('OK' if sum(p.isdigit() for p in os.listdir('/proc')) < 5 else 'FAIL')")
     try:
-        proc = subprocess.run([sys.executable, "-m", "optimizer.harness.jail", str(spec_path), "--", sys.executable, "-S",
-                               "-c", check], capture_output=True, text=True, timeout=60,
-                              env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+        proc = subprocess.run(
+            [sys.executable, "-m", "optimizer.harness.jail", str(spec_path), "--", sys.executable, "-S", "-c", check],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        )
         text = (proc.stdout + proc.stderr).strip()
     except (OSError, subprocess.SubprocessError) as exc:
         text = f"probe failed: {exc}"

@@ -38,6 +38,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from optimizer.harness import stages
 from optimizer.harness.contracts import (
     ContractError,
     EvaluateRequest,
@@ -52,7 +53,6 @@ from optimizer.harness.contracts import (
     parse_result,
     to_wire,
 )
-from optimizer.harness import stages
 from optimizer.harness.hacks import HackFinding
 from optimizer.harness.sandbox import SandboxLimits, SandboxResult, run_worker
 
@@ -292,7 +292,9 @@ def _drop_references() -> None:
 atexit.register(_drop_references)
 
 
-def _merge(res: SandboxResult, judged: dict[int, tuple[Any, list[HackFinding]]], refs: ReferenceResult) -> SandboxResult:
+def _merge(
+    res: SandboxResult, judged: dict[int, tuple[Any, list[HackFinding]]], refs: ReferenceResult
+) -> SandboxResult:
     """The candidate's result with the judge's validation: every case up to the first failure must be judged."""
     from kb.models import CaseValidation
     from optimizer.harness.validate import summarize

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import importlib
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from optimizer.triton_types import pointer_type
+
+if TYPE_CHECKING:  # pydantic and the KB models stay out of the worker's import until a contract is built
+    from optimizer.harness.contracts import LaunchRecord
 
 __all__ = ["GlobalSnapshot", "LaunchRecorder", "OpRecorder", "classify_exception", "poison_allocator"]
 
@@ -34,12 +37,6 @@ NON_COMPUTE_OPS: frozenset[str] = frozenset(
 _HALF_DTYPES = {"torch.float16", "torch.bfloat16", "torch.float8_e4m3fn", "torch.float8_e5m2", "torch.float8_e4m3fnuz"}
 
 
-def _dispatch_mode_base() -> type:
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    return TorchDispatchMode
-
-
 class OpRecorder:
     """Context manager recording dispatched ATen ops (names) and downcast targets."""
 
@@ -50,10 +47,11 @@ class OpRecorder:
         self._mode: Any = None
 
     def __enter__(self) -> OpRecorder:
-        recorder = self
-        base = _dispatch_mode_base()
+        from torch.utils._python_dispatch import TorchDispatchMode
 
-        class _Mode(base):  # type: ignore[misc, valid-type]
+        recorder = self
+
+        class _Mode(TorchDispatchMode):
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
                 kwargs = kwargs or {}
                 name = str(func.overloadpacket)
@@ -80,7 +78,7 @@ class OpRecorder:
         return set(self._downcasts)
 
 
-def _describe_launch(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: Any) -> dict[str, Any]:
+def _describe_launch(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: Any) -> LaunchRecord:
     import torch
 
     arg_names: list[str] = list(getattr(fn, "arg_names", []) or [])
@@ -97,7 +95,7 @@ def _describe_launch(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], gri
     divisible_16: list[str] = []
     numel: dict[str, int] = {}  # elements of each tensor argument (how many addresses an atomic can spread over)
     ir_args: dict[str, Any] = {}  # the IR engine's --arg syntax: x=*fp32[:unaligned], n=4096, BLOCK=1024
-    values = dict(zip(arg_names, args))
+    values = dict(zip(arg_names, args, strict=False))
     values.update({k: v for k, v in kwargs.items() if k in arg_names})
     for name in arg_names:
         if name not in values:
@@ -149,11 +147,11 @@ class LaunchRecorder:
     def __init__(self, *, dry: bool = False) -> None:
         self.count = 0
         self.dry = dry  # record the launch, do not execute it (static diagnosis of a full-size case on CPU)
-        self._records: dict[str, dict[str, Any]] = {}
-        self._installed: list[tuple[type, Any]] = []
+        self._records: dict[str, LaunchRecord] = {}
+        self._installed: list[tuple[type[Any], Any]] = []
 
     def install(self) -> LaunchRecorder:
-        classes: list[type] = []
+        classes: list[type[Any]] = []  # triton's JIT classes, patched in place
         try:
             from triton.runtime.jit import JITFunction
 
@@ -177,13 +175,13 @@ class LaunchRecorder:
                     return None
                 return _orig(self, *args, grid=grid, warmup=warmup, **kwargs)
 
-            cls.run = run  # type: ignore[method-assign]
+            cls.run = run
             self._installed.append((cls, original))
         return self
 
     def uninstall(self) -> None:
         for cls, original in self._installed:
-            cls.run = original  # type: ignore[method-assign]
+            cls.run = original
         self._installed.clear()
 
     def _record(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: Any) -> None:
@@ -192,25 +190,48 @@ class LaunchRecorder:
             rec = _describe_launch(fn, args, kwargs, grid)
         except Exception as exc:  # never let bookkeeping break a launch
             rec = {"kernel": getattr(fn, "__name__", "?"), "error": repr(exc)}
-        key = repr((rec.get("kernel"), rec.get("signature"), rec.get("constexprs"), rec.get("options"), rec.get("divisible_by_16")))
+        key = repr(
+            (
+                rec.get("kernel"),
+                rec.get("signature"),
+                rec.get("constexprs"),
+                rec.get("options"),
+                rec.get("divisible_by_16"),
+            )
+        )
         if key in self._records:
             self._records[key]["launches"] += 1
         else:
             rec["launches"] = 1
             self._records[key] = rec
 
-    def summary(self) -> list[dict[str, Any]]:
+    def summary(self) -> list[LaunchRecord]:
         return list(self._records.values())
 
 
 _WATCHED = (
-    ("time", "perf_counter"), ("time", "perf_counter_ns"), ("time", "time"), ("time", "monotonic"),
-    ("torch", "allclose"), ("torch", "isclose"), ("torch", "equal"), ("torch", "isnan"),
-    ("torch.testing", "assert_close"), ("torch", "Tensor.__eq__"), ("torch", "Tensor.__ne__"),
-    ("torch.cuda", "synchronize"), ("torch.cuda", "Event"), ("torch.cuda", "Event.elapsed_time"),
-    ("torch.cuda", "Event.record"), ("torch.cuda", "current_stream"), ("torch.cuda", "set_stream"),
-    ("triton.testing", "do_bench"), ("triton.testing", "do_bench_cudagraph"), ("optimizer.harness.timing", "bench_cuda"),
-    ("optimizer.harness.timing", "time_interleaved"), ("optimizer.harness.validate", "compare_outputs"),
+    ("time", "perf_counter"),
+    ("time", "perf_counter_ns"),
+    ("time", "time"),
+    ("time", "monotonic"),
+    ("torch", "allclose"),
+    ("torch", "isclose"),
+    ("torch", "equal"),
+    ("torch", "isnan"),
+    ("torch.testing", "assert_close"),
+    ("torch", "Tensor.__eq__"),
+    ("torch", "Tensor.__ne__"),
+    ("torch.cuda", "synchronize"),
+    ("torch.cuda", "Event"),
+    ("torch.cuda", "Event.elapsed_time"),
+    ("torch.cuda", "Event.record"),
+    ("torch.cuda", "current_stream"),
+    ("torch.cuda", "set_stream"),
+    ("triton.testing", "do_bench"),
+    ("triton.testing", "do_bench_cudagraph"),
+    ("optimizer.harness.timing", "bench_cuda"),
+    ("optimizer.harness.timing", "time_interleaved"),
+    ("optimizer.harness.validate", "compare_outputs"),
 )
 
 
@@ -256,14 +277,21 @@ class GlobalSnapshot:
             import torch
 
             if torch.cuda.current_stream() != torch.cuda.default_stream():
-                out.append(("side_stream_runtime", "the current CUDA stream is not the default stream after the forward"))
+                out.append(
+                    ("side_stream_runtime", "the current CUDA stream is not the default stream after the forward")
+                )
         return out
 
 
 def classify_exception(exc: BaseException) -> str:
     """compile_error | oom | kernel_error | runtime_error, for a failure raised by candidate code."""
     name, mod, text = type(exc).__name__, type(exc).__module__, str(exc)
-    if isinstance(exc, MemoryError) or "OutOfMemory" in name or "out of memory" in text or "can't allocate memory" in text:
+    if (
+        isinstance(exc, MemoryError)
+        or "OutOfMemory" in name
+        or "out of memory" in text
+        or "can't allocate memory" in text
+    ):
         return "oom"
     if "Compil" in name or mod.startswith("triton.compiler"):
         return "compile_error"

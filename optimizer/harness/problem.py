@@ -128,7 +128,9 @@ def _parse_tolerances(raw: Any) -> dict[str, Tolerance]:
     if raw is None:
         return out
     if not isinstance(raw, dict):
-        raise InvalidArgument("TOLERANCES must be a dict mapping dtype names to a float or {atol, rtol}", field="TOLERANCES")
+        raise InvalidArgument(
+            "TOLERANCES must be a dict mapping dtype names to a float or {atol, rtol}", field="TOLERANCES"
+        )
     for key, val in raw.items():
         name = str(key).removeprefix("torch.")
         if isinstance(val, (int, float)):
@@ -138,7 +140,9 @@ def _parse_tolerances(raw: Any) -> dict[str, Tolerance]:
         elif isinstance(val, (tuple, list)) and len(val) == 2:
             out[name] = Tolerance(float(val[0]), float(val[1]))
         else:
-            raise InvalidArgument(f"tolerance for {name!r} must be a float, (atol, rtol) or {{atol, rtol}}", field="TOLERANCES")
+            raise InvalidArgument(
+                f"tolerance for {name!r} must be a float, (atol, rtol) or {{atol, rtol}}", field="TOLERANCES"
+            )
     return out
 
 
@@ -149,7 +153,9 @@ def _dtype_name(x: Any) -> str:
 def _parse_inplace(raw: Any, p: Path) -> tuple[int, ...]:
     if raw is None:
         return ()
-    if not isinstance(raw, (list, tuple)) or not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in raw):
+    if not isinstance(raw, (list, tuple)) or not all(
+        isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in raw
+    ):
         raise InvalidArgument(f"{p}: INPLACE_OUTPUTS must be a list of input indices, e.g. [0] for the first tensor "
                               "get_inputs() returns", field="INPLACE_OUTPUTS")
     return tuple(dict.fromkeys(raw))
@@ -298,7 +304,9 @@ class Problem:
 
         if cases is None:
             if self._dtypes is None:
-                self._dtypes = self.reference_dtypes(list({case_label(c): c for c in [*self.smoke_cases, *self.cases]}.values()))
+                self._dtypes = self.reference_dtypes(
+                    list({case_label(c): c for c in [*self.smoke_cases, *self.cases]}.values())
+                )
             return set(self._dtypes)
         smoke = {case_label(c) for c in self.smoke_cases}
         seen: set[str] = set()
@@ -387,5 +395,7 @@ def load_candidate(path: str | Path) -> type:
     module = load_module(path, prefix="ladder_candidate")
     cls = getattr(module, "ModelNew", None)
     if cls is None or not isinstance(cls, type):
-        raise InvalidArgument(f"{path} defines no class ModelNew; a candidate must define class ModelNew(nn.Module)", field="candidate")
+        raise InvalidArgument(
+            f"{path} defines no class ModelNew; a candidate must define class ModelNew(nn.Module)", field="candidate"
+        )
     return cls

@@ -39,6 +39,7 @@ import os
 import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
+from types import ModuleType
 from typing import Any
 
 from kb.models import CaseTiming, Timing, TimingProtocol
@@ -60,13 +61,15 @@ __all__ = [
     "time_interleaved",
 ]
 
+_torch: ModuleType | None  # torch, or None where it cannot be imported
 try:  # bound at import time on purpose (see module docstring)
-    import torch as _torch
+    import torch as _torch_module
 
+    _torch = _torch_module
     _CudaEvent = _torch.cuda.Event
     _cuda_sync = _torch.cuda.synchronize
 except Exception:  # noqa: BLE001  pragma: no cover - ImportError, or a broken CUDA library's OSError: no timing
-    _torch = None  # type: ignore[assignment]
+    _torch = None
 _do_bench: Any = None
 _do_bench_cudagraph: Any = None
 
@@ -117,9 +120,10 @@ def summarize(times_ms: Iterable[float]) -> BenchStats:
 def geomean(values: Iterable[float | None]) -> float | None:
     """Geometric mean of positive values; None if any value is missing or non-positive."""
     xs = list(values)
-    if not xs or any(x is None or not x > 0 for x in xs):
+    positive = [x for x in xs if x is not None and x > 0]
+    if not xs or len(positive) < len(xs):
         return None
-    return math.exp(sum(math.log(x) for x in xs) / len(xs))  # type: ignore[arg-type]
+    return math.exp(sum(math.log(x) for x in positive) / len(positive))
 
 
 def geomean_speedup(cases: list[CaseTiming]) -> float | None:
@@ -209,7 +213,7 @@ def bench_npu(
     import torch_npu  # noqa: F401  (registers torch.npu)
 
     assert _torch is not None
-    npu = _torch.npu  # type: ignore[attr-defined]
+    npu = _torch.npu
     return _bench_events(fn, npu.Event, npu.synchronize, "npu", warmup_ms=warmup_ms, rep_ms=rep_ms,
                          flush_bytes=flush_bytes, max_reps=max_reps, setup=setup)
 
@@ -292,13 +296,19 @@ def choose_method(first_ms: float, graph_below_us: float | None, graph_ms: float
             return "do_bench", f"do_bench: the initial kernel takes {first_ms * 1e3:.1f} us >= {graph_below_us:g} us"
         return "cudagraph", f"cudagraph: the initial kernel takes {first_ms * 1e3:.1f} us < {graph_below_us:g} us"
     if graph_ms * 1e3 < graph_below_us:
-        return "cudagraph", (f"cudagraph: the initial kernel takes {graph_ms * 1e3:.1f} us of device time < {graph_below_us:g} us "
-                             f"(flushed do_bench {first_ms * 1e3:.1f} us)")
+        return "cudagraph", (
+            f"cudagraph: the initial kernel takes {graph_ms * 1e3:.1f} us of device time < {graph_below_us:g} us "
+            f"(flushed do_bench {first_ms * 1e3:.1f} us)"
+        )
     if first_ms > 2 * graph_ms:
-        return "cudagraph", (f"cudagraph: host-bound launcher (flushed do_bench {first_ms * 1e3:.1f} us > 2x its device time "
-                             f"{graph_ms * 1e3:.1f} us: do_bench would time the host)")
-    return "do_bench", (f"do_bench: the initial kernel takes {graph_ms * 1e3:.1f} us of device time >= {graph_below_us:g} us "
-                        f"(flushed do_bench {first_ms * 1e3:.1f} us)")
+        return "cudagraph", (
+            f"cudagraph: host-bound launcher (flushed do_bench {first_ms * 1e3:.1f} us > 2x its device time "
+            f"{graph_ms * 1e3:.1f} us: do_bench would time the host)"
+        )
+    return "do_bench", (
+        f"do_bench: the initial kernel takes {graph_ms * 1e3:.1f} us of device time >= {graph_below_us:g} us "
+        f"(flushed do_bench {first_ms * 1e3:.1f} us)"
+    )
 
 
 def host_wall_ms(fn: Callable[[], Any], sync: Callable[[], Any], *, target_ms: float = 20.0,
@@ -354,7 +364,9 @@ def time_interleaved(
     if method is not None and method not in METHODS:
         raise ValueError(f"unknown timing method {method!r}; expected one of {METHODS}")
     if backend == "cuda":
-        first = {r: summarize(_cuda_block(fns[r], False, warmup_ms, rep_ms)).median_ms for r in roles}  # also the warm-up
+        first = {
+            r: summarize(_cuda_block(fns[r], False, warmup_ms, rep_ms)).median_ms for r in roles
+        }  # also the warm-up
         if method is None:
             decider = decide_by if decide_by in first else roles[0]
             decided_ms, graph_ms = first[decider], None
@@ -394,21 +406,36 @@ def time_interleaved(
     walls: dict[str, dict[str, float]] = {}
     if host and backend == "cuda" and _torch is not None:
         walls = {r: host_wall_ms(fns[r], _cuda_sync) for r in roles}
-    return {"method": "cudagraph" if graph else ("do_bench" if backend == "cuda" else "npu-events"), "method_note": note,
-            "decided_ms": decided_ms, "fell_back": fell_back, "blocks": medians,
-            "stats": {r: summarize(samples[r]).as_dict() for r in roles}, "host": walls}
+    return {
+        "method": "cudagraph" if graph else ("do_bench" if backend == "cuda" else "npu-events"),
+        "method_note": note,
+        "decided_ms": decided_ms,
+        "fell_back": fell_back,
+        "blocks": medians,
+        "stats": {r: summarize(samples[r]).as_dict() for r in roles},
+        "host": walls,
+    }
 
 
-def interleaved_protocol(device: str, *, blocks: int, warmup_ms: float, rep_ms: float, graph_below_us: float | None) -> TimingProtocol:
+def interleaved_protocol(
+    device: str, *, blocks: int, warmup_ms: float, rep_ms: float, graph_below_us: float | None
+) -> TimingProtocol:
     """The protocol record of ``time_interleaved`` (the session's; intervals from ``optimizer.harness.verdict``)."""
-    graph = (f"do_bench_cudagraph when the case's initial kernel is under {graph_below_us:g} us (chosen once per case at "
-             "the baseline), else ") if graph_below_us else ""
+    graph = (f"do_bench_cudagraph when the case's initial kernel is under {graph_below_us:g} us (chosen once per "
+             "case at the baseline), else ") if graph_below_us else ""
     return TimingProtocol(
-        method="interleaved-blocks", warmup=int(warmup_ms), reps=int(rep_ms), l2_flush=True, device=device, blocks=blocks,
-        graph_below_us=graph_below_us, confidence=0.95,
-        note=f"{blocks} blocks per kernel per case, interleaved ABAB.. (order reversed every other block); a block is one "
-        f"{graph}triton.testing.do_bench(warmup={warmup_ms:g} ms, rep={rep_ms:g} ms, L2 flushed before each rep); block median; "
-        "speedup per case = median over blocks of the paired ratio; geomean over cases; 95% bootstrap interval over blocks",
+        method="interleaved-blocks",
+        warmup=int(warmup_ms),
+        reps=int(rep_ms),
+        l2_flush=True,
+        device=device,
+        blocks=blocks,
+        graph_below_us=graph_below_us,
+        confidence=0.95,
+        note=f"{blocks} blocks per kernel per case, interleaved ABAB.. (order reversed every other block); a block is "
+        f"one {graph}triton.testing.do_bench(warmup={warmup_ms:g} ms, rep={rep_ms:g} ms, L2 flushed before each rep); "
+        "block median; speedup per case = median over blocks of the paired ratio; geomean over cases; 95% bootstrap "
+        "interval over blocks",
     )
 
 

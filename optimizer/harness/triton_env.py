@@ -48,7 +48,8 @@ def find_triton_python(version: str | None = None) -> Path | None:
 
 
 def triton_python(version: str | None = None) -> Path | None:
-    """Like :func:`find_triton_python`, but a requested version that is missing or wrong raises, saying how to fix it."""
+    """Like :func:`find_triton_python`, but a requested version that is missing or wrong raises, saying how to fix
+    it."""
     py = find_triton_python(version)
     if py is None:
         if version is None:

@@ -21,12 +21,15 @@ import contextlib
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from kb.models import CaseValidation, Validation
 from optimizer.harness.hacks import HackFinding, by_code
-from optimizer.harness.problem import Problem, case_label
 from optimizer.harness.probes import GlobalSnapshot, LaunchRecorder, OpRecorder, classify_exception, poison_allocator
+from optimizer.harness.problem import Problem, case_label
+
+if TYPE_CHECKING:
+    from optimizer.harness.contracts import LaunchRecord
 
 __all__ = ["EPILOGUE_MAX_FRACTION", "EPILOGUE_OPS", "CompareResult", "ValidationRun", "compare_outputs", "judge_case",
            "observe_case", "reference_case", "summarize", "validate_candidate"]
@@ -51,7 +54,9 @@ EPILOGUE_MAX_FRACTION = 16
 @dataclass
 class CompareResult:
     passed: bool
-    reason: str = ""  # wrong_structure | wrong_type | wrong_shape | wrong_dtype | wrong_device | nan | inf_mismatch | mismatch
+    reason: str = (
+        ""  # wrong_structure | wrong_type | wrong_shape | wrong_dtype | wrong_device | nan | inf_mismatch | mismatch
+    )
     message: str = ""
     max_abs_err: float = 0.0
     max_rel_err: float = 0.0
@@ -71,7 +76,7 @@ def compare_outputs(out: Any, ref: Any, problem: Problem) -> CompareResult:
     if len(outs) != len(refs):
         return CompareResult(False, "wrong_structure", f"candidate returned {len(outs)} outputs, reference {len(refs)}")
     worst_abs = worst_rel = 0.0
-    for i, (o, r) in enumerate(zip(outs, refs)):
+    for i, (o, r) in enumerate(zip(outs, refs, strict=True)):
         tag = f"output {i}" if len(outs) > 1 else "output"
         if not isinstance(r, torch.Tensor):
             if o != r:
@@ -83,9 +88,13 @@ def compare_outputs(out: Any, ref: Any, problem: Problem) -> CompareResult:
             return CompareResult(False, "wrong_shape", f"{tag} shape {tuple(o.shape)} != reference {tuple(r.shape)}")
         declared = problem.output_dtypes.get(i)
         if o.dtype != r.dtype and str(o.dtype).removeprefix("torch.") != declared:
-            return CompareResult(False, "wrong_dtype", f"{tag} dtype {o.dtype} != reference {r.dtype} (silent precision "
-                                 f"change; if this dtype is by design, declare OUTPUT_DTYPES = {{{i}: "
-                                 f"\"{str(o.dtype).removeprefix('torch.')}\"}} in the problem)")
+            return CompareResult(
+                False,
+                "wrong_dtype",
+                f"{tag} dtype {o.dtype} != reference {r.dtype} (silent precision "
+                f"change; if this dtype is by design, declare OUTPUT_DTYPES = {{{i}: "
+                f'"{str(o.dtype).removeprefix("torch.")}"}} in the problem)',
+            )
         if o.device.type != r.device.type:
             return CompareResult(False, "wrong_device", f"{tag} on {o.device}, reference on {r.device}")
         tol = _looser(problem.tolerance(r.dtype), problem.tolerance(o.dtype))
@@ -137,7 +146,9 @@ def compare_inplace(inputs: list[Any], ref_inputs: list[Any], problem: Problem) 
                                  f"{len(inputs)} values; fix the index in the problem")
         res = compare_outputs(inputs[i], ref_inputs[i], problem)
         if not res.passed:
-            return CompareResult(False, res.reason, f"in-place input {i}: {res.message}", res.max_abs_err, res.max_rel_err)
+            return CompareResult(
+                False, res.reason, f"in-place input {i}: {res.message}", res.max_abs_err, res.max_rel_err
+            )
         worst_abs, worst_rel = max(worst_abs, res.max_abs_err), max(worst_rel, res.max_rel_err)
     return CompareResult(True, "", "", worst_abs, worst_rel)
 
@@ -148,7 +159,7 @@ class ValidationRun:
 
     validation: Validation
     findings: list[HackFinding] = field(default_factory=list)
-    launches: list[dict[str, Any]] = field(default_factory=list)
+    launches: list[LaunchRecord] = field(default_factory=list)
     torch_compute_ops: list[str] = field(default_factory=list)
 
 
@@ -164,7 +175,7 @@ def _sync(device: str) -> None:
     if device.startswith("cuda"):
         torch.cuda.synchronize()
     elif device.startswith("npu"):
-        torch.npu.synchronize()  # type: ignore[attr-defined]
+        cast(Any, torch).npu.synchronize()  # registered by torch_npu; torch's stubs do not declare it
 
 
 def _finding(code: str, message: str) -> HackFinding:
@@ -191,12 +202,13 @@ def deterministic() -> Iterator[None]:
     import torch
 
     torch.use_deterministic_algorithms(True, warn_only=True)
-    torch.utils.deterministic.fill_uninitialized_memory = True  # torch.empty reads as NaN
+    # torch.empty reads as NaN (a module property torch's stubs do not declare)
+    cast(Any, torch.utils.deterministic).fill_uninitialized_memory = True
     try:
         yield
     finally:
         torch.use_deterministic_algorithms(False)
-        torch.utils.deterministic.fill_uninitialized_memory = False
+        cast(Any, torch.utils.deterministic).fill_uninitialized_memory = False
 
 
 def validate_candidate(
@@ -230,7 +242,7 @@ def validate_candidate(
     return summarize(results, launches.summary(), sorted(compute_ops))
 
 
-def summarize(results: list[tuple[CaseValidation, list[HackFinding]]], launches: list[dict[str, Any]],
+def summarize(results: list[tuple[CaseValidation, list[HackFinding]]], launches: list[LaunchRecord],
               compute_ops: list[str]) -> ValidationRun:
     """The schema ``Validation`` over judged cases: passed when every case passed and no reject finding fired."""
     findings = [f for _, fs in results for f in fs]
@@ -258,9 +270,14 @@ def _probe_inputs(problem: Problem, case: dict[str, Any], seeds: list[int], devi
 
     fresh = problem.make_inputs(case, max(seeds) + _CACHE_PROBE_SEED_OFFSET, device=device)
     changed = False
-    for i, (x, y) in enumerate(zip(inputs, fresh)):
+    for i, (x, y) in enumerate(zip(inputs, fresh, strict=False)):
         restore = i in problem.inplace_outputs  # the candidate's last result must not be the next call's input
-        if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and x.shape == y.shape and (x.is_floating_point() or restore):
+        if (
+            isinstance(x, torch.Tensor)
+            and isinstance(y, torch.Tensor)
+            and x.shape == y.shape
+            and (x.is_floating_point() or restore)
+        ):
             x.copy_(y)
             changed = True
     return inputs, changed
@@ -295,7 +312,9 @@ def reference_case(problem: Problem, case: dict[str, Any], seeds: list[int],
         with torch.no_grad(), ref_ops:
             ref_out = ref_model(*ref_inputs)
         _sync(device)
-        if any(torch.isnan(t).any() for t in _flatten(ref_out) if isinstance(t, torch.Tensor) and t.is_floating_point()):
+        if any(
+            torch.isnan(t).any() for t in _flatten(ref_out) if isinstance(t, torch.Tensor) and t.is_floating_point()
+        ):
             meta["error"] = "reference output has NaN: the problem is ill-posed for this case"
             return refs, meta
         refs["outs"].append(_flatten(ref_out))
@@ -318,7 +337,8 @@ def _portable(out: Any) -> tuple[list[Any], list[str]]:
     name: tensor subclasses become plain tensors (their type is recorded), other objects a ``__object__`` marker."""
     import torch
 
-    values, types = [], []
+    values: list[Any] = []
+    types: list[str] = []
     for t in _flatten(out):
         types.append(type(t).__name__)
         if isinstance(t, torch.Tensor):  # a copy: the next call poisons this output, the probe rewrites inputs
@@ -340,8 +360,18 @@ def observe_case(problem: Problem, cand_cls: type, case: dict[str, Any], seeds: 
     import torch
 
     outs: dict[str, Any] = {"outs": [], "types": [], "inputs_after": [], "probe": None}
-    obs: dict[str, Any] = {"construct_error": "", "seed_error": "", "launches": [], "mutated": [], "reuse": [],
-                           "snapshot": [], "cand_ops": [], "cand_max_numel": {}, "cand_downcasts": [], "probe_error": ""}
+    obs: dict[str, Any] = {
+        "construct_error": "",
+        "seed_error": "",
+        "launches": [],
+        "mutated": [],
+        "reuse": [],
+        "snapshot": [],
+        "cand_ops": [],
+        "cand_max_numel": {},
+        "cand_downcasts": [],
+        "probe_error": "",
+    }
     try:
         cand = problem.instantiate(cand_cls, case, seed=0, device=device)
     except Exception as exc:
@@ -366,7 +396,7 @@ def observe_case(problem: Problem, cand_cls: type, case: dict[str, Any], seeds: 
             obs["seed_error"] = f"{classify_exception(exc)}: {type(exc).__name__}: {exc}"[:2000]
             return outs, obs
         obs["launches"].append(launches.count - n_before)
-        obs["mutated"].append([i for i, (x, x0) in enumerate(zip(inputs, before))
+        obs["mutated"].append([i for i, (x, x0) in enumerate(zip(inputs, before, strict=True))
                                if i not in problem.inplace_outputs and isinstance(x, torch.Tensor)
                                and not torch.equal(x, x0) and not (x.isnan().any() and x0.isnan().any())])
         obs["reuse"].append(prev_out is not None and bool(_storages(out) & _storages(prev_out)))
@@ -395,7 +425,7 @@ def observe_case(problem: Problem, cand_cls: type, case: dict[str, Any], seeds: 
 def _type_check(values: list[Any], types: list[str]) -> CompareResult | None:
     import torch
 
-    for i, (v, name) in enumerate(zip(values, types)):
+    for i, (v, name) in enumerate(zip(values, types, strict=False)):
         tag = f"output {i}" if len(values) > 1 else "output"
         if isinstance(v, torch.Tensor) and name not in ("Tensor", "Parameter"):
             return CompareResult(False, "wrong_type", f"{tag} is {name}, expected a plain torch.Tensor")
@@ -466,7 +496,7 @@ def _call_findings(obs: dict[str, Any], k: int, values: list[Any], types: list[s
                               f"declare INPLACE_OUTPUTS = [{i}] in the problem)"))
     import torch
 
-    for value, name in zip(values, types):
+    for value, name in zip(values, types, strict=False):
         if isinstance(value, torch.Tensor) and name not in ("Tensor", "Parameter"):
             found.append(_finding("lazy_output", f"output is a {name}, not a plain torch.Tensor"))
     if obs["reuse"][k]:
@@ -474,6 +504,16 @@ def _call_findings(obs: dict[str, Any], k: int, values: list[Any], types: list[s
     for code, message in obs["snapshot"]:
         found.append(_finding(code, message))
     return found
+
+
+class OpSummary(Protocol):
+    """What the reference-op rule reads of a run's ops: an ``OpRecorder``, or the sets one recorded."""
+
+    max_numel: dict[str, int]
+
+    def compute_ops(self) -> set[str]: ...
+
+    def downcasts(self) -> set[str]: ...
 
 
 def _reference_op_findings_from(meta: dict[str, Any], obs: dict[str, Any], problem: Problem) -> list[HackFinding]:
@@ -489,7 +529,7 @@ def _reference_op_findings_from(meta: dict[str, Any], obs: dict[str, Any], probl
 
     ref = _Ops(meta.get("ref_ops", []), meta.get("ref_downcasts", []), {})
     cand = _Ops(obs.get("cand_ops", []), obs.get("cand_downcasts", []), obs.get("cand_max_numel", {}))
-    return _reference_op_findings(ref, cand, problem, int(meta.get("largest", 0)), bool(meta.get("half")))  # type: ignore[arg-type]
+    return _reference_op_findings(ref, cand, problem, int(meta.get("largest", 0)), bool(meta.get("half")))
 
 
 def _judge_probe(problem: Problem, seeds: list[int], refs: dict[str, Any], outs: dict[str, Any],
@@ -500,7 +540,9 @@ def _judge_probe(problem: Problem, seeds: list[int], refs: dict[str, Any], outs:
     if refs.get("probe") is None:
         return None, ""
     if obs.get("probe_error") or outs.get("probe") is None:
-        return _finding("result_caching", f"the candidate failed when inputs changed in place: {obs.get('probe_error')}"[:500]), ""
+        return _finding(
+            "result_caching", f"the candidate failed when inputs changed in place: {obs.get('probe_error')}"[:500]
+        ), ""
     probe_seed = max(seeds) + _CACHE_PROBE_SEED_OFFSET
     out = outs["probe"]["out"]
     res = _compare(out, refs["probe"]["out"], outs["probe"]["inputs_after"], refs["probe"]["inputs_after"], problem)
@@ -532,12 +574,13 @@ def _touches_half(ref_model: Any, inputs: list[Any], ref_out: Any) -> bool:
     return any(t.dtype in (torch.float16, torch.bfloat16) or "float8" in str(t.dtype) for t in tensors)
 
 
-def _reference_op_findings(ref_ops: OpRecorder, cand_ops: OpRecorder, problem: Problem, largest: int,
+def _reference_op_findings(ref_ops: OpSummary, cand_ops: OpSummary, problem: Problem, largest: int,
                            half_reference: bool) -> list[HackFinding]:
     """The reference-op rule (aimed at the replaced op, not at a cheap epilogue) and the downcast rule."""
     found: list[HackFinding] = []
     limit = largest // EPILOGUE_MAX_FRACTION
-    overlap, big_epilogue = [], []
+    overlap: list[str] = []
+    big_epilogue: list[str] = []
     for op in sorted(ref_ops.compute_ops() & cand_ops.compute_ops()):
         if op in problem.allowed_torch_ops:
             continue
@@ -557,7 +600,12 @@ def _reference_op_findings(ref_ops: OpRecorder, cand_ops: OpRecorder, problem: P
                               f"design, declare ALLOWED_TORCH_OPS = [{names}] in the problem"))
     downcasts = cand_ops.downcasts() - ref_ops.downcasts()
     if downcasts and not ref_ops.downcasts() and not half_reference:
-        found.append(_finding("precision_flags", f"candidate casts to lower precision ({', '.join(sorted(downcasts))}) where the reference does not"))
+        found.append(
+            _finding(
+                "precision_flags",
+                f"candidate casts to lower precision ({', '.join(sorted(downcasts))}) where the reference does not",
+            )
+        )
     return found
 
 
@@ -568,7 +616,7 @@ def _same_values(a: Any, b: Any) -> bool:
     xs, ys = _flatten(a), _flatten(b)
     if len(xs) != len(ys):
         return False
-    for x, y in zip(xs, ys):
+    for x, y in zip(xs, ys, strict=True):
         if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
             if x.shape != y.shape or not torch.equal(torch.nan_to_num(x.detach().float(), nan=0.0),
                                                      torch.nan_to_num(y.detach().float(), nan=0.0)):

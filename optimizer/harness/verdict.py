@@ -40,7 +40,7 @@ def _log_ratios(ref: Sequence[float], cand: Sequence[float]) -> list[float]:
         raise ValueError(f"interleaved blocks must pair up: {len(ref)} reference vs {len(cand)} candidate medians")
     if any(not (x > 0) for x in [*ref, *cand]):
         raise ValueError("block medians must be positive milliseconds")
-    return [math.log(r / c) for r, c in zip(ref, cand)]
+    return [math.log(r / c) for r, c in zip(ref, cand, strict=True)]
 
 
 def _interval(samples: list[float]) -> tuple[float, float]:

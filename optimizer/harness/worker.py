@@ -14,8 +14,8 @@ that token, so a candidate cannot forge a result file it was never told about. T
 - ``profile``: torch.profiler kernel breakdown per case (CUDA; GPU only) and, on Ascend, the torch-npu path.
 - ``run``: just run the candidate forward a few times (the target process for ncu / msprof).
 - ``launches``: record the launches of one full-size forward on the CPU without executing a kernel.
-- ``compile_check``: compile every launch for ``cuda:90`` without executing anything (``optimizer.harness.compile_only``),
-  for kernels the CPU interpreter cannot run.
+- ``compile_check``: compile every launch for ``cuda:90`` without executing anything
+  (``optimizer.harness.compile_only``), for kernels the CPU interpreter cannot run.
 
 Requests and results are the models of ``optimizer.harness.contracts``, validated here: a malformed request is answered
 with a ``bad_request`` error naming the field.
@@ -473,7 +473,9 @@ def _profile(req: ProfileRequest) -> ProfileResult:
     if backend == "ascend":
         from optimizer.profile.ascend import profile_cases_npu
 
-        return ProfileResult.model_validate({"profile": profile_cases_npu(problem, cand_cls, req.cases, out_dir=req.out_dir)})
+        return ProfileResult.model_validate(
+            {"profile": profile_cases_npu(problem, cand_cls, req.cases, out_dir=req.out_dir)}
+        )
     return ProfileResult(profile=None, note=f"no profiler for backend {backend}")
 
 
@@ -552,7 +554,9 @@ def _compile_check(req: CompileCheckRequest) -> CompileCheckResult | ErrorResult
     import triton  # noqa: F401  (for _versions)
 
     compiled = [CompileCase.model_validate(c) for c in compile_cases(problem, cand_cls, req.cases, recorder)]
-    return CompileCheckResult(compile=compiled, versions=_versions(), device=f"none (compiled for cuda:{recorder.arch})")
+    return CompileCheckResult(
+        compile=compiled, versions=_versions(), device=f"none (compiled for cuda:{recorder.arch})"
+    )
 
 
 _TASKS: dict[str, Any] = {"evaluate": _evaluate, "time": _time, "profile": _profile, "run": _run, "launches": _launches,

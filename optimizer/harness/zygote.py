@@ -9,8 +9,9 @@ fork from it too (each child initialises the device itself). The zygote is singl
 requests on stdin with ``select`` and reaps children with ``waitpid(WNOHANG)``.
 
 Protocol (JSON lines): request ``{"id", "req", "res", "token", "stdout", "stderr", "cwd", "jail", "env"}`` (``jail``:
-the spec ``optimizer.harness.jail.enter`` applies; ``env``: the worker's private HOME, TMPDIR and caches); replies ``{"id", "pid"}`` once forked and ``{"id", "pid", "returncode"}`` when the child exits
-(negative return codes are signals, as with ``subprocess``).
+the spec ``optimizer.harness.jail.enter`` applies; ``env``: the worker's private HOME, TMPDIR and caches); replies
+``{"id", "pid"}`` once forked and ``{"id", "pid", "returncode"}`` when the child exits (negative return codes are
+signals, as with ``subprocess``).
 
 Why not ``multiprocessing.get_context("forkserver")`` with ``set_forkserver_preload`` (deliberately left, checked
 on CPython 3.11.7): the per-worker part would survive (``setsid``, ``RLIMIT_CORE``/``RLIMIT_AS``, the ``dup2``

@@ -15,7 +15,8 @@ Argument syntax (``ladder ir --arg``), one ``NAME=VALUE[:QUALIFIER...]`` per arg
     n=i32               integer whose value is unknown: no specialization at all (the pessimistic compile)
     eps=1e-5            fp32 scalar
     flag=true           bool (u1 on Triton >= 3.3, i1 before)
-    BLOCK=1024          value of a ``tl.constexpr`` parameter (the kernel's annotation decides; ``:constexpr`` forces it)
+    BLOCK=1024          value of a ``tl.constexpr`` parameter (the kernel's annotation decides; ``:constexpr``
+                        forces it)
     DTYPE=tl.float16    constexpr naming a ``triton.language`` attribute
     PRECISION=ieee      constexpr string
 
@@ -195,7 +196,9 @@ def specialize(params: list[Param], args: dict[str, ArgSpec], *, bool_type: str 
             out.signature[p.name] = "constexpr"
             out.constexprs[p.name] = 1
             out.equal_to_1.append(p.index)
-            out.resolved.append({**record, "type": "constexpr", "value": 1, "folded_to_constexpr": True, "source": "arg"})
+            out.resolved.append(
+                {**record, "type": "constexpr", "value": 1, "folded_to_constexpr": True, "source": "arg"}
+            )
             continue
         out.signature[p.name] = ty
         out.resolved.append({**record, "type": ty, "value": value, "source": "arg"})
@@ -230,7 +233,9 @@ def _from_default(p: Param) -> ArgSpec:
         return ArgSpec(p.name, f"{p.name}={v}", "int", v)
     if isinstance(v, float):
         return ArgSpec(p.name, f"{p.name}={v}", "float", v, "fp32")
-    raise SpecError(f"{p.name} has a default ({v!r}) that cannot be passed as a kernel argument; give --arg {p.name}=...")
+    raise SpecError(
+        f"{p.name} has a default ({v!r}) that cannot be passed as a kernel argument; give --arg {p.name}=..."
+    )
 
 
 def _missing(p: Param, params: list[Param]) -> SpecError:

@@ -112,10 +112,15 @@ def _params(fn) -> list[Param]:
 
 
 def _resolve_constexpr(value):
-    if isinstance(value, str) and value.startswith("tl."):
-        import triton.language as tl
+    """A dtype constexpr comes back as text: ``tl.float16`` from the command line, ``triton.language.bfloat16``
+    (the dtype's repr) from a recorded launch (``compute_type=tl.bfloat16``); both name a ``triton.language``
+    attribute."""
+    if isinstance(value, str):
+        for prefix in ("tl.", "triton.language."):
+            if value.startswith(prefix) and value[len(prefix):].isidentifier():
+                import triton.language as tl
 
-        return getattr(tl, value[3:])
+                return getattr(tl, value[len(prefix):], value)
     return value
 
 

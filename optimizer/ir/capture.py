@@ -137,7 +137,9 @@ def capture_kernel(
     (work / "request.json").write_text(json.dumps(request, indent=1))
     result, wall = _run_worker(python, work, timeout_s, kernel_dir=file.parent, launch=mode == "launch")
     if mode == "plain":
-        return Capture(kernel=name, source_file=file, target=tgt, workdir=work, timings={**result["timings"], "wall_s": wall})
+        return Capture(
+            kernel=name, source_file=file, target=tgt, workdir=work, timings={**result["timings"], "wall_s": wall}
+        )
     return _build_capture(file, name, tgt, mode, request, result, work, wall)
 
 
@@ -246,13 +248,33 @@ def _build_capture(file, name, tgt, mode, request, result, work, wall) -> Captur
     options = {k: metadata[k] for k in ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion")
                if k in metadata} | dict(request["options"])
     return Capture(
-        kernel=name, source_file=file, target=tgt, mode=mode, compiler=result.get("compiler", "triton"),
-        compiler_version=result.get("triton_version", ""), python=result.get("python", ""), args=kargs,
-        options=options, stages=stages, binaries=binaries, snapshots=snaps, remarks=remarks, resources=resources,
-        metadata=metadata, timings={**result.get("timings", {}), "wall_s": wall}, ptxas_log=ptxas_log.strip(),
-        workdir=work, launched=bool(result.get("launched")), device=result.get("device"),
-        warnings=warnings + list(result.get("warnings", [])) + ([] if snaps or not request["per_pass"] else
-                                                      ["no per-pass snapshots were printed (MLIR_ENABLE_DUMP unsupported?)"]),
+        kernel=name,
+        source_file=file,
+        target=tgt,
+        mode=mode,
+        compiler=result.get("compiler", "triton"),
+        compiler_version=result.get("triton_version", ""),
+        python=result.get("python", ""),
+        args=kargs,
+        options=options,
+        stages=stages,
+        binaries=binaries,
+        snapshots=snaps,
+        remarks=remarks,
+        resources=resources,
+        metadata=metadata,
+        timings={**result.get("timings", {}), "wall_s": wall},
+        ptxas_log=ptxas_log.strip(),
+        workdir=work,
+        launched=bool(result.get("launched")),
+        device=result.get("device"),
+        warnings=warnings
+        + list(result.get("warnings", []))
+        + (
+            []
+            if snaps or not request["per_pass"]
+            else ["no per-pass snapshots were printed (MLIR_ENABLE_DUMP unsupported?)"]
+        ),
     )
 
 

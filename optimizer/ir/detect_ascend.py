@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from optimizer.ir import patterns as P
-from optimizer.ir._ctx import Ctx, make_signature as _sig
+from optimizer.ir._ctx import Ctx
+from optimizer.ir._ctx import make_signature as _sig
 from optimizer.ir.types import Signature
 
 __all__ = ["detect_ascend"]
@@ -31,9 +32,19 @@ def detect_ascend(ctx: Ctx) -> list[Signature]:
     if n := len(P.DISCRETE.findall(text)):
         src, ev = ctx.op_lines("ttadapter", P.DISCRETE)
         loops = len(P.EXTRACTED_LOOP.findall(text))
-        out.append(_sig(ctx, "ascend_discrete_mem_access", n, "ttadapter", src, ev,
-                        f"{n} element-wise accesses tagged DiscreteMemAccess in {loops} scalar loop(s) "
-                        "(ExtractedLoadOrStore): the gather runs on the scalar pipeline", ctx.attribute(_count(P.DISCRETE))))
+        out.append(
+            _sig(
+                ctx,
+                "ascend_discrete_mem_access",
+                n,
+                "ttadapter",
+                src,
+                ev,
+                f"{n} element-wise accesses tagged DiscreteMemAccess in {loops} scalar loop(s) "
+                "(ExtractedLoadOrStore): the gather runs on the scalar pipeline",
+                ctx.attribute(_count(P.DISCRETE)),
+            )
+        )
     if n := len(P.PADDING_FILL.findall(text)):
         src, ev = ctx.op_lines("ttadapter", P.PADDING_FILL)
         out.append(_sig(ctx, "ascend_padding_fill", n, "ttadapter", src, ev,

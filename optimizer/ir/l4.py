@@ -274,7 +274,7 @@ def locate_pass(pass_name: str, argument: str, source: Path | None) -> list[Comp
     if argument:
         patterns.append(re.compile(rf"--{re.escape(argument)}\b"))
     for rx in patterns:
-        hits = [i for i, l in enumerate(lines) if rx.search(l)]
+        hits = [i for i, line in enumerate(lines) if rx.search(line)]
         if hits:
             return [_ref(lines, i, source, "installed") for i in hits[:3]]
     return []

@@ -216,7 +216,7 @@ def snapshot_stats(text: str) -> SnapStats:
 
 def _fingerprint(text: str) -> str:
     """Hash of the IR without location definitions (their numbering churns from pass to pass)."""
-    body = "\n".join(l for l in text.splitlines() if not l.startswith("#loc"))
+    body = "\n".join(line for line in text.splitlines() if not line.startswith("#loc"))
     return hashlib.blake2b(body.encode(), digest_size=12).hexdigest()
 
 

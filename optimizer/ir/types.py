@@ -176,8 +176,9 @@ class Signature(_Model):
     source_lines: list[int] = Field(default_factory=list)
     detail: str = ""
     evidence: list[str] = Field(default_factory=list, description="a few IR / asm lines showing it")
-    facts: dict[str, str] = Field(default_factory=dict,
-                                  description="op, dtype, block_shape of the IR op at the source lines (for L4 templates)")
+    facts: dict[str, str] = Field(
+        default_factory=dict, description="op, dtype, block_shape of the IR op at the source lines (for L4 templates)"
+    )
     constructs: list[str] = Field(default_factory=list,
                                   description="what the code at its source lines does (reduce, atomic, dot ...; "
                                               "the whole kernel's when it has no lines), see optimizer.ir.constructs")
@@ -232,7 +233,9 @@ class CompilerSourceRef(_Model):
     function: str = ""
     code: str = ""
     conditions: list[str] = Field(default_factory=list, description="enclosing if-conditions that gate this line")
-    applies: bool | None = Field(default=None, description="whether those conditions hold for the target (None: unknown)")
+    applies: bool | None = Field(
+        default=None, description="whether those conditions hold for the target (None: unknown)"
+    )
     origin: Literal["installed", "checkout"] = "installed"
 
 

@@ -29,7 +29,7 @@ from optimizer.kernel.model import KernelFacts
 from optimizer.kernel.vocab import FEATURE_DOC
 from optimizer.rewrite.tree import Tree, call_name, dotted, walk
 
-__all__ = ["FEATURE_DOC", "CodeFeatures", "dot_tile", "extract_features", "unaligned_args"]
+__all__ = ["FEATURE_DOC", "SMALL_TILE_AREA", "CodeFeatures", "dot_tile", "extract_features", "unaligned_args"]
 
 
 _REDUCTIONS = ("max", "min", "sum", "argmax", "argmin", "reduce", "cumsum", "cumprod", "xor_sum", "sort")
@@ -317,6 +317,8 @@ def _structure_tokens(st: KernelFacts) -> set[str]:
 
 #: Dot tiles below these sizes starve Hopper tensor cores (wgmma wants M >= 64 per warp group).
 SMALL_TILE_MN, SMALL_TILE_K = 64, 32
+#: An output tile of fewer elements than the smallest Hopper config's (128x64) reuses each operand element less.
+SMALL_TILE_AREA = 128 * 64
 
 
 def dot_tile(constexprs: dict[str, Any]) -> dict[str, int]:

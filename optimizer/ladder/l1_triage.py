@@ -28,6 +28,7 @@ from optimizer.ladder import keys
 from optimizer.ladder.cases import representative_case
 from optimizer.ladder.causal import causal_step, merge_tests
 from optimizer.ladder.causes import code_findings, pointer_elem_bytes, roofline_finding
+from optimizer.ladder.causes.profile import effective_ms, host_finding
 from optimizer.ladder.decide import early_stop
 from optimizer.ladder.findings import Finding
 from optimizer.ladder.select import (
@@ -59,9 +60,23 @@ def _row_bytes(ev: object) -> float | None:
     return None
 
 
-def _timing_roofline(ctx: LadderContext, tokens: list[str]) -> Finding | None:
-    """The roofline fraction of every timed case from the round's timing and the problem's bytes/flops (the figure L2
-    reads too, before its profilers add counters); None on the interpreter or a device without known peaks."""
+def _case_host_ms(ctx: LadderContext, recorded: dict | None, from_record: bool) -> dict[str, float]:
+    """The host's steady-state wall time per call, per case: the round's timing (the candidate's role) or the record's
+    ``host_ms``; empty when not measured."""
+    if from_record:
+        return {k: float(v) for k, v in ((recorded or {}).get("host_ms") or {}).items() if isinstance(v, (int, float))}
+    out = {}
+    for c in ctx.evaluation.timing_cases if ctx.evaluation is not None else []:
+        wall = (c.host.get("candidate") or c.host.get("initial") or {}).get("wall_ms")
+        if isinstance(wall, (int, float)):
+            out[c.case] = float(wall)
+    return out
+
+
+def _timing_findings(ctx: LadderContext, tokens: list[str]) -> list[Finding]:
+    """From the round's timing (or a recorded one) and the problem's bytes/flops: the roofline fraction of every timed
+    case, read from max(device, host) per call, and whether the launcher's host work sets the time
+    (``causes.profile.host_finding``). Empty on the interpreter or a device without known peaks."""
     ev = ctx.evaluation
     recorded = ctx.cache.get(keys.RECORDED_TIMING)
     from_record = False
@@ -70,23 +85,40 @@ def _timing_roofline(ctx: LadderContext, tokens: list[str]) -> Finding | None:
     elif recorded:
         from_record = True  # a static diagnosis given this exact source's recorded GPU times (keys.RECORDED_TIMING)
         device, case_ms, full_cases = recorded["device"], recorded["case_ms"], ctx.problem.cases
+        # a record that also holds the device time alone (CUDA graph replay) reads the roofline from it and the host
+        case_ms = {**case_ms, **{k: v for k, v in (recorded.get("device_ms") or {}).items() if k in case_ms}}
     else:
-        return None
+        return []
     from optimizer.profile.cuda import case_signals
     from optimizer.profile.roofline import compute_kind, peaks_for
 
+    host = _case_host_ms(ctx, recorded, from_record)
+    out: list[Finding] = []
+    hf = host_finding([{"case": k, "device_ms": v, "host_ms": host.get(k)} for k, v in case_ms.items()], level="L1")
+    if hf is not None:
+        hf.summary += f" (recorded on {device}: {recorded.get('source', '?')})" if from_record else ""
+        out.append(hf)
     peaks = peaks_for(device)
     if peaks is None:
-        return None
+        return out
     kind = compute_kind(tokens, ev.launches if ev else [])
     cases = {case_label(c): c for c in full_cases}
-    rows = [{"case": label, "signals": case_signals(ms, ctx.problem.flops(cases.get(label, {})),
+    rows = [{"case": label, "signals": case_signals(effective_ms(ms, host.get(label)), ctx.problem.flops(cases.get(label, {})),
                                                     ctx.problem.bytes_moved(cases.get(label, {})), peaks, None, None, compute=kind)}
             for label, ms in case_ms.items() if label in cases]
     found = roofline_finding(rows, level="L1") if len(rows) == len(case_ms) else None
-    if found is not None and from_record:
-        found.summary += f" (recorded on {device}: {recorded.get('source', '?')})"
-    return found
+    if found is not None:
+        if any(host.get(k, 0.0) > v for k, v in case_ms.items()):
+            alone = [case_signals(ms, ctx.problem.flops(cases[label]), ctx.problem.bytes_moved(cases[label]), peaks, None, None,
+                                  compute=kind) for label, ms in case_ms.items() if label in cases]
+            fr = [max(v for v in (a.get("mem_fraction"), a.get("compute_fraction")) if isinstance(v, (int, float)))
+                  for a in alone if isinstance(a.get("mem_fraction"), (int, float)) or isinstance(a.get("compute_fraction"), (int, float))]
+            found.summary += " (per call: the slower of device and host" + (
+                f"; the kernel alone reaches {min(fr):.0%}-{max(fr):.0%} on the device)" if fr else ")")
+        if from_record:
+            found.summary += f" (recorded on {device}: {recorded.get('source', '?')})"
+        out.append(found)
+    return out
 
 
 class TriageLevel:
@@ -144,11 +176,13 @@ class TriageLevel:
         case = ctx.cache.get(keys.LAUNCH_CASE) or representative_case(ctx.problem, list(cases)) or {}
         findings = code_findings(feats, ev.launches if ev else [], hot_kernel=ctx.cache.get(keys.HOT_KERNEL), row_bytes=_row_bytes(ev),
                                  case_bytes=ctx.problem.bytes_moved(case) if case else None)
-        roof = _timing_roofline(ctx, feats.tokens)
-        if roof is not None:
-            findings.append(roof)
-            evidence.append(EvidenceItem(level="L1", kind="roofline", reference="timing", summary=f"{roof.summary} (the round's "
-                                         f"timing: {roof.refuting[0].detail if roof.refuting else roof.supporting[0].detail})"))
+        timed = _timing_findings(ctx, feats.tokens)
+        roof = next((f for f in timed if f.cause == "at_roofline"), None)
+        for f in timed:
+            findings.append(f)
+            evidence.append(EvidenceItem(level="L1", kind="roofline" if f is roof else "timing", reference="timing",
+                                         summary=f"{f.summary} (the round's timing: "
+                                         f"{f.refuting[0].detail if f.refuting else f.supporting[0].detail})"))
         # L1 stops on a cause when an earlier round measured this kernel, or (``early_stop``) when the cause is structural
         # and clear and the round's timing roofline shows headroom: the profilers could not change that decision
         from_round = localized and known_from.startswith("round")

@@ -87,7 +87,8 @@ class IRLevel:
         evidence.append(EvidenceItem(level="L3", kind="bottleneck", reference=cls, summary=why_loc,
                                      data={"class": cls, "localized": localized, "source": "ir"}))
         st = feats.structures.get(report.kernel) if feats else None
-        findings = ir_findings(report, block_range=st.block_range if st else True)
+        loop_loads = set(st.lines([a.node for a in st.accesses if a.op == "tl.load" and a.in_loop])) if st else None
+        findings = ir_findings(report, block_range=st.block_range if st else True, loop_load_lines=loop_loads)
         accounts: tuple | BaseException | None = None
         if ctx.ir_target.startswith("cuda"):  # the static account of the gap (issue 30), every recorded configuration
             from optimizer.ladder.gap_account import account_findings, level_accounts, with_account

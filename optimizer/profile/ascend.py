@@ -18,11 +18,19 @@ from __future__ import annotations
 import csv
 import io
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from optimizer.profile.classify import Classification, classify_ascend
 
-__all__ = ["OpRow", "classify_ops", "find_profile_csv", "msprof_command", "parse_op_summary", "profile_cases_npu", "summarize_ops"]
+__all__ = [
+    "OpRow",
+    "classify_ops",
+    "find_profile_csv",
+    "msprof_command",
+    "parse_op_summary",
+    "profile_cases_npu",
+    "summarize_ops",
+]
 
 _ALIASES: dict[str, tuple[str, ...]] = {
     "op_name": ("Op Name", "Name"),
@@ -55,7 +63,11 @@ def _num(v: str | None) -> float | None:
 
 def parse_op_summary(source: str | Path) -> list[OpRow]:
     """Rows of an op_summary / kernel_details CSV with normalized keys; unknown columns are kept as-is."""
-    text = Path(source).read_text(encoding="utf-8-sig") if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and Path(source).exists()) else str(source)
+    text = (
+        Path(source).read_text(encoding="utf-8-sig")
+        if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and Path(source).exists())
+        else str(source)
+    )
     reader = csv.DictReader(io.StringIO(text))
     rows: list[OpRow] = []
     for raw in reader:
@@ -95,7 +107,7 @@ def summarize_ops(rows: list[OpRow], name_filter: str | None = None) -> dict[str
         if waits:
             agg["mean_wait_us"] = sum(waits) / len(waits)
         for key in _RATIOS:
-            vals = [(r[key], d or 1.0) for r, d in zip(rs, dur) if key in r]
+            vals = [(r[key], d or 1.0) for r, d in zip(rs, dur, strict=True) if key in r]
             if vals:
                 agg[key] = sum(v * w for v, w in vals) / (sum(w for _, w in vals) or total)
         ops.append(agg)
@@ -115,7 +127,9 @@ def classify_ops(summary: dict[str, Any]) -> Classification:
     signals["task_duration_us"] = hot.get("mean_us")
     signals["task_wait_us"] = hot.get("mean_wait_us")
     c = classify_ascend(signals)
-    c.reasons.insert(0, f"hot op {hot['op']} ({hot.get('share') or 0:.0%} of device time, {hot['mean_us']:.1f} us mean)")
+    c.reasons.insert(
+        0, f"hot op {hot['op']} ({hot.get('share') or 0:.0%} of device time, {hot['mean_us']:.1f} us mean)"
+    )
     return c
 
 
@@ -132,7 +146,9 @@ def msprof_command(out_dir: str, application: list[str]) -> list[str]:
             "--application=" + " ".join(application)]
 
 
-def profile_cases_npu(problem: Any, cand_cls: type, cases: list[dict[str, Any]], *, out_dir: str = ".", iters: int = 10) -> list[dict[str, Any]]:
+def profile_cases_npu(
+    problem: Any, cand_cls: type, cases: list[dict[str, Any]], *, out_dir: str = ".", iters: int = 10
+) -> list[dict[str, Any]]:
     """Run each case under torch_npu.profiler (PipeUtilization) and parse kernel_details.csv. NPU only, untested."""
     import torch
     import torch_npu  # noqa: F401
@@ -140,21 +156,27 @@ def profile_cases_npu(problem: Any, cand_cls: type, cases: list[dict[str, Any]],
     from optimizer.harness.problem import case_label
 
     prof_mod = torch_npu.profiler
+    npu = cast(Any, torch).npu  # registered by torch_npu; torch's stubs do not declare it
     out = []
     for case in cases:
         inputs = problem.make_inputs(case, 0, device="npu")
         cand = problem.instantiate(cand_cls, case, seed=0, device="npu")
         case_dir = Path(out_dir) / case_label(case).replace(",", "_").replace("=", "")
-        cfg = prof_mod._ExperimentalConfig(aic_metrics=prof_mod.AiCMetrics.PipeUtilization, profiler_level=prof_mod.ProfilerLevel.Level1)
+        cfg = prof_mod._ExperimentalConfig(
+            aic_metrics=prof_mod.AiCMetrics.PipeUtilization, profiler_level=prof_mod.ProfilerLevel.Level1
+        )
         with torch.no_grad():
             for _ in range(3):
                 cand(*inputs)
-            torch.npu.synchronize()  # type: ignore[attr-defined]
-            with prof_mod.profile(activities=[prof_mod.ProfilerActivity.CPU, prof_mod.ProfilerActivity.NPU],
-                                  experimental_config=cfg, on_trace_ready=prof_mod.tensorboard_trace_handler(str(case_dir))):
+            npu.synchronize()
+            with prof_mod.profile(
+                activities=[prof_mod.ProfilerActivity.CPU, prof_mod.ProfilerActivity.NPU],
+                experimental_config=cfg,
+                on_trace_ready=prof_mod.tensorboard_trace_handler(str(case_dir)),
+            ):
                 for _ in range(iters):
                     cand(*inputs)
-                torch.npu.synchronize()  # type: ignore[attr-defined]
+                npu.synchronize()
         path = find_profile_csv(case_dir)
         summary = summarize_ops(parse_op_summary(path)) if path else {}
         out.append({"case": case_label(case), "csv": str(path) if path else None, "summary": summary,

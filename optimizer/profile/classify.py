@@ -21,7 +21,12 @@ class Classification:
     figures: dict[str, float] = field(default_factory=dict)  # the measured figures a rule used (evidence)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"bottleneck": self.bottleneck, "reasons": self.reasons, "signals": self.signals, "figures": self.figures}
+        return {
+            "bottleneck": self.bottleneck,
+            "reasons": self.reasons,
+            "signals": self.signals,
+            "figures": self.figures,
+        }
 
 
 #: Per-program overhead rule: both roofline fractions below LOW_ROOFLINE, at least OVERSUBSCRIBED times more
@@ -37,12 +42,21 @@ TINY_PROGRAM_FLOPS = 65536.0
 def tiny_programs(s: dict[str, Any]) -> dict[str, float] | None:
     """The figures showing too little work per program, or None when the rule does not hold (or lacks figures)."""
     mem, comp = _get(s, "mem_fraction"), _get(s, "compute_fraction")
-    progs, resident, bpp, fpp = _get(s, "programs"), _get(s, "resident_programs"), _get(s, "bytes_per_program"), _get(s, "flops_per_program")
+    progs, resident, bpp, fpp = (
+        _get(s, "programs"),
+        _get(s, "resident_programs"),
+        _get(s, "bytes_per_program"),
+        _get(s, "flops_per_program"),
+    )
     if mem is None or progs is None or not resident or bpp is None:
         return None
     if mem >= LOW_ROOFLINE or (comp is not None and comp >= LOW_ROOFLINE):
         return None
-    if progs < OVERSUBSCRIBED * resident or bpp >= TINY_PROGRAM_BYTES or (fpp is not None and fpp >= TINY_PROGRAM_FLOPS):
+    if (
+        progs < OVERSUBSCRIBED * resident
+        or bpp >= TINY_PROGRAM_BYTES
+        or (fpp is not None and fpp >= TINY_PROGRAM_FLOPS)
+    ):
         return None
     out = {"programs": progs, "resident_programs": resident, "waves": progs / resident, "bytes_per_program": bpp,
            "mem_fraction": mem}
@@ -62,13 +76,19 @@ def classify_cuda(s: dict[str, Any]) -> Classification:
     Signals used (any may be missing): ``kernel_fraction`` (GPU busy / host wall per call, torch.profiler),
     ``launches_per_call``, ``ms``, ``mem_fraction`` / ``compute_fraction`` (roofline), and ncu percentages
     ``dram_pct``, ``sm_pct``, ``tensor_pct``, ``occupancy_pct``, ``registers``, ``spill_bytes``, ``barrier_stall``, and
-    the launch shape of the hot kernel ``programs`` / ``resident_programs`` / ``bytes_per_program`` / ``flops_per_program``.
+    the launch shape of the hot kernel ``programs`` / ``resident_programs`` / ``bytes_per_program`` /
+    ``flops_per_program``.
     """
     c = Classification()
     kf, lpc, ms = _get(s, "kernel_fraction"), _get(s, "launches_per_call"), _get(s, "ms")
     mem, comp = _get(s, "mem_fraction"), _get(s, "compute_fraction")
     dram, sm, tensor = _get(s, "dram_pct"), _get(s, "sm_pct"), _get(s, "tensor_pct")
-    occ, regs, spill, barrier = _get(s, "occupancy_pct"), _get(s, "registers"), _get(s, "spill_bytes"), _get(s, "barrier_stall")
+    occ, regs, spill, barrier = (
+        _get(s, "occupancy_pct"),
+        _get(s, "registers"),
+        _get(s, "spill_bytes"),
+        _get(s, "barrier_stall"),
+    )
     if kf is not None and kf < 0.5:
         c.bottleneck = "launch_bound"
         c.reasons.append(f"GPU busy only {kf:.0%} of the host wall time per call")
@@ -79,28 +99,43 @@ def classify_cuda(s: dict[str, Any]) -> Classification:
         c.signals += ["kernel_launches", "launch_overhead"]
     elif (tiny := tiny_programs(s)) is not None:
         c.bottleneck, c.figures = "latency_bound", tiny
-        sm_note = f"; SM throughput {tiny['sm_pct']:.0f}% is issue overhead of tiny programs, not compute" if "sm_pct" in tiny else ""
-        c.reasons.append(f"{tiny['programs']:.0f} programs = {tiny['waves']:.0f} waves of the {tiny['resident_programs']:.0f} the GPU holds "
-                         f"at once, {tiny['bytes_per_program']:.0f} B per program; memory {tiny['mem_fraction']:.0%} / compute "
-                         f"{tiny.get('compute_fraction', 0.0):.0%} of the roofline{sm_note}: per-program overhead dominates")
+        sm_note = (
+            f"; SM throughput {tiny['sm_pct']:.0f}% is issue overhead of tiny programs, not compute"
+            if "sm_pct" in tiny
+            else ""
+        )
+        c.reasons.append(
+            f"{tiny['programs']:.0f} programs = {tiny['waves']:.0f} waves of the {tiny['resident_programs']:.0f} "
+            f"the GPU holds at once, {tiny['bytes_per_program']:.0f} B per program; "
+            f"memory {tiny['mem_fraction']:.0%} / compute {tiny.get('compute_fraction', 0.0):.0%} of the roofline"
+            f"{sm_note}: per-program overhead dominates"
+        )
         c.signals += ["roofline_fraction", "dram_throughput_pct", "launch_overhead", "programs_per_wave"]
     elif (dram is not None and dram >= 60) or (mem is not None and mem >= 0.6):
         c.bottleneck = "memory_bound"
-        c.reasons.append(f"DRAM throughput {dram:.0f}% of peak" if dram is not None else f"{mem:.0%} of the HBM roofline")
+        c.reasons.append(
+            f"DRAM throughput {dram:.0f}% of peak" if dram is not None else f"{mem:.0%} of the HBM roofline"
+        )
         c.signals += ["dram_throughput" if dram is not None else "roofline_memory"]
     elif (sm is not None and sm >= 60) or (tensor is not None and tensor >= 60) or (comp is not None and comp >= 0.6):
         c.bottleneck = "compute_bound"
-        c.reasons.append(f"SM throughput {sm:.0f}% of peak" if sm is not None else f"{(comp or 0):.0%} of the compute roofline")
+        c.reasons.append(
+            f"SM throughput {sm:.0f}% of peak" if sm is not None else f"{(comp or 0):.0%} of the compute roofline"
+        )
         c.signals += ["sm_throughput" if sm is not None else "roofline_compute"]
     elif occ is not None and occ < 25 and ((spill or 0) > 0 or (regs or 0) >= 128):
         c.bottleneck = "occupancy_limited"
-        c.reasons.append(f"achieved occupancy {occ:.0f}% with {regs or 0:.0f} registers/thread, {spill or 0:.0f} B spilled")
+        c.reasons.append(
+            f"achieved occupancy {occ:.0f}% with {regs or 0:.0f} registers/thread, {spill or 0:.0f} B spilled"
+        )
         c.signals += ["achieved_occupancy", "registers_per_thread"] + (["register_spill"] if spill else [])
     elif barrier is not None and barrier >= 0.3:
         c.bottleneck = "sync_bound"
         c.reasons.append(f"warps stalled on barriers {barrier:.2f} cycles per issue")
         c.signals += ["barrier_stall"]
-    elif (mem is not None and mem < 0.3 and (comp is None or comp < 0.3)) or (dram is not None and dram < 30 and (sm is None or sm < 30)):
+    elif (mem is not None and mem < 0.3 and (comp is None or comp < 0.3)) or (
+        dram is not None and dram < 30 and (sm is None or sm < 30)
+    ):
         c.bottleneck = "latency_bound"
         what = f"{mem:.0%} of the HBM roofline" if mem is not None else f"DRAM {dram:.0f}% / SM {sm or 0:.0f}%"
         c.reasons.append(f"neither bound: {what}; too little parallelism or serial dependencies")
@@ -117,7 +152,10 @@ def classify_ascend(s: dict[str, Any]) -> Classification:
     vec, mac = _get(s, "aiv_vec_ratio") or 0.0, _get(s, "aic_mac_ratio") or 0.0
     mte2 = max(_get(s, "aiv_mte2_ratio") or 0.0, _get(s, "aic_mte2_ratio") or 0.0)
     dur, wait = _get(s, "task_duration_us"), _get(s, "task_wait_us")
-    if not any(_get(s, k) is not None for k in ("aiv_scalar_ratio", "aic_scalar_ratio", "aiv_vec_ratio", "aic_mac_ratio", "aiv_mte2_ratio")):
+    if not any(
+        _get(s, k) is not None
+        for k in ("aiv_scalar_ratio", "aic_scalar_ratio", "aiv_vec_ratio", "aic_mac_ratio", "aiv_mte2_ratio")
+    ):
         c.reasons.append("no PipeUtilization ratios in the profile (collect with aic-metrics=PipeUtilization)")
         return c
     mem_index = mte2 / max(vec, mac) if max(vec, mac) > 0 else (float("inf") if mte2 > 0 else 0.0)

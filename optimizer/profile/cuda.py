@@ -16,7 +16,16 @@ import shutil
 import time
 from typing import Any
 
-__all__ = ["CLASSIFIER_METRICS", "NCU_METRICS", "case_signals", "ncu_available", "ncu_command", "parse_ncu_csv", "profile_cases", "summarize_ncu"]
+__all__ = [
+    "CLASSIFIER_METRICS",
+    "NCU_METRICS",
+    "case_signals",
+    "ncu_available",
+    "ncu_command",
+    "parse_ncu_csv",
+    "profile_cases",
+    "summarize_ncu",
+]
 
 #: ncu metric -> our signal name (percentages stay percentages).
 NCU_METRICS: dict[str, str] = {
@@ -86,12 +95,14 @@ def parse_ncu_csv(text: str) -> list[dict[str, Any]]:
     rows = list(csv.reader(io.StringIO("\n".join(lines))))
     header = rows[0]
     if "Metric Name" in header:  # long format: one row per (launch, metric)
-        i_id, i_k, i_m, i_u, i_v = (header.index(h) for h in ("ID", "Kernel Name", "Metric Name", "Metric Unit", "Metric Value"))
+        i_id, i_k, i_m, i_u, i_v = (
+            header.index(h) for h in ("ID", "Kernel Name", "Metric Name", "Metric Unit", "Metric Value")
+        )
         launches: dict[str, dict[str, Any]] = {}
         for r in rows[1:]:
-            d = launches.setdefault(r[i_id], {"kernel": r[i_k]})
+            rec = launches.setdefault(r[i_id], {"kernel": r[i_k]})
             if r[i_m] in NCU_METRICS and (v := _num(r[i_v])) is not None:
-                d[NCU_METRICS[r[i_m]]] = _scale(r[i_m], r[i_u], v)
+                rec[NCU_METRICS[r[i_m]]] = _scale(r[i_m], r[i_u], v)
         return list(launches.values())
     units = rows[1] if len(rows) > 1 and not rows[1][0].strip().isdigit() and rows[1][0].strip() == "" else None
     body = rows[2:] if units else rows[1:]
@@ -109,7 +120,9 @@ def parse_ncu_csv(text: str) -> list[dict[str, Any]]:
 def _scale(metric: str, unit: str, v: float) -> float:
     """Durations to ms; everything else as reported."""
     if metric == "gpu__time_duration.sum":
-        return v * {"nsecond": 1e-6, "ns": 1e-6, "usecond": 1e-3, "us": 1e-3, "msecond": 1.0, "ms": 1.0}.get(unit.strip(), 1e-6)
+        return v * {"nsecond": 1e-6, "ns": 1e-6, "usecond": 1e-3, "us": 1e-3, "msecond": 1.0, "ms": 1.0}.get(
+            unit.strip(), 1e-6
+        )
     return v
 
 
@@ -120,8 +133,16 @@ def summarize_ncu(rows: list[dict[str, Any]]) -> dict[str, Any]:
     weights = [r.get("ncu_time", 1.0) or 1.0 for r in rows]
     total = sum(weights)
     out: dict[str, Any] = {"launches": len(rows)}
-    for key in ("dram_pct", "sm_pct", "tensor_pct", "occupancy_pct", "barrier_stall", "long_scoreboard_stall", "l2_hit_pct"):
-        vals = [(r[key], w) for r, w in zip(rows, weights) if key in r]
+    for key in (
+        "dram_pct",
+        "sm_pct",
+        "tensor_pct",
+        "occupancy_pct",
+        "barrier_stall",
+        "long_scoreboard_stall",
+        "l2_hit_pct",
+    ):
+        vals = [(r[key], w) for r, w in zip(rows, weights, strict=True) if key in r]
         if vals:
             out[key] = sum(v * w for v, w in vals) / sum(w for _, w in vals)
     for key in ("registers", "spill_bytes"):
@@ -129,14 +150,16 @@ def summarize_ncu(rows: list[dict[str, Any]]) -> dict[str, Any]:
         if vals:
             out[key] = max(vals)
     by_kernel: dict[str, float] = {}
-    for r, w in zip(rows, weights):
+    for r, w in zip(rows, weights, strict=True):
         by_kernel[r["kernel"]] = by_kernel.get(r["kernel"], 0.0) + w
     out["hot_kernel"] = max(by_kernel, key=lambda k: by_kernel[k])
     out["kernel_share"] = {k: v / total for k, v in sorted(by_kernel.items(), key=lambda kv: -kv[1])}
     return out
 
 
-def profile_cases(problem: Any, cand_cls: type, cases: list[dict[str, Any]], *, iters: int = 20) -> list[dict[str, Any]]:
+def profile_cases(
+    problem: Any, cand_cls: type, cases: list[dict[str, Any]], *, iters: int = 20
+) -> list[dict[str, Any]]:
     """torch.profiler per case: kernels (device time per call, launches per call) and host wall per call. GPU only."""
     import torch
     from torch.profiler import ProfilerActivity, profile
@@ -165,7 +188,9 @@ def profile_cases(problem: Any, cand_cls: type, cases: list[dict[str, Any]], *, 
             dev = getattr(e, "self_device_time_total", None)
             if dev is None:
                 dev = getattr(e, "self_cuda_time_total", 0.0)
-            on_device = str(getattr(e, "device_type", "")).endswith("CUDA") or (dev and not getattr(e, "self_cpu_time_total", 0))
+            on_device = str(getattr(e, "device_type", "")).endswith("CUDA") or (
+                dev and not getattr(e, "self_cpu_time_total", 0)
+            )
             if dev and on_device:
                 kernels.append({"name": e.key, "us_per_call": dev / iters, "launches_per_call": e.count / iters})
         kernels.sort(key=lambda k: -k["us_per_call"])

@@ -9,8 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["PEAKS", "RESIDENT_PROGRAMS_PER_SM", "DevicePeaks", "compute_kind", "peaks_for", "roofline_fraction", "roofline_ms",
-           "roofline_split"]
+__all__ = [
+    "PEAKS",
+    "RESIDENT_PROGRAMS_PER_SM",
+    "DevicePeaks",
+    "compute_kind",
+    "peaks_for",
+    "roofline_fraction",
+    "roofline_ms",
+    "roofline_split",
+]
 
 
 @dataclass(frozen=True)
@@ -94,7 +102,9 @@ def roofline_split(flops: float | None, bytes_moved: float | None, peaks: Device
     return c, m
 
 
-def roofline_ms(flops: float | None, bytes_moved: float | None, peaks: DevicePeaks, *, compute: str = "tensor") -> float | None:
+def roofline_ms(
+    flops: float | None, bytes_moved: float | None, peaks: DevicePeaks, *, compute: str = "tensor"
+) -> float | None:
     """The speed-of-light floor: the larger of the compute and memory floors (default: the 16-bit tensor peak,
     the most generous; pass the kernel's ``compute_kind`` for its own floor)."""
     c, m = roofline_split(flops, bytes_moved, peaks, compute=compute)

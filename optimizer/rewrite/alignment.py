@@ -132,23 +132,16 @@ class _Index:
         return False
 
 
-def _config_values(k: cst.FunctionDef, name: str) -> list[int] | None:
-    """Values of ``name`` in the literal ``triton.Config({...})`` dicts of an autotuned kernel's decorator."""
-    vals: list[int] = []
-    for dec in k.decorators:
-        for n in walk(dec):
-            if not (isinstance(n, cst.Call) and dotted(n.func).endswith("Config") and n.args
-                    and isinstance(n.args[0].value, cst.Dict)):
-                continue
-            d = {}
-            for el in n.args[0].value.elements:
-                if isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString):
-                    d[el.key.evaluated_value] = el.value
-            v = d.get(name)
-            if not isinstance(v, cst.Integer):
-                return None
-            vals.append(int(v.evaluated_value))
-    return vals or None
+def _config_values(t: Target, name: str) -> list[int] | None:
+    """Values of ``name`` in an autotuned kernel's literal ``triton.Config({...})`` dicts: in the decorator, or the
+    module variable / function / comprehension its ``configs=`` names (``autotune_configs.parsed_configs``)."""
+    from optimizer.rewrite.autotune_configs import parsed_configs
+
+    cfgs = parsed_configs(t)
+    if cfgs is None:
+        return None
+    vals = [c["kwargs"].get(name) for c in cfgs]
+    return [int(v) for v in vals] if all(isinstance(v, int) and not isinstance(v, bool) for v in vals) else None
 
 
 def _import_block_end(module: cst.Module) -> cst.BaseStatement | None:
@@ -337,7 +330,7 @@ def _plan(t: Target) -> _Plan | str:
             if e is not None:
                 texts.append(t.tree.code(e))
                 continue
-            vals = _config_values(k.node, name) if k.autotuned else None
+            vals = _config_values(t, name) if k.autotuned else None
             if vals is None or any(v % 8 for v in vals):
                 return f"block size {name} is neither passed at the launch nor a multiple of 8 in every config"
         args.append(", ".join(texts))

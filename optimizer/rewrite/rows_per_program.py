@@ -76,13 +76,11 @@ def _row_block(ctx: RecipeContext, kernel: str) -> int:
 
 
 def _tile_elements(ctx: RecipeContext, k: CstKernel) -> int:
-    """Elements one program already owns: its recorded row block, or, for a kernel that builds 2-D tiles
+    """Elements one program already owns: its recorded row block (a ``BLOCK*`` constexpr, else its widest
+    ``tl.arange`` extent, ``PADDED_HEAD_SIZE=128``), or, for a kernel that builds 2-D tiles
     (``offs_m[:, None] * n + offs_n[None, :]``), the product of its two widest ``tl.arange`` extents (128 x 128 for
     a block-scaled dequant: one program already owns 16384 elements, however short each row is)."""
     block = _row_block(ctx, k.name)
-    if not any(isinstance(n, cst.Subscript) and any(isinstance(m, cst.Name) and m.value == "None"
-                                                    for e in n.slice for m in walk(e)) for n in walk(k.node)):
-        return block
     consts = next((r.get("constexprs") or {} for r in ctx.launches if r.get("kernel") == k.name), {})
     extents = []
     for n in walk(k.node):
@@ -93,7 +91,11 @@ def _tile_elements(ctx: RecipeContext, k: CstKernel) -> int:
             if isinstance(v, int) and not isinstance(v, bool):
                 extents.append(v)
     extents.sort(reverse=True)
-    return max(block, extents[0] * extents[1] if len(extents) >= 2 else 0)
+    two_d = any(isinstance(n, cst.Subscript) and any(isinstance(m, cst.Name) and m.value == "None"
+                                                     for e in n.slice for m in walk(e)) for n in walk(k.node))
+    if two_d and len(extents) >= 2:
+        return max(block, extents[0] * extents[1])
+    return max([block, *extents[:1]])
 
 
 @dataclass
@@ -196,10 +198,10 @@ def _grid_statement(t: Target, g0: cst.CSTNode) -> cst.BaseStatement | None:
     return next((s for s in (f.body.body if f is not None else ()) if any(n is g0 for n in walk(s))), None)  # type: ignore[union-attr]
 
 
-def _choose(plan: _Plan, ctx: RecipeContext, kernel: str, options: list[int]) -> int:
+def _choose(plan: _Plan, ctx: RecipeContext, kernel: CstKernel, options: list[int]) -> int:
     fit = [v for v in plan.fit if v in options]
     if plan.tile_reason is None:
-        block = _row_block(ctx, kernel)
+        block = _tile_elements(ctx, kernel)
         sized = [v for v in (fit or options) if not block or v * block <= _TILE_ELEMENTS] or [min(options)]
         return max(sized)
     return max(fit) if fit else min(options)
@@ -223,7 +225,7 @@ class RowsPerProgram:
         param = str(params.get("param") or "ROWS_PER_PROGRAM")
         options, out = list(plan.options), []
         while options and len(out) < 8:
-            r = _choose(plan, ctx, t.kernel.name, options)
+            r = _choose(plan, ctx, t.kernel, options)
             out.append({param: r, "form": "tile"} if plan.tile_reason is None else {param: r})
             options.remove(r)
         return out

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from optimizer.kernel.features import CodeFeatures, dot_tile, unaligned_args
+from optimizer.kernel.features import SMALL_TILE_AREA, CodeFeatures, dot_tile, unaligned_args
 from optimizer.kernel.model import KernelFacts
 from optimizer.ladder.findings import EvidenceRef, Finding
 from optimizer.triton_types import elem_bytes
@@ -277,6 +277,14 @@ def _kernel_findings(feats: CodeFeatures, st: KernelFacts, rec: dict[str, Any] |
             out.append(Finding(cause="small_dot_tiles", level="L1", confidence=0.6, structural=True,
                                supporting=[_ref("launch", "small_dot_tile", f"tile {m}x{n}x{k}", st.dot_lines)],
                                summary=f"tl.dot on a {m}x{n}x{k} tile: too small to feed Hopper tensor cores"))
+        elif m * n < SMALL_TILE_AREA and any(d.in_loop for d in st.dots):
+            # a K loop over a 64x64 output tile reuses each loaded operand element 64 times: below the reuse of
+            # every Hopper tile config (>= 128x64), so the loop is bound by shared-memory and L2 bandwidth
+            out.append(Finding(cause="small_dot_tiles", level="L1", confidence=0.5, structural=True,
+                               supporting=[_ref("launch", "small_dot_tile", f"output tile {m}x{n} (K {k}) < "
+                                                f"{SMALL_TILE_AREA} elements", st.dot_lines)],
+                               summary=f"a K loop of tl.dot on a {m}x{n} output tile: less operand reuse than any "
+                                       f"Hopper tile config (>= 128x64)"))
     if st.dots and not st.grouped_order and programs and programs >= MANY_TILES:
         conf = 0.55 if programs >= LARGE_GRID_TILES else 0.35
         out.append(Finding(cause="l2_unfriendly_order", level="L1", confidence=conf, structural=True,

@@ -6,7 +6,8 @@ Rules (signature -> cause, confidence):
   spills refutes a spill hypothesis.
 - ``scalar_global_load`` / ``masked_load_not_vectorized`` -> ``unvectorized_access`` 0.7 (0.8 when arguments lack
   ``tt.divisibility=16``); when the kernel has no block range the scalar loads are the per-element grid's doing,
-  so they support ``per_element_grid`` instead. Vectorized loads with no scalar ones refute ``unvectorized_access``.
+  so they support ``per_element_grid`` instead. Vectorized loads with no scalar ones refute ``unvectorized_access``,
+  and so do scalar loads that all sit outside the loops while the loop loads are vectorized (read once per program).
 - ``mma_dot`` without ``wgmma_dot`` on sm_90 (the tile is too small for a warp-group MMA) -> ``small_dot_tiles`` 0.5.
 - ``no_software_pipelining`` on a dot loop -> ``small_dot_tiles`` 0.3 (the tile config has no stages to overlap).
 """
@@ -25,7 +26,8 @@ def _ref(sig: Any, detail: str = "") -> EvidenceRef:
                        source_lines=list(sig.source_lines))
 
 
-def ir_findings(report: Any, *, block_range: bool = True) -> list[Finding]:
+def ir_findings(report: Any, *, block_range: bool = True, loop_load_lines: set[int] | None = None) -> list[Finding]:
+    """``loop_load_lines``: source lines of the kernel's loads inside loops (None: unknown)."""
     sigs = {s.name: s for s in report.signatures}
     out: list[Finding] = []
     arch = str(report.target)
@@ -48,7 +50,11 @@ def ir_findings(report: Any, *, block_range: bool = True) -> list[Finding]:
                                                  detail=f"0 B spill stores, {res.registers} registers")],
                            summary="ptxas reports no spills"))
     scalar = [sigs[n] for n in ("masked_load_not_vectorized", "scalar_global_load") if n in sigs]
-    if scalar:
+    once = _once_per_program(scalar, sigs.get("vector_global_load"), loop_load_lines)
+    if once:
+        out.append(Finding(cause="unvectorized_access", level="L3", confidence=0.0, refute_strength=0.6,
+                           refuting=[_ref(sigs["vector_global_load"])], summary=once))
+    elif scalar:
         undivided = any("tt.divisibility" in s.detail for s in scalar)
         if not block_range:
             out.append(Finding(cause="per_element_grid", level="L3", confidence=0.6, structural=True,
@@ -70,3 +76,17 @@ def ir_findings(report: Any, *, block_range: bool = True) -> list[Finding]:
                            supporting=[_ref(sigs["no_software_pipelining"])],
                            summary="dot loop loads stay synchronous: no stages to overlap memory and MMA"))
     return out
+
+
+def _once_per_program(scalar: list[Any], vector: Any, loop_load_lines: set[int] | None) -> str:
+    """Why the scalar loads are not the kernel's traffic, or "": every scalar load sits outside the loops (an index,
+    a routing id, a per-row scale: read once per program) while the loops' loads are vectorized (``ld.global.v*``,
+    8-16 B ``cp.async`` or TMA). A dot kernel whose operand tiles stream through cp.async reads its token ids with
+    scalar loads whatever its tile; vectorizing those would change nothing."""
+    if not scalar or vector is None or not loop_load_lines:
+        return ""
+    lines = {n for s in scalar for n in s.source_lines}
+    if not lines or lines & loop_load_lines:
+        return ""
+    return (f"the scalar loads (lines {sorted(lines)[:6]}) sit outside every loop, read once per program; the loop "
+            f"loads are vectorized ({vector.detail[:120]})")
