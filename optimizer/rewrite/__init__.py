@@ -34,6 +34,7 @@ _HOME = {"Target": "engine", "Transform": "engine", "applier": "engine", "parse_
 def _transforms() -> dict[str, Any]:
     from optimizer.rewrite.block_per_program import BlockPerProgram
     from optimizer.rewrite.block_scale import BlockScale
+    from optimizer.rewrite.column_tiles import ColumnTiles
     from optimizer.rewrite.descriptors import DotTensorDescriptor
     from optimizer.rewrite.dot_precision import DotPrecision
     from optimizer.rewrite.dot_tiles import DotTileSearch
@@ -52,7 +53,8 @@ def _transforms() -> dict[str, Any]:
     return {tr.kind: tr for tr in (
         BlockPerProgram(), DotPrecision(), TwoStageReduction(), DotTileSearch(), ChunkedRowReduction(),
         LowPrecisionOperands(), LaunchLoopGrid(), KernelChainFusion(), BlockScale(), DotTensorDescriptor(),
-        InplaceOutput(), ProducerInline(), HostSetupCache(), PrivatizedHistogram(), LaneAccumulators(), RowResident())}
+        InplaceOutput(), ProducerInline(), HostSetupCache(), PrivatizedHistogram(), LaneAccumulators(), RowResident(),
+        ColumnTiles())}
 
 
 def __getattr__(name: str) -> Any:

@@ -50,6 +50,8 @@ Kinds (``kb.models.Recipe.kind``) and their params; each module's docstring stat
   inside it.
 - ``lane_accumulators`` ``{}``: a block reduction inside a column loop -> per-lane accumulators reduced once after it.
 - ``row_resident`` ``{"values"}``: several loops over the same row chunks -> one register-resident row.
+- ``column_tiles`` ``{"values"}``: a one-row-per-program kernel, element-wise along its row, whose block is the
+  whole row -> a (rows, column tiles) grid with a narrower block (``column_tiles``).
 
 Kinds a pattern card may name that no engine applies (``UNSERVED_KINDS``, refused with the reason):
 ``persistent_grid`` (Ascend core-count grids) and ``split_k``.
