@@ -82,8 +82,8 @@ def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str 
     from optimizer.harness.evaluation import Evaluation, evaluate, record_launches, to_timing
     from optimizer.harness.problem import load_problem
     from optimizer.ladder import keys
-    from optimizer.ladder.cases import RULE as CASE_RULE
     from optimizer.ladder.cases import HEADROOM_RULE, autotuned_note, headroom_case, representative_case
+    from optimizer.ladder.cases import RULE as CASE_RULE
     from optimizer.ladder.engine import run_ladder
     from optimizer.ladder.types import LadderContext
     from optimizer.phases import PhaseClock, TimedKB

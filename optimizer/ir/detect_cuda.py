@@ -202,7 +202,8 @@ def _load_signatures(ctx: Ctx, ptx: PtxLines) -> list[Signature]:
             a, b = ptx.lines_matching(P.PTX_INSTR[f"ld_global_v{w}"])
             v_src, v_ev = v_src + a, v_ev + b
         desc = ", ".join([f"{n} x v{w}" for w, n in widths.items() if n]
-                         + ([f"{len(a_ev)} x cp.async of 8-16 B"] if a_ev else []) + ([f"{len(t_ev)} x TMA"] if t_ev else []))
+                         + ([f"{len(a_ev)} x cp.async of 8-16 B"] if a_ev else [])
+                         + ([f"{len(t_ev)} x TMA"] if t_ev else []))
         out.append(_sig(ctx, "vector_global_load", len(v_ev), "ptx", v_src, v_ev,
                         f"vectorized global loads in PTX: {desc}", where))
     vec = [
