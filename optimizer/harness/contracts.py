@@ -53,6 +53,7 @@ class LaunchRecord(TypedDict, total=False):
     grid: Any  #: the grid as launched (a list of ints, or the callable's repr)
     error: str  #: why the launch could not be described (the record then holds only ``kernel``)
     launches: int  #: how many launches had exactly this configuration
+    cases: list[str]  #: labels of the cases whose calls launched it (validation sets them; empty where unknown)
     error: str  #: set when the record could not be taken
 
 

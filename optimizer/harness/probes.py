@@ -147,6 +147,8 @@ class LaunchRecorder:
     def __init__(self, *, dry: bool = False) -> None:
         self.count = 0
         self.dry = dry  # record the launch, do not execute it (static diagnosis of a full-size case on CPU)
+        #: the label of the case being run (set by validation per case): each record lists the cases that launched it
+        self.case: str | None = None
         self._records: dict[str, LaunchRecord] = {}
         self._installed: list[tuple[type[Any], Any]] = []
 
@@ -200,9 +202,13 @@ class LaunchRecorder:
             )
         )
         if key in self._records:
-            self._records[key]["launches"] += 1
+            old = self._records[key]
+            old["launches"] += 1
+            if self.case and self.case not in old.setdefault("cases", []):
+                old["cases"].append(self.case)
         else:
             rec["launches"] = 1
+            rec["cases"] = [self.case] if self.case else []
             self._records[key] = rec
 
     def summary(self) -> list[LaunchRecord]:

@@ -359,6 +359,7 @@ def observe_case(problem: Problem, cand_cls: type, case: dict[str, Any], seeds: 
     saw."""
     import torch
 
+    launches.case = case_label(case)  # each launch record lists the cases that made it (L3 diagnoses the slow one)
     outs: dict[str, Any] = {"outs": [], "types": [], "inputs_after": [], "probe": None}
     obs: dict[str, Any] = {
         "construct_error": "",

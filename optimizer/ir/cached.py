@@ -44,13 +44,18 @@ IR_CACHE_HITS = "ir_cache_hits"
 _OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 
 
-def hot_launch(launches: Sequence[dict[str, Any]], hot_kernel: str | None = None) -> dict[str, Any] | None:
-    """The recorded launch to compile: of the profiler's hot kernel when named, else the most launched one."""
+def hot_launch(launches: Sequence[dict[str, Any]], hot_kernel: str | None = None,
+               case: str | None = None) -> dict[str, Any] | None:
+    """The recorded launch to compile: of the profiler's hot kernel when named, else the most launched one; with
+    ``case`` (the label of the case that loses the most time to its roofline), among the records that case launched
+    when any did -- a kernel specialized per shape (a stride not divisible by 16 loads without vectors) is diagnosed
+    in the specialization where the time goes, not the most frequent one."""
     recs = [r for r in launches if r.get("kernel") and "error" not in r]
     if not recs:
         return None
-    by_name = [r for r in recs if hot_kernel and r["kernel"] in str(hot_kernel)]
-    return max(by_name or recs, key=lambda r: (r.get("launches", 1), len(str(r.get("grid")))))
+    by_name = [r for r in recs if hot_kernel and r["kernel"] in str(hot_kernel)] or recs
+    by_case = [r for r in by_name if case and case in (r.get("cases") or [])]
+    return max(by_case or by_name, key=lambda r: (r.get("launches", 1), len(str(r.get("grid")))))
 
 
 def ir_cache_key(rec: dict[str, Any], target: str, options: dict[str, Any]) -> str:
@@ -69,14 +74,15 @@ def ir_cache_key(rec: dict[str, Any], target: str, options: dict[str, Any]) -> s
 
 def capture_report(launches: Sequence[dict[str, Any]], *, target: str, cache_dir: str | Path,
                    memo: MutableMapping[str, Any], memo_key: str, hot_kernel: str | None = None,
-                   workdir: Path | None = None, timeout_s: float = 600.0, clock: PhaseClock | None = None) -> IRReport:
+                   workdir: Path | None = None, timeout_s: float = 600.0, clock: PhaseClock | None = None,
+                   case: str | None = None) -> IRReport:
     """The IRReport of the hot launch: from ``memo[memo_key]``, else the on-disk cache (``<cache_dir>/ir/<key>.json``),
     else captured now (timed as ``ir_capture`` on ``clock``) and cached; raises on toolchain errors."""
     if memo_key in memo:
         return memo[memo_key]
     from optimizer import ir
 
-    rec = hot_launch(launches, hot_kernel)
+    rec = hot_launch(launches, hot_kernel, case)
     if rec is None:
         raise RuntimeError("no recorded kernel launch to compile (validate the candidate first)")
     options = {k: v for k, v in (rec.get("options") or {}).items() if k in _OPTIONS}

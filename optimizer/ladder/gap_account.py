@@ -131,7 +131,7 @@ def level_accounts(ctx: Any, report: Any) -> tuple[list[GapAccount], list[str]]:
     from optimizer.ladder import keys
 
     launches = ctx.evaluation.launches if ctx.evaluation else []
-    hot = hot_launch(launches, ctx.cache.get(keys.HOT_KERNEL))
+    hot = hot_launch(launches, ctx.cache.get(keys.HOT_KERNEL), ctx.cache.get(keys.LOST_CASE))
     return launch_accounts(launches, target=ctx.ir_target, cache_dir=ctx.settings.cache_dir, hot=hot,
                            hot_workdir=getattr(report, "workdir", None))
 

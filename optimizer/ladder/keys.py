@@ -10,6 +10,8 @@ Session-wide:
 - ``RECORDED_TIMING`` (dict): ``{"device", "case_ms": {case label: ms}, "source"}``, GPU times recorded earlier for
   this exact candidate source at the problem's full-size cases; a static diagnosis (no timing of its own) reads its
   roofline fractions from them (``ladder diagnose`` / the dry round, given a realistic-check record).
+- ``LOST_CASE`` (str): the label of the timed case that loses the most time to its roofline (ms x (1 - fraction)),
+  set by L1 from the round's timing; L3 compiles the launch record that case made (``optimizer.ir.hot_launch``).
 
 Per candidate (``key(sha)``):
 - ``profile(sha)``: ``{"cases": [CudaProfileCase as JSON]}`` or ``{"error": reason}`` (L2, torch.profiler).
@@ -25,14 +27,15 @@ from __future__ import annotations
 
 from optimizer.ir.cached import IR_CACHE_HITS
 
-__all__ = ["FEATURES", "HOT_KERNEL", "INPUT_DTYPES", "IR_CACHE_HITS", "LAUNCH_CASE", "RECORDED_TIMING", "ascend", "ir",
-           "ir_prefetch", "l2rows", "ncu", "profile"]
+__all__ = ["FEATURES", "HOT_KERNEL", "INPUT_DTYPES", "IR_CACHE_HITS", "LAUNCH_CASE", "LOST_CASE", "RECORDED_TIMING",
+           "ascend", "ir", "ir_prefetch", "l2rows", "ncu", "profile"]
 
 INPUT_DTYPES = "input_dtypes"
 LAUNCH_CASE = "launch_case"
 FEATURES = "features"
 HOT_KERNEL = "hot_kernel"
 RECORDED_TIMING = "recorded_timing"
+LOST_CASE = "lost_case"
 
 
 def profile(sha: str) -> str:

@@ -20,6 +20,8 @@ profilers (15-50 s a round on the H200) then run only where their counters can s
 
 from __future__ import annotations
 
+from typing import Any
+
 from kb.models import EscalationTests, EvidenceItem, Symptoms
 from kb.vocab import CAUSE_CLASS
 from optimizer.kernel.features import extract_features
@@ -73,6 +75,19 @@ def _case_host_ms(ctx: LadderContext, recorded: dict | None, from_record: bool) 
     return out
 
 
+def lost_case(rows: list[dict[str, Any]], case_ms: dict[str, float], host: dict[str, float]) -> str | None:
+    """The case that loses the most time to its roofline: ms x (1 - roofline fraction), per call (the slower of device
+    and host). ``rows``: ``{"case", "signals"}`` with ``mem_fraction`` / ``compute_fraction``; None without fractions.
+    A 12%-of-roofline case taking 1.06 ms loses more than a 60% case taking 0.46 ms, so it is the one to diagnose."""
+    lost: dict[str, float] = {}
+    for r in rows:
+        fr = [v for v in (r["signals"].get("mem_fraction"), r["signals"].get("compute_fraction"))
+              if isinstance(v, (int, float))]
+        if fr and r["case"] in case_ms:
+            lost[r["case"]] = effective_ms(case_ms[r["case"]], host.get(r["case"])) * (1.0 - min(1.0, max(fr)))
+    return max(lost, key=lambda k: (lost[k], k)) if lost else None
+
+
 def _timing_findings(ctx: LadderContext, tokens: list[str]) -> list[Finding]:
     """From the round's timing (or a recorded one) and the problem's bytes/flops: the roofline fraction of every timed
     case, read from max(device, host) per call, and whether the launcher's host work sets the time
@@ -106,6 +121,8 @@ def _timing_findings(ctx: LadderContext, tokens: list[str]) -> list[Finding]:
     rows = [{"case": label, "signals": case_signals(effective_ms(ms, host.get(label)), ctx.problem.flops(cases.get(label, {})),
                                                     ctx.problem.bytes_moved(cases.get(label, {})), peaks, None, None, compute=kind)}
             for label, ms in case_ms.items() if label in cases]
+    if (lost := lost_case(rows, case_ms, host)) is not None:
+        ctx.cache[keys.LOST_CASE] = lost
     found = roofline_finding(rows, level="L1") if len(rows) == len(case_ms) else None
     if found is not None:
         if any(host.get(k, 0.0) > v for k, v in case_ms.items()):

@@ -128,7 +128,7 @@ def _config_evidence(ctx: LadderContext, report: object) -> list[EvidenceItem]:
     cfgs = launch_configs(launches, kernel)
     if len(cfgs) < 2:
         return []
-    diagnosed = hot_launch(launches, ctx.cache.get(keys.HOT_KERNEL))
+    diagnosed = hot_launch(launches, ctx.cache.get(keys.HOT_KERNEL), ctx.cache.get(keys.LOST_CASE))
     label = config_label(diagnosed) if diagnosed else config_label(cfgs[0])
     rows = {label: sorted({s.name for s in getattr(report, "signatures", []) if s.name in SIGNATURE_CLASS})}
     args = ctx._capture_args()
@@ -142,7 +142,10 @@ def _config_evidence(ctx: LadderContext, report: object) -> list[EvidenceItem]:
             rows[lab] = [f"compile failed: {type(exc).__name__}"]
     every = set.intersection(*(set(v) for v in rows.values())) if rows else set()
     some = sorted({x for v in rows.values() for x in v} - every)
-    summary = (f"{kernel}: {len(cfgs)} launch configurations, diagnosed {label}; "
+    lost = ctx.cache.get(keys.LOST_CASE)
+    why = (f" (the launch of case {lost}, which loses the most time to its roofline)"
+           if diagnosed and lost and lost in (diagnosed.get("cases") or []) else "")
+    summary = (f"{kernel}: {len(cfgs)} launch configurations, diagnosed {label}{why}; "
                + "; ".join(f"[{k}] {', '.join(v) or 'no problem signature'}" for k, v in rows.items()))
     if some:
         summary += f"; only in some configurations: {', '.join(some)}"

@@ -143,6 +143,7 @@ class LadderContext:
     def _capture_args(self) -> dict[str, Any]:
         """What ``capture_report`` needs beyond the launches and the memo (the same for the level and the prefetch)."""
         return {"target": self.ir_target, "cache_dir": self.settings.cache_dir, "memo_key": keys.ir(self.source_sha),
+                "case": self.cache.get(keys.LOST_CASE),
                 "timeout_s": min(600.0, self.settings.sandbox_timeout_s * 2),
                 "workdir": self.workdir / "ir" if self.workdir else None}
 
