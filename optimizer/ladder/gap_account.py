@@ -22,7 +22,7 @@ from kb.models import EvidenceItem
 from optimizer.ir.gap_account import GapAccount, GapFinding, account_launch, unexplained_findings
 from optimizer.ladder.findings import EvidenceRef, Finding
 
-__all__ = ["ACCOUNT_CAUSES", "MAX_ACCOUNTS", "MIN_TRAFFIC_SHARE", "account_evidence", "account_findings", "case_accounts",
+__all__ = ["ACCOUNT_CAUSES", "LOCALIZING_KINDS", "MAX_ACCOUNTS", "AccountLocalization", "account_localization", "MIN_TRAFFIC_SHARE", "account_evidence", "account_findings", "case_accounts",
            "launch_accounts", "level_accounts", "static_accounts", "with_account"]
 
 #: Account kinds whose significant finding at ANY accounted launch configuration supports a listed cause at L3
@@ -239,3 +239,58 @@ def case_accounts(problem_path: str | Path, candidate: str | Path, *, settings: 
         out[case_label(case)], _ = launch_accounts(launches, target=settings.ir_target or "cuda:90",
                                                    cache_dir=settings.cache_dir, hot=hot_launch(launches))
     return out
+
+
+#: Account kinds that no listed cause explains but that still localize L3 when the IR shows no problem signature and
+#: no cause is decided: the compile proves the inefficiency (instruction issue against the memory floor, masked-off
+#: lanes), so a card whose symptoms cite it (profile signal ``account_<kind>``) and whose recipe applies may be chosen
+#: for it. Value: the bottleneck class the inefficiency shows as.
+LOCALIZING_KINDS: dict[str, str] = {"issue_bound": "compute_bound", "predicated_lanes": "latency_bound"}
+
+
+class AccountLocalization:
+    """L3's class-based tests from the static account (``account_localization``)."""
+
+    def __init__(self, cls: str, signals: list[str], findings: list[GapFinding], refs: list[Any], chosen: Any,
+                 single: bool, note: str) -> None:
+        self.cls, self.signals, self.findings, self.refs = cls, signals, findings, refs
+        self.chosen, self.single, self.note = chosen, single, note
+
+    @property
+    def justified(self) -> bool:
+        return bool(self.chosen) and any(f"profile:{s}" in self.chosen.matched_symptoms for s in self.signals)
+
+    def tests(self) -> Any:
+        from kb.models import EscalationTests
+
+        kinds = ", ".join(f"{f.kind} ({f.kernel}: {f.summary[:120]})" for f in self.findings[:2])
+        why_just = (f"{self.chosen.id} cites {', '.join(s for s in self.signals if f'profile:{s}' in self.chosen.matched_symptoms)}"
+                    if self.justified else "no card cites the account's inefficiency")
+        return EscalationTests(localized=True, single_family=self.single, justified=self.justified,
+                               notes=f"(1) no problem signature, but the static account finds {kinds}, which no listed "
+                                     f"cause explains -> {self.cls}; (2) {self.note}; (3) {why_just}")
+
+
+def account_localization(ctx: Any, accounts: list[GapAccount], findings: list[Finding],
+                         match: Any, choose: Any) -> AccountLocalization | None:
+    """The account's unexplained ``LOCALIZING_KINDS`` findings as L3 symptoms (profile signals ``account_<kind>``),
+    the cards matched on them and the family chosen among those citing them (``match``/``choose``: the level's
+    ``match_cards``/``choose_family``); None when the account names no such inefficiency."""
+    from kb.models import Symptoms
+
+    earlier = [f for r in getattr(ctx, "results", []) for f in r.findings]
+    causes = {f.cause for f in [*earlier, *findings] if f.confidence >= 0.45}
+    hits = [f for f in unexplained_findings(accounts, causes) if f.kind in LOCALIZING_KINDS]
+    if not hits:
+        return None
+    signals = list(dict.fromkeys(f"account_{f.kind}" for f in hits))
+    cls = LOCALIZING_KINDS[hits[0].kind]
+    from optimizer.ladder import keys
+
+    feats = ctx.cache.get(keys.FEATURES)
+    symptoms = Symptoms(profile_signals=signals, bottleneck_classes=[cls],  # type: ignore[list-item]
+                        code_features=feats.tokens if feats else [])
+    refs = match(ctx, symptoms, " ".join(signals) + f" {cls}", bottleneck=cls)
+    chosen, single, note = (choose(ctx, refs, ("profile:",), bottleneck=cls, support=("code:",)) if refs
+                            else (None, False, "no card matches the account's inefficiency"))
+    return AccountLocalization(cls, signals, hits, refs, chosen, single, note)

@@ -106,10 +106,22 @@ class IRLevel:
             from optimizer.ladder.gap_account import account_evidence
 
             evidence += account_evidence(ctx, report, findings, step.decision, accounts=accounts)
+        located = None
+        if not problems and step.tests is None and isinstance(accounts, tuple):
+            # no problem signature and no cause decided: an inefficiency the account proves may still localize
+            from optimizer.ladder.gap_account import account_localization
+
+            located = account_localization(ctx, accounts[0], findings, match_cards, choose_family)
+            if located is not None:
+                cls, refs, tests = located.cls, located.refs, located.tests()
+                chosen, single, justified = located.chosen, located.single, located.justified
+                evidence.append(EvidenceItem(level="L3", kind="bottleneck", reference=cls, summary=tests.notes[:800],
+                                             data={"class": cls, "localized": True, "source": "gap_account",
+                                                   "signals": located.signals}))
         tests, chosen_final, best = merge_tests(step, tests, chosen if single else None, chosen if justified else None)
         refs_out = ([step.family] if step.family else []) + [r for r in refs if not step.family or r.id != step.family.id]
         return LevelResult(level="L3", evidence=evidence, bottleneck=cls, matched_cards=refs_out[:2], tests=tests,  # type: ignore[arg-type]
-                           chosen=chosen_final, best=best, inconclusive=not problems and not step.decision.decided,
+                           chosen=chosen_final, best=best, inconclusive=not problems and not step.decision.decided and located is None,
                            rationale=tests.notes, findings=findings, decision=step.decision,
                            data={"signatures": sig_names, "kernel": report.kernel, "target": report.target,
                                  "bottleneck_source": "ir"})
