@@ -135,7 +135,7 @@ class CompileRecorder:
         from triton.runtime.jit import JITFunction
 
         recorder = self
-        JITFunction.run = lambda fn, *a, **kw: recorder(fn, *a, **kw)  # type: ignore[method-assign]
+        JITFunction.run = lambda fn, *a, **kw: recorder(fn, *a, **kw)
 
         def tune_all(self: Any, *args: Any, **kwargs: Any) -> None:
             for config in self.configs:
@@ -143,7 +143,7 @@ class CompileRecorder:
                 kw.update(config.all_kwargs() if hasattr(config, "all_kwargs") else {**config.kwargs})
                 self.fn.run(*args, **kw)
 
-        Autotuner.run = tune_all  # type: ignore[method-assign]
+        Autotuner.run = tune_all
         return self
 
 

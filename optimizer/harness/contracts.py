@@ -54,7 +54,6 @@ class LaunchRecord(TypedDict, total=False):
     error: str  #: why the launch could not be described (the record then holds only ``kernel``)
     launches: int  #: how many launches had exactly this configuration
     cases: list[str]  #: labels of the cases whose calls launched it (validation sets them; empty where unknown)
-    error: str  #: set when the record could not be taken
 
 
 #: a launch record (kept as an alias: every field of a contract that holds launch records is a ``list[Launch]``)
@@ -247,7 +246,7 @@ class Finding(_Contract):
     """``optimizer.harness.hacks.HackFinding`` as JSON."""
 
     code: str
-    severity: str
+    severity: Literal["reject", "warn"]  #: ``optimizer.harness.hacks.Severity``
     message: str
     line: int | None = None
 

@@ -156,9 +156,11 @@ def evaluate(
 
         return evaluate_compile_only(problem, cand, static, settings=settings, cases=run_cases, python=python,
                                      why='CPU_VALIDATION = "compile_only"')
-    request = EvaluateRequest(problem=str(problem.path), candidate=str(cand), backend=backend, cases=run_cases,  # type: ignore[arg-type]
-                              seeds=list(settings.validation_seeds),
-                              timing=timing_request(settings, against, aa, methods) if timing else None)
+    # validated as the wire reads it: ``backend`` is a str here, checked against the contract's literal
+    request = EvaluateRequest.model_validate({
+        "problem": str(problem.path), "candidate": str(cand), "backend": backend, "cases": run_cases,
+        "seeds": list(settings.validation_seeds),
+        "timing": timing_request(settings, against, aa, methods) if timing else None})
     res = _judged(request, backend, settings, python=python)
     p, failed = _parsed(res, EvaluateResult, cand, backend, static)
     if failed is not None:
@@ -176,7 +178,7 @@ def evaluate(
         if what:  # the interpreter cannot run it: compile-only, said plainly
             return evaluate_compile_only(problem, cand, static, settings=settings, cases=run_cases, python=python,
                                          why=f"the interpreter cannot run {what}")
-    findings = static + [HackFinding(f.code, f.severity, f.message, f.line) for f in p.findings]  # type: ignore[arg-type]
+    findings = static + [HackFinding(f.code, f.severity, f.message, f.line) for f in p.findings]
     validation = p.validation
     validation.hack_flags = list(dict.fromkeys([f.code for f in static] + validation.hack_flags))
     if rejected:  # static_gate=False: it ran anyway, and is still rejected
@@ -244,11 +246,11 @@ def _block_pointers_on_36(what: str | None, python: str | None, settings: Ladder
 
 def timing_request(settings: LadderSettings, against: dict[str, Path] | None, aa: bool,
                    methods: dict[str, str] | None = None) -> TimingOptions:
-    return TimingOptions(warmup_ms=settings.timing_warmup_ms, rep_ms=settings.timing_rep_ms,
-                         blocks=settings.timing_blocks, graph_below_us=settings.timing_graph_below_us,
-                         flush_bytes=settings.l2_flush_mb * 1024 * 1024, reference=True,
-                         against={k: str(v) for k, v in (against or {}).items()}, aa=aa,
-                         methods=dict(methods or {}))  # type: ignore[arg-type]
+    return TimingOptions.model_validate({  # ``methods`` values are checked against the contract's literal
+        "warmup_ms": settings.timing_warmup_ms, "rep_ms": settings.timing_rep_ms, "blocks": settings.timing_blocks,
+        "graph_below_us": settings.timing_graph_below_us, "flush_bytes": settings.l2_flush_mb * 1024 * 1024,
+        "reference": True, "against": {k: str(v) for k, v in (against or {}).items()}, "aa": aa,
+        "methods": dict(methods or {})})
 
 
 def _run(request: WorkerRequest, backend: str, settings: LadderSettings, *, python: str | None = None) -> SandboxResult:
@@ -299,8 +301,8 @@ def retime(problem: Problem, candidate: Path, against: dict[str, Path], *, backe
     run_cases = cases if cases is not None else problem.cases_for(backend)
     t = timing_request(settings, against, False, methods).model_copy(
         update={"reference": False, "blocks": blocks or settings.timing_blocks})
-    request = TimeRequest(problem=str(problem.path), candidate=str(candidate), backend=backend,  # type: ignore[arg-type]
-                          cases=run_cases, timing=t)
+    request = TimeRequest.model_validate({"problem": str(problem.path), "candidate": str(candidate),
+                                          "backend": backend, "cases": run_cases, "timing": t})
     res = _run(request, backend, settings)
     p, failed = _parsed(res, TimeResult, candidate, backend, None)
     if failed is not None:

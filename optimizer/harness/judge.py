@@ -36,7 +36,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from optimizer.harness import stages
 from optimizer.harness.contracts import (
@@ -56,6 +56,19 @@ from optimizer.harness.contracts import (
 from optimizer.harness.hacks import HackFinding
 from optimizer.harness.sandbox import SandboxLimits, SandboxResult, run_worker
 
+
+class _Run(TypedDict):
+    """How each of an evaluation's processes runs: ``run_worker``'s keyword arguments shared by the three."""
+
+    limits: SandboxLimits
+    interpreter: bool
+    use_zygote: bool
+    python: str | None
+
+
+def _hack_findings(findings: list[Finding]) -> list[HackFinding]:
+    return [HackFinding(f.code, f.severity, f.message, f.line) for f in findings]
+
 __all__ = ["ProblemInfo", "describe_problem", "run_judged"]
 
 
@@ -71,7 +84,7 @@ class _Verdicts:
     candidate run on, never pass it."""
 
     def __init__(self, request: EvaluateRequest, refs: ReferenceResult, ref_dir: Path, cand_dir: Path, base: Path,
-                 run: dict[str, Any]) -> None:
+                 run: _Run) -> None:
         self.request, self.refs, self.cand_dir = request, refs, cand_dir
         self.ctl_dir, self.judge_dir = base / "control", base / "judge"
         self.ctl_dir.mkdir()
@@ -83,7 +96,7 @@ class _Verdicts:
         req = JudgeRunRequest(problem=request.problem, backend=request.backend, seeds=request.seeds, cases=cases,
                               ctl_dir=str(self.ctl_dir), out_dir=str(self.judge_dir))
         # the judge lives through the candidate's validation: its deadline covers that and its own work
-        jrun = {**run, "limits": dataclasses.replace(run["limits"], timeout_s=2 * run["limits"].timeout_s)}
+        jrun: _Run = {**run, "limits": dataclasses.replace(run["limits"], timeout_s=2 * run["limits"].timeout_s)}
         #: before the last verdict, wait for the judge process to end, so that it never shares the device with timing
         self.join_before_timing = request.timing is not None and request.backend != "interpreter"
 
@@ -128,7 +141,7 @@ class _Verdicts:
             self.judged[k] = (CaseValidation(case=case_label(self.refs.cases[k].case), passed=False,
                                              message=f"judge_error: {why}"[:2000]), [])
             return False
-        self.judged[k] = (out.case, [HackFinding(f.code, f.severity, f.message, f.line) for f in out.findings])  # type: ignore[arg-type]
+        self.judged[k] = (out.case, _hack_findings(out.findings))
         for name, seconds in out.phase_s.items():  # the judge's own account: problem import, records, comparison
             stages.add(name, seconds)
         for f in (self.cand_dir / f"out_{k}.pt", self.cand_dir / f"obs_{k}.json"):
@@ -156,7 +169,7 @@ class _Verdicts:
         for k in self.judged:
             if final is not None and k < len(final.judged):
                 j = final.judged[k]
-                out[k] = (j.case, [HackFinding(f.code, f.severity, f.message, f.line) for f in j.findings])  # type: ignore[arg-type]
+                out[k] = (j.case, _hack_findings(j.findings))
             else:
                 why = res.reason if res is not None and res.reason else "the judge reported no final decision"
                 out[k] = (CaseValidation(case=case_label(self.refs.cases[k].case), passed=False,
@@ -171,7 +184,7 @@ def run_judged(request: EvaluateRequest, *, limits: SandboxLimits, interpreter: 
     Returns the candidate worker's ``SandboxResult`` whose payload is an ``EvaluateResult`` carrying the judge's
     validation and findings (the candidate's own are discarded), or a failed result saying which process
     failed (``reference_error: ...``)."""
-    run = {"limits": limits, "interpreter": interpreter, "use_zygote": use_zygote, "python": python}
+    run: _Run = {"limits": limits, "interpreter": interpreter, "use_zygote": use_zygote, "python": python}
     base = Path(tempfile.mkdtemp(prefix="ladder_judge_"))
     cand_dir = base / "candidate"
     cand_dir.mkdir()
@@ -250,10 +263,10 @@ def _reference_key(request: EvaluateRequest, python: str | None) -> tuple | None
             default=str), tuple(request.seeds), python)
 
 
-def _reference(request: EvaluateRequest, run: dict[str, Any]) -> tuple[ReferenceResult, Path] | SandboxResult:
+def _reference(request: EvaluateRequest, run: _Run) -> tuple[ReferenceResult, Path] | SandboxResult:
     """The reference's outputs for ``request`` (computed once per problem, cases, seeds and backend in this
     process, in a folder no candidate's jail can see), or the failed run."""
-    key = _reference_key(request, run.get("python"))
+    key = _reference_key(request, run["python"])
     with _LOCK:
         if key is not None and key in _REFERENCES and all(Path(c.file).exists() for c in _REFERENCES[key][0].cases):
             _hold(_REFERENCES[key][1])

@@ -125,11 +125,11 @@ def _describe_launch(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], gri
         elif v is None:  # an optional pointer left out: the JIT compiles it as constexpr None
             constexprs[name] = None
             ir_args[name] = None
-    options = {k: kwargs[k] for k in ("num_warps", "num_stages", "num_ctas", "maxnreg") if k in kwargs}
+    options: dict[str, Any] = {k: kwargs[k] for k in ("num_warps", "num_stages", "num_ctas", "maxnreg") if k in kwargs}
     inner = getattr(fn, "fn", None)
     source_file = getattr(getattr(inner, "__code__", None), "co_filename", "")
     return {
-        "kernel": getattr(fn, "__name__", None) or getattr(inner, "__name__", "?"),
+        "kernel": str(getattr(fn, "__name__", None) or getattr(inner, "__name__", "?")),
         "file": source_file,
         "signature": signature,
         "constexprs": constexprs,

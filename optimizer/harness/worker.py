@@ -30,6 +30,7 @@ import os
 import sys
 import time
 import traceback
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +84,11 @@ def _versions() -> dict[str, str]:
     return out
 
 
+def _call(model: Any, inputs: Sequence[Any]) -> Callable[[], Any]:
+    """``model(*inputs)`` as a call of no arguments (what the timing functions repeat)."""
+    return lambda: model(*inputs)
+
+
 def _device_name(backend: str) -> str:
     import torch
 
@@ -119,7 +125,7 @@ def _time_cases(run_cases: list[dict[str, Any]], t: TimingOptions, problem: Any,
         models |= {role: problem.instantiate(cls, case, seed=0, device=device) for role, cls in others.items()}
         if t.aa:
             models["aa"] = problem.instantiate(cand_cls, case, seed=0, device=device)
-        fns = {role: (lambda m=m, xs=inputs: m(*xs)) for role, m in models.items()}
+        fns = {role: _call(m, inputs) for role, m in models.items()}
         # INPLACE_OUTPUTS: the inputs start pristine; the interleaved blocks (do_bench) repeat the call without a
         # restore between repetitions (a restore inside the timed region would time the copy), so an in-place
         # kernel is timed on its own evolving output. The single-kernel path (bench_cuda setup=) restores per rep.
@@ -134,7 +140,7 @@ def _time_cases(run_cases: list[dict[str, Any]], t: TimingOptions, problem: Any,
             if t.reference:
                 ref = problem.make_model(case, seed=0, device=device)
                 bench = timing.bench_cuda if backend == "cuda" else timing.bench_npu
-                r = bench(lambda m=ref, xs=inputs: m(*xs), warmup_ms=warmup_ms, rep_ms=rep_ms, flush_bytes=flush)
+                r = bench(_call(ref, inputs), warmup_ms=warmup_ms, rep_ms=rep_ms, flush_bytes=flush)
         cases.append(TimingCase.model_validate({
             "case": case_label(case), "stats": res["stats"]["candidate"], "reference_stats": r.as_dict() if r else None,
             "method": res["method"], "method_note": res["method_note"], "blocks": res["blocks"],
@@ -219,7 +225,7 @@ def _interpreter_shims(*, dry: bool = False) -> None:
         dt = 1.0 if dry else (time.perf_counter() - t0) * 1e3
         return [dt, dt, dt]
 
-    Autotuner.do_bench = property(lambda self: _cpu_bench)  # type: ignore[assignment]
+    Autotuner.do_bench = property(lambda self: _cpu_bench)
 
 
 #: What a CPU run reports for the device it analyses for (the lent H200): launchers that ask the device before
@@ -241,9 +247,16 @@ def _device_query_stand_in() -> None:
 
     if torch.cuda.is_available():
         return
-    props = types.SimpleNamespace(**H200_STAND_IN)
-    torch.cuda.get_device_capability = lambda device=None: (props.major, props.minor)  # type: ignore[assignment]
-    torch.cuda.get_device_properties = lambda device=None: props  # type: ignore[assignment]
+    props: Any = types.SimpleNamespace(**H200_STAND_IN)  # read by attribute, as torch's device properties are
+
+    def capability(device: Any = None) -> tuple[int, int]:
+        return props.major, props.minor
+
+    def properties(device: Any = None) -> Any:
+        return props
+
+    torch.cuda.get_device_capability = capability
+    torch.cuda.get_device_properties = properties
 
 
 def _failure(kind: str, stage: str, exc: BaseException) -> ErrorResult:
