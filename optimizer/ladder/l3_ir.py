@@ -124,7 +124,8 @@ class IRLevel:
                            chosen=chosen_final, best=best, inconclusive=not problems and not step.decision.decided and located is None,
                            rationale=tests.notes, findings=findings, decision=step.decision,
                            data={"signatures": sig_names, "kernel": report.kernel, "target": report.target,
-                                 "bottleneck_source": "ir"})
+                                 # a class from the account alone is this level's, not a measured or IR class later levels read
+                                 "bottleneck_source": "gap_account" if located is not None else "ir"})
 
 
 def _config_evidence(ctx: LadderContext, report: object) -> list[EvidenceItem]:
