@@ -150,9 +150,11 @@ def closing_line(lines: list[str], i: int) -> str:
 def make_signature(ctx: Ctx, name: str, count: int, stage: str, src: list[int], evidence: list[str], detail: str,
          attribution: tuple[str | None, int | None, str]) -> Signature:
     pass_name, index, _ = attribution
-    return Signature(name=name, count=count, stage=stage, pass_introduced=pass_name, pass_index=index,
-                     related_passes=ctx.related(name), source_lines=sorted(set(src)), detail=detail,
-                     evidence=list(dict.fromkeys(evidence))[:3])
+    # ``name`` is checked against kb.vocab.IRSignature here (detectors build some names, ``ascend_{mode}``)
+    return Signature.model_validate({
+        "name": name, "count": count, "stage": stage, "pass_introduced": pass_name, "pass_index": index,
+        "related_passes": ctx.related(name), "source_lines": sorted(set(src)), "detail": detail,
+        "evidence": list(dict.fromkeys(evidence))[:3]})
 
 
 def _count(rx: re.Pattern[str]) -> Callable[[str], int]:

@@ -84,6 +84,8 @@ def _load_kernel(path: str, name: str):
     file = Path(path).resolve()
     sys.path.insert(0, str(file.parent))
     spec = importlib.util.spec_from_file_location(f"_ladder_kernel_{file.stem}", file)
+    if spec is None or spec.loader is None:
+        raise SpecError(f"{file} cannot be imported as a Python module: pass the path of a .py file")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     if not hasattr(module, name):
@@ -103,9 +105,10 @@ def _params(fn) -> list[Param]:
     out = []
     for i, p in enumerate(fn.params):
         raw = getattr(p, "_param", None)
-        has_default = raw is not None and raw.default is not inspect.Parameter.empty
+        default = inspect.Parameter.empty if raw is None else raw.default
+        has_default = default is not inspect.Parameter.empty
         out.append(Param(name=p.name, index=getattr(p, "num", i), is_constexpr=bool(p.is_constexpr),
-                         has_default=has_default, default=raw.default if has_default else None,
+                         has_default=has_default, default=default if has_default else None,
                          do_not_specialize=bool(getattr(p, "do_not_specialize", False)),
                          do_not_specialize_on_alignment=bool(getattr(p, "do_not_specialize_on_alignment", False))))
     return out
@@ -307,8 +310,7 @@ def _adapter_subprocess_shim(dump: Path):
         return real.run(cmd, *args, **kwargs)
 
     shim = types.ModuleType("subprocess")
-    shim.__dict__.update(vars(real))
-    shim.run = run
+    shim.__dict__.update({**vars(real), "run": run})
     return shim
 
 

@@ -77,7 +77,7 @@ def stage_summaries(capture: Capture, *, top_ops: int = 12) -> list[StageSummary
         out.append(StageSummary(stage=stage, lines=text.count("\n") + 1, ops=dict(ops.most_common(top_ops)),
                                 features={k: v for k, v in feats.items() if v}, passes=per_stage.get(stage, 0)))
     for stage, path in capture.binaries.items():
-        feats: dict[str, int] = {"bytes": path.stat().st_size if path.exists() else 0}
+        feats = {"bytes": path.stat().st_size if path.exists() else 0}
         r = capture.resources
         if r is not None and stage == "cubin":
             feats |= {k: v for k, v in (("registers", r.registers), ("spill_stores_bytes", r.spill_stores_bytes),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from optimizer.ir import patterns as P
 from optimizer.ir._ctx import DECIDED_BY, Ctx, closing_line
@@ -170,7 +171,9 @@ def detect_ptx(ctx: Ctx) -> list[Signature]:
 
 
 def _shared_roundtrips(ptx: PtxLines) -> tuple[int, list[int], list[str]]:
-    trips, state, src, ev = 0, 0, [], []
+    trips, state = 0, 0
+    src: list[int] = []
+    ev: list[str] = []
     st, bar, ld = P.PTX_INSTR["st_shared"], P.PTX_INSTR["bar_sync"], P.PTX_INSTR["ld_shared"]
     for i, line in enumerate(ptx.lines):
         if st.search(line):
@@ -180,8 +183,8 @@ def _shared_roundtrips(ptx: PtxLines) -> tuple[int, list[int], list[str]]:
         elif state == 2 and ld.search(line):
             trips, state = trips + 1, 0
             ev.append(first[1])
-            if ptx.source_line[first[0]] is not None:
-                src.append(ptx.source_line[first[0]])
+            if (n := ptx.source_line[first[0]]) is not None:
+                src.append(n)
     return trips, src, ev
 
 
@@ -261,6 +264,11 @@ def _spill_signature(ctx: Ctx, ptx: PtxLines) -> list[Signature]:
 
 
 # ---- dots and pipelining ---------------------------------------------------------------------------------------
+def _dot_kind(name: str) -> Callable[[str], int]:
+    """How many dots of kind ``name`` an IR text holds (a count for ``Ctx.attribute``)."""
+    return lambda text: _dot_kinds(text)[name]
+
+
 def _dot_kinds(text: str) -> dict[str, int]:
     kinds = {"wgmma_dot": 0, "mma_dot": 0, "fma_dot": 0}
     if "dot" not in text and "tc_gen5_mma" not in text:
@@ -335,7 +343,7 @@ def detect_dots(ctx: Ctx) -> list[Signature]:
         )
         where = ctx.decided_by(name) if name in DECIDED_BY else (None, None, "")
         if where[0] is None:
-            where = ctx.attribute(lambda t, k=name: _dot_kinds(t)[k])
+            where = ctx.attribute(_dot_kind(name))
         sig = _sig(ctx, name, n, "ttgir", src, ev, detail, where)
         out.append(sig.model_copy(update={"facts": {"input_precision": ", ".join(asked)}}) if asked else sig)
     return out

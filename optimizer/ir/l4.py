@@ -18,6 +18,7 @@ import re
 import string
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Literal
 
 from kb.client import KBClient
 from kb.models.cards import InvariantCard
@@ -52,7 +53,7 @@ def explain(
     arguments = {c.pass_name: c.pass_argument for c in report.pass_changes if c.pass_argument}
     installed = installed_backend_source(report)
     findings = [_finding(report, s, client, arguments, installed, compiler_source, top_k) for s in sigs]
-    unresolved = [f.signature for f in findings if not f.cards and not f.source_refs]
+    unresolved: list[str] = [f.signature for f in findings if not f.cards and not f.source_refs]
     settled = sum(f.settled for f in findings)
     grounded = sum(1 for f in findings if f.source_refs)
     summary = (f"{len(findings)} signature(s) examined: {settled} settled by invariant cards, "
@@ -162,8 +163,12 @@ def _template_context(report: IRReport, sig: Signature) -> dict[str, str]:
         code = report.source_excerpt.get(n)
         ctx["source_line"] = f"{file}:{n}" + (f" (`{code}`)" if code else "")
     if sig.pass_introduced or sig.related_passes:
-        ctx["pass"] = sig.pass_introduced if sig.pass_introduced not in (None, FRONTEND) else sig.related_passes[0] \
-            if sig.related_passes else sig.pass_introduced
+        if sig.pass_introduced is not None and sig.pass_introduced != FRONTEND:
+            ctx["pass"] = sig.pass_introduced
+        elif sig.related_passes:
+            ctx["pass"] = sig.related_passes[0]
+        elif sig.pass_introduced is not None:  # the frontend, nothing related
+            ctx["pass"] = sig.pass_introduced
     for k in ("num_warps", "num_stages", "maxnreg"):
         v = report.options.get(k, report.compiled_with.get(k))
         if v is not None:
@@ -329,9 +334,10 @@ def _applies(conditions: list[str], capability: int | None) -> bool | None:
     return True
 
 
-def _ref(lines: list[str], i: int, path: Path, origin: str) -> CompilerSourceRef:
+def _ref(lines: list[str], i: int, path: Path, origin: Literal["installed", "checkout"]) -> CompilerSourceRef:
     indent = len(lines[i]) - len(lines[i].lstrip())
-    conditions, function = [], ""
+    conditions: list[str] = []
+    function = ""
     for j in range(i - 1, -1, -1):
         s = lines[j]
         if not s.strip():

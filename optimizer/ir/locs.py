@@ -161,12 +161,13 @@ class PtxLines:
 
     def lines_matching(self, pattern) -> tuple[list[int], list[str]]:
         """(source lines, instruction lines) of every PTX line matching ``pattern``."""
-        src, hits = [], []
+        src: list[int] = []
+        hits: list[str] = []
         for i, line in enumerate(self.lines):
             if pattern.search(line):
                 hits.append(line.strip())
-                if self.source_line[i] is not None:
-                    src.append(self.source_line[i])
+                if (n := self.source_line[i]) is not None:
+                    src.append(n)
         return src, hits
 
 
@@ -179,7 +180,7 @@ def _from_comment(line: str, base: str) -> int | None:
     return None
 
 
-def _resolve_ptx(loc: tuple[int, int, int], parent: dict, src_ids: set[int]) -> int | None:
+def _resolve_ptx(loc: tuple[int, int, int] | None, parent: dict, src_ids: set[int]) -> int | None:
     seen = 0
     while loc is not None and seen < 64:
         if loc[0] in src_ids:
