@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from kb.errors import InvalidArgument
 
@@ -125,10 +125,15 @@ _DECLARATIONS = '''
 '''
 
 
+@overload
+def _split(spec: str, default: str) -> tuple[Path, str]: ...
+@overload
+def _split(spec: str, default: None) -> tuple[Path, str | None]: ...
 def _split(spec: str, default: str | None) -> tuple[Path, str | None]:
-    path, sep, name = spec.rpartition("::")
+    path, sep, tail = spec.rpartition("::")
+    name = tail if sep else default
     if not sep:
-        path, name = spec, default
+        path = spec
     p = Path(path).expanduser()
     if not p.is_file():
         raise InvalidArgument(f"no such file: {p}", field="path")
@@ -316,7 +321,7 @@ def check_problem(folder: Path, *, timeout_s: float | None = None) -> dict[str, 
         settings.sandbox_timeout_s = timeout_s
     problem = describe_problem(folder, timeout_s=settings.sandbox_timeout_s, memory_mb=settings.sandbox_memory_mb,
                                python=settings.triton_python or None)
-    ev = evaluate(problem, Path(folder) / "initial.py", backend="interpreter", settings=settings,  # type: ignore[arg-type]
+    ev = evaluate(problem, Path(folder) / "initial.py", backend="interpreter", settings=settings,
                   timing=False, static_gate=False)
     return {
         "problem": str(problem.path), "passed": ev.passed, "static_only": ev.static_only, "reason": ev.reason,

@@ -47,6 +47,8 @@ from kb.models import (
     Trajectory,
     UnseenReport,
 )
+from kb.models.trajectory import Outcome
+from kb.vocab import Level
 from optimizer.harness import stages, verdict
 from optimizer.harness.evaluation import Evaluation, evaluate, record_launches, retime, to_timing
 from optimizer.harness.gpulock import GPULock, device_key
@@ -204,6 +206,11 @@ def _versions(ev: Evaluation | None) -> dict[str, str]:
     return out
 
 
+def _minus_speedup(r: Round) -> float:
+    """Sort key, fastest first: minus the round's geomean speedup (0 where untimed)."""
+    return -((r.timing.geomean_speedup if r.timing is not None else None) or 0.0)
+
+
 class Session:
     def __init__(
         self,
@@ -246,9 +253,9 @@ class Session:
                 sha256=self.problem.sha256,
                 cases=self.problem.cases_for(self.backend),
             ),
-            backend=self.backend,
+            backend=self.backend,  # type: ignore[arg-type]  # a str checked by check_backend at the CLI; kb's literal
             proposer=self.proposer.name,
-        )  # type: ignore[arg-type]
+        )
         self._warm_kb()
         lock = None
         if self.backend in ("cuda", "ascend"):  # timing sessions never share a device
@@ -358,7 +365,7 @@ class Session:
             problem=self.problem,
             candidate=base_path,
             backend=self.backend,
-            kb=TimedKB(self.kb, clock),  # type: ignore[arg-type]
+            kb=TimedKB(self.kb, clock),
             settings=self.settings,
             evaluation=ladder_eval,
             history=list(traj.rounds[1:]),
@@ -372,7 +379,7 @@ class Session:
         with stages.span("ladder"):
             outcome = run_ladder(ctx, max_level=self.settings.max_level)  # type: ignore[arg-type]
         self.progress("ladder", {"round": i, "summary": outcome.summary(), "levels": outcome.levels_reached})
-        common = dict(
+        common: dict[str, Any] = dict(  # the fields every Round of this call shares
             index=i,
             levels_reached=outcome.levels_reached,
             evidence=outcome.evidence,
@@ -443,7 +450,7 @@ class Session:
             timing=timing,
             outcome=result,
             candidate_path=str(path),
-            **wall(),  # type: ignore[arg-type]
+            **wall(),
             next_recommendation=advice,
         )
         return rnd, ev
@@ -547,7 +554,7 @@ class Session:
         return chosen, EvidenceItem(level="L2", kind="variant_screen", reference=chosen.family, summary=summary[:2000],
                                     data={"case": case_label(case), "rows": rows, "chosen": win})
 
-    def _judge(self, ev: Evaluation, timing: Timing, best_g: float | None, family: str) -> tuple[str, str]:
+    def _judge(self, ev: Evaluation, timing: Timing, best_g: float | None, family: str) -> tuple[Outcome, str]:
         """The verdict by ``optimizer.harness.verdict.judge`` on the interval over the base; the rule is written into
         the timing."""
         if not ev.passed:
@@ -573,9 +580,10 @@ class Session:
             return cases, []
 
         smoke = [self._size(c) for c in self.problem.smoke_cases]
-        if any(x is None for x in smoke):
+        sizes = [x for x in smoke if x is not None]
+        if len(sizes) != len(smoke):
             return cases, []
-        limit = 64 * max(smoke)  # type: ignore[type-var]
+        limit = 64 * max(sizes)
         ok = [c for c in cases if (self._size(c) or 0) <= limit]
         return ok, [c for c in cases if c not in ok]
 
@@ -593,11 +601,11 @@ class Session:
         return "inconclusive, no rewrite guessed; collect the missing evidence -> " + " | ".join(failed)
 
     @staticmethod
-    def _validation_evidence(ev: Evaluation, level: str) -> EvidenceItem:
+    def _validation_evidence(ev: Evaluation, level: Level) -> EvidenceItem:
         v = ev.validation
         summary = ("validated: " + ", ".join(f"{c.case} max_rel {c.max_rel_err or 0:.2g}" for c in v.cases) if v.passed
                    else f"failed ({ev.failure_kind}): {ev.reason[:400]}")
-        return EvidenceItem(level=level, kind="validation", reference=ev.candidate.name, summary=summary,  # type: ignore[arg-type]
+        return EvidenceItem(level=level, kind="validation", reference=ev.candidate.name, summary=summary,
                             data={"status": ev.status, "hack_flags": v.hack_flags, "launches": ev.launches[:4]})
 
     def _finish(self, traj: Trajectory, submit: bool) -> Trajectory:
@@ -632,7 +640,7 @@ class Session:
             traj.selection = Selection(round=traj.best_round, note="untimed: the earliest validated round")
             return
         margin = max(self.floor, self.settings.improvement_threshold)
-        top = sorted(improved, key=lambda r: -(r.timing.geomean_speedup or 0.0))[:CONFIRM_TOP]  # type: ignore[union-attr]
+        top = sorted(improved, key=_minus_speedup)[:CONFIRM_TOP]
         sel = Selection(round=0, note="no improved round" if not top else "")
         for r in top:
             ev = retime(self.problem, Path(r.candidate_path), {"initial": self.initial}, backend=self.backend,
@@ -690,7 +698,7 @@ class Session:
             cases=cases,
             against=against,
             methods=self.methods,
-        )  # type: ignore[arg-type]
+        )
         self._fix_methods(traj, ev, unseen=True)  # chosen from the initial kernel in that call, like the seen cases
         rep = UnseenReport(
             cases=cases,

@@ -25,6 +25,7 @@ import math
 import random
 import statistics
 from collections.abc import Mapping, Sequence
+from typing import Literal
 
 from kb.models import NoiseFloor, RatioCI
 
@@ -83,8 +84,12 @@ def rule_text(floor: float | None, threshold: float) -> str:
             f"{'unmeasured' if floor is None else f'{floor:.2%}'}, threshold {threshold:.0%}))")
 
 
-def judge(vs_base: RatioCI | None, floor: float | None, threshold: float) -> str:
+Verdict = Literal["improved", "regressed", "neutral"]
+_BY_SIGN: dict[int, Verdict] = {1: "improved", -1: "regressed", 0: "neutral"}
+
+
+def judge(vs_base: RatioCI | None, floor: float | None, threshold: float) -> Verdict:
     """``improved`` / ``regressed`` / ``neutral`` by the rule in the module docstring."""
     if vs_base is None or floor is None:
         return "neutral"
-    return {1: "improved", -1: "regressed", 0: "neutral"}[vs_base.clears(max(floor, threshold))]
+    return _BY_SIGN[vs_base.clears(max(floor, threshold))]
