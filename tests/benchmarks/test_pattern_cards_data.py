@@ -49,6 +49,7 @@ RECIPE_PARAMS = {
     "host_setup_cache": set(),
     "lane_accumulators": set(),
     "row_resident": {"values"},
+    "column_tiles": {"values"},
 }
 
 
