@@ -377,7 +377,7 @@ class Session:
             phases=clock,
         )
         with stages.span("ladder"):
-            outcome = run_ladder(ctx, max_level=self.settings.max_level)  # type: ignore[arg-type]
+            outcome = run_ladder(ctx, max_level=self.settings.max_level)
         self.progress("ladder", {"round": i, "summary": outcome.summary(), "levels": outcome.levels_reached})
         common: dict[str, Any] = dict(  # the fields every Round of this call shares
             index=i,

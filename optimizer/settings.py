@@ -14,6 +14,8 @@ from pathlib import Path
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from kb.vocab import Level
+
 __all__ = ["LadderSettings"]
 
 
@@ -84,9 +86,7 @@ class LadderSettings(BaseSettings):
         description="IR capture cache (keyed by kernel source, specialization, target, options)",
     )
 
-    max_level: str = Field(
-        default="L4", pattern=r"^L[1-4]$", description="highest ladder level a session round may reach"
-    )
+    max_level: Level = Field(default="L4", description="highest ladder level a session round may reach")
     policy: str = Field(
         default="hierarchical",
         pattern=r"^(hierarchical|l1-only|profile-first|always-deep|random-family)$",
