@@ -178,7 +178,10 @@ def rank_of(k: cst.FunctionDef, e: cst.CSTNode, _defs: dict[str, cst.CSTNode] | 
         _defs = {}
         for n in walk(k.body):
             if isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name):
-                _defs[n.targets[0].target.value] = n.value
+                name = n.targets[0].target.value
+                # `x = x * scale` keeps x's rank: follow the earlier assignment, not the rebinding to itself
+                if name not in _defs or not any(isinstance(m, cst.Name) and m.value == name for m in walk(n.value)):
+                    _defs[name] = n.value
     if _depth > 40:
         return 0
 

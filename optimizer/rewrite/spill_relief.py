@@ -48,16 +48,18 @@ def _plan(t: Target) -> tuple[dict[str, Any] | None, list[str]]:
     k, code = t.kernel.node, t.tree.code
     top = list(k.body.body)  # type: ignore[attr-defined]
     bad = [f"a {type(s).__name__.lower()} statement (the kernel must be straight-line code)"
-           for s in top if not isinstance(s, cst.SimpleStatementLine)]
+           for s in top if not isinstance(s, cst.SimpleStatementLine) and not _constexpr_if(s, t.kernel.constexprs)]
     if bad:
         return None, bad
     if any("None" in code(n) for n in walk(k.body) if isinstance(n, cst.Subscript)):
         bad.append("2-D tiles ([:, None]): only one-dimensional row blocks are chunked")
     cols_stmt = next((s for s in top if isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Assign)
-                      and call_name(s.body[0].value) == "tl.arange"), None)
+                      and _block_range(s.body[0].value) is not None), None)
     if cols_stmt is None:
-        return None, [*bad, "no top-level `cols = tl.arange(0, BLOCK)`"]
-    ar = cols_stmt.body[0].value  # type: ignore[attr-defined]
+        return None, [*bad, "no top-level `cols = tl.arange(0, BLOCK)` (or `cols = pid * BLOCK + tl.arange(0, BLOCK)`)"]
+    ar, offset = _block_range(cols_stmt.body[0].value)  # type: ignore[attr-defined,misc]
+    if offset is not None and any(call_name(n) == "tl.arange" or isinstance(n, cst.Subscript) for n in walk(offset)):
+        bad.append(f"the block range's offset `{code(offset)}` is not a scalar")
     block = arg_value(ar, "end", 1)
     cols = code(cols_stmt.body[0].targets[0].target)  # type: ignore[attr-defined]
     if code(arg_value(ar, "start", 0)) != "0" or not isinstance(block, cst.Name) or block.value not in t.kernel.constexprs:  # type: ignore[arg-type]
@@ -72,6 +74,11 @@ def _plan(t: Target) -> tuple[dict[str, Any] | None, list[str]]:
     for s in top[i0 + 1:]:
         red = [n for n in walk(s) if isinstance(n, cst.Call) and call_name(n) in _NEUTRAL
                and rank_of(k, arg_value(n, "input", 0)) >= 1]  # type: ignore[arg-type]
+        if isinstance(s, cst.If):  # an `if` over constexprs (compiled away): elementwise work of the loop, or after it
+            if red:
+                bad.append(f"`if {code(s.test)}:` holds a reduction (only top-level reductions are split per lane)")
+            (after if after else loop).append(s)
+            continue
         other_red = [n for n in walk(s) if isinstance(n, cst.Call) and call_name(n) in
                      ("tl.argmax", "tl.argmin", "tl.reduce", "tl.cumsum", "tl.cumprod", "tl.associative_scan", "tl.sort", "tl.xor_sum")]
         if other_red:
@@ -85,19 +92,46 @@ def _plan(t: Target) -> tuple[dict[str, Any] | None, list[str]]:
             loop.append(s)
     if not reductions:
         bad.append("no tl.sum / tl.max / tl.min reduces the row block")
-    loop_names = {n for s in loop for n in _names(s.body[0].targets[0].target)  # type: ignore[attr-defined]
-                  if isinstance(s.body[0], cst.Assign)} | {cols}
+    loop_names = {n for s in loop for a in walk(s) if isinstance(a, cst.Assign)
+                  for tg in a.targets for n in _names(tg.target)} | {cols}
     for s in after:
         inner = {id(m) for r in reductions for m in walk(r)}
         outside = {n.value for n in walk(s) if isinstance(n, cst.Name) and id(n) not in inner}
         if outside & loop_names:
             bad.append(f"`{code(s)}` uses the row block outside a reduction (a stored or kept block cannot be chunked)")
+    after_names = {n for s in after for a in walk(s) if isinstance(a, cst.Assign) for tg in a.targets
+                   for n in _names(tg.target)}
     for r in reductions:
+        used = {n.value for n in walk(arg_value(r, "input", 0) or r) if isinstance(n, cst.Name)}
+        if used & after_names:
+            bad.append(f"{call_name(r)}({code(arg_value(r, 'input', 0) or r)}) reads {', '.join(sorted(used & after_names))}, "
+                       "a result of the reductions (a second pass: per-lane accumulators cannot split it)")
         axis = arg_value(r, "axis", 1)
         if axis is not None and code(axis) not in ("0", "None"):
             bad.append(f"{call_name(r)} over axis {code(axis)}")
     return ({"cols": cols_stmt, "block": block.value if isinstance(block, cst.Name) else "?", "bound": next(iter(bounds), "?"),
-             "loop": loop, "reductions": reductions, "colsname": cols} if not bad else None), bad
+             "loop": loop, "reductions": reductions, "colsname": cols, "offset": offset} if not bad else None), bad
+
+
+def _block_range(value: cst.BaseExpression) -> tuple[cst.Call, cst.BaseExpression | None] | None:
+    """``tl.arange(0, B)`` -> (the arange, None); ``X + tl.arange(0, B)`` (a program's piece of the row) -> (the
+    arange, X); else None."""
+    if call_name(value) == "tl.arange":
+        return value, None  # type: ignore[return-value]
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) and call_name(value.right) == "tl.arange":
+        return value.right, value.left  # type: ignore[return-value]
+    return None
+
+
+def _constexpr_if(s: cst.CSTNode, constexprs: list[str]) -> bool:
+    """An ``if`` whose test reads constexprs only (compiled away) and whose branches are plain assignments."""
+    if not isinstance(s, cst.If):
+        return False
+    test = {n.value for n in walk(s.test) if isinstance(n, cst.Name)} - {"not", "and", "or", "None", "True", "False"}
+    branches = [s.body] + ([s.orelse.body] if isinstance(s.orelse, cst.Else) else [])
+    plain = all(isinstance(st, cst.SimpleStatementLine) and all(isinstance(x, (cst.Assign, cst.AugAssign)) for x in st.body)
+                for b in branches for st in b.body)  # type: ignore[attr-defined]
+    return bool(test) and test <= set(constexprs) and plain and not isinstance(s.orelse, cst.If)
 
 
 class ChunkedRowReduction:
@@ -110,7 +144,11 @@ class ChunkedRowReduction:
         out = [] if "ir:register_spill" in ctx.evidence else ["no register_spill evidence from L3 (never chunk a kernel that does not spill)"]
         if len(t.sites) != 1:
             out.append(f"launched from {len(t.sites)} places")
-        return out + _plan(t)[1]
+            return out
+        plan, bad = _plan(t)
+        if plan is not None and plan["offset"] is not None and t.sites[0].arg_for(t.kernel, plan["block"]) is None:
+            bad = [f"the launch does not pass {plan['block']} (each program's chunks must stay within its piece)"]
+        return out + bad
 
     def points(self, t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[dict[str, Any]]:
         return [{"CHUNK": int(v)} for v in (params.get("values") or [1024, 2048, 4096, 512])]
@@ -130,14 +168,20 @@ class ChunkedRowReduction:
             tree.replace(r, f"{call_name(r)}({acc}, axis=0)")
         body = "".join(textwrap.indent(tree.module.code_for_node(s), "    ") for s in plan["loop"])
         tree.remove(plan["cols"])
-        tree.insert_before(plan["cols"], "".join(inits) + f"for {start} in range(0, {plan['bound']}, {chunk}):\n"
-                           f"    {plan['colsname']} = {start} + tl.arange(0, {chunk})\n"
+        # a program's piece of the row (`pid * B + tl.arange(0, B)`): the chunks walk that piece, the mask bounds it
+        off = plan["offset"]
+        stop, base = (plan["block"], f"{tree.code(off)} + ") if off is not None else (plan["bound"], "")
+        tree.insert_before(plan["cols"], "".join(inits) + f"for {start} in range(0, {stop}, {chunk}):\n"
+                           f"    {plan['colsname']} = {base}{start} + tl.arange(0, {chunk})\n"
                            + body
                            + "".join(f"    {u}" for u in updates))
         for s in plan["loop"]:
             tree.remove(s)
         tree.add_params(k.node, [f"{chunk}: tl.constexpr"])
-        tree.add_keyword(t.sites[0].call, chunk, str(point["CHUNK"]))
+        width = str(point["CHUNK"])
+        if off is not None:  # a chunk never wider than the program's piece, or it would reach into the next one
+            width = f"min({width}, {tree.code(t.sites[0].arg_for(k, plan['block']))})"  # type: ignore[arg-type]
+        tree.add_keyword(t.sites[0].call, chunk, width)
         return (f"{k.name}: the {plan['block']}-wide row block (register spills) -> a loop over {point['CHUNK']}-wide "
                 f"chunks with {len(inits)} per-lane accumulator(s), reduced after the loop")
 

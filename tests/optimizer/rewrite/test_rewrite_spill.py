@@ -32,7 +32,6 @@ def test_variants_search_the_chunk() -> None:
 @pytest.mark.parametrize(("kernel", "evidence", "reason"), [
     ("wide_l2norm", [], "no register_spill evidence"),
     ("elem_scale", SPILL, "straight-line"),
-    ("atomic_sum", SPILL, "no top-level `cols = tl.arange"),
     ("row_rms_advance", SPILL, "straight-line"),
 ])
 def test_refusals(kernel: str, evidence: list[str], reason: str) -> None:
@@ -56,3 +55,30 @@ def test_card_recipe_falls_back_to_a_launch_search_that_keeps_warps() -> None:
     res = apply_recipe(card, RecipeContext(source=src, evidence=SPILL, bottleneck="occupancy_limited"))
     assert res.applied["num_warps"] >= 2 and "chunk loop not applicable" in res.description
     assert apply_recipe(card, RecipeContext(source=src.replace("num_warps=2", "num_warps=8"), evidence=SPILL)).applied["num_warps"] == 16
+
+
+def test_a_constexpr_if_and_a_programs_piece_of_the_row_are_chunked(tmp_path: Path) -> None:
+    res = apply_recipe({"kind": "chunked_row_reduction", "params": {"values": [256]}},
+                       RecipeContext(source=(KERNELS / "wide_scaled_sumsq.py").read_text(), evidence=SPILL))
+    body = res.source.split("class ModelNew")[0]
+    assert "for chunk_start in range(0, BLOCK, CHUNK):" in body  # the chunks walk this program's piece
+    assert "cols = piece * BLOCK + chunk_start + tl.arange(0, CHUNK)" in body and "if HAS_SCALE:" in body
+    same_outputs("wide_scaled_sumsq", res.source, tmp_path, atol=1e-3, rtol=1e-4)
+
+
+def test_a_reduction_of_another_reductions_result_is_refused() -> None:
+    """logsumexp's sum(exp(x - max(x))) is a second pass over the row: per-lane accumulators cannot split it."""
+    src = (KERNELS / "wide_l2norm.py").read_text().replace(
+        "    tl.store(out_ptr + row, tl.sqrt(tl.sum(x * x, axis=0)))\n",
+        "    m = tl.max(x, axis=0)\n    tl.store(out_ptr + row, tl.sum(tl.exp(x - m), axis=0))\n")
+    with pytest.raises(NotApplicable, match="reads m, a result of the reductions"):
+        apply_recipe(RECIPE, RecipeContext(source=src, evidence=SPILL))
+
+
+def test_a_programs_block_summed_into_an_atomic_is_chunked_within_its_piece(tmp_path: Path) -> None:
+    """`offs = pid * BLOCK + tl.arange(0, BLOCK)` reduced to one scalar per program: the loop walks the piece and the
+    one atomic per program stays (this form was refused as 'no top-level cols = tl.arange' before)."""
+    res = apply_recipe({"kind": "chunked_row_reduction", "params": {"values": [256]}},
+                       RecipeContext(source=(KERNELS / "atomic_sum.py").read_text(), evidence=SPILL))
+    assert "offs = pid * BLOCK + chunk_start + tl.arange(0, CHUNK)" in res.source and "CHUNK=min(256, 128)" in res.source
+    same_outputs("atomic_sum", res.source, tmp_path, atol=1e-3, rtol=1e-4)
