@@ -39,7 +39,7 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -136,7 +136,9 @@ class GapAccount(_Model):
 # 	@%p1 ld.global.v4.b32 { %r1, %r2, %r3, %r4 }, [ %rd1 + 0 ];      st.global.b16 [ %rd5 + 0 ], { %rs1 };
 _GLOBAL = re.compile(r"^\s*(?:@!?%p\d+\s+)?(ld|st)\.global((?:\.[a-z0-9_]+)*)", re.M)
 # 	cp.async.cg.shared.global [ %r105 + 0 ], [ %rd68 + 0 ], 0x10, %r106;   (a pipelined operand load: 16 bytes)
-_CP_ASYNC = re.compile(r"^\s*(?:@!?%p\d+\s+)?cp\.async\.(?:ca|cg)\.shared\.global[^,]*,[^,]*,\s*(0x[0-9a-fA-F]+|\d+)", re.M)
+_CP_ASYNC = re.compile(
+    r"^\s*(?:@!?%p\d+\s+)?cp\.async\.(?:ca|cg)\.shared\.global[^,]*,[^,]*,\s*(0x[0-9a-fA-F]+|\d+)", re.M
+)
 # 	cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [...]   (TMA: a whole tile)
 _TMA = re.compile(r"^\s*(?:@!?%p\d+\s+)?cp\.async\.bulk\.tensor\b", re.M)
 # 	wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 ...     mma.sync.aligned.m16n8k16 ...
@@ -188,7 +190,8 @@ _MATH = re.compile(r"\b(?:math\.(?:exp|exp2|log|log2|sqrt|rsqrt|sin|cos|tanh|erf
 def _loops(lines: list[str]) -> list[tuple[int, int]]:
     """(first, last) line index of every ``scf.for`` region (regions open on a line ending in ``{`` and close on a
     line starting with ``}``)."""
-    out, stack = [], []
+    out: list[tuple[int, int]] = []
+    stack: list[tuple[int, bool]] = []
     for i, ln in enumerate(lines):
         s = ln.strip()
         if s.startswith("}"):
@@ -269,14 +272,14 @@ def _names(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
-def _is_tl_call(node: ast.AST, attr: str) -> bool:
+def _is_tl_call(node: ast.AST, attr: str) -> TypeGuard[ast.Call]:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == attr
 
 
 def _eval(node: ast.AST, values: dict[str, Any]) -> float | None:
     """An integer expression of literals and recorded argument values (``N``, ``BLOCK * 2``), else None."""
     try:
-        expr = ast.Expression(body=node)
+        expr = ast.Expression(body=cast(ast.expr, node))
         out = eval(compile(expr, "<expr>", "eval"), {"__builtins__": {}}, dict(values))  # noqa: S307 -- names only
     except Exception:  # noqa: BLE001 -- anything not a plain arithmetic of known values
         return None
@@ -309,12 +312,13 @@ def kernel_facts(source: str, kernel: str, values: dict[str, Any], grid: list[in
         if any(_is_tl_call(c, "load") for c in ast.walk(rhs)):
             gathered.update(t.id for t in targets)
             continue
-        sizes = {int(v) for c in ast.walk(rhs) if _is_tl_call(c, "arange") and len(c.args) == 2
-                 for v in [_eval(c.args[1], values) - (_eval(c.args[0], values) or 0)] if v is not None} if any(
-            _is_tl_call(c, "arange") for c in ast.walk(rhs)) else set()
+        sizes: set[int] = set()
+        for c in ast.walk(rhs):
+            if _is_tl_call(c, "arange") and len(c.args) == 2 and (end := _eval(c.args[1], values)) is not None:
+                sizes.add(int(end - (_eval(c.args[0], values) or 0)))
         for nm in _names(rhs) & set(lanes):
             sizes |= lanes[nm]
-        axes = [int(c.args[0].value) for c in ast.walk(rhs) if _is_tl_call(c, "program_id") and c.args
+        axes = [int(cast(int, c.args[0].value)) for c in ast.walk(rhs) if _is_tl_call(c, "program_id") and c.args
                 and isinstance(c.args[0], ast.Constant)] + [pid_axis[n] for n in _names(rhs) if n in pid_axis]
         if any(_is_tl_call(c, "program_id") for c in ast.walk(rhs)) and not axes:
             axes = [0]
@@ -327,7 +331,8 @@ def kernel_facts(source: str, kernel: str, values: dict[str, Any], grid: list[in
                 pid_axis[t.id] = axes[0]
     elt_bytes = {k: v for k, v in values.items() if k.startswith("__bytes__:")}
     accesses, masks = [], []
-    for call in [n for n in ast.walk(fn) if _is_tl_call(n, "load") or _is_tl_call(n, "store")]:
+    calls = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and (_is_tl_call(n, "load") or _is_tl_call(n, "store"))]
+    for call in calls:
         if not call.args:
             continue
         addr = call.args[0]
@@ -335,17 +340,18 @@ def kernel_facts(source: str, kernel: str, values: dict[str, Any], grid: list[in
         strides = []
         base_ptr = next((t.id for t in terms if isinstance(t, ast.Name) and t.id in values
                          and f"__bytes__:{t.id}" in elt_bytes), None)
-        for t in terms:
-            factors = _factors(t)
+        for term in terms:
+            factors = _factors(term)
             idx = [f for f in factors if _names(f) & set(lanes) and not (_names(f) & gathered)]
             if not idx or any(_names(f) & gathered for f in factors):
                 continue
             rest = [f for f in factors if f not in idx]
             vals = [_eval(f, values) for f in rest]
-            strides.append(None if any(v is None for v in vals) else math.prod(v for v in vals) if vals else 1.0)
+            known_vals = [v for v in vals if v is not None]
+            strides.append(None if len(known_vals) < len(vals) else math.prod(known_vals) if vals else 1.0)
         known = [s for s in strides if s is not None]
         stride = None if not strides or None in strides and not known else (min(known) if known else None)
-        accesses.append({"op": call.func.attr, "line": call.lineno, "stride": stride,
+        accesses.append({"op": cast(ast.Attribute, call.func).attr, "line": call.lineno, "stride": stride,
                          "elt_bytes": elt_bytes.get(f"__bytes__:{base_ptr}") if base_ptr else None,
                          "masked": any(k.arg == "mask" for k in call.keywords) or len(call.args) > 1,
                          "other": any(k.arg == "other" for k in call.keywords) or len(call.args) > 2})
@@ -381,7 +387,7 @@ def _derives(fn: ast.FunctionDef, name: str, var: str) -> bool:
                and var in _names(n.value) for n in ast.walk(fn))
 
 
-def _address_def(fn: ast.FunctionDef, node: ast.AST, depth: int = 0) -> ast.AST:
+def _address_def(fn: ast.FunctionDef, node: ast.expr, depth: int = 0) -> ast.expr:
     """An address term that is a pointer variable (``p = base + row * H + offs * H``, assigned once, built from no
     ``tl.arange`` or load of its own) replaced by its definition, so the strides inside it are seen at the load."""
     if not isinstance(node, ast.Name) or depth > 3:
@@ -401,13 +407,13 @@ def _address_def(fn: ast.FunctionDef, node: ast.AST, depth: int = 0) -> ast.AST:
     )
 
 
-def _terms(node: ast.AST) -> list[ast.AST]:
+def _terms(node: ast.expr) -> list[ast.expr]:
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
         return _terms(node.left) + _terms(node.right)
     return [node]
 
 
-def _factors(node: ast.AST) -> list[ast.AST]:
+def _factors(node: ast.expr) -> list[ast.expr]:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
         return _factors(node.left) + _factors(node.right)
     if isinstance(node, ast.Subscript):  # offs[:, None]
@@ -599,9 +605,10 @@ def account_launch(rec: dict[str, Any], *, ptx: str, ttgir: str, registers: int 
     if (issue := issue_floor(rec, px["instructions"], num_warps, tg, dev)) is not None:
         ratio = issue["ratio"]
         add("issue_bound", ratio, "issue floor / memory floor",
-            f"{px['instructions']} static PTX instructions per thread x {num_warps} warps x {issue['programs']} programs "
-            f"need {issue['issue_us']:.0f} us of instruction issue on {dev.sms} SMs x {dev.schedulers} schedulers at "
-            f"{dev.clock_ghz} GHz against a memory floor of {issue['memory_us']:.0f} us ({issue['bytes'] / 1e6:.0f} MB): "
+            f"{px['instructions']} static PTX instructions per thread x {num_warps} warps x {issue['programs']} "
+            f"programs need {issue['issue_us']:.0f} us of instruction issue on {dev.sms} SMs x {dev.schedulers} "
+            f"schedulers at {dev.clock_ghz} GHz against a memory floor of {issue['memory_us']:.0f} us "
+            f"({issue['bytes'] / 1e6:.0f} MB): "
             + ("the kernel is instruction-bound, fewer instructions per element is the lever" if ratio >= 1 else
                "issue and memory floors this close do not overlap fully, so the memory roofline is out of reach "
                "until instructions per element drop"),
