@@ -45,7 +45,9 @@ def representative_case(problem: Any, cases: list[dict[str, Any]] | None = None,
         from optimizer.harness.evaluation import DRY_RECORD_MAX_BYTES
 
         cap_bytes = DRY_RECORD_MAX_BYTES
-    cases = list(cases if cases is not None else getattr(problem, "cases", None) or getattr(problem, "smoke_cases", None) or [])
+    cases = list(
+        cases if cases is not None else getattr(problem, "cases", None) or getattr(problem, "smoke_cases", None) or []
+    )
     if not cases:
         return None
     sized = [(c, _size(problem, c)) for c in cases]
@@ -99,7 +101,9 @@ def headroom_case(problem: Any, case_ms: dict[str, float], device: str,
 def config_label(rec: dict[str, Any]) -> str:
     """``BLOCK_M=64, num_warps=4, ...`` of one recorded launch configuration."""
     consts = {k: v for k, v in (rec.get("constexprs") or {}).items() if not isinstance(v, bool)}
-    opts = {k: v for k, v in (rec.get("options") or {}).items() if k in ("num_warps", "num_stages", "num_ctas", "maxnreg")}
+    opts = {
+        k: v for k, v in (rec.get("options") or {}).items() if k in ("num_warps", "num_stages", "num_ctas", "maxnreg")
+    }
     return ", ".join(f"{k}={v}" for k, v in [*sorted(consts.items()), *sorted(opts.items())])
 
 
@@ -120,7 +124,9 @@ def autotuned_note(launches: list[dict[str, Any]]) -> str:
     for name in dict.fromkeys(str(r.get("kernel")) for r in launches if r.get("kernel")):
         cfgs = launch_configs(launches, name)
         if len(cfgs) > 1:
-            out.append(f"{name}: {len(cfgs)} launch configurations recorded; L1/L3 diagnose the one launched most "
-                       f"({config_label(cfgs[0])}; with @triton.autotune on the CPU, the config the dry autotuner keeps, "
-                       f"its first), L3 compiles every configuration and reports their signatures")
+            out.append(
+                f"{name}: {len(cfgs)} launch configurations recorded; L1/L3 diagnose the one launched most "
+                f"({config_label(cfgs[0])}; with @triton.autotune on the CPU, the config the dry autotuner keeps, "
+                f"its first), L3 compiles every configuration and reports their signatures"
+            )
     return "; ".join(out)

@@ -31,7 +31,10 @@ class CausalStep:
 
     def evidence(self, level: str) -> EvidenceItem:
         d = self.decision
-        data = d.model_dump(mode="json") | {"family": self.family.id if self.family else None, "refusals": self.refusals}
+        data = d.model_dump(mode="json") | {
+            "family": self.family.id if self.family else None,
+            "refusals": self.refusals,
+        }
         return EvidenceItem(level=level, kind="cause_decision", reference=d.cause,  # type: ignore[arg-type]
                             summary=(d.summary() + (f"; family {self.family.id}" if self.family else "")
                                      + (f"; refused: {'; '.join(self.refusals[:3])}" if self.refusals else ""))[:2000],
@@ -81,10 +84,19 @@ def _family(ctx: LadderContext, d: Decision, tokens: list[str]) -> tuple[CardRef
             refusals.append(f"{fid}: not an active pattern card")
             continue
         recipe = card.rewrite.recipe.model_dump() if card.rewrite and card.rewrite.recipe else None
-        ref = CardRef(id=card.id, kind=card.kind, title=card.title, summary=card.summary, score=d.confidence,
-                      matched_symptoms=[f"cause:{d.cause}"], recipe=recipe, rewrite=card.rewrite.description if card.rewrite else "",
-                      bottleneck_classes=list(card.symptoms.bottleneck_classes), ir_signatures=list(card.symptoms.ir_signatures),
-                      related=list(card.related))
+        ref = CardRef(
+            id=card.id,
+            kind=card.kind,
+            title=card.title,
+            summary=card.summary,
+            score=d.confidence,
+            matched_symptoms=[f"cause:{d.cause}"],
+            recipe=recipe,
+            rewrite=card.rewrite.description if card.rewrite else "",
+            bottleneck_classes=list(card.symptoms.bottleneck_classes),
+            ir_signatures=list(card.symptoms.ir_signatures),
+            related=list(card.related),
+        )
         if recipe is not None:
             rctx = recipe_context(ctx, fid, bottleneck)
             rctx.evidence = sorted(set(rctx.evidence) | set(tokens))
@@ -129,12 +141,18 @@ def causal_step(ctx: LadderContext, level: str, findings: list[Finding], *, may_
         return CausalStep(d, None, [], None, level)
     if d.cause == "at_roofline":
         fig = d.decided_by[0].detail if d.decided_by else ""
-        tests = EscalationTests(localized=True, single_family=True, justified=True,
-                                notes=f"(1) at the roofline: nothing to gain here ({fig}); (2) no rewrite needed; (3) measured")
+        tests = EscalationTests(
+            localized=True,
+            single_family=True,
+            justified=True,
+            notes=f"(1) at the roofline: nothing to gain here ({fig}); (2) no rewrite needed; (3) measured",
+        )
         return CausalStep(d, None, [], tests if may_stop else None, level)
     tokens = evidence_tokens(ctx, findings)
     fam, refusals = _family(ctx, d, tokens)
-    if fam is None and refusals:  # the decided cause stays whatever we do: the next structural cause that can be removed
+    if (
+        fam is None and refusals
+    ):  # the decided cause stays whatever we do: the next structural cause that can be removed
         for alt in fall_back(d, all_findings(ctx) + findings, "; ".join(refusals)):
             alt_fam, alt_refusals = _family(ctx, alt, tokens)
             if alt_fam is not None:
@@ -152,10 +170,15 @@ def _stop(d: Decision, fam: CardRef, refusals: list[str], level: str) -> CausalS
     by = "; ".join(r.label() for r in d.decided_by[:3])
     justified = d.structural or any(r.kind in ("counter", "roofline", "timing") for r in d.decided_by)
     over = f"; overruled: {'; '.join(d.overruled[:2])}" if d.overruled else ""
-    tests = EscalationTests(localized=True, single_family=True, justified=justified,
-                            notes=f"(1) cause {d.cause} ({d.confidence:.2f}{', static only' if d.static_only else ''}) from {by}"
-                            f"{over}; (2) {fam.id} removes {d.cause}" + (f" ({'; '.join(refusals)} refused)" if refusals else "")
-                            + f"; (3) {'tied to source lines / IR' if d.structural else 'measured'}: {fam.applicability_note[:160]}")
+    tests = EscalationTests(
+        localized=True,
+        single_family=True,
+        justified=justified,
+        notes=f"(1) cause {d.cause} ({d.confidence:.2f}{', static only' if d.static_only else ''}) from {by}"
+        f"{over}; (2) {fam.id} removes {d.cause}"
+        + (f" ({'; '.join(refusals)} refused)" if refusals else "")
+        + f"; (3) {'tied to source lines / IR' if d.structural else 'measured'}: {fam.applicability_note[:160]}",
+    )
     return CausalStep(d, fam, refusals, tests, level)
 
 
@@ -168,13 +191,28 @@ def merge_tests(step: CausalStep, tests: EscalationTests, chosen: CardRef | None
         return step.tests, (step.family if step.tests.passed else None), step.family or best
     if step.level in ("L3", "L4") and not step.decision.contradiction:
         if step.decision.decided and step.refusals:  # say plainly that the class-based family leaves the cause in place
-            tests = tests.model_copy(update={"notes": f"{tests.notes}; cause {step.decision.cause} decided but every family "
-                                             f"that removes it refused this kernel ({'; '.join(step.refusals[:2])[:300]}): "
-                                             "the class-based family does not remove the cause"})
-        return tests, chosen, best  # an IR signature tied to source lines may decide on its own; a contradiction may not
+            tests = tests.model_copy(
+                update={
+                    "notes": f"{tests.notes}; cause {step.decision.cause} decided but every family "
+                    f"that removes it refused this kernel ({'; '.join(step.refusals[:2])[:300]}): "
+                    "the class-based family does not remove the cause"
+                }
+            )
+        return (
+            tests,
+            chosen,
+            best,
+        )  # an IR signature tied to source lines may decide on its own; a contradiction may not
     if step.decision.ranking:
         why = step.decision.summary()
-        return (EscalationTests(localized=tests.localized, single_family=tests.single_family, justified=False,
-                                notes=f"{tests.notes}; cause: {why} -> escalate (no class-only stop while cause findings are open)"),
-                None, step.family or best)
+        return (
+            EscalationTests(
+                localized=tests.localized,
+                single_family=tests.single_family,
+                justified=False,
+                notes=f"{tests.notes}; cause: {why} -> escalate (no class-only stop while cause findings are open)",
+            ),
+            None,
+            step.family or best,
+        )
     return tests, chosen, best

@@ -83,7 +83,9 @@ class Decision(BaseModel):
     contradiction: str = ""
     ranking: list[CauseScore] = Field(default_factory=list)
     reason: str = ""
-    fallback_from: str = Field(default="", description="the cause decided first, whose every family refused this kernel")
+    fallback_from: str = Field(
+        default="", description="the cause decided first, whose every family refused this kernel"
+    )
 
     @property
     def families(self) -> tuple[str, ...]:
@@ -95,7 +97,8 @@ class Decision(BaseModel):
         by = "; ".join(r.label() for r in self.decided_by[:4])
         over = f"; overruled: {'; '.join(self.overruled[:3])}" if self.overruled else ""
         fell = f" (after {self.fallback_from}: every family that removes it refused)" if self.fallback_from else ""
-        return f"cause {self.cause} ({self.confidence:.2f}{', static only' if self.static_only else ''}) from {by}{over}{fell}"
+        static = ", static only" if self.static_only else ""
+        return f"cause {self.cause} ({self.confidence:.2f}{static}) from {by}{over}{fell}"
 
 
 def _noisy_or(values: list[float]) -> float:
@@ -127,10 +130,15 @@ def _scores(findings: list[Finding], measured: str) -> list[CauseScore]:
         if a in by and by[a].support >= DECIDE:
             for b in explained & set(by):
                 by[b].score = round(by[b].score * 0.5, 4)
-    out.sort(key=lambda s: (s.structural and s.cause != "at_roofline", s.score * DOMINANCE.get(s.cause, 0.5)), reverse=True)
+    out.sort(
+        key=lambda s: (s.structural and s.cause != "at_roofline", s.score * DOMINANCE.get(s.cause, 0.5)), reverse=True
+    )
     # at the roofline (measured, unrefuted) wins over structural causes that it refutes
     if roof >= DECIDE:
-        out.sort(key=lambda s: (s.cause == "at_roofline" or (s.cause == "fma_dot" and s.score >= DECIDE), s.score), reverse=True)
+        out.sort(
+            key=lambda s: (s.cause == "at_roofline" or (s.cause == "fma_dot" and s.score >= DECIDE), s.score),
+            reverse=True,
+        )
     return out
 
 
@@ -160,7 +168,9 @@ def decide(findings: list[Finding], *, measured: str = "unknown", measured_any: 
     if measured != "unknown" and CAUSE_CLASS.get(top.cause) != measured and top.cause != "at_roofline":
         d.overruled.append(f"L2 class {measured} (generic) overruled by {top.cause}"
                            + (" tied to source lines" if top.structural else ""))
-    d.overruled += [f"{s.cause} ({s.score:.2f}, {'/'.join(s.levels)}) not dominant" for s in ranking[1:] if s.score >= 0.3]
+    d.overruled += [
+        f"{s.cause} ({s.score:.2f}, {'/'.join(s.levels)}) not dominant" for s in ranking[1:] if s.score >= 0.3
+    ]
     d.reason = f"{top.cause} leads with {top.score:.2f}"
     return d
 
@@ -199,7 +209,11 @@ def break_tie(d: Decision, findings: list[Finding]) -> list[Decision]:
     if d.decided or not d.contradiction or not d.ranking:
         return []
     top = d.ranking[0]
-    tied = [s for s in d.ranking if s.structural and s.score >= top.score - MARGIN and s.cause not in ("at_roofline", "unknown")]
+    tied = [
+        s
+        for s in d.ranking
+        if s.structural and s.score >= top.score - MARGIN and s.cause not in ("at_roofline", "unknown")
+    ]
     out = []
     for s in tied:
         fs = [f for f in findings if f.cause == s.cause and f.confidence > 0]
@@ -236,8 +250,21 @@ def early_stop(d: Decision, *, headroom_measured: bool) -> tuple[bool, str]:
     if d.confidence < EARLY_STOP:
         return False, f"{d.cause} at {d.confidence:.2f} < {EARLY_STOP}: profile it"
     fam = CAUSE_FAMILIES.get(d.cause, ())[:1]
-    close = [s for s in d.ranking[1:] if s.structural and s.score > d.confidence - EARLY_LEAD and s.cause != "at_roofline"
-             and CAUSE_FAMILIES.get(s.cause, ())[:1] != fam and s.cause not in EXPLAINS.get(d.cause, set())]
+    close = [
+        s
+        for s in d.ranking[1:]
+        if s.structural
+        and s.score > d.confidence - EARLY_LEAD
+        and s.cause != "at_roofline"
+        and CAUSE_FAMILIES.get(s.cause, ())[:1] != fam
+        and s.cause not in EXPLAINS.get(d.cause, set())
+    ]
     if close:
-        return False, f"{close[0].cause} ({close[0].score:.2f}) is within {EARLY_LEAD} of {d.cause}: profile to settle it"
-    return True, f"{d.cause} ({d.confidence:.2f}) is structural, leads by >= {EARLY_LEAD}, and the timing shows headroom"
+        return (
+            False,
+            f"{close[0].cause} ({close[0].score:.2f}) is within {EARLY_LEAD} of {d.cause}: profile to settle it",
+        )
+    return (
+        True,
+        f"{d.cause} ({d.confidence:.2f}) is structural, leads by >= {EARLY_LEAD}, and the timing shows headroom",
+    )

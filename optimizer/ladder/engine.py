@@ -76,7 +76,9 @@ def run_ladder(ctx: LadderContext, *, max_level: Level = "L4", stop_early: bool 
                levels: dict[str, LadderLevel] | None = None, policy: LadderPolicy | None = None) -> LadderOutcome:
     levels = levels or default_levels()
     out = LadderOutcome()
-    pol = policy or ladder_policy(getattr(ctx.settings, "policy", "hierarchical"), getattr(ctx.settings, "policy_seed", 0))
+    pol = policy or ladder_policy(
+        getattr(ctx.settings, "policy", "hierarchical"), getattr(ctx.settings, "policy_seed", 0)
+    )
     max_level, stop_early = pol.max_level(max_level), stop_early and pol.stop_early
     if ctx.backend == "cuda" and LEVELS.index(max_level) >= LEVELS.index("L3") and _gpu_present():
         ctx.prefetch_ir()  # the compile for L3 runs on the host's CPU while L2 profiles on the GPU
@@ -85,12 +87,24 @@ def run_ladder(ctx: LadderContext, *, max_level: Level = "L4", stop_early: bool 
             res = levels[name].run(ctx)
         except Exception as exc:  # a level bug must not end the session: record it and escalate
             reason = f"{name} failed: {type(exc).__name__}: {exc}"[:800]
-            res = LevelResult(level=name, tests=EscalationTests(localized=False, single_family=False, justified=False, notes=reason),  # type: ignore[arg-type]
-                              inconclusive=True, rationale=reason)
-        res.evidence.append(EvidenceItem(
-            level=res.level, kind="escalation_tests", reference=_marks(res.tests),
-            summary=f"localized={res.tests.localized} single_family={res.tests.single_family} justified={res.tests.justified}: {res.tests.notes}"[:2000],
-            data=res.tests.model_dump(exclude={"notes"})))  # the notes are the summary: one copy per round
+            res = LevelResult(
+                level=name,
+                tests=EscalationTests(localized=False, single_family=False, justified=False, notes=reason),  # type: ignore[arg-type]
+                inconclusive=True,
+                rationale=reason,
+            )
+        res.evidence.append(
+            EvidenceItem(
+                level=res.level,
+                kind="escalation_tests",
+                reference=_marks(res.tests),
+                summary=(
+                    f"localized={res.tests.localized} single_family={res.tests.single_family} "
+                    f"justified={res.tests.justified}: {res.tests.notes}"
+                )[:2000],
+                data=res.tests.model_dump(exclude={"notes"}),
+            )
+        )  # the notes are the summary: one copy per round
         ctx.results.append(res)
         out.results.append(res)
         if res.passed and (out.stop is None or pol.deepest_decides):
@@ -103,8 +117,15 @@ def run_ladder(ctx: LadderContext, *, max_level: Level = "L4", stop_early: bool 
     if pol.random_family:
         pol.draw(ctx, out)
     if not pol.default and out.results:
-        out.results[0].evidence.append(EvidenceItem(level="L1", kind="ladder_policy", reference=pol.name, data=pol.model_dump(),
-                                                    summary=f"ladder policy {pol.name}: levels {'/'.join(pol.levels(max_level))}"))
+        out.results[0].evidence.append(
+            EvidenceItem(
+                level="L1",
+                kind="ladder_policy",
+                reference=pol.name,
+                data=pol.model_dump(),
+                summary=f"ladder policy {pol.name}: levels {'/'.join(pol.levels(max_level))}",
+            )
+        )
     return out
 
 
@@ -122,7 +143,9 @@ def _fallback(out: LadderOutcome) -> None:
     cands = [r for r in out.results if r.tests.localized and r.best is not None]
     if not cands:
         return
-    res = max(cands, key=lambda r: (sum((r.tests.localized, r.tests.single_family, r.tests.justified)), LEVELS.index(r.level)))
+    res = max(
+        cands, key=lambda r: (sum((r.tests.localized, r.tests.single_family, r.tests.justified)), LEVELS.index(r.level))
+    )
     why = (f"fallback: no level passed all three tests; {res.level} localized {res.bottleneck} and {res.best.id} "  # type: ignore[union-attr]
            f"is its best-supported eligible family ({_marks(res.tests)}): {res.rationale}")[:2000]
     out.stop = _stop(res, why)

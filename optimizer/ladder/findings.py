@@ -20,8 +20,18 @@ from kb.vocab import Cause, Level
 
 __all__ = ["EvidenceRef", "Finding", "RefKind"]
 
-RefKind = Literal["code_feature", "ir_signature", "counter", "roofline", "timing", "launch", "invariant", "recipe_refusal",
-                  "class", "gap_account"]
+RefKind = Literal[
+    "code_feature",
+    "ir_signature",
+    "counter",
+    "roofline",
+    "timing",
+    "launch",
+    "invariant",
+    "recipe_refusal",
+    "class",
+    "gap_account",
+]
 
 
 class EvidenceRef(BaseModel):
@@ -48,7 +58,9 @@ class Finding(BaseModel):
     cause: Cause
     level: Level
     confidence: float = Field(ge=0.0, le=1.0)
-    structural: bool = Field(default=False, description="tied to the code: a source-line feature or an attributed IR signature")
+    structural: bool = Field(
+        default=False, description="tied to the code: a source-line feature or an attributed IR signature"
+    )
     supporting: list[EvidenceRef] = Field(default_factory=list)
     refuting: list[EvidenceRef] = Field(default_factory=list)
     refute_strength: float = Field(default=0.0, ge=0.0, le=1.0, description="how strongly the refuting evidence counts")

@@ -22,8 +22,21 @@ from kb.models import EvidenceItem
 from optimizer.ir.gap_account import GapAccount, GapFinding, account_launch, unexplained_findings
 from optimizer.ladder.findings import EvidenceRef, Finding
 
-__all__ = ["ACCOUNT_CAUSES", "LOCALIZING_KINDS", "MAX_ACCOUNTS", "AccountLocalization", "account_localization", "MIN_TRAFFIC_SHARE", "account_evidence", "account_findings", "case_accounts",
-           "launch_accounts", "level_accounts", "static_accounts", "with_account"]
+__all__ = [
+    "ACCOUNT_CAUSES",
+    "LOCALIZING_KINDS",
+    "MAX_ACCOUNTS",
+    "AccountLocalization",
+    "account_localization",
+    "MIN_TRAFFIC_SHARE",
+    "account_evidence",
+    "account_findings",
+    "case_accounts",
+    "launch_accounts",
+    "level_accounts",
+    "static_accounts",
+    "with_account",
+]
 
 #: Account kinds whose significant finding at ANY accounted launch configuration supports a listed cause at L3
 #: (first cause for a kernel with a block range, second for one element per program). The IR report compiles one
@@ -51,7 +64,9 @@ def _bytes(rec: dict[str, Any]) -> float:
 _OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 
 
-def _compiled(rec: dict[str, Any], target: str, cache_dir: str | Path, workdir: str | None, timeout_s: float) -> dict[str, Any]:
+def _compiled(
+    rec: dict[str, Any], target: str, cache_dir: str | Path, workdir: str | None, timeout_s: float
+) -> dict[str, Any]:
     """PTX, TTGIR and ptxas figures of one recorded launch: from the disk cache, the L3 work directory, or a compile."""
     from optimizer.ir.cached import ir_cache_key
     from optimizer.ir.capture import capture_kernel, load_capture
@@ -85,8 +100,15 @@ def _compiled(rec: dict[str, Any], target: str, cache_dir: str | Path, workdir: 
     return out
 
 
-def launch_accounts(launches: list[dict[str, Any]], *, target: str, cache_dir: str | Path, hot: dict[str, Any] | None = None,
-                    hot_workdir: str | None = None, timeout_s: float = 300.0) -> tuple[list[GapAccount], list[str]]:
+def launch_accounts(
+    launches: list[dict[str, Any]],
+    *,
+    target: str,
+    cache_dir: str | Path,
+    hot: dict[str, Any] | None = None,
+    hot_workdir: str | None = None,
+    timeout_s: float = 300.0,
+) -> tuple[list[GapAccount], list[str]]:
     """Accounts of the distinct recorded launch configurations (hot launch first), and notes on what failed."""
     from optimizer.ladder.cases import config_label
 
@@ -105,7 +127,9 @@ def launch_accounts(launches: list[dict[str, Any]], *, target: str, cache_dir: s
 
     todo = recs[:MAX_ACCOUNTS]
     with ThreadPoolExecutor(max_workers=max(1, min(len(todo), os.cpu_count() or 1))) as pool:
-        futures = [pool.submit(_compiled, r, target, cache_dir, hot_workdir if r is hot else None, timeout_s) for r in todo]
+        futures = [
+            pool.submit(_compiled, r, target, cache_dir, hot_workdir if r is hot else None, timeout_s) for r in todo
+        ]
     for r, fut in zip(todo, futures, strict=True):
         try:
             c = fut.result()
@@ -148,13 +172,28 @@ def account_findings(accounts: list[GapAccount], *, block_range: bool = True,
                 by.setdefault(causes[0] if block_range or len(causes) == 1 else causes[1], []).append((a, f))
     out = []
     for cause, hits in by.items():
-        refs = [EvidenceRef(level="L3", kind="gap_account", reference=f"{a.kernel} [{a.config}]",
-                            detail=f"grid {a.grid}: {f.line()}"[:400], source_lines=f.source_lines or list(load_lines or []))
-                for a, f in hits[:4]]
+        refs = [
+            EvidenceRef(
+                level="L3",
+                kind="gap_account",
+                reference=f"{a.kernel} [{a.config}]",
+                detail=f"grid {a.grid}: {f.line()}"[:400],
+                source_lines=f.source_lines or list(load_lines or []),
+            )
+            for a, f in hits[:4]
+        ]
         a0, f0 = hits[0]
-        out.append(Finding(cause=cause, level="L3", confidence=ACCOUNT_CONFIDENCE, structural=True, supporting=refs,  # type: ignore[arg-type]
-                           summary=f"{f0.kind} at {len(hits)} accounted configuration(s), e.g. {a0.kernel} [{a0.config}] "
-                                   f"grid {a0.grid}: {f0.summary[:200]}"))
+        out.append(
+            Finding(
+                cause=cause,
+                level="L3",
+                confidence=ACCOUNT_CONFIDENCE,
+                structural=True,
+                supporting=refs,  # type: ignore[arg-type]
+                summary=f"{f0.kind} at {len(hits)} accounted configuration(s), e.g. {a0.kernel} [{a0.config}] "
+                f"grid {a0.grid}: {f0.summary[:200]}",
+            )
+        )
     return out
 
 
@@ -176,12 +215,15 @@ def account_evidence(ctx: Any, report: Any, findings: list[Any], decision: Any =
             raise accounts
         accounts, notes = accounts if accounts is not None else level_accounts(ctx, report)
     except Exception as exc:  # noqa: BLE001 -- the account is additive evidence; its failure is reported
-        return [EvidenceItem(level="L3", kind="gap_account", summary=f"account failed: {type(exc).__name__}: {exc}"[:400])]
+        return [
+            EvidenceItem(level="L3", kind="gap_account", summary=f"account failed: {type(exc).__name__}: {exc}"[:400])
+        ]
     out = []
     for a in accounts:
         sig = a.significant
-        head = (f"{a.kernel} [{a.config}] grid {a.grid} on {a.device}: "
-                + (f"{len(sig)} inefficienc{'y' if len(sig) == 1 else 'ies'}" if sig else "no inefficiency found statically"))
+        head = f"{a.kernel} [{a.config}] grid {a.grid} on {a.device}: " + (
+            f"{len(sig)} inefficienc{'y' if len(sig) == 1 else 'ies'}" if sig else "no inefficiency found statically"
+        )
         out.append(EvidenceItem(level="L3", kind="gap_account", reference=a.kernel,
                                 summary=(head + "; " + " | ".join(f.line() for f in sig or a.findings[:3]))[:1500],
                                 data=a.model_dump(mode="json")))
@@ -200,7 +242,9 @@ def account_evidence(ctx: Any, report: Any, findings: list[Any], decision: Any =
     return out
 
 
-def static_accounts(problem_path: str | Path, candidate: str | Path, *, settings: Any = None) -> tuple[list[GapAccount], dict[str, Any]]:
+def static_accounts(
+    problem_path: str | Path, candidate: str | Path, *, settings: Any = None
+) -> tuple[list[GapAccount], dict[str, Any]]:
     """The accounts of a candidate without the ladder: its launches at the representative case, recorded without
     executing a kernel (as ``ladder diagnose --backend interpreter`` records them), each compiled for cuda:90."""
     from optimizer.harness.evaluation import record_launches
@@ -220,7 +264,9 @@ def static_accounts(problem_path: str | Path, candidate: str | Path, *, settings
     return accounts, {"case": case, "notes": notes + ([note] if note else [])}
 
 
-def case_accounts(problem_path: str | Path, candidate: str | Path, *, settings: Any = None) -> dict[str, list[GapAccount]]:
+def case_accounts(
+    problem_path: str | Path, candidate: str | Path, *, settings: Any = None
+) -> dict[str, list[GapAccount]]:
     """The accounts of a candidate at EVERY full-size case of its problem (case label -> accounts): programs vs SMs,
     predicated lanes and masks change with the sizes, and a case whose block constexprs differ compiles anew (the
     facts are cached per compile). One dry launch record per case, no kernel runs."""
@@ -264,8 +310,12 @@ class AccountLocalization:
         from kb.models import EscalationTests
 
         kinds = ", ".join(f"{f.kind} ({f.kernel}: {f.summary[:120]})" for f in self.findings[:2])
-        why_just = (f"{self.chosen.id} cites {', '.join(s for s in self.signals if f'profile:{s}' in self.chosen.matched_symptoms)}"
-                    if self.justified else "no card cites the account's inefficiency")
+        why_just = (
+            f"{self.chosen.id} cites "
+            f"{', '.join(s for s in self.signals if f'profile:{s}' in self.chosen.matched_symptoms)}"
+            if self.justified
+            else "no card cites the account's inefficiency"
+        )
         return EscalationTests(localized=True, single_family=self.single, justified=self.justified,
                                notes=f"(1) no problem signature, but the static account finds {kinds}, which no listed "
                                      f"cause explains -> {self.cls}; (2) {self.note}; (3) {why_just}")

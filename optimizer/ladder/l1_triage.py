@@ -24,8 +24,8 @@ from typing import Any
 
 from kb.models import EscalationTests, EvidenceItem, Symptoms
 from kb.vocab import CAUSE_CLASS
-from optimizer.kernel.features import extract_features
 from optimizer.harness.problem import case_label
+from optimizer.kernel.features import extract_features
 from optimizer.ladder import keys
 from optimizer.ladder.cases import representative_case
 from optimizer.ladder.causal import causal_step, merge_tests
@@ -118,18 +118,46 @@ def _timing_findings(ctx: LadderContext, tokens: list[str]) -> list[Finding]:
         return out
     kind = compute_kind(tokens, ev.launches if ev else [])
     cases = {case_label(c): c for c in full_cases}
-    rows = [{"case": label, "signals": case_signals(effective_ms(ms, host.get(label)), ctx.problem.flops(cases.get(label, {})),
-                                                    ctx.problem.bytes_moved(cases.get(label, {})), peaks, None, None, compute=kind)}
-            for label, ms in case_ms.items() if label in cases]
+    rows = [
+        {
+            "case": label,
+            "signals": case_signals(
+                effective_ms(ms, host.get(label)),
+                ctx.problem.flops(cases.get(label, {})),
+                ctx.problem.bytes_moved(cases.get(label, {})),
+                peaks,
+                None,
+                None,
+                compute=kind,
+            ),
+        }
+        for label, ms in case_ms.items()
+        if label in cases
+    ]
     if (lost := lost_case(rows, case_ms, host)) is not None:
         ctx.cache[keys.LOST_CASE] = lost
     found = roofline_finding(rows, level="L1") if len(rows) == len(case_ms) else None
     if found is not None:
         if any(host.get(k, 0.0) > v for k, v in case_ms.items()):
-            alone = [case_signals(ms, ctx.problem.flops(cases[label]), ctx.problem.bytes_moved(cases[label]), peaks, None, None,
-                                  compute=kind) for label, ms in case_ms.items() if label in cases]
-            fr = [max(v for v in (a.get("mem_fraction"), a.get("compute_fraction")) if isinstance(v, (int, float)))
-                  for a in alone if isinstance(a.get("mem_fraction"), (int, float)) or isinstance(a.get("compute_fraction"), (int, float))]
+            alone = [
+                case_signals(
+                    ms,
+                    ctx.problem.flops(cases[label]),
+                    ctx.problem.bytes_moved(cases[label]),
+                    peaks,
+                    None,
+                    None,
+                    compute=kind,
+                )
+                for label, ms in case_ms.items()
+                if label in cases
+            ]
+            fr = [
+                max(v for v in (a.get("mem_fraction"), a.get("compute_fraction")) if isinstance(v, (int, float)))
+                for a in alone
+                if isinstance(a.get("mem_fraction"), (int, float))
+                or isinstance(a.get("compute_fraction"), (int, float))
+            ]
             found.summary += " (per call: the slower of device and host" + (
                 f"; the kernel alone reaches {min(fr):.0%}-{max(fr):.0%} on the device)" if fr else ")")
         if from_record:
@@ -144,8 +172,13 @@ class TriageLevel:
     def run(self, ctx: LadderContext) -> LevelResult:
         ev = ctx.evaluation
         cases = ctx.problem.cases_for(ctx.backend)
-        feats = extract_features(ctx.source, launches=ev.launches if ev else [], cases=cases,
-                                 input_dtypes=ctx.cache.get(keys.INPUT_DTYPES), torch_ops=ev.torch_compute_ops if ev else None)
+        feats = extract_features(
+            ctx.source,
+            launches=ev.launches if ev else [],
+            cases=cases,
+            input_dtypes=ctx.cache.get(keys.INPUT_DTYPES),
+            torch_ops=ev.torch_compute_ops if ev else None,
+        )
         ctx.cache[keys.FEATURES] = feats
         known, known_from = ctx.known_bottleneck()
         sigs = ctx.known_signatures()
@@ -155,22 +188,50 @@ class TriageLevel:
         refs = match_cards(ctx, symptoms, text, bottleneck=known)
         failures = {k: v for k, v in nonimproving_tries(ctx).items() if v}
         evidence = [
-            EvidenceItem(level="L1", kind="code_features", reference=ctx.candidate.name,
-                         summary=f"{len(feats.tokens)} code features: {', '.join(feats.tokens)}", data={"features": feats.tokens}),
-            EvidenceItem(level="L1", kind="quick_match", reference=",".join(r.id for r in refs[:2]),
-                         summary="; ".join(f"{r.id} ({r.score:.3f}, {len(r.matched_symptoms)} symptoms"
-                                           + (", recipe applies" if r.applicable else f", {r.applicability_note}" if r.applicability_note else "") + ")"
-                                           for r in refs[:3]) or "no pattern card matched",
-                         data={"cards": [r.model_dump(include=_MATCH_FIELDS) for r in refs[:3]]}),
+            EvidenceItem(
+                level="L1",
+                kind="code_features",
+                reference=ctx.candidate.name,
+                summary=f"{len(feats.tokens)} code features: {', '.join(feats.tokens)}",
+                data={"features": feats.tokens},
+            ),
+            EvidenceItem(
+                level="L1",
+                kind="quick_match",
+                reference=",".join(r.id for r in refs[:2]),
+                summary="; ".join(
+                    f"{r.id} ({r.score:.3f}, {len(r.matched_symptoms)} symptoms"
+                    + (
+                        ", recipe applies"
+                        if r.applicable
+                        else f", {r.applicability_note}"
+                        if r.applicability_note
+                        else ""
+                    )
+                    + ")"
+                    for r in refs[:3]
+                )
+                or "no pattern card matched",
+                data={"cards": [r.model_dump(include=_MATCH_FIELDS) for r in refs[:3]]},
+            ),
         ]
         if known != "unknown":
             evidence.append(EvidenceItem(level="L1", kind="history", reference=known_from,
                                          summary=f"bottleneck {known} measured in {known_from}"))
         if failures:
-            evidence.append(EvidenceItem(level="L1", kind="history", reference=",".join(sorted(failures)),
-                                         summary="families that did not improve on this base: " + ", ".join(f"{k} x{v}" for k, v in sorted(failures.items())),
-                                         data={"not_improved": failures}))
-        chosen, single, note = choose_family(ctx, refs, ("code:", "bottleneck:", "ir:"), bottleneck=known, by_score=True)
+            evidence.append(
+                EvidenceItem(
+                    level="L1",
+                    kind="history",
+                    reference=",".join(sorted(failures)),
+                    summary="families that did not improve on this base: "
+                    + ", ".join(f"{k} x{v}" for k, v in sorted(failures.items())),
+                    data={"not_improved": failures},
+                )
+            )
+        chosen, single, note = choose_family(
+            ctx, refs, ("code:", "bottleneck:", "ir:"), bottleneck=known, by_score=True
+        )
         code_hits = _specific(relevant(chosen, ("code:",))) if chosen else []
         localized = known != "unknown"
         why_loc = (f"bottleneck {known} known from {known_from}" if localized
@@ -178,7 +239,10 @@ class TriageLevel:
         agrees = bool(chosen) and localized and f"bottleneck:{known}" in chosen.matched_symptoms  # type: ignore[union-attr]
         justified = agrees and len(code_hits) >= 1
         if justified and chosen:
-            why_just = f"{chosen.id} addresses {known} and its pattern is in the code ({', '.join(code_hits)}); {chosen.applicability_note}"
+            why_just = (
+                f"{chosen.id} addresses {known} and its pattern is in the code ({', '.join(code_hits)}); "
+                f"{chosen.applicability_note}"
+            )
         elif chosen and not localized:
             why_just = f"{chosen.id} ranks first, but no bottleneck is known to justify it"
         elif chosen:
@@ -191,8 +255,13 @@ class TriageLevel:
         evidence.append(EvidenceItem(level="L1", kind="bottleneck", reference=known, summary=why_loc,
                                      data={"class": known, "localized": localized, "source": "history"}))
         case = ctx.cache.get(keys.LAUNCH_CASE) or representative_case(ctx.problem, list(cases)) or {}
-        findings = code_findings(feats, ev.launches if ev else [], hot_kernel=ctx.cache.get(keys.HOT_KERNEL), row_bytes=_row_bytes(ev),
-                                 case_bytes=ctx.problem.bytes_moved(case) if case else None)
+        findings = code_findings(
+            feats,
+            ev.launches if ev else [],
+            hot_kernel=ctx.cache.get(keys.HOT_KERNEL),
+            row_bytes=_row_bytes(ev),
+            case_bytes=ctx.problem.bytes_moved(case) if case else None,
+        )
         timed = _timing_findings(ctx, feats.tokens)
         roof = next((f for f in timed if f.cause == "at_roofline"), None)
         for f in timed:
@@ -200,21 +269,35 @@ class TriageLevel:
             evidence.append(EvidenceItem(level="L1", kind="roofline" if f is roof else "timing", reference="timing",
                                          summary=f"{f.summary} (the round's timing: "
                                          f"{f.refuting[0].detail if f.refuting else f.supporting[0].detail})"))
-        # L1 stops on a cause when an earlier round measured this kernel, or (``early_stop``) when the cause is structural
-        # and clear and the round's timing roofline shows headroom: the profilers could not change that decision
+        # L1 stops on a cause when an earlier round measured this kernel, or (``early_stop``) when the cause is
+        # structural and clear and the round's timing roofline shows headroom: the profilers could not change that
+        # decision
         from_round = localized and known_from.startswith("round")
         step = causal_step(ctx, "L1", findings, may_stop=from_round or roof is not None,
                            measured=(known if from_round else "unknown", True) if roof is not None else None)
         if not from_round and step.tests is not None:
             ok, why = early_stop(step.decision, headroom_measured=roof is not None)
-            step.tests = (step.tests.model_copy(update={"notes": f"{step.tests.notes}; stopped before profiling: {why}"})
-                          if ok else None)
-            evidence.append(EvidenceItem(level="L1", kind="history", reference="early_stop",
-                                         summary=("stop before profiling: " if ok else "escalate to profiling: ") + why))
+            step.tests = (
+                step.tests.model_copy(update={"notes": f"{step.tests.notes}; stopped before profiling: {why}"})
+                if ok
+                else None
+            )
+            evidence.append(
+                EvidenceItem(
+                    level="L1",
+                    kind="history",
+                    reference="early_stop",
+                    summary=("stop before profiling: " if ok else "escalate to profiling: ") + why,
+                )
+            )
         evidence.append(step.evidence("L1"))
         tests, chosen_final, best = merge_tests(step, tests, chosen if single else None, chosen if justified else None)
-        cls = known if known != "unknown" else CAUSE_CLASS.get(step.decision.cause, "unknown") if tests.passed else known
-        refs_out = ([step.family] if step.family else []) + [r for r in refs if not step.family or r.id != step.family.id]
+        cls = (
+            known if known != "unknown" else CAUSE_CLASS.get(step.decision.cause, "unknown") if tests.passed else known
+        )
+        refs_out = ([step.family] if step.family else []) + [
+            r for r in refs if not step.family or r.id != step.family.id
+        ]
         return LevelResult(level="L1", evidence=evidence, bottleneck=cls, matched_cards=refs_out[:2],  # type: ignore[arg-type]
                            tests=tests, chosen=chosen_final, best=best, inconclusive=not refs and not findings,
                            rationale=tests.notes, data={"bottleneck_source": "history", "features": feats.tokens},

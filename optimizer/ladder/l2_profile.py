@@ -20,12 +20,12 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from kb.models import EscalationTests, EvidenceItem, Symptoms
 from kb.vocab import BottleneckClass
 from optimizer.harness import measure
+from optimizer.harness.problem import case_label
 from optimizer.ladder import keys
 from optimizer.ladder.causal import causal_step, merge_tests
 from optimizer.ladder.causes import profile_findings
 from optimizer.ladder.select import choose_family, match_cards
 from optimizer.ladder.types import LadderContext, LevelResult
-from optimizer.harness.problem import case_label
 from optimizer.profile.classify import Classification, classify_cuda, dominant_class
 from optimizer.profile.roofline import RESIDENT_PROGRAMS_PER_SM, DevicePeaks, compute_kind, peaks_for
 
@@ -39,7 +39,9 @@ class CaseClass(BaseModel):
 
     case: str
     ms: float
-    bottleneck: BottleneckClass = Field(validation_alias=AliasChoices("class", "bottleneck"), serialization_alias="class")
+    bottleneck: BottleneckClass = Field(
+        validation_alias=AliasChoices("class", "bottleneck"), serialization_alias="class"
+    )
 
 
 class ProfileData(BaseModel):
@@ -58,7 +60,9 @@ def _fail(reason: str, evidence: list[EvidenceItem]) -> LevelResult:
     return LevelResult(level="L2", evidence=evidence, tests=tests, inconclusive=True, rationale=reason)
 
 
-def launch_shape(ctx: LadderContext, prof: dict[str, Any], peaks: DevicePeaks | None, first_case: dict[str, Any]) -> dict[str, float]:
+def launch_shape(
+    ctx: LadderContext, prof: dict[str, Any], peaks: DevicePeaks | None, first_case: dict[str, Any]
+) -> dict[str, float]:
     """Work per program of the hot kernel: its recorded grid (the first launch, i.e. the first case) and that case's
     bytes/flops. Empty without a recorded integer grid, the device's SM count or the problem's bytes_moved."""
     ev = ctx.evaluation
@@ -67,7 +71,9 @@ def launch_shape(ctx: LadderContext, prof: dict[str, Any], peaks: DevicePeaks | 
     nbytes = ctx.problem.bytes_moved(first_case)
     if not recs or peaks is None or not peaks.sms or not nbytes:
         return {}
-    hot = ctx.cache.get(keys.HOT_KERNEL) or next((c["kernels"][0]["name"] for c in prof.get("cases", []) if c.get("kernels")), None)
+    hot = ctx.cache.get(keys.HOT_KERNEL) or next(
+        (c["kernels"][0]["name"] for c in prof.get("cases", []) if c.get("kernels")), None
+    )
     rec = max([r for r in recs if hot and r["kernel"] in str(hot)] or recs, key=lambda r: r.get("launches", 1))
     programs = float(math.prod(rec["grid"]))
     flops = ctx.problem.flops(first_case)
@@ -98,9 +104,18 @@ class ProfileLevel:
     def run(self, ctx: LadderContext) -> LevelResult:
         ev = ctx.evaluation
         if ctx.backend == "interpreter":
-            return _fail("timing unavailable: the CPU interpreter checks correctness only, so L2 has no measurement "
-                         "(run with --backend cuda on a GPU)", [EvidenceItem(level="L2", kind="timing", reference="interpreter",
-                                                                           summary="unavailable on the interpreter backend")])
+            return _fail(
+                "timing unavailable: the CPU interpreter checks correctness only, so L2 has no measurement "
+                "(run with --backend cuda on a GPU)",
+                [
+                    EvidenceItem(
+                        level="L2",
+                        kind="timing",
+                        reference="interpreter",
+                        summary="unavailable on the interpreter backend",
+                    )
+                ],
+            )
         if ev is None or not ev.timing_cases:
             return _fail(f"no timing for this candidate ({ev.timing_error if ev else 'not evaluated'})", [])
         per_case, evidence, signals_all = self._classify_cases(ctx)
@@ -111,14 +126,25 @@ class ProfileLevel:
         symptoms = Symptoms(bottleneck_classes=[cls] if localized else [], profile_signals=signal_tokens,  # type: ignore[list-item]
                             code_features=feats.tokens if feats else [])
         refs = match_cards(ctx, symptoms, f"{cls} {' '.join(signal_tokens)}", bottleneck=cls) if localized else []
-        chosen, single, note = (choose_family(ctx, refs, ("bottleneck:", "profile:"), bottleneck=cls, support=("code:",)) if refs
-                                else (None, False, "not localized: no family chosen"))
+        chosen, single, note = (
+            choose_family(ctx, refs, ("bottleneck:", "profile:"), bottleneck=cls, support=("code:",))
+            if refs
+            else (None, False, "not localized: no family chosen")
+        )
         justified = bool(chosen) and (f"bottleneck:{cls}" in chosen.matched_symptoms
                                       or any(s.startswith("profile:") for s in chosen.matched_symptoms))  # type: ignore[union-attr]
-        why_loc = (f"{cls} covers {share:.0%} of the candidate's time over {len(per_case)} case(s)" if localized
-                   else f"no class covers 75% of the time (best {share:.0%}): " + ", ".join(f"{c}:{k}" for c, _, k in per_case))
-        tests = EscalationTests(localized=localized, single_family=single, justified=justified,
-                                notes=f"(1) {why_loc}; (2) {note}; (3) " + (f"{chosen.id} names {cls}" if justified and chosen else "no card ties the measured class to a rewrite"))
+        why_loc = (
+            f"{cls} covers {share:.0%} of the candidate's time over {len(per_case)} case(s)"
+            if localized
+            else f"no class covers 75% of the time (best {share:.0%}): " + ", ".join(f"{c}:{k}" for c, _, k in per_case)
+        )
+        tests = EscalationTests(
+            localized=localized,
+            single_family=single,
+            justified=justified,
+            notes=f"(1) {why_loc}; (2) {note}; (3) "
+            + (f"{chosen.id} names {cls}" if justified and chosen else "no card ties the measured class to a rewrite"),
+        )
         evidence.append(EvidenceItem(level="L2", kind="bottleneck", reference=cls, summary=why_loc,
                                      data={"class": cls, "localized": localized, "source": "measured", "share": share}))
         classes = [CaseClass.model_validate({"case": c, "ms": ms, "class": k}) for c, ms, k in per_case]
@@ -126,36 +152,58 @@ class ProfileLevel:
         findings = profile_findings(ctx.cache.get(keys.l2rows(ctx.source_sha), []), cls, share,
                                     dots="tl.dot" in (feats.tokens if feats else []))
         if any(f.cause == "at_roofline" and f.level == "L1" for r in ctx.results for f in r.findings):
-            findings = [f for f in findings if f.cause != "at_roofline"]  # L1 read the same timing figure: count it once
+            findings = [
+                f for f in findings if f.cause != "at_roofline"
+            ]  # L1 read the same timing figure: count it once
         step = causal_step(ctx, "L2", findings, measured=(cls if localized else "unknown", True))
         evidence.append(step.evidence("L2"))
         tests, chosen_final, best = merge_tests(step, tests, chosen if single else None, chosen if justified else None)
-        refs_out = ([step.family] if step.family else []) + [r for r in refs if not step.family or r.id != step.family.id]
+        refs_out = ([step.family] if step.family else []) + [
+            r for r in refs if not step.family or r.id != step.family.id
+        ]
         return LevelResult(level="L2", evidence=evidence, bottleneck=cls, matched_cards=refs_out[:2], tests=tests,  # type: ignore[arg-type]
                            chosen=chosen_final, best=best, rationale=tests.notes, data=data,
                            findings=findings, decision=step.decision)
 
     # ------------------------------------------------------------------------------------------------------
-    def _classify_cases(self, ctx: LadderContext) -> tuple[list[tuple[str, float, str]], list[EvidenceItem], list[list[str]]]:
+    def _classify_cases(
+        self, ctx: LadderContext
+    ) -> tuple[list[tuple[str, float, str]], list[EvidenceItem], list[list[str]]]:
         ev = ctx.evaluation
         assert ev is not None
         peaks = peaks_for(ev.device)
         cases = {case_label(c): c for c in ctx.problem.cases_for(ctx.backend)}
         ms, ref = ev.case_ms(), ev.reference_ms()
-        evidence = [EvidenceItem(
-            level="L2", kind="timing", reference=ev.protocol.method if ev.protocol else "",
-            summary="; ".join(f"{c}: {m:.4g} ms" + (f" (torch {ref[c]:.4g} ms)" if c in ref else "") for c, m in ms.items()),
-            data={"ms": ms, "reference_ms": ref, "protocol": ev.protocol.model_dump() if ev.protocol else {}},
-        )]
+        evidence = [
+            EvidenceItem(
+                level="L2",
+                kind="timing",
+                reference=ev.protocol.method if ev.protocol else "",
+                summary="; ".join(
+                    f"{c}: {m:.4g} ms" + (f" (torch {ref[c]:.4g} ms)" if c in ref else "") for c, m in ms.items()
+                ),
+                data={"ms": ms, "reference_ms": ref, "protocol": ev.protocol.model_dump() if ev.protocol else {}},
+            )
+        ]
         prof = self._profile(ctx) if ctx.backend == "cuda" else {}
         ncu = self._ncu(ctx) if ctx.backend == "cuda" else {}
         ascend = self._ascend(ctx) if ctx.backend == "ascend" else {}
         if prof.get("error"):
-            evidence.append(EvidenceItem(level="L2", kind="profiler", reference="torch.profiler", summary=f"profiler failed: {prof['error']}"))
+            evidence.append(
+                EvidenceItem(
+                    level="L2", kind="profiler", reference="torch.profiler", summary=f"profiler failed: {prof['error']}"
+                )
+            )
         if ncu:
-            evidence.append(EvidenceItem(level="L2", kind="ncu", reference=ncu.get("hot_kernel", ""),
-                                         summary=", ".join(f"{k} {v:.3g}" for k, v in ncu.items() if isinstance(v, (int, float))),
-                                         data=ncu))
+            evidence.append(
+                EvidenceItem(
+                    level="L2",
+                    kind="ncu",
+                    reference=ncu.get("hot_kernel", ""),
+                    summary=", ".join(f"{k} {v:.3g}" for k, v in ncu.items() if isinstance(v, (int, float))),
+                    data=ncu,
+                )
+            )
             ctx.cache.setdefault(keys.HOT_KERNEL, ncu.get("hot_kernel"))
         per_case, signals_all = [], []
         from optimizer.profile.cuda import case_signals
@@ -175,23 +223,54 @@ class ProfileLevel:
                 p = next((x for x in prof.get("cases", []) if x.get("case") == label), None)
                 sig = case_signals(m, flops, nbytes, peaks, p, ncu, compute=kind) | case_shape(shape, nbytes)
                 c = classify_cuda(sig)
-                rows.append({"case": label, "ms": m, "class": c.bottleneck, "figures": c.figures,
-                             "signals": {**{k: v for k, v in sig.items() if isinstance(v, (int, float))}, "tokens": c.signals}})
+                rows.append(
+                    {
+                        "case": label,
+                        "ms": m,
+                        "class": c.bottleneck,
+                        "figures": c.figures,
+                        "signals": {
+                            **{k: v for k, v in sig.items() if isinstance(v, (int, float))},
+                            "tokens": c.signals,
+                        },
+                    }
+                )
                 if p:
                     top = p.get("kernels", [])[:3]
-                    evidence.append(EvidenceItem(
-                        level="L2", kind="profiler", reference=label,
-                        summary=f"[{label}] wall {p['wall_ms']:.4g} ms/call, device {p['device_ms']:.4g} ms, "
-                        f"{p['launches_per_call']:.0f} launches; top: " + ", ".join(f"{k['name'][:40]} {k['us_per_call']:.1f} us" for k in top),
-                        data=p))
+                    evidence.append(
+                        EvidenceItem(
+                            level="L2",
+                            kind="profiler",
+                            reference=label,
+                            summary=f"[{label}] wall {p['wall_ms']:.4g} ms/call, device {p['device_ms']:.4g} ms, "
+                            f"{p['launches_per_call']:.0f} launches; top: "
+                            + ", ".join(f"{k['name'][:40]} {k['us_per_call']:.1f} us" for k in top),
+                            data=p,
+                        )
+                    )
                     if top:
                         ctx.cache.setdefault(keys.HOT_KERNEL, top[0]["name"])
                 if sig.get("mem_fraction") is not None or sig.get("compute_fraction") is not None:
-                    evidence.append(EvidenceItem(level="L2", kind="roofline", reference=label,
-                                                 summary=f"[{label}] memory {sig.get('mem_fraction', 0):.0%}, compute {sig.get('compute_fraction', 0):.0%} of {peaks.name if peaks else '?'} roofline ({kind} compute peak)",
-                                                 data={k: sig.get(k) for k in ("mem_fraction", "compute_fraction")}))
-            evidence.append(EvidenceItem(level="L2", kind="classification", reference=label,
-                                         summary=f"[{label}] {c.bottleneck}: " + "; ".join(c.reasons), data=c.as_dict()))
+                    evidence.append(
+                        EvidenceItem(
+                            level="L2",
+                            kind="roofline",
+                            reference=label,
+                            summary=f"[{label}] memory {sig.get('mem_fraction', 0):.0%}, "
+                            f"compute {sig.get('compute_fraction', 0):.0%} of {peaks.name if peaks else '?'} "
+                            f"roofline ({kind} compute peak)",
+                            data={k: sig.get(k) for k in ("mem_fraction", "compute_fraction")},
+                        )
+                    )
+            evidence.append(
+                EvidenceItem(
+                    level="L2",
+                    kind="classification",
+                    reference=label,
+                    summary=f"[{label}] {c.bottleneck}: " + "; ".join(c.reasons),
+                    data=c.as_dict(),
+                )
+            )
             per_case.append((label, m, c.bottleneck))
             signals_all.append(c.signals)
         return per_case, evidence, signals_all
@@ -215,7 +294,9 @@ class ProfileLevel:
             ctx.cache[key] = {}
             return {}
         hot = _hot_kernel_name(ctx)
-        recorded = sorted({r.get("kernel", "") for r in (ctx.evaluation.launches if ctx.evaluation else []) if r.get("kernel")})
+        recorded = sorted(
+            {r.get("kernel", "") for r in (ctx.evaluation.launches if ctx.evaluation else []) if r.get("kernel")}
+        )
         kernels = re.escape(hot) if hot else "|".join(map(re.escape, recorded))
         with ctx.phases.time("ncu"):
             run = measure.ncu(ctx.problem, ctx.candidate, settings=ctx.settings, kernels=kernels or None)

@@ -3,8 +3,8 @@
 The hot kernel (from L2, else the most launched one) is compiled with the exact specialization the
 validation worker recorded (argument types, divisibility, constexprs, num_warps ...), for ``cuda:90`` (works
 on a CPU-only machine) or Ascend. The analysed report is cached on disk by kernel source + specialization +
-target + options, so an unchanged kernel is never recompiled for L3/L4 (also across sessions). Signatures that indicate a problem are mapped to bottleneck classes and
-tied to kernel source lines.
+target + options, so an unchanged kernel is never recompiled for L3/L4 (also across sessions). Signatures that
+indicate a problem are mapped to bottleneck classes and tied to kernel source lines.
 
 Tests: (1) problem signatures exist in the hot kernel and map to a class (agreeing with L2's class when one
 was measured); (2) ``choose_family`` over IR-signature tokens; (3) the chosen card cites a detected signature
@@ -43,21 +43,41 @@ class IRLevel:
             return LevelResult(level="L3", tests=tests, inconclusive=True, rationale=reason,
                                evidence=[EvidenceItem(level="L3", kind="ir_capture", summary=reason)])
         problems = [s for s in report.signatures if s.name in SIGNATURE_CLASS]
-        evidence = [EvidenceItem(
-            level="L3", kind="ir_stages", reference=f"{report.kernel}@{report.target}",
-            summary=f"{report.compiler} {report.compiler_version}: " + ", ".join(f"{s.stage} {s.lines} lines" for s in report.stages)
-            + f"; {report.passes_total} pass snapshots" + (f"; registers {report.resources.registers}, spills "
-                                                           f"{report.resources.spill_stores_bytes or 0} B" if report.resources else ""),
-            data={"workdir": report.workdir, "options": report.options},
-        )]
+        evidence = [
+            EvidenceItem(
+                level="L3",
+                kind="ir_stages",
+                reference=f"{report.kernel}@{report.target}",
+                summary=f"{report.compiler} {report.compiler_version}: "
+                + ", ".join(f"{s.stage} {s.lines} lines" for s in report.stages)
+                + f"; {report.passes_total} pass snapshots"
+                + (
+                    f"; registers {report.resources.registers}, spills {report.resources.spill_stores_bytes or 0} B"
+                    if report.resources
+                    else ""
+                ),
+                data={"workdir": report.workdir, "options": report.options},
+            )
+        ]
         for s in report.signatures:
-            evidence.append(EvidenceItem(
-                level="L3", kind="ir_signature", reference=s.name,
-                summary=f"{s.name} x{s.count} at {s.stage}" + (f", introduced by {s.pass_introduced}" if s.pass_introduced else "")
-                + (f"; source lines {s.source_lines}" if s.source_lines else "") + (f"; {s.detail}" if s.detail else ""),
-                data={"count": s.count, "stage": s.stage, "pass": s.pass_introduced, "lines": s.source_lines,
-                      "class": SIGNATURE_CLASS.get(s.name)},
-            ))
+            evidence.append(
+                EvidenceItem(
+                    level="L3",
+                    kind="ir_signature",
+                    reference=s.name,
+                    summary=f"{s.name} x{s.count} at {s.stage}"
+                    + (f", introduced by {s.pass_introduced}" if s.pass_introduced else "")
+                    + (f"; source lines {s.source_lines}" if s.source_lines else "")
+                    + (f"; {s.detail}" if s.detail else ""),
+                    data={
+                        "count": s.count,
+                        "stage": s.stage,
+                        "pass": s.pass_introduced,
+                        "lines": s.source_lines,
+                        "class": SIGNATURE_CLASS.get(s.name),
+                    },
+                )
+            )
         evidence += _config_evidence(ctx, report)
         measured, _ = ctx.known_bottleneck()
         classes = [SIGNATURE_CLASS[s.name] for s in problems]
@@ -66,14 +86,19 @@ class IRLevel:
         else:
             cls = next((c for c in _PRIORITY if c in classes), "unknown")
         tied = [s for s in problems if s.source_lines]
-        localized = bool(problems) and cls != "unknown" and (measured == "unknown" or measured in classes or measured == cls)
+        localized = (
+            bool(problems) and cls != "unknown" and (measured == "unknown" or measured in classes or measured == cls)
+        )
         feats = ctx.cache.get(keys.FEATURES)
         sig_names = [s.name for s in problems]
         symptoms = Symptoms(ir_signatures=sig_names, bottleneck_classes=[cls] if cls != "unknown" else [],  # type: ignore[arg-type]
                             code_features=feats.tokens if feats else [])
         refs = match_cards(ctx, symptoms, " ".join(sig_names) + f" {cls}", bottleneck=cls) if problems else []
-        chosen, single, note = (choose_family(ctx, refs, ("ir:",), bottleneck=cls, support=("bottleneck:", "code:")) if refs
-                                else (None, False, "no problem signature to match"))
+        chosen, single, note = (
+            choose_family(ctx, refs, ("ir:",), bottleneck=cls, support=("bottleneck:", "code:"))
+            if refs
+            else (None, False, "no problem signature to match")
+        )
         cited = [s for s in tied if chosen and f"ir:{s.name}" in chosen.matched_symptoms]
         justified = bool(cited)
         why_loc = (f"{', '.join(sig_names)} in {report.kernel} -> {cls}" if localized
@@ -119,13 +144,29 @@ class IRLevel:
                                              data={"class": cls, "localized": True, "source": "gap_account",
                                                    "signals": located.signals}))
         tests, chosen_final, best = merge_tests(step, tests, chosen if single else None, chosen if justified else None)
-        refs_out = ([step.family] if step.family else []) + [r for r in refs if not step.family or r.id != step.family.id]
-        return LevelResult(level="L3", evidence=evidence, bottleneck=cls, matched_cards=refs_out[:2], tests=tests,  # type: ignore[arg-type]
-                           chosen=chosen_final, best=best, inconclusive=not problems and not step.decision.decided and located is None,
-                           rationale=tests.notes, findings=findings, decision=step.decision,
-                           data={"signatures": sig_names, "kernel": report.kernel, "target": report.target,
-                                 # a class from the account alone is this level's, not a measured or IR class later levels read
-                                 "bottleneck_source": "gap_account" if located is not None else "ir"})
+        refs_out = ([step.family] if step.family else []) + [
+            r for r in refs if not step.family or r.id != step.family.id
+        ]
+        return LevelResult(
+            level="L3",
+            evidence=evidence,
+            bottleneck=cls,
+            matched_cards=refs_out[:2],
+            tests=tests,  # type: ignore[arg-type]
+            chosen=chosen_final,
+            best=best,
+            inconclusive=not problems and not step.decision.decided and located is None,
+            rationale=tests.notes,
+            findings=findings,
+            decision=step.decision,
+            data={
+                "signatures": sig_names,
+                "kernel": report.kernel,
+                "target": report.target,
+                # a class from the account alone is this level's, not a measured or IR class later levels read
+                "bottleneck_source": "gap_account" if located is not None else "ir",
+            },
+        )
 
 
 def _config_evidence(ctx: LadderContext, report: object) -> list[EvidenceItem]:

@@ -39,18 +39,31 @@ class CompilerLevel:
             from optimizer.ir import explain
 
             l3 = ctx.previous("L3")
-            focus = (l3.data.get("signatures") if l3 else None) or [s.name for s in report.signatures if s.name in SIGNATURE_CLASS]
+            focus = (l3.data.get("signatures") if l3 else None) or [
+                s.name for s in report.signatures if s.name in SIGNATURE_CLASS
+            ]
             account = explain(report, ctx.kb, focus=focus or None, compiler_source=ctx.settings.compiler_source)
         except Exception as exc:  # noqa: BLE001  capture compiles with Triton (any error type) and explain reads the KB:
             # every failure, a KB ``Unavailable`` included, becomes an inconclusive L4 that names it (type and message)
             reason = f"L4 could not run: {type(exc).__name__}: {exc}"[:600]
-            return LevelResult(level="L4", tests=EscalationTests(localized=False, single_family=False, justified=False, notes=f"(1) {reason}"),
-                               inconclusive=True, rationale=reason, evidence=[EvidenceItem(level="L4", kind="invariant", summary=reason)])
+            return LevelResult(
+                level="L4",
+                tests=EscalationTests(localized=False, single_family=False, justified=False, notes=f"(1) {reason}"),
+                inconclusive=True,
+                rationale=reason,
+                evidence=[EvidenceItem(level="L4", kind="invariant", summary=reason)],
+            )
         evidence: list[EvidenceItem] = []
         for f in account.findings:
-            evidence.append(EvidenceItem(level="L4", kind="invariant" if f.cards else "compiler_source",
-                                         reference=",".join(f.cards) or (f.source_refs[0].path if f.source_refs else f.signature),
-                                         summary=f.account[:1500], data=f.model_dump(mode="json", exclude=_KB_TEXT)))
+            evidence.append(
+                EvidenceItem(
+                    level="L4",
+                    kind="invariant" if f.cards else "compiler_source",
+                    reference=",".join(f.cards) or (f.source_refs[0].path if f.source_refs else f.signature),
+                    summary=f.account[:1500],
+                    data=f.model_dump(mode="json", exclude=_KB_TEXT),
+                )
+            )
         localized_f = [f for f in account.findings if f.pass_name and (f.condition or f.source_refs)]
         families = self._families(ctx, account.findings)
         l3 = ctx.previous("L3")
@@ -58,7 +71,9 @@ class CompilerLevel:
         tries = nonimproving_tries(ctx)
         eligible = [c for c in families if (c.applicable or (not ctx.require_recipe and c.applicable is not False))
                     and not spent(c, tries.get(c.id, 0))]
-        eligible.sort(key=lambda c: (tries.get(c.id, 0), c.id not in l3_ids, -c.score))  # untried, then also matched at L3
+        eligible.sort(
+            key=lambda c: (tries.get(c.id, 0), c.id not in l3_ids, -c.score)
+        )  # untried, then also matched at L3
         chosen, best = None, eligible[0] if eligible else None
         if len(eligible) == 1:
             chosen, note = eligible[0], f"invariants point to one family: {eligible[0].id}"
@@ -72,26 +87,54 @@ class CompilerLevel:
             note = "no applicable pattern family is related to the implicated invariants"
         justified = False
         if chosen is not None:
-            f = next((f for f in account.findings if any(f"invariant:{cid}" in chosen.matched_symptoms for cid in f.cards)), None)
+            f = next(
+                (f for f in account.findings if any(f"invariant:{cid}" in chosen.matched_symptoms for cid in f.cards)),
+                None,
+            )
             justified = f is not None and (f.settled or bool(f.source_refs)) and bool(f.constraints or f.condition)
         sig = localized_f[0].signature if localized_f else None
         cls = SIGNATURE_CLASS.get(sig or "", "unknown")
-        why_loc = (f"{sig} localized to pass {localized_f[0].pass_name}: {localized_f[0].condition[:200]}" if localized_f
-                   else "no implicated signature was localized to a pass with a condition")
-        tests = EscalationTests(localized=bool(localized_f), single_family=chosen is not None, justified=justified,
-                                notes=f"(1) {why_loc}; (2) {note}; (3) " + ("condition and constraints stated for the chosen family"
-                                                                            if justified else "the family is not backed by a settled or source-grounded condition"))
+        why_loc = (
+            f"{sig} localized to pass {localized_f[0].pass_name}: {localized_f[0].condition[:200]}"
+            if localized_f
+            else "no implicated signature was localized to a pass with a condition"
+        )
+        tests = EscalationTests(
+            localized=bool(localized_f),
+            single_family=chosen is not None,
+            justified=justified,
+            notes=f"(1) {why_loc}; (2) {note}; (3) "
+            + (
+                "condition and constraints stated for the chosen family"
+                if justified
+                else "the family is not backed by a settled or source-grounded condition"
+            ),
+        )
         evidence.append(EvidenceItem(level="L4", kind="bottleneck", reference=cls, summary=account.summary,
                                      data={"class": cls, "localized": bool(localized_f), "source": "compiler"}))
         constraints = [c for f in account.findings for c in f.constraints]
         step = causal_step(ctx, "L4", [])
         evidence.append(step.evidence("L4"))
         tests, chosen, best = merge_tests(step, tests, chosen, chosen or best)
-        return LevelResult(level="L4", evidence=evidence, bottleneck=cls, matched_cards=families[:2], tests=tests,  # type: ignore[arg-type]
-                           chosen=chosen, best=best, inconclusive=not account.findings and not step.decision.decided,
-                           rationale=tests.notes, decision=step.decision,
-                           data={"summary": account.summary, "constraints": constraints, "unresolved": account.unresolved,
-                                 "questions": [q.question for f in account.findings for q in f.questions], "bottleneck_source": "compiler"})
+        return LevelResult(
+            level="L4",
+            evidence=evidence,
+            bottleneck=cls,
+            matched_cards=families[:2],
+            tests=tests,  # type: ignore[arg-type]
+            chosen=chosen,
+            best=best,
+            inconclusive=not account.findings and not step.decision.decided,
+            rationale=tests.notes,
+            decision=step.decision,
+            data={
+                "summary": account.summary,
+                "constraints": constraints,
+                "unresolved": account.unresolved,
+                "questions": [q.question for f in account.findings for q in f.questions],
+                "bottleneck_source": "compiler",
+            },
+        )
 
     def _families(self, ctx: LadderContext, findings: list) -> list[CardRef]:
         """Pattern cards related to the implicated invariant cards, dry-run against the candidate."""
@@ -114,13 +157,21 @@ class CompilerLevel:
                     if not isinstance(card, PatternCard) or card.status != "active":
                         continue
                     ref = out.get(rid) or CardRef(
-                        id=card.id, kind=card.kind, title=card.title, summary=card.summary,
+                        id=card.id,
+                        kind=card.kind,
+                        title=card.title,
+                        summary=card.summary,
                         recipe=card.rewrite.recipe.model_dump() if card.rewrite and card.rewrite.recipe else None,
                         rewrite=card.rewrite.description if card.rewrite else "",
-                        bottleneck_classes=list(card.symptoms.bottleneck_classes), ir_signatures=list(card.symptoms.ir_signatures),
-                        related=list(card.related))
-                    ref.matched_symptoms = sorted(set(ref.matched_symptoms) | {f"invariant:{inv.id}"}
-                                                  | ({f"ir:{f.signature}"} if f.signature in card.symptoms.ir_signatures else set()))
+                        bottleneck_classes=list(card.symptoms.bottleneck_classes),
+                        ir_signatures=list(card.symptoms.ir_signatures),
+                        related=list(card.related),
+                    )
+                    ref.matched_symptoms = sorted(
+                        set(ref.matched_symptoms)
+                        | {f"invariant:{inv.id}"}
+                        | ({f"ir:{f.signature}"} if f.signature in card.symptoms.ir_signatures else set())
+                    )
                     ref.score = len(ref.matched_symptoms)
                     out[rid] = ref
         refs = sorted(out.values(), key=lambda r: -r.score)

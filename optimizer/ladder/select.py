@@ -16,8 +16,16 @@ from optimizer.ladder.types import CardRef, LadderContext, card_ref
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.recipe import can_apply
 
-__all__ = ["GENERIC_TOKENS", "choose_family", "match_cards", "nonimproving_tries", "recipe_context", "relevant", "spent",
-           "tried_points"]
+__all__ = [
+    "GENERIC_TOKENS",
+    "choose_family",
+    "match_cards",
+    "nonimproving_tries",
+    "recipe_context",
+    "relevant",
+    "spent",
+    "tried_points",
+]
 
 _MARGIN = 1.15
 #: Weight bonus for a card that names the known bottleneck class (a bonus in the ranking, never a hard filter).
@@ -33,7 +41,9 @@ def tried_points(ctx: LadderContext, card_id: str) -> list[dict]:
         rw = rnd.rewrite
         if rw is not None and rw.family == card_id and rw.recipe.get("base") == sha:
             out.append(dict(rw.recipe.get("applied") or {}))
-            out += [dict(p) for p in rw.recipe.get("screened") or [] if p != rw.recipe.get("applied")]  # lost the screen
+            out += [
+                dict(p) for p in rw.recipe.get("screened") or [] if p != rw.recipe.get("applied")
+            ]  # lost the screen
     return out
 
 
@@ -42,17 +52,31 @@ def recipe_context(ctx: LadderContext, card_id: str, bottleneck: str = "unknown"
     tol = getattr(ctx.problem, "tolerances", {}).get("float32")
     feats = ctx.cache.get(keys.FEATURES)
     return RecipeContext(
-        source=ctx.source, filename=ctx.candidate.name, bottleneck=bottleneck, launches=list(ev.launches) if ev else [],
-        tried=tried_points(ctx, card_id), backend=ctx.backend, hot_kernel=ctx.cache.get(keys.HOT_KERNEL),
+        source=ctx.source,
+        filename=ctx.candidate.name,
+        bottleneck=bottleneck,
+        launches=list(ev.launches) if ev else [],
+        tried=tried_points(ctx, card_id),
+        backend=ctx.backend,
+        hot_kernel=ctx.cache.get(keys.HOT_KERNEL),
         tolerance={"atol": tol.atol, "rtol": tol.rtol} if tol is not None else None,
-        tolerances={k: {"atol": v.atol, "rtol": v.rtol} for k, v in (getattr(ctx.problem, "tolerances", None) or {}).items()},
-        evidence=sorted({*(f"ir:{x}" for x in ctx.known_signatures()), *(f"code:{t}" for t in (feats.tokens if feats is not None else [])),
-                         *(f"cause:{f.cause}" for r in ctx.results for f in r.findings if f.confidence >= 0.5)}),
+        tolerances={
+            k: {"atol": v.atol, "rtol": v.rtol} for k, v in (getattr(ctx.problem, "tolerances", None) or {}).items()
+        },
+        evidence=sorted(
+            {
+                *(f"ir:{x}" for x in ctx.known_signatures()),
+                *(f"code:{t}" for t in (feats.tokens if feats is not None else [])),
+                *(f"cause:{f.cause}" for r in ctx.results for f in r.findings if f.confidence >= 0.5),
+            }
+        ),
         effect_target=ctx.ir_target if ctx.ir_target.startswith("cuda") else None,
     )
 
 
-def match_cards(ctx: LadderContext, symptoms: Symptoms, text: str, *, bottleneck: str = "unknown", top_k: int = 5) -> list[CardRef]:
+def match_cards(
+    ctx: LadderContext, symptoms: Symptoms, text: str, *, bottleneck: str = "unknown", top_k: int = 5
+) -> list[CardRef]:
     query = QuickMatchQuery(symptoms=symptoms, text=text[:4000], backend=ctx.kb_backend, top_k=top_k,  # type: ignore[arg-type]
                             exclude=sorted(ctx.exclude_cards))
     hits: list[SearchHit] = ctx.kb.quick_match(query)
@@ -156,12 +180,18 @@ def choose_family(ctx: LadderContext, refs: list[CardRef], prefixes: tuple[str, 
         return None, False, why_none + f" with {'/'.join(p.rstrip(':') for p in prefixes)} evidence" + aside
 
     def weight(r: CardRef) -> float:
-        return r.score * (1 + _AGREE_BONUS * (bottleneck != "unknown" and f"bottleneck:{bottleneck}" in r.matched_symptoms))
+        return r.score * (
+            1 + _AGREE_BONUS * (bottleneck != "unknown" and f"bottleneck:{bottleneck}" in r.matched_symptoms)
+        )
 
     def count(r: CardRef) -> int:
         return len(relevant(r, prefixes + support))
 
-    eligible.sort(key=lambda r: (tries.get(r.id, 0), -weight(r), -count(r)) if by_score else (tries.get(r.id, 0), -count(r), -weight(r)))
+    eligible.sort(
+        key=lambda r: (
+            (tries.get(r.id, 0), -weight(r), -count(r)) if by_score else (tries.get(r.id, 0), -count(r), -weight(r))
+        )
+    )
     top = eligible[0]
     if len(eligible) == 1:
         return top, True, f"only {top.id} is eligible" + aside
@@ -174,4 +204,9 @@ def choose_family(ctx: LadderContext, refs: list[CardRef], prefixes: tuple[str, 
         return top, True, f"{top.id} matches {n1} evidence symptoms, next best {second.id} {n2}" + aside
     if w1 >= _MARGIN * w2:
         return top, True, f"{top.id} leads {second.id} on weighted score {w1:.4f} vs {w2:.4f}" + aside
-    return top, False, f"{top.id} and {second.id} are equally supported ({n1}/{n2} symptoms, weighted scores {w1:.4f}/{w2:.4f})" + aside
+    return (
+        top,
+        False,
+        f"{top.id} and {second.id} are equally supported ({n1}/{n2} symptoms, weighted scores {w1:.4f}/{w2:.4f})"
+        + aside,
+    )

@@ -20,11 +20,11 @@ from kb.models import EscalationTests, EvidenceItem, Round
 from kb.models.search import SearchHit
 from kb.vocab import BottleneckClass, Level
 from optimizer.harness.evaluation import Evaluation
+from optimizer.harness.problem import Problem
 from optimizer.ladder import keys
 from optimizer.ladder.decide import Decision
 from optimizer.ladder.findings import Finding
 from optimizer.phases import PhaseClock
-from optimizer.harness.problem import Problem
 from optimizer.settings import LadderSettings
 
 if TYPE_CHECKING:
@@ -53,7 +53,9 @@ class CardRef(BaseModel):
     bottleneck_classes: list[str] = Field(default_factory=list)
     ir_signatures: list[str] = Field(default_factory=list)
     related: list[str] = Field(default_factory=list)
-    applicable: bool | None = Field(default=None, description="dry-run of the recipe on this candidate (offline proposer)")
+    applicable: bool | None = Field(
+        default=None, description="dry-run of the recipe on this candidate (offline proposer)"
+    )
     applicability_note: str = ""
 
 
@@ -79,12 +81,17 @@ class LevelResult(BaseModel):
     matched_cards: list[CardRef] = Field(default_factory=list)
     tests: EscalationTests
     chosen: CardRef | None = Field(default=None, description="the one rewrite family, when test (2) passed")
-    best: CardRef | None = Field(default=None, description="the best-supported eligible family that matches this level's "
-                                 "evidence, even when test (2) did not single it out (the engine's fallback)")
+    best: CardRef | None = Field(
+        default=None,
+        description="the best-supported eligible family that matches this level's "
+        "evidence, even when test (2) did not single it out (the engine's fallback)",
+    )
     inconclusive: bool = Field(default=False, description="the level produced nothing actionable")
     rationale: str = ""
     data: dict[str, Any] = Field(default_factory=dict, description="level-specific figures (profile, IR report ...)")
-    findings: list[Finding] = Field(default_factory=list, description="cause hypotheses of this level with their evidence")
+    findings: list[Finding] = Field(
+        default_factory=list, description="cause hypotheses of this level with their evidence"
+    )
     decision: Decision | None = Field(default=None, description="the cause decision over all findings up to this level")
 
     @property
@@ -179,7 +186,11 @@ class LadderContext:
     def known_bottleneck(self) -> tuple[BottleneckClass, str]:
         """The latest localized bottleneck: from this round's levels, else from earlier rounds' evidence."""
         for r in reversed(self.results):
-            if r.bottleneck != "unknown" and r.tests.localized and r.data.get("bottleneck_source", "measured") in EVIDENCE_SOURCES:
+            if (
+                r.bottleneck != "unknown"
+                and r.tests.localized
+                and r.data.get("bottleneck_source", "measured") in EVIDENCE_SOURCES
+            ):
                 return r.bottleneck, f"{r.level} of this round"
         for rnd in reversed(self.history):
             for ev in reversed(rnd.evidence):

@@ -61,7 +61,9 @@ def _programs(rec: dict[str, Any] | None) -> int | None:
     return None
 
 
-def _hot(feats: CodeFeatures, launches: list[dict[str, Any]], hot_kernel: str | None) -> tuple[KernelFacts | None, dict[str, Any] | None]:
+def _hot(
+    feats: CodeFeatures, launches: list[dict[str, Any]], hot_kernel: str | None
+) -> tuple[KernelFacts | None, dict[str, Any] | None]:
     recs = [r for r in launches if r.get("kernel") in feats.structures and "error" not in r]
     if hot_kernel:
         named = [r for r in recs if r["kernel"] == hot_kernel or r["kernel"] in str(hot_kernel)]
@@ -112,7 +114,12 @@ def _serial_tail_findings(feats: CodeFeatures, launches: list[dict[str, Any]]) -
         for b in st.loop_bounds:
             step = st.loop_steps.get(b, 1)
             step_v = args.get(step) if isinstance(step, str) else step
-            if isinstance(args.get(b), int) and not isinstance(args.get(b), bool) and isinstance(step_v, int) and step_v > 0:
+            if (
+                isinstance(args.get(b), int)
+                and not isinstance(args.get(b), bool)
+                and isinstance(step_v, int)
+                and step_v > 0
+            ):
                 walks.append((int(args[b]), int(step_v)))
         if not walks:
             continue
@@ -122,11 +129,24 @@ def _serial_tail_findings(feats: CodeFeatures, launches: list[dict[str, Any]]) -
             continue
         trip = readers.get(st.name)
         feeds = f" over {trip['buffer']}, one entry per program of {trip['written_by']}" if trip else ""
-        out.append(Finding(cause="serial_tail", level="L1", confidence=0.7 if trip else 0.55, structural=True,
-                           supporting=[_ref("launch", "single_program_loop", f"{st.name} runs as 1 program whose loop walks "
-                                            f"{extent} elements in {iters} iterations of {chunk}{feeds}",
-                                            st.load_lines + (trip["lines"] if trip else []))],
-                           summary=f"{st.name} is one program looping {iters} times{feeds}: one SM works, the rest idle"))
+        out.append(
+            Finding(
+                cause="serial_tail",
+                level="L1",
+                confidence=0.7 if trip else 0.55,
+                structural=True,
+                supporting=[
+                    _ref(
+                        "launch",
+                        "single_program_loop",
+                        f"{st.name} runs as 1 program whose loop walks "
+                        f"{extent} elements in {iters} iterations of {chunk}{feeds}",
+                        st.load_lines + (trip["lines"] if trip else []),
+                    )
+                ],
+                summary=f"{st.name} is one program looping {iters} times{feeds}: one SM works, the rest idle",
+            )
+        )
         break
     return out
 
@@ -138,10 +158,24 @@ def _host_setup_findings(feats: CodeFeatures) -> list[Finding]:
     lines = list(feats.details.get("host_setup") or [])
     if not lines:
         return []
-    return [Finding(cause="launch_overhead", level="L1", confidence=0.65, structural=True,
-                    supporting=[_ref("code_feature", "per_call_host_setup", "the launcher compiles or queries the device on "
-                                     "every call (kernel.warmup / _init_handles / get_device_properties)", lines)],
-                    summary="per-call host setup in the launcher: the GPU waits for the host between launches")]
+    return [
+        Finding(
+            cause="launch_overhead",
+            level="L1",
+            confidence=0.65,
+            structural=True,
+            supporting=[
+                _ref(
+                    "code_feature",
+                    "per_call_host_setup",
+                    "the launcher compiles or queries the device on "
+                    "every call (kernel.warmup / _init_handles / get_device_properties)",
+                    lines,
+                )
+            ],
+            summary="per-call host setup in the launcher: the GPU waits for the host between launches",
+        )
+    ]
 
 
 def _launch_findings(feats: CodeFeatures, launches: list[dict[str, Any]], case_bytes: float | None) -> list[Finding]:
@@ -151,10 +185,23 @@ def _launch_findings(feats: CodeFeatures, launches: list[dict[str, Any]], case_b
     if case_bytes is None or case_bytes >= SMALL_CASE_BYTES or not (loop or len(sites) >= MANY_LAUNCHES):
         return []
     what = f"a launch inside a loop (lines {loop})" if loop else f"{len(sites)} launch sites"
-    return [Finding(cause="launch_overhead", level="L1", confidence=0.6 if loop else 0.55, structural=True,
-                    supporting=[_ref("launch", "launch_in_loop" if loop else "multiple_kernels",
-                                     f"{what}, {total} launches recorded, {case_bytes / 1e6:.1f} MB per forward", loop or sites)],
-                    summary=f"{what} for {case_bytes / 1e6:.1f} MB of traffic: launch overhead dominates")]
+    return [
+        Finding(
+            cause="launch_overhead",
+            level="L1",
+            confidence=0.6 if loop else 0.55,
+            structural=True,
+            supporting=[
+                _ref(
+                    "launch",
+                    "launch_in_loop" if loop else "multiple_kernels",
+                    f"{what}, {total} launches recorded, {case_bytes / 1e6:.1f} MB per forward",
+                    loop or sites,
+                )
+            ],
+            summary=f"{what} for {case_bytes / 1e6:.1f} MB of traffic: launch overhead dominates",
+        )
+    ]
 
 
 def code_findings(feats: CodeFeatures, launches: list[dict[str, Any]], *, hot_kernel: str | None = None,
@@ -165,7 +212,11 @@ def code_findings(feats: CodeFeatures, launches: list[dict[str, Any]], *, hot_ke
     st, rec = _hot(feats, launches, hot_kernel)
     if st is None:
         return []
-    out = _launch_findings(feats, launches, case_bytes) + _host_setup_findings(feats) + _serial_tail_findings(feats, launches)
+    out = (
+        _launch_findings(feats, launches, case_bytes)
+        + _host_setup_findings(feats)
+        + _serial_tail_findings(feats, launches)
+    )
     out += _kernel_findings(feats, st, rec, launches, row_bytes=row_bytes, case_bytes=case_bytes)
     if hot_kernel is None:  # static: no profile names the hot kernel, so the grid is only a guess at it
         out += _other_kernel_findings(feats, st, launches, {f.cause for f in out})
@@ -190,14 +241,18 @@ def _other_kernel_findings(feats: CodeFeatures, hot: KernelFacts, launches: list
     """Kernel-local structural findings of the launched kernels besides the largest grid (static diagnosis only):
     a residual add launched over more programs than the two-pass norm after it must not hide the norm's second read.
     Only kernels moving at least ``OTHER_KERNEL_SHARE`` of the pointer traffic, only causes not found already."""
-    recs = [r for r in launches if r.get("kernel") in feats.structures and r.get("kernel") != hot.name and "error" not in r]
+    recs = [
+        r for r in launches if r.get("kernel") in feats.structures and r.get("kernel") != hot.name and "error" not in r
+    ]
     total = sum(_traffic(r) for r in launches if "error" not in r)
     out: list[Finding] = []
     seen = set(known)
     for rec in sorted(recs, key=_traffic, reverse=True):
         if not total or _traffic(rec) < OTHER_KERNEL_SHARE * total:
             continue
-        for f in _kernel_findings(feats, feats.structures[rec["kernel"]], rec, launches, row_bytes=None, case_bytes=None):
+        for f in _kernel_findings(
+            feats, feats.structures[rec["kernel"]], rec, launches, row_bytes=None, case_bytes=None
+        ):
             if f.cause not in seen and f.supporting and all(r.reference in _LOCAL_REFERENCES for r in f.supporting):
                 f.summary = f"{rec['kernel']}: {f.summary}"
                 out.append(f)
@@ -205,17 +260,33 @@ def _other_kernel_findings(feats: CodeFeatures, hot: KernelFacts, launches: list
     return out
 
 
-def _kernel_findings(feats: CodeFeatures, st: KernelFacts, rec: dict[str, Any] | None, launches: list[dict[str, Any]], *,
-                     row_bytes: float | None, case_bytes: float | None) -> list[Finding]:
+def _kernel_findings(
+    feats: CodeFeatures,
+    st: KernelFacts,
+    rec: dict[str, Any] | None,
+    launches: list[dict[str, Any]],
+    *,
+    row_bytes: float | None,
+    case_bytes: float | None,
+) -> list[Finding]:
     """Findings of one launched kernel ``st`` (its launch record ``rec``)."""
     toks = set(feats.tokens)
     out: list[Finding] = []
     programs = _programs(rec)
     grid_note = f"grid of {programs} programs" if programs else "grid not recorded"
     if not st.block_range and st.load_lines:
-        supp = [_ref("code_feature", "no_block_range", f"{st.name} loads without tl.arange: one element per program", st.load_lines)]
+        supp = [
+            _ref(
+                "code_feature",
+                "no_block_range",
+                f"{st.name} loads without tl.arange: one element per program",
+                st.load_lines,
+            )
+        ]
         if st.div_mod_lines:
-            supp.append(_ref("code_feature", "div_mod_index", "per-element // and % on the program id", st.div_mod_lines))
+            supp.append(
+                _ref("code_feature", "div_mod_index", "per-element // and % on the program id", st.div_mod_lines)
+            )
         if programs:
             supp.append(_ref("launch", "grid", grid_note))
         out.append(Finding(cause="per_element_grid", level="L1", confidence=0.85, structural=True, supporting=supp,
@@ -229,20 +300,48 @@ def _kernel_findings(feats: CodeFeatures, st: KernelFacts, rec: dict[str, Any] |
     for line, base in st.scatter_atomics:  # data-indexed atomics into a small buffer: many programs per address
         target = ((rec or {}).get("numel") or {}).get(base)
         if target and programs and programs >= CONTENDED_PROGRAMS_PER_ADDRESS * target:
-            out.append(Finding(cause="same_address_atomics", level="L1", confidence=0.65, structural=True,
-                               supporting=[_ref("code_feature", "scatter_atomic", f"atomics indexed by loaded values into {base} "
-                                                f"({target} elements) from {programs} programs", [line])],
-                               summary=f"{programs} programs scatter atomics into {target} addresses: heavy contention"))
+            out.append(
+                Finding(
+                    cause="same_address_atomics",
+                    level="L1",
+                    confidence=0.65,
+                    structural=True,
+                    supporting=[
+                        _ref(
+                            "code_feature",
+                            "scatter_atomic",
+                            f"atomics indexed by loaded values into {base} "
+                            f"({target} elements) from {programs} programs",
+                            [line],
+                        )
+                    ],
+                    summary=f"{programs} programs scatter atomics into {target} addresses: heavy contention",
+                )
+            )
             break
     if st.multi_pass or "multi_kernel_same_input" in toks:
-        supp = [_ref("code_feature", "multi_pass", f"{p} read by {len(ls)} passes", ls) for p, ls in st.multi_pass.items()]
+        supp = [
+            _ref("code_feature", "multi_pass", f"{p} read by {len(ls)} passes", ls) for p, ls in st.multi_pass.items()
+        ]
         if "multi_kernel_same_input" in toks:
-            supp.append(_ref("code_feature", "multi_kernel_same_input", "the launcher passes one input to several kernels"))
+            supp.append(
+                _ref("code_feature", "multi_kernel_same_input", "the launcher passes one input to several kernels")
+            )
         shared = int(feats.details.get("kernels_sharing_input", 0))
         conf = 0.7 if st.multi_pass else 0.65 if shared >= 3 else 0.5
-        out.append(Finding(cause="redundant_passes", level="L1", confidence=conf, structural=bool(st.multi_pass), supporting=supp,
-                           summary="the same data is read in several passes: " + ", ".join(
-                               f"{p} x{len(ls)}" for p, ls in st.multi_pass.items()) if st.multi_pass else "one input feeds several kernels"))
+        out.append(
+            Finding(
+                cause="redundant_passes",
+                level="L1",
+                confidence=conf,
+                structural=bool(st.multi_pass),
+                supporting=supp,
+                summary="the same data is read in several passes: "
+                + ", ".join(f"{p} x{len(ls)}" for p, ls in st.multi_pass.items())
+                if st.multi_pass
+                else "one input feeds several kernels",
+            )
+        )
     small, trips = [], []  # round trips too small to matter, and the rest
     for t in feats.details.get("roundtrips") or []:
         (small if _negligible_trip(t, launches, case_bytes) else trips).append(t)
@@ -251,25 +350,64 @@ def _kernel_findings(feats: CodeFeatures, st: KernelFacts, rec: dict[str, Any] |
         # buffers cost nothing, the re-reads do, and fusing the chain removes them (tied to the launch lines)
         shared = int(feats.details.get("kernels_sharing_input", 0))
         what = ", ".join(f"{t['buffer']} ({t['written_by']} -> {t['read_by']})" for t in small[:4])
-        out.append(Finding(cause="redundant_passes", level="L1", confidence=0.7 if shared >= 3 else 0.6, structural=True,
-                           supporting=[_ref("code_feature", "chained_rereads", f"one input read by {shared or 'several'} "
-                                            f"kernels chained through small buffers: {what}", [n for t in small for n in t["lines"]])],
-                           summary=f"kernels chained through small buffers ({what}) each re-read the same input"))
+        out.append(
+            Finding(
+                cause="redundant_passes",
+                level="L1",
+                confidence=0.7 if shared >= 3 else 0.6,
+                structural=True,
+                supporting=[
+                    _ref(
+                        "code_feature",
+                        "chained_rereads",
+                        f"one input read by {shared or 'several'} kernels chained through small buffers: {what}",
+                        [n for t in small for n in t["lines"]],
+                    )
+                ],
+                summary=f"kernels chained through small buffers ({what}) each re-read the same input",
+            )
+        )
     if trips:
         what = ", ".join(f"{t['buffer']} ({t['written_by']} -> {t['read_by']})" for t in trips[:4])
-        out.append(Finding(cause="redundant_passes", level="L1", confidence=0.7 if len(trips) >= 2 else 0.6, structural=True,
-                           supporting=[_ref("code_feature", "intermediate_roundtrip", f"written to DRAM and read back: {what}",
-                                            [n for t in trips for n in t["lines"]])],
-                           summary=f"{len(trips)} intermediate buffer(s) make a DRAM round trip between launches: {what}"))
+        out.append(
+            Finding(
+                cause="redundant_passes",
+                level="L1",
+                confidence=0.7 if len(trips) >= 2 else 0.6,
+                structural=True,
+                supporting=[
+                    _ref(
+                        "code_feature",
+                        "intermediate_roundtrip",
+                        f"written to DRAM and read back: {what}",
+                        [n for t in trips for n in t["lines"]],
+                    )
+                ],
+                summary=f"{len(trips)} intermediate buffer(s) make a DRAM round trip between launches: {what}",
+            )
+        )
     tile = dot_tile((rec or {}).get("constexprs") or {})
     fp32 = any(v == "*fp32" for v in ((rec or {}).get("signature") or {}).values())
     for d in st.dots:
         if d.precision == "ieee" or (d.precision is None and "input_precision_ieee" in toks):
             conf = 0.85 if fp32 or rec is None else 0.5
-            out.append(Finding(cause="fma_dot", level="L1", confidence=conf, structural=True,
-                               supporting=[_ref("code_feature", "input_precision_ieee",
-                                                "tl.dot with ieee input precision" + (" on fp32 operands" if fp32 else ""), [st.line(d.node)])],
-                               summary="an ieee-precision tl.dot cannot use tensor cores: it lowers to FMA"))
+            out.append(
+                Finding(
+                    cause="fma_dot",
+                    level="L1",
+                    confidence=conf,
+                    structural=True,
+                    supporting=[
+                        _ref(
+                            "code_feature",
+                            "input_precision_ieee",
+                            "tl.dot with ieee input precision" + (" on fp32 operands" if fp32 else ""),
+                            [st.line(d.node)],
+                        )
+                    ],
+                    summary="an ieee-precision tl.dot cannot use tensor cores: it lowers to FMA",
+                )
+            )
             break
     if st.dots and tile:
         m, n, k = tile.get("M", 128), tile.get("N", 128), tile.get("K", 64)
@@ -287,34 +425,76 @@ def _kernel_findings(feats: CodeFeatures, st: KernelFacts, rec: dict[str, Any] |
                                        f"Hopper tile config (>= 128x64)"))
     if st.dots and not st.grouped_order and programs and programs >= MANY_TILES:
         conf = 0.55 if programs >= LARGE_GRID_TILES else 0.35
-        out.append(Finding(cause="l2_unfriendly_order", level="L1", confidence=conf, structural=True,
-                           supporting=[_ref("code_feature", "pid_2d_matmul" if len(st.program_axes) >= 2 else "pid_1d_matmul",
-                                            f"{programs} output tiles in launch order, no grouped remap", st.dot_lines)],
-                           summary=f"{programs} tiles walked in row order: operand tiles are re-read from DRAM"))
+        out.append(
+            Finding(
+                cause="l2_unfriendly_order",
+                level="L1",
+                confidence=conf,
+                structural=True,
+                supporting=[
+                    _ref(
+                        "code_feature",
+                        "pid_2d_matmul" if len(st.program_axes) >= 2 else "pid_1d_matmul",
+                        f"{programs} output tiles in launch order, no grouped remap",
+                        st.dot_lines,
+                    )
+                ],
+                summary=f"{programs} tiles walked in row order: operand tiles are re-read from DRAM",
+            )
+        )
     per_program = case_bytes / programs if case_bytes and programs else None
     if (st.block_range and per_program is not None and per_program < TINY_ROW_BYTES and programs
             and programs >= TINY_GRID_PROGRAMS and not st.loops and not st.dots and "no_block_range" not in toks):
-        out.append(Finding(cause="tiny_programs", level="L1", confidence=0.7 if "row_per_program" in toks else 0.55,
-                           structural=True,
-                           supporting=[_ref("launch", "bytes_per_program", f"{per_program:.0f} B of the case's traffic per "
-                                            f"program over {programs} programs", st.load_lines)],
-                           summary=f"{per_program:.0f} B per program: too little work per program to hide latency"))
+        out.append(
+            Finding(
+                cause="tiny_programs",
+                level="L1",
+                confidence=0.7 if "row_per_program" in toks else 0.55,
+                structural=True,
+                supporting=[
+                    _ref(
+                        "launch",
+                        "bytes_per_program",
+                        f"{per_program:.0f} B of the case's traffic per program over {programs} programs",
+                        st.load_lines,
+                    )
+                ],
+                summary=f"{per_program:.0f} B per program: too little work per program to hide latency",
+            )
+        )
     elif "row_per_program" in toks and st.block_range and row_bytes is not None and row_bytes < TINY_ROW_BYTES:
-        out.append(Finding(cause="tiny_programs", level="L1", confidence=0.55 if "group_per_program" not in toks else 0.7,
-                           structural=True,
-                           supporting=[_ref("code_feature", "row_per_program", f"one row of {row_bytes:.0f} B per program", st.load_lines)],
-                           summary=f"one short row ({row_bytes:.0f} B) per program: too little work per program"))
+        out.append(
+            Finding(
+                cause="tiny_programs",
+                level="L1",
+                confidence=0.55 if "group_per_program" not in toks else 0.7,
+                structural=True,
+                supporting=[
+                    _ref("code_feature", "row_per_program", f"one row of {row_bytes:.0f} B per program", st.load_lines)
+                ],
+                summary=f"one short row ({row_bytes:.0f} B) per program: too little work per program",
+            )
+        )
     chunk = min((int(v) for n, v in ((rec or {}).get("constexprs") or {}).items()
                  if "BLOCK" in n.upper() and isinstance(v, int) and not isinstance(v, bool)), default=0)
     # the extent the loop walks, from the recorded launch's value of the loop's bound (n_cols = 4096 ...); without
     # one, the launch's row estimate (BLOCK x element size) stands in
     args = (rec or {}).get("ir_args") or {}
-    extents = [int(args[b]) for b in st.loop_bounds if isinstance(args.get(b), int) and not isinstance(args.get(b), bool)]
+    extents = [
+        int(args[b]) for b in st.loop_bounds if isinstance(args.get(b), int) and not isinstance(args.get(b), bool)
+    ]
     long_loop = max(extents) >= 4 * chunk if extents else (row_bytes is None or row_bytes > 4 * chunk * 2)
     # not in a kernel that re-reads its rows: the passes are the larger cost and fusing them comes first (the fused
     # kernel's next round sees its step again)
-    if (st.loops and st.block_range and not st.dots and 0 < chunk <= SMALL_LOOP_CHUNK and "inner_loop" in toks and long_loop
-            and not st.multi_pass):
+    if (
+        st.loops
+        and st.block_range
+        and not st.dots
+        and 0 < chunk <= SMALL_LOOP_CHUNK
+        and "inner_loop" in toks
+        and long_loop
+        and not st.multi_pass
+    ):
         # a prior only: the class (latency_bound) has to agree before it decides (decide.CLASS_BONUS) -- unless each
         # thread gets less than one 16-byte vector per iteration: then its loads are narrow by construction (a
         # 128-element step over 4 warps is one element per thread) and the step itself is the cause
@@ -332,14 +512,37 @@ def _kernel_findings(feats: CodeFeatures, st: KernelFacts, rec: dict[str, Any] |
         # reductions out. A small loop step (tiny_programs) explains it (``decide.EXPLAINS``): a larger step means
         # fewer iterations, each paying one reduction.
         iters = f", {max(extents) // chunk} iterations of {chunk}" if extents and chunk else ""
-        out.append(Finding(cause="loop_reductions", level="L1", confidence=0.45 if st.multi_pass else 0.55, structural=True,
-                           supporting=[_ref("code_feature", "reduction_in_loop", f"{len(st.loop_reductions)} block reduction(s) "
-                                            f"to a scalar inside a column loop{iters}: a cross-warp reduction and barriers "
-                                            "every iteration", st.loop_reductions)],
-                           summary=f"{st.name} reduces every chunk of its row loop to a scalar (lines {st.loop_reductions})"))
+        out.append(
+            Finding(
+                cause="loop_reductions",
+                level="L1",
+                confidence=0.45 if st.multi_pass else 0.55,
+                structural=True,
+                supporting=[
+                    _ref(
+                        "code_feature",
+                        "reduction_in_loop",
+                        f"{len(st.loop_reductions)} block reduction(s) "
+                        f"to a scalar inside a column loop{iters}: a cross-warp reduction and barriers "
+                        "every iteration",
+                        st.loop_reductions,
+                    )
+                ],
+                summary=f"{st.name} reduces every chunk of its row loop to a scalar (lines {st.loop_reductions})",
+            )
+        )
     if "unaligned_launch_arg" in toks and ("masked_load" in toks or "strides" in toks) and st.block_range:
         names = unaligned_args(rec or {})
-        out.append(Finding(cause="unvectorized_access", level="L1", confidence=0.35, structural=True,
-                           supporting=[_ref("launch", "unaligned_launch_arg", "not divisible by 16: " + ", ".join(names), st.load_lines)],
-                           summary="sizes/strides not divisible by 16 keep loads from vectorizing"))
+        out.append(
+            Finding(
+                cause="unvectorized_access",
+                level="L1",
+                confidence=0.35,
+                structural=True,
+                supporting=[
+                    _ref("launch", "unaligned_launch_arg", "not divisible by 16: " + ", ".join(names), st.load_lines)
+                ],
+                summary="sizes/strides not divisible by 16 keep loads from vectorizing",
+            )
+        )
     return out

@@ -33,17 +33,34 @@ def ir_findings(report: Any, *, block_range: bool = True, loop_load_lines: set[i
     arch = str(report.target)
     if "fma_dot" in sigs:
         refute = [_ref(sigs[n]) for n in ("wgmma_dot", "mma_dot") if n in sigs]
-        out.append(Finding(cause="fma_dot", level="L3", confidence=0.9, structural=True, supporting=[_ref(sigs["fma_dot"])],
-                           refuting=refute, refute_strength=0.3 if refute else 0.0,
-                           summary=f"{sigs['fma_dot'].count} tl.dot lowered to FMA: no tensor-core MMA"))
+        out.append(
+            Finding(
+                cause="fma_dot",
+                level="L3",
+                confidence=0.9,
+                structural=True,
+                supporting=[_ref(sigs["fma_dot"])],
+                refuting=refute,
+                refute_strength=0.3 if refute else 0.0,
+                summary=f"{sigs['fma_dot'].count} tl.dot lowered to FMA: no tensor-core MMA",
+            )
+        )
     elif "wgmma_dot" in sigs or "mma_dot" in sigs:
         s = sigs.get("wgmma_dot") or sigs["mma_dot"]
         out.append(Finding(cause="fma_dot", level="L3", confidence=0.0, refuting=[_ref(s)], refute_strength=0.9,
                            summary=f"dots run on tensor cores ({s.name})"))
     res = report.resources
     if "register_spill" in sigs:
-        out.append(Finding(cause="register_spills", level="L3", confidence=0.9, structural=True, supporting=[_ref(sigs["register_spill"])],
-                           summary=f"register spills: {sigs['register_spill'].detail[:160]}"))
+        out.append(
+            Finding(
+                cause="register_spills",
+                level="L3",
+                confidence=0.9,
+                structural=True,
+                supporting=[_ref(sigs["register_spill"])],
+                summary=f"register spills: {sigs['register_spill'].detail[:160]}",
+            )
+        )
     elif res is not None and res.spill_stores_bytes == 0:
         out.append(Finding(cause="register_spills", level="L3", confidence=0.0, refute_strength=0.9,
                            refuting=[EvidenceRef(level="L3", kind="ir_signature", reference="ptxas",
@@ -62,15 +79,34 @@ def ir_findings(report: Any, *, block_range: bool = True, loop_load_lines: set[i
                                summary="scalar global loads: each program touches one element"))
         else:
             refute = [_ref(sigs["vector_global_load"])] if "vector_global_load" in sigs else []
-            out.append(Finding(cause="unvectorized_access", level="L3", confidence=0.8 if undivided else 0.6, structural=True,
-                               supporting=[_ref(s) for s in scalar], refuting=refute, refute_strength=0.2 if refute else 0.0,
-                               summary="global loads are not vectorized" + (" (arguments lack tt.divisibility=16)" if undivided else "")))
+            out.append(
+                Finding(
+                    cause="unvectorized_access",
+                    level="L3",
+                    confidence=0.8 if undivided else 0.6,
+                    structural=True,
+                    supporting=[_ref(s) for s in scalar],
+                    refuting=refute,
+                    refute_strength=0.2 if refute else 0.0,
+                    summary="global loads are not vectorized"
+                    + (" (arguments lack tt.divisibility=16)" if undivided else ""),
+                )
+            )
     elif "vector_global_load" in sigs:
         out.append(Finding(cause="unvectorized_access", level="L3", confidence=0.0, refute_strength=0.8,
                            refuting=[_ref(sigs["vector_global_load"])], summary="global loads are vectorized"))
     if "mma_dot" in sigs and "wgmma_dot" not in sigs and ":90" in arch:
-        out.append(Finding(cause="small_dot_tiles", level="L3", confidence=0.5, structural=True, supporting=[_ref(sigs["mma_dot"])],
-                           summary="sm_90 dot lowered to mma.sync, not wgmma: the tile or warp count is too small for a warp-group MMA"))
+        out.append(
+            Finding(
+                cause="small_dot_tiles",
+                level="L3",
+                confidence=0.5,
+                structural=True,
+                supporting=[_ref(sigs["mma_dot"])],
+                summary="sm_90 dot lowered to mma.sync, not wgmma: the tile or warp count is too small for a "
+                "warp-group MMA",
+            )
+        )
     if "no_software_pipelining" in sigs:
         out.append(Finding(cause="small_dot_tiles", level="L3", confidence=0.3, structural=True,
                            supporting=[_ref(sigs["no_software_pipelining"])],

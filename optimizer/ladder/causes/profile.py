@@ -13,20 +13,21 @@ Rules (measured -> cause, confidence), calibrated on the tuning half of ``benchm
   ``bytes_moved`` over the time, as a fraction of peak) is at most 1/``EXCESS_TRAFFIC`` of what DRAM moves, with no
   spills and no ``tl.dot`` -> ``redundant_passes`` 0.6 (0.75 from 2.5x): the kernel moves several times the bytes it
   needs (intermediates written and re-read, the same rows read by several loops). A tiled matmul re-reads operand
-  tiles by design (the H200 run saw 0.85 on an L2-unfriendly lm-head matmul), so dot kernels are left out. A saturated bus also refutes
-  ``unvectorized_access`` (scalar loads starve the bus; they do not fill it);
-- stalled residency: warps resident (``occupancy_pct`` >= ``STALL_OCCUPANCY_PCT``) while DRAM and SM throughput both stay
-  under ``STALL_THROUGHPUT_PCT`` -> the warps wait on something serial: supports ``same_address_atomics`` 0.5 and
+  tiles by design (the H200 run saw 0.85 on an L2-unfriendly lm-head matmul), so dot kernels are left out. A
+  saturated bus also refutes ``unvectorized_access`` (scalar loads starve the bus; they do not fill it);
+- stalled residency: warps resident (``occupancy_pct`` >= ``STALL_OCCUPANCY_PCT``) while DRAM and SM throughput both
+  stay under ``STALL_THROUGHPUT_PCT`` -> the warps wait on something serial: supports ``same_address_atomics`` 0.5 and
   refutes ``tiny_programs`` / ``per_element_grid`` 0.4 (programs with too little work finish and leave the SMs
   under-occupied; they do not sit resident).
 - host-bound launcher: the launcher's steady-state host wall time per call (an eager loop's figure) at least
-  ``HOST_BOUND`` x the kernel's device time (CUDA graph replay or flushed do_bench) -> ``launch_overhead`` 0.85 on
-  every case, 0.6 on some (H200: the Triton tutorial softmax runs 0.20-0.30 ms on the device, 75-82% of its roofline,
-  and 1.18-1.27 ms per call on the host: its launcher compiles-or-looks-up a warmup kernel and queries the device on
-  every call). A wall time within ``DEVICE_SET`` of the device time on every case refutes ``launch_overhead`` 0.6:
-  the launches queue behind the kernel, so the host work is hidden. The host figure is the eager loop's wall time
-  per call (``harness.timing.host_wall_ms``), which is the device time when the device is the slower. A roofline fraction is read from max(device, host) per call:
-  a kernel at its device roofline behind a slower host is not at the roofline for its caller.
+  ``HOST_BOUND`` x the kernel's device time (CUDA graph replay or flushed do_bench) -> ``launch_overhead`` 0.85 on every
+  case, 0.6 on some (H200: the Triton tutorial softmax runs 0.20-0.30 ms on the device, 75-82% of its roofline, and
+  1.18-1.27 ms per call on the host: its launcher compiles-or-looks-up a warmup kernel and queries the device on every
+  call). A wall time within ``DEVICE_SET`` of the device time on every case refutes ``launch_overhead`` 0.6: the
+  launches queue behind the kernel, so the host work is hidden. The host figure is the eager loop's wall time per call
+  (``harness.timing.host_wall_ms``), which is the device time when the device is the slower. A roofline fraction is read
+  from max(device, host) per call: a kernel at its device roofline behind a slower host is not at the roofline for its
+  caller.
 Measured findings are not structural: they support or refute the code/IR findings, and they decide on their own
 only when no structural finding exists.
 """
@@ -45,7 +46,8 @@ SPILL_SHARE = 0.25
 STALL_OCCUPANCY_PCT, STALL_THROUGHPUT_PCT = 80.0, 10.0
 #: host wall per call over device time from which the host, not the kernel, sets the time per call
 HOST_BOUND = 1.5
-#: ... and up to which the device sets it (the wall time of a device-bound loop sits a few percent above its device time)
+#: ... and up to which the device sets it (the wall time of a device-bound loop sits a few percent above its
+#: device time)
 DEVICE_SET = 1.15
 
 
@@ -79,8 +81,13 @@ def host_finding(cases: list[dict[str, Any]], *, level: str = "L2") -> Finding |
     """``launch_overhead`` from per-case ``{"case", "device_ms", "host_ms"}`` (device time of the kernels a call
     launches, and the eager loop's steady-state wall time per call); None unless every case has both figures, or
     when they point neither way (host-bound nowhere, device-set not everywhere)."""
-    rows = [(c["case"], float(c["device_ms"]), float(c["host_ms"])) for c in cases
-            if isinstance(c.get("device_ms"), (int, float)) and isinstance(c.get("host_ms"), (int, float)) and c["device_ms"] > 0]
+    rows = [
+        (c["case"], float(c["device_ms"]), float(c["host_ms"]))
+        for c in cases
+        if isinstance(c.get("device_ms"), (int, float))
+        and isinstance(c.get("host_ms"), (int, float))
+        and c["device_ms"] > 0
+    ]
     if not rows or len(rows) != len(cases):
         return None
     detail = ", ".join(f"{case} host {h:.3g} ms / device {d:.3g} ms ({h / d:.1f}x)" for case, d, h in rows)
@@ -88,10 +95,17 @@ def host_finding(cases: list[dict[str, Any]], *, level: str = "L2") -> Finding |
     bound = [case for case, d, h in rows if h >= HOST_BOUND * d]
     if bound:
         every = len(bound) == len(rows)
-        return Finding(cause="launch_overhead", level=level, confidence=0.85 if every else 0.6,  # type: ignore[arg-type]
-                       supporting=[ref], summary=(f"host-bound launcher on {'every case' if every else ', '.join(bound)}: "
-                                                  f"the host's wall time per call is >= {HOST_BOUND}x the kernel's device "
-                                                  "time, so the per-call host work sets the time"))
+        return Finding(
+            cause="launch_overhead",
+            level=level,
+            confidence=0.85 if every else 0.6,  # type: ignore[arg-type]
+            supporting=[ref],
+            summary=(
+                f"host-bound launcher on {'every case' if every else ', '.join(bound)}: "
+                f"the host's wall time per call is >= {HOST_BOUND}x the kernel's device "
+                "time, so the per-call host work sets the time"
+            ),
+        )
     if all(h <= DEVICE_SET * d for _, d, h in rows):
         return Finding(cause="launch_overhead", level=level, confidence=0.0, refute_strength=0.6,  # type: ignore[arg-type]
                        refuting=[ref], summary="the wall time per call is the kernel's device time on every case: "
@@ -120,9 +134,15 @@ def profile_findings(cases: list[dict[str, Any]], dominant: str, share: float, *
     if tiny:
         bpp = min(float((c.get("figures") or {}).get("bytes_per_program", 1e9)) for c in tiny)
         cause = "per_element_grid" if bpp < 64 else "tiny_programs"
-        out.append(Finding(cause=cause, level="L2", confidence=0.5,  # type: ignore[arg-type]
-                           supporting=[_ref("counter", "bytes_per_program", f"{bpp:.0f} B per program in {len(tiny)} case(s)")],
-                           summary=f"{bpp:.0f} B of work per program: per-program overhead dominates"))
+        out.append(
+            Finding(
+                cause=cause,
+                level="L2",
+                confidence=0.5,  # type: ignore[arg-type]
+                supporting=[_ref("counter", "bytes_per_program", f"{bpp:.0f} B per program in {len(tiny)} case(s)")],
+                summary=f"{bpp:.0f} B of work per program: per-program overhead dominates",
+            )
+        )
     spilled = [c for c in cases if (c.get("signals") or {}).get("spill_bytes")]
     # ncu's spill_bytes is one launch's (the largest over the launches it profiled: the largest case), so it is set
     # against the largest case's bytes
@@ -135,9 +155,17 @@ def profile_findings(cases: list[dict[str, Any]], dominant: str, share: float, *
                            supporting=[_ref("counter", "spill_bytes/bytes_moved", detail)],
                            summary="ncu sees local-memory spill traffic on the scale of the data the kernel must move"))
     elif "occupancy_limited" in classes and spilled:
-        out.append(Finding(cause="register_spills", level="L2", confidence=0.5,
-                           supporting=[_ref("counter", "spill_bytes", f"{spilled[0]['signals']['spill_bytes']:.0f} B spilled (ncu)")],
-                           summary="ncu sees local-memory spills and low occupancy"))
+        out.append(
+            Finding(
+                cause="register_spills",
+                level="L2",
+                confidence=0.5,
+                supporting=[
+                    _ref("counter", "spill_bytes", f"{spilled[0]['signals']['spill_bytes']:.0f} B spilled (ncu)")
+                ],
+                summary="ncu sees local-memory spills and low occupancy",
+            )
+        )
     out += _traffic_findings(cases, dots=dots)
     return out
 
@@ -157,7 +185,9 @@ def _traffic_findings(cases: list[dict[str, Any]], *, dots: bool) -> list[Findin
             ratios.append((c["case"], dram, useful, dram / 100.0 / useful))
     if ratios and not dots and all(r >= EXCESS_TRAFFIC for *_, r in ratios):
         worst = min(r for *_, r in ratios)
-        detail = ", ".join(f"{case}: DRAM {d:.0f}% busy, useful traffic {u:.0%} of peak ({r:.1f}x)" for case, d, u, r in ratios)
+        detail = ", ".join(
+            f"{case}: DRAM {d:.0f}% busy, useful traffic {u:.0%} of peak ({r:.1f}x)" for case, d, u, r in ratios
+        )
         out.append(Finding(cause="redundant_passes", level="L2", confidence=0.75 if worst >= 2.5 else 0.6,
                            supporting=[_ref("counter", "dram_pct/mem_fraction", detail)],
                            summary=f"DRAM moves {worst:.1f}x the bytes the problem needs: data is written and re-read "
@@ -169,14 +199,36 @@ def _traffic_findings(cases: list[dict[str, Any]], *, dots: bool) -> list[Findin
     stalled = []
     for c in cases:
         occ, dram, sm = _num(c, "occupancy_pct"), _num(c, "dram_pct"), _num(c, "sm_pct")
-        if None not in (occ, dram, sm) and occ >= STALL_OCCUPANCY_PCT and dram < STALL_THROUGHPUT_PCT and sm < STALL_THROUGHPUT_PCT:  # type: ignore[operator]
+        if (
+            None not in (occ, dram, sm)
+            and occ >= STALL_OCCUPANCY_PCT
+            and dram < STALL_THROUGHPUT_PCT
+            and sm < STALL_THROUGHPUT_PCT
+        ):  # type: ignore[operator]
             stalled.append((c["case"], occ, dram, sm))
     if stalled and len(stalled) == len([c for c in cases if _num(c, "occupancy_pct") is not None]):
         case, occ, dram, sm = stalled[0]
-        ref = _ref("counter", "occupancy_pct/dram_pct/sm_pct", f"{case}: {occ:.0f}% occupancy, DRAM {dram:.1f}%, SM {sm:.1f}%")
-        out.append(Finding(cause="same_address_atomics", level="L2", confidence=0.5, supporting=[ref],
-                           summary="warps stay resident but move no data and issue little: they wait on serialized updates"))
+        ref = _ref(
+            "counter", "occupancy_pct/dram_pct/sm_pct", f"{case}: {occ:.0f}% occupancy, DRAM {dram:.1f}%, SM {sm:.1f}%"
+        )
+        out.append(
+            Finding(
+                cause="same_address_atomics",
+                level="L2",
+                confidence=0.5,
+                supporting=[ref],
+                summary="warps stay resident but move no data and issue little: they wait on serialized updates",
+            )
+        )
         for cause in ("tiny_programs", "per_element_grid"):
-            out.append(Finding(cause=cause, level="L2", confidence=0.0, refute_strength=0.4, refuting=[ref],  # type: ignore[arg-type]
-                               summary="the SMs are fully occupied by waiting warps: per-program overhead is not the limit"))
+            out.append(
+                Finding(
+                    cause=cause,
+                    level="L2",
+                    confidence=0.0,
+                    refute_strength=0.4,
+                    refuting=[ref],  # type: ignore[arg-type]
+                    summary="the SMs are fully occupied by waiting warps: per-program overhead is not the limit",
+                )
+            )
     return out
