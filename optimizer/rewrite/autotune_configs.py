@@ -103,7 +103,9 @@ class _Substitute(cst.CSTTransformer):
 
 def _parse_config(e: cst.BaseElement) -> dict[str, Any] | None:
     c = e.value
-    if not (isinstance(c, cst.Call) and call_name(c).endswith("Config") and c.args and isinstance(c.args[0].value, cst.Dict)):
+    if not (
+        isinstance(c, cst.Call) and call_name(c).endswith("Config") and c.args and isinstance(c.args[0].value, cst.Dict)
+    ):
         return None
     try:
         kw = ast.literal_eval(cst.Module([]).code_for_node(c.args[0].value))
@@ -138,7 +140,9 @@ def _key(c: dict[str, Any], names: dict[str, str]) -> tuple[Any, ...]:
     return (*(c["kwargs"].get(names[r]) for r in ("BLOCK_M", "BLOCK_N", "BLOCK_K")), c["num_warps"], c["num_stages"])
 
 
-def _plan(t: Target, ctx: RecipeContext, params: dict[str, Any]) -> tuple[list[dict[str, Any]], list[int], list[str], dict[str, int]]:
+def _plan(
+    t: Target, ctx: RecipeContext, params: dict[str, Any]
+) -> tuple[list[dict[str, Any]], list[int], list[str], dict[str, int]]:
     """(configs to add, indices to drop, reasons it does not apply, tiles every config keeps)."""
     from optimizer.rewrite.dot_tiles import HOPPER, roles
     from optimizer.rewrite.effect import decorator_knobs
@@ -146,7 +150,9 @@ def _plan(t: Target, ctx: RecipeContext, params: dict[str, Any]) -> tuple[list[d
     names = roles(t)
     if names is None:
         return [], [], ["the dot's M, N, K tiles are not three distinct constexpr aranges"], {}
-    heur = [n for n, d in decorator_knobs(t.tree, t.kernel).items() if d == "@triton.heuristics" and n in names.values()]
+    heur = [
+        n for n, d in decorator_knobs(t.tree, t.kernel).items() if d == "@triton.heuristics" and n in names.values()
+    ]
     if heur:
         return [], [], [f"a @triton.heuristics sets the tile(s) {heur}: edit the heuristic, not the config list"], {}
     lst = config_list(t)
@@ -219,7 +225,10 @@ def rewrite_config_list(t: Target, point: dict[str, Any]) -> str:
     def edit(node: cst.CSTNode) -> cst.CSTNode:
         assert isinstance(node, cst.List)
         old = list(node.elements)
-        sep = next((e.comma for e in old if isinstance(e.comma, cst.Comma)), cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        sep = next(
+            (e.comma for e in old if isinstance(e.comma, cst.Comma)),
+            cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
+        )
         tail = old[-1].comma  # a trailing comma, or none: the list's end keeps its layout
         elems = [e for i, e in enumerate(old) if i not in drop] + new_elems
         elems = [e.with_changes(comma=sep) for e in elems[:-1]] + [elems[-1].with_changes(comma=tail)]

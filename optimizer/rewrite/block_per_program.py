@@ -69,7 +69,11 @@ def _pid_line(t: Target) -> cst.SimpleStatementLine | None:
     for s in _top(t):
         if isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Assign):
             a = s.body[0]
-            if isinstance(a.targets[0].target, cst.Name) and a.targets[0].target.value == var and call_name(a.value) == "tl.program_id":
+            if (
+                isinstance(a.targets[0].target, cst.Name)
+                and a.targets[0].target.value == var
+                and call_name(a.value) == "tl.program_id"
+            ):
                 return s
     return None
 
@@ -116,8 +120,14 @@ def _carried(t: Target) -> tuple[dict[str, cst.Assign], list[str]]:
             bad.append(f"loop `for ... in {t.tree.code(s.iter)}` has a per-element trip count")
         if isinstance(s, cst.While) and _names(s.test) & dep:
             bad.append(f"loop `while {t.tree.code(s.test)}` has a per-element condition")
-        inner = {tg for n in walk(s.body) if isinstance(n, (cst.Assign, cst.AugAssign))
-                 for tg in (_names(n.target) if isinstance(n, cst.AugAssign) else {x for tt in n.targets for x in _names(tt.target)})}
+        inner = {
+            tg
+            for n in walk(s.body)
+            if isinstance(n, (cst.Assign, cst.AugAssign))
+            for tg in (
+                _names(n.target) if isinstance(n, cst.AugAssign) else {x for tt in n.targets for x in _names(tt.target)}
+            )
+        }
         for name in sorted(inner & dep):
             init = [a for p in top[:i] if isinstance(p, cst.SimpleStatementLine) for a in p.body
                     if isinstance(a, cst.Assign) and len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name)
@@ -136,8 +146,14 @@ def _carried(t: Target) -> tuple[dict[str, cst.Assign], list[str]]:
 def _split(t: Target) -> str | None:
     """D when the program id is only used as ``pid // D`` and ``pid % D`` (plus plain uses)."""
     var = t.facts.pid.get(0)
-    divs = [n for n in walk(t.kernel.node.body) if isinstance(n, cst.BinaryOperation)
-            and isinstance(n.operator, (cst.FloorDivide, cst.Modulo)) and isinstance(n.left, cst.Name) and n.left.value == var]
+    divs = [
+        n
+        for n in walk(t.kernel.node.body)
+        if isinstance(n, cst.BinaryOperation)
+        and isinstance(n.operator, (cst.FloorDivide, cst.Modulo))
+        and isinstance(n.left, cst.Name)
+        and n.left.value == var
+    ]
     rights = {t.tree.code(n.right) for n in divs}
     kinds = {type(n.operator) for n in divs}
     if len(rights) != 1 or kinds != {cst.FloorDivide, cst.Modulo}:
@@ -182,7 +198,9 @@ class BlockPerProgram:
         d = _split(t)
         if d is not None:
             known = (launch_record(t, ctx).get("ir_args") or {}).get(d)
-            first = min(1024, max(16, 1 << (int(known) - 1).bit_length())) if isinstance(known, int) and known > 0 else 256
+            first = (
+                min(1024, max(16, 1 << (int(known) - 1).bit_length())) if isinstance(known, int) and known > 0 else 256
+            )
             values = [first, *(v for v in (params.get("values_2d") or [128, 256, 512, 1024]) if v != first)]
             # "fit": the column tile sized on the host from the row width of each call (cases of different widths
             # each get a full tile), then fixed sizes around the width the launches recorded
@@ -212,8 +230,11 @@ class BlockPerProgram:
         else:
             row, col = fresh(t, "row_bpp"), fresh(t, "col_bpp")
             tree.remove(pid_line)
-            tree.insert_before(pid_line, f"{row} = tl.program_id(0)\n{col} = tl.program_id(1) * {block} + tl.arange(0, {block})\n"
-                                         f"{var} = {row} * {d} + {col}\n{ok} = ({col} < {d}) & ({var} < {n})\n")
+            tree.insert_before(
+                pid_line,
+                f"{row} = tl.program_id(0)\n{col} = tl.program_id(1) * {block} + tl.arange(0, {block})\n"
+                f"{var} = {row} * {d} + {col}\n{ok} = ({col} < {d}) & ({var} < {n})\n",
+            )
             rows = []
             for node in walk(k.node.body):
                 if (isinstance(node, cst.BinaryOperation) and isinstance(node.left, cst.Name) and node.left.value == var

@@ -232,8 +232,10 @@ class BlockScale:
                 continue
             if (cap := self._grid_cap(t, ctx, plan)) is not None and cap <= plan.current:
                 grid = launch_record(t, ctx).get("grid")  # the next block name (a loop tile) may still scale
-                reasons.append(f"the recorded grid {grid} has too few programs to divide: a {plan.block} above "
-                               f"{plan.current} would leave fewer than {_MIN_WAVES * ctx.num_sms} programs ({_MIN_WAVES} per SM)")
+                reasons.append(
+                    f"the recorded grid {grid} has too few programs to divide: a {plan.block} above "
+                    f"{plan.current} would leave fewer than {_MIN_WAVES * ctx.num_sms} programs ({_MIN_WAVES} per SM)"
+                )
                 continue
             return plan, []
         return None, reasons or ["no block range to scale"]
@@ -255,7 +257,9 @@ class BlockScale:
         """The largest block that keeps the recorded grid at >= ``_MIN_WAVES`` programs per SM (a grid-form block
         only: a larger block divides the program count). None when no grid was recorded."""
         grid = launch_record(t, ctx).get("grid")
-        if plan.form != "grid" or not (isinstance(grid, (list, tuple)) and grid and all(isinstance(g, int) for g in grid)):
+        if plan.form != "grid" or not (
+            isinstance(grid, (list, tuple)) and grid and all(isinstance(g, int) for g in grid)
+        ):
             return None
         programs = 1
         for g in grid:
@@ -274,11 +278,15 @@ class BlockScale:
         values = [int(v) for v in (params.get("values") or [1024, 2048, 4096, 512])]
         if "cause:serial_tail" in ctx.evidence and plan.form == "grid":
             # a one-program pass loops once per program of this kernel: larger blocks shorten that serial loop
-            values = sorted({*(v for v in values if v >= 2048), 8192, 16384}, key=lambda v: (v != max(4096, 4 * plan.current), -v))
+            values = sorted(
+                {*(v for v in values if v >= 2048), 8192, 16384}, key=lambda v: (v != max(4096, 4 * plan.current), -v)
+            )
         if plan.form == "loop" and plan.other_tile > 1 and not params.get("values_exact"):
             # a 2-D loop tile ([rows, BLOCK]): aim the tile, not the step, at 1024-8192 elements
-            values = sorted({x // plan.other_tile for x in (2048, 4096, 1024, 8192) if x // plan.other_tile > plan.current},
-                            key=lambda v: (v * plan.other_tile != 2048, v))
+            values = sorted(
+                {x // plan.other_tile for x in (2048, 4096, 1024, 8192) if x // plan.other_tile > plan.current},
+                key=lambda v: (v * plan.other_tile != 2048, v),
+            )
         cap = _MAX_TILE // max(1, plan.other_tile)
         if plan.loop_bound:
             cap = min(cap, 1 << (plan.loop_bound - 1).bit_length())

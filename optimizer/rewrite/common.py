@@ -8,7 +8,15 @@ from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.tree import CstLaunch, Tree, arg_value, call_name, walk
 
-__all__ = ["and_mask", "defaulted_positional_reasons", "fresh", "grid_node", "host_arg_text", "launch_record", "single_site_reasons"]
+__all__ = [
+    "and_mask",
+    "defaulted_positional_reasons",
+    "fresh",
+    "grid_node",
+    "host_arg_text",
+    "launch_record",
+    "single_site_reasons",
+]
 
 
 def single_site_reasons(t: Target) -> list[str]:

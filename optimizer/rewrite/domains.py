@@ -54,16 +54,22 @@ def _tokens(ctx: RecipeContext) -> set[str]:
     return toks
 
 
-def check_domain(kind: str, params: dict[str, Any], requires: list[str], forbids: list[str], ctx: RecipeContext) -> None:
+def check_domain(
+    kind: str, params: dict[str, Any], requires: list[str], forbids: list[str], ctx: RecipeContext
+) -> None:
     """Raise ``NotApplicable`` naming the failed precondition. No evidence known (a bare context): only the
     card's rules that can be checked from the source are skipped, never the built-in ones that can."""
     toks = _tokens(ctx)
     searched = _searched(kind, params)
     tiles = searched & set(_TILE_NAMES)
     if kind == "autotune" and tiles and "code:tl.dot" not in toks:
-        raise NotApplicable(f"domain: a tile search ({', '.join(sorted(tiles))}) needs a tl.dot kernel; this kernel has none")
+        raise NotApplicable(
+            f"domain: a tile search ({', '.join(sorted(tiles))}) needs a tl.dot kernel; this kernel has none"
+        )
     if kind == "launch_params" and tiles and not searched - tiles and "code:tl.dot" not in toks:
-        raise NotApplicable(f"domain: a tile search ({', '.join(sorted(tiles))}) needs a tl.dot kernel; this kernel has none")
+        raise NotApplicable(
+            f"domain: a tile search ({', '.join(sorted(tiles))}) needs a tl.dot kernel; this kernel has none"
+        )
     if "num_stages" in searched and not searched - {"num_stages"} and "code:inner_loop" not in toks:
         raise NotApplicable("domain: num_stages pipelines a loop, and this kernel has no loop")
     for req in requires:
@@ -83,8 +89,10 @@ def check_point(res: RewriteResult, ctx: RecipeContext, current_warps: int | Non
     if tiles and "code:tl.dot" not in (toks if any(t.startswith("code:") for t in toks) else _tokens(ctx)):
         changed_blocks = [k for k in (res.applied or {}) if "BLOCK" in k.upper()]
         if changed_blocks:
-            raise NotApplicable(f"domain: {', '.join(sorted(tiles))} are dot-tile names; on a kernel without tl.dot they "
-                                f"must not change {', '.join(changed_blocks)}")
+            raise NotApplicable(
+                f"domain: {', '.join(sorted(tiles))} are dot-tile names; on a kernel without tl.dot they "
+                f"must not change {', '.join(changed_blocks)}"
+            )
     spilling = bool(toks & {"ir:register_spill", "cause:register_spills"})
     new = (res.applied or {}).get("num_warps")
     if spilling and isinstance(new, int) and current_warps is not None and new < current_warps:

@@ -60,7 +60,10 @@ class DotPrecision:
         sig = launch_record(t, ctx).get("signature") or {}
         ptrs = [v for v in sig.values() if isinstance(v, str) and v.startswith("*")]
         if ptrs and "*fp32" not in ptrs:
-            out.append(f"no fp32 operand in the recorded launch ({sorted(set(ptrs))}): input precision only applies to fp32 dots")
+            out.append(
+                f"no fp32 operand in the recorded launch ({sorted(set(ptrs))}): "
+                "input precision only applies to fp32 dots"
+            )
         return out
 
     def points(self, t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[dict[str, Any]]:

@@ -1,4 +1,5 @@
-"""``dot_tile_search``: a tl.dot kernel with one hand-picked tile -> Hopper tile configs (card ``matmul-tile-config-search``).
+"""``dot_tile_search``: a tl.dot kernel with one hand-picked tile -> Hopper tile configs
+(card ``matmul-tile-config-search``).
 
 Domain: a kernel that calls ``tl.dot`` (never a tile search without one), not yet autotuned, launched from one
 place with a tuple grid; the tile constexprs are found from the dot's operands (the arange sizes of ``a`` give M
@@ -18,8 +19,8 @@ nor rebinds parameters, then a tensor-descriptor variant of the first config (``
 the dot operands' loads and the output store through ``tl.make_tensor_descriptor``, ``USE_TMA`` chosen at the
 launch from 16-byte alignment) where that module's domain holds; where it does not, the autotune point's
 description records why. ``modes`` (e.g. ``[persistent, descriptor]``, the ``persistent-tile-loop`` card) keeps only
-those points, so a session that spent the tile search can still try the persistent form. Evidence bounds the list: with a ``register_spill`` signature (L3) no config has fewer
-warps or a larger M x N tile than the current one.
+those points, so a session that spent the tile search can still try the persistent form. Evidence bounds the
+list: with a ``register_spill`` signature (L3) no config has fewer warps or a larger M x N tile than the current one.
 """
 
 from __future__ import annotations
@@ -63,7 +64,9 @@ def _operand_tiles(t: Target, e: cst.CSTNode) -> list[str]:
     out: list[str] = []
 
     def add(node: cst.CSTNode | None) -> None:
-        names = [m.value for m in walk(node) if isinstance(m, cst.Name) and m.value in consts] if node is not None else []
+        names = (
+            [m.value for m in walk(node) if isinstance(m, cst.Name) and m.value in consts] if node is not None else []
+        )
         if len(names) == 1 and names[0] not in out:
             out.append(names[0])
 
@@ -79,7 +82,12 @@ def _operand_tiles(t: Target, e: cst.CSTNode) -> list[str]:
                     continue
                 if isinstance(m, cst.Call) and call_name(m) == "tl.arange":
                     add(arg_value(m, "end", 1))
-                elif isinstance(m, cst.Call) and call_name(m) in ("tl.zeros", "tl.full", "tl.broadcast_to", "tl.reshape"):
+                elif isinstance(m, cst.Call) and call_name(m) in (
+                    "tl.zeros",
+                    "tl.full",
+                    "tl.broadcast_to",
+                    "tl.reshape",
+                ):
                     shape = arg_value(m, "shape", 0 if call_name(m) in ("tl.zeros", "tl.full") else 1)
                     for el in getattr(shape, "elements", []):
                         add(el.value)
@@ -220,7 +228,8 @@ def _meta_grid_reasons(t: Target, names: dict[str, str]) -> list[str]:
 
 
 def _axis_roles(t: Target, names: dict[str, str]) -> dict[int, str]:
-    """Program axis -> the tile constexpr it multiplies (``pid_m * BLOCK_M``, or inline ``tl.program_id(0) * BLOCK_M``)."""
+    """Program axis -> the tile constexpr it multiplies (``pid_m * BLOCK_M``, or inline
+    ``tl.program_id(0) * BLOCK_M``)."""
     out = {}
     forms = {axis: {var} for axis, var in t.facts.pid.items()}
     for axis in (0, 1, 2):
@@ -269,10 +278,14 @@ class DotTileSearch:
             out.append(f"unmasked accesses ({', '.join(unmasked[:3])}) span every tile: the tiles must divide the "
                        "problem sizes, which a tile search does not keep")
         if not out and not self._configs(t, ctx, params, names):
-            out.append("register_spill evidence: no config keeps at least the current warps and at most the current tile")
+            out.append(
+                "register_spill evidence: no config keeps at least the current warps and at most the current tile"
+            )
         if not out and not meta and not _axes_map(t, names) and not _host_bound(t, names):
-            out.append("the program axes do not map one-to-one onto the M and N tiles (a 1-D program id, "
-                       "pid_1d_matmul) and the tiles are not host variables the grid is computed from: map the grid first")
+            out.append(
+                "the program axes do not map one-to-one onto the M and N tiles (a 1-D program id, "
+                "pid_1d_matmul) and the tiles are not host variables the grid is computed from: map the grid first"
+            )
         if not out and (modes := params.get("modes")) and not self.points(t, ctx, params):
             why = _persistent_reasons(t) if "persistent" in modes else []
             out.append(f"none of the {'/'.join(modes)} points applies" + (f" ({'; '.join(why)})" if why else ""))
@@ -289,7 +302,9 @@ class DotTileSearch:
             cur[opt] = int(lit.value) if lit is not None else default
         return cur
 
-    def _configs(self, t: Target, ctx: RecipeContext, params: dict[str, Any], names: dict[str, str]) -> list[dict[str, int]]:
+    def _configs(
+        self, t: Target, ctx: RecipeContext, params: dict[str, Any], names: dict[str, str]
+    ) -> list[dict[str, int]]:
         cur = self._current(t, names, ctx)
         keep = _pinned(t, names)  # a tile sizing an unmasked access keeps its value; the others are searched
         cfgs = [dict(c) | {r: cur[r] for r in keep} for c in (params.get("configs") or HOPPER)]
@@ -341,14 +356,20 @@ class DotTileSearch:
         cur = self._current(t, names, ctx)
         if dict_form(t, names):
             n = rewrite_dicts(t, ctx, names, point)
-            return (f"{k.name}: tile {cur['BLOCK_M']}x{cur['BLOCK_N']}x{cur['BLOCK_K']} w{cur['num_warps']} "
-                    f"s{cur['num_stages']} -> {point['BLOCK_M']}x{point['BLOCK_N']}x{point['BLOCK_K']} "
-                    f"w{point['num_warps']} s{point['num_stages']} in the {n} config dict(s) the launch spreads "
-                    f"(**); the META grid and the host code reading the dict follow"
-                    + (f"; kept for unmasked accesses: {', '.join(sorted(_pinned(t, names)))}" if _pinned(t, names) else ""))
+            return (
+                f"{k.name}: tile {cur['BLOCK_M']}x{cur['BLOCK_N']}x{cur['BLOCK_K']} w{cur['num_warps']} "
+                f"s{cur['num_stages']} -> {point['BLOCK_M']}x{point['BLOCK_N']}x{point['BLOCK_K']} "
+                f"w{point['num_warps']} s{point['num_stages']} in the {n} config dict(s) the launch spreads "
+                f"(**); the META grid and the host code reading the dict follow"
+                + (f"; kept for unmasked accesses: {', '.join(sorted(_pinned(t, names)))}" if _pinned(t, names) else "")
+            )
         ax = _axis_roles(t, names)
         by_name = {v: r for r, v in names.items()}
-        host = {n: tree.code(a) for n in names.values() if (a := site.arg_for(k, n)) is not None and not isinstance(a, cst.Integer)}
+        host = {
+            n: tree.code(a)
+            for n in names.values()
+            if (a := site.arg_for(k, n)) is not None and not isinstance(a, cst.Integer)
+        }
         grid = grid_node(site, tree)
         elems = t.launches[0].grid_elements or []
         if point["mode"] == "autotune":
@@ -366,14 +387,24 @@ class DotTileSearch:
                        else tree.code(e) for i, e in enumerate(_elements(t))]
                 tree.replace(grid, "lambda META: (" + ", ".join(new) + ("," if len(new) == 1 else "") + ")")
             why = self._descriptor_reasons(t, ctx, cfgs[0]) if cfgs else []
-            return (f"{k.name}: @triton.autotune over {len(cfgs)} Hopper tile configs keyed on {key} "
-                    f"(from {cur['BLOCK_M']}x{cur['BLOCK_N']}x{cur['BLOCK_K']} w{cur['num_warps']} s{cur['num_stages']}); "
-                    f"grid over META" + (f"; no tensor-descriptor variant: {'; '.join(why)}" if why else ""))
+            return (
+                f"{k.name}: @triton.autotune over {len(cfgs)} Hopper tile configs keyed on {key} "
+                f"(from {cur['BLOCK_M']}x{cur['BLOCK_N']}x{cur['BLOCK_K']} w{cur['num_warps']} s{cur['num_stages']}); "
+                f"grid over META" + (f"; no tensor-descriptor variant: {'; '.join(why)}" if why else "")
+            )
         for role, name in names.items():
             tree.replace(_tile_node(t, name), str(point[role]))  # type: ignore[arg-type]
         def new_grid() -> list[str]:  # the grid elements with the new tiles (when the launch passed literals)
-            return [] if meta else [_grid_elem(tree, e, cur[by_name[ax[i]]], host.get(ax[i]), str(point[by_name[ax[i]]]))
-                                    if i in ax else tree.code(e) for i, e in enumerate(_elements(t))]
+            return (
+                []
+                if meta
+                else [
+                    _grid_elem(tree, e, cur[by_name[ax[i]]], host.get(ax[i]), str(point[by_name[ax[i]]]))
+                    if i in ax
+                    else tree.code(e)
+                    for i, e in enumerate(_elements(t))
+                ]
+            )
 
         extra = ""
         if point["mode"] == "persistent":
@@ -395,11 +426,17 @@ class DotTileSearch:
                 tree.replace(lit, str(point[opt]))
             else:
                 tree.add_keyword(site.call, opt, str(point[opt]))
-        return (f"{k.name}: tile {cur['BLOCK_M']}x{cur['BLOCK_N']}x{cur['BLOCK_K']} w{cur['num_warps']} s{cur['num_stages']} -> "
-                f"{point['BLOCK_M']}x{point['BLOCK_N']}x{point['BLOCK_K']} w{point['num_warps']} s{point['num_stages']}"
-                + (f", persistent: {point['programs']} programs loop over the output tiles"
-                   if point["mode"] == "persistent" else "")
-                + extra)
+        return (
+            f"{k.name}: tile {cur['BLOCK_M']}x{cur['BLOCK_N']}x{cur['BLOCK_K']} "
+            f"w{cur['num_warps']} s{cur['num_stages']} -> "
+            f"{point['BLOCK_M']}x{point['BLOCK_N']}x{point['BLOCK_K']} w{point['num_warps']} s{point['num_stages']}"
+            + (
+                f", persistent: {point['programs']} programs loop over the output tiles"
+                if point["mode"] == "persistent"
+                else ""
+            )
+            + extra
+        )
 
 
 def _pinned(t: Target, names: dict[str, str]) -> dict[str, list[str]]:
@@ -428,7 +465,9 @@ def _elements(t: Target) -> list[cst.BaseExpression]:
 def _grid_elem(tree: Tree, e: cst.BaseExpression, value: int, host: str | None, new: str) -> str:
     """``e`` with the tile this axis divides by (the host name passed for it, else its literal) replaced by ``new``."""
     text = tree.code(e)
-    for pattern in ([rf"\b{re.escape(host)}\b"] if host and host.isidentifier() else []) + [rf"(?<![\w.]){value}(?![\w.])"]:
+    for pattern in ([rf"\b{re.escape(host)}\b"] if host and host.isidentifier() else []) + [
+        rf"(?<![\w.]){value}(?![\w.])"
+    ]:
         if len(re.findall(pattern, text)) == 1:
             return re.sub(pattern, new, text)
     raise NotApplicable(f"grid element {text} does not show its tile ({host or value}) exactly once")

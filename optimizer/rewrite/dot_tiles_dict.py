@@ -12,8 +12,8 @@ grid is a function of META (it reads the tiles the launch passes); the module ho
 include the three tile names with integer values, and at least one of them holds the recorded launch's tile (the
 regime the diagnosed case ran). Only those dicts are edited (the regime that ran), so a tiny-batch override with
 another tile stays as written. ``num_warps`` / ``num_stages`` go into the same dicts (edited, or added as keys)
-unless the launch passes them as keywords, which are edited then. Fixed points only: an autotuner would choose the tile apart from the host code
-that reads it from the dict.
+unless the launch passes them as keywords, which are edited then. Fixed points only: an autotuner would choose the
+tile apart from the host code that reads it from the dict.
 """
 
 from __future__ import annotations
@@ -44,7 +44,11 @@ def dict_form(t: Target, names: dict[str, str]) -> bool:
 def _entries(d: cst.Dict) -> dict[str, cst.DictElement]:
     out = {}
     for e in d.elements:
-        if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and isinstance(e.key.evaluated_value, str):
+        if (
+            isinstance(e, cst.DictElement)
+            and isinstance(e.key, cst.SimpleString)
+            and isinstance(e.key.evaluated_value, str)
+        ):
             out[e.key.evaluated_value] = e
     return out
 
@@ -128,7 +132,9 @@ def rewrite_dicts(t: Target, ctx: RecipeContext, names: dict[str, str], point: d
 def _append(node: cst.CSTNode, items: dict[str, int]) -> cst.CSTNode:
     assert isinstance(node, cst.Dict)
     old = list(node.elements)
-    sep = next((e.comma for e in old if isinstance(e.comma, cst.Comma)), cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    sep = next(
+        (e.comma for e in old if isinstance(e.comma, cst.Comma)), cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    )
     tail = old[-1].comma if old else cst.MaybeSentinel.DEFAULT
     colon = next((e.whitespace_after_colon for e in old if isinstance(e, cst.DictElement)), cst.SimpleWhitespace(" "))
     add = [cst.DictElement(cst.SimpleString(repr(k)), cst.Integer(str(v)), whitespace_after_colon=colon)

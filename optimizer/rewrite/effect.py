@@ -332,7 +332,9 @@ def compiled_identity(base_src: str, cand_src: str, launches: list[dict[str, Any
             if not jit_changed and args_c == rec["ir_args"] and opts_c == opts_b:
                 continue  # this configuration is launched exactly as before
             file = rec.get("file") or ""
-            jobs_b.append({"source": base_src, "file": file, "kernel": kname, "args": rec["ir_args"], "options": opts_b})
+            jobs_b.append(
+                {"source": base_src, "file": file, "kernel": kname, "args": rec["ir_args"], "options": opts_b}
+            )
             jobs_c.append({"source": cand_src, "file": file, "kernel": kname, "args": args_c, "options": opts_c})
             labels.append(f"{kname} ({', '.join(f'{k}={v}' for k, v in sorted(opts_c.items()))})")
     if not jobs_b:

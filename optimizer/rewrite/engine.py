@@ -104,7 +104,9 @@ def _select(tr: Transform, ctx: RecipeContext, params: dict[str, Any]) -> tuple[
     raise NotApplicable(f"{tr.kind} does not apply ({' | '.join(refusals)})")
 
 
-def _one(tr: Transform, ctx: RecipeContext, point: dict[str, Any], params: dict[str, Any], t: Target | None = None) -> RewriteResult:
+def _one(
+    tr: Transform, ctx: RecipeContext, point: dict[str, Any], params: dict[str, Any], t: Target | None = None
+) -> RewriteResult:
     if t is None:
         t, _ = _select(tr, ctx, params)  # a fresh tree: edits of one point never leak into another
     desc = tr.rewrite(t, ctx, point)

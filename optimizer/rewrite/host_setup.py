@@ -1,4 +1,5 @@
-"""``host_setup_cache``: host setup the launcher repeats on every call (a kernel warmup, device queries) -> once per shape.
+"""``host_setup_cache``: host setup the launcher repeats on every call (a kernel warmup, device queries) ->
+once per shape.
 
 Card ``cache-host-launch-setup``. A launcher that compiles or queries before it launches pays that work on every
 forward. The Triton tutorial's persistent softmax is the model case: to size its grid by occupancy it calls

@@ -100,7 +100,12 @@ def _match(s: cst.CSTNode, code: Any) -> tuple[str, str, cst.BaseExpression] | N
     if isinstance(v, cst.Call) and call_name(v) in ("tl.maximum", "tl.minimum") and len(v.args) == 2:
         a, b = v.args[0].value, v.args[1].value
         for p, q in ((a, b), (b, a)):
-            if isinstance(p, cst.Name) and p.value == acc and (r := _reduction(q, acc, code)) and _COMBINE[r[0]] == call_name(v):
+            if (
+                isinstance(p, cst.Name)
+                and p.value == acc
+                and (r := _reduction(q, acc, code))
+                and _COMBINE[r[0]] == call_name(v)
+            ):
                 return acc, *r
     return None
 
@@ -142,13 +147,19 @@ def loop_reductions(t: Target) -> tuple[list[_Site], list[str]]:
         for s in body:
             m = _match(s, code)
             if m is None:
-                if any(isinstance(n, cst.Call) and call_name(n) in _COMBINE for n in walk(s)) and isinstance(s, cst.SimpleStatementLine):
-                    bad.append(f"`{code(s)}`: not `s += tl.sum(E)` / `s = tl.maximum(s, tl.max(E))` / `tl.minimum` form")
+                if any(isinstance(n, cst.Call) and call_name(n) in _COMBINE for n in walk(s)) and isinstance(
+                    s, cst.SimpleStatementLine
+                ):
+                    bad.append(
+                        f"`{code(s)}`: not `s += tl.sum(E)` / `s = tl.maximum(s, tl.max(E))` / `tl.minimum` form"
+                    )
                 continue
             acc, fn, value = m
             others = [n for o in body if o is not s for n in walk(o) if isinstance(n, cst.Name) and n.value == acc]
             if others:
-                bad.append(f"`{acc}` is also read or written elsewhere in its loop (a running value other code depends on)")
+                bad.append(
+                    f"`{acc}` is also read or written elsewhere in its loop (a running value other code depends on)"
+                )
                 continue
             sites.append(_Site(s, loop, acc, fn, value))  # type: ignore[arg-type]
     if not sites and not bad:
@@ -163,7 +174,9 @@ def _block(t: Target) -> tuple[str | None, list[str]]:
     if any(code(arg_value(r, "start", 0)) != "0" for r in ranges if arg_value(r, "start", 0) is not None):  # type: ignore[arg-type]
         return None, ["a block range does not start at 0"]
     if len(ends) != 1:
-        return None, [f"block ranges of {len(ends)} sizes ({', '.join(ends) or 'none'}): the accumulator's shape is ambiguous"]
+        return None, [
+            f"block ranges of {len(ends)} sizes ({', '.join(ends) or 'none'}): the accumulator's shape is ambiguous"
+        ]
     if any(isinstance(n, cst.Subscript) and "None" in code(n) for n in walk(t.kernel.node)):
         return None, ["2-D tiles ([:, None]): only one-dimensional chunks are accumulated per lane"]
     return ends[0], []
@@ -210,7 +223,11 @@ class LaneAccumulators:
             lanes = fresh(t, f"{s.acc}_lanes")
             init = (_FLOAT_INIT if kind == "float" else _INT_INIT)[s.fn]
             dtype = "tl.float32" if kind == "float" else "tl.int32"
-            start = f"tl.zeros([{block}], dtype={dtype})" if s.fn == "tl.sum" else f"tl.full([{block}], {init}, dtype={dtype})"
+            start = (
+                f"tl.zeros([{block}], dtype={dtype})"
+                if s.fn == "tl.sum"
+                else f"tl.full([{block}], {init}, dtype={dtype})"
+            )
             e = tree.code(s.value)
             combine = _COMBINE[s.fn]
             step = f"{lanes} += {e}" if combine is None else f"{lanes} = {combine}({lanes}, {e})"

@@ -37,9 +37,13 @@ def _packed(tree: Tree, site: CstLaunch, name: str, star: str) -> tuple[cst.Assi
         return None
     v = assigns[0].value
     if star == "**":
-        if isinstance(v, cst.Dict) and all(isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
-                                           and isinstance(e.key.evaluated_value, str) and e.key.evaluated_value.isidentifier()
-                                           for e in v.elements):
+        if isinstance(v, cst.Dict) and all(
+            isinstance(e, cst.DictElement)
+            and isinstance(e.key, cst.SimpleString)
+            and isinstance(e.key.evaluated_value, str)
+            and e.key.evaluated_value.isidentifier()
+            for e in v.elements
+        ):
             return assigns[0], [cst.Arg(e.value, keyword=cst.Name(e.key.evaluated_value), equal=_EQ)  # type: ignore[union-attr]
                                 for e in v.elements]
         if isinstance(v, cst.Call) and call_name(v) == "dict" and all(a.keyword is not None for a in v.args):
@@ -75,8 +79,9 @@ def inline_launch_args(source: str) -> tuple[str, str]:
             for old, new in zip(orig.args, c.args, strict=True):
                 out += by_arg.get(id(old), [new])
             comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-            out = [x.with_changes(comma=comma) for x in out[:-1]] + ([out[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)]
-                                                                     if out else [])
+            out = [x.with_changes(comma=comma) for x in out[:-1]] + (
+                [out[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)] if out else []
+            )
             return c.with_changes(args=out)
 
         tree.edit(site.call, spell)

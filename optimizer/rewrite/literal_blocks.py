@@ -35,7 +35,12 @@ def _uses(t: Target, value: int) -> tuple[list[cst.Integer], list[cst.Integer], 
     placed: list[cst.Integer] = []
     blockish = False
     for n in walk(t.kernel.node.body):
-        if isinstance(n, cst.Call) and call_name(n) == "tl.arange" and len(n.args) == 2 and _int(n.args[1].value) == value:
+        if (
+            isinstance(n, cst.Call)
+            and call_name(n) == "tl.arange"
+            and len(n.args) == 2
+            and _int(n.args[1].value) == value
+        ):
             placed.append(n.args[1].value)  # type: ignore[arg-type]
         elif isinstance(n, cst.Call) and call_name(n) in ("tl.zeros", "tl.full") and n.args \
                 and isinstance(shape := n.args[0].value, (cst.Tuple, cst.List)):
@@ -67,8 +72,18 @@ def promote_literal_blocks(source: str) -> tuple[str, str]:
         if why := defaulted_positional_reasons(t.kernel.node, [t.sites[0].call]):
             reasons.append(f"{t.kernel.name}: {why[0]}")
             continue
-        values = sorted({v for n in walk(t.kernel.node.body) if isinstance(n, cst.Call) and call_name(n) == "tl.arange"
-                         and len(n.args) == 2 and (v := _int(n.args[1].value)) is not None and v >= 2 and v & (v - 1) == 0})
+        values = sorted(
+            {
+                v
+                for n in walk(t.kernel.node.body)
+                if isinstance(n, cst.Call)
+                and call_name(n) == "tl.arange"
+                and len(n.args) == 2
+                and (v := _int(n.args[1].value)) is not None
+                and v >= 2
+                and v & (v - 1) == 0
+            }
+        )
         for v in values:
             every, placed, blockish = _uses(t, v)
             if not blockish or {id(n) for n in every} != {id(n) for n in placed}:

@@ -80,7 +80,9 @@ def apply_recipe_variants(recipe: Recipe | dict[str, Any], ctx: RecipeContext, l
     check_domain(r.kind, r.params, r.requires, r.forbids, ctx)
     out = _variants(fn, r, ctx, limit)
     kept, refused = [], []
-    for res in out:  # every point inside the domain, as apply_recipe checks its one point, and able to change the kernel
+    for (
+        res
+    ) in out:  # every point inside the domain, as apply_recipe checks its one point, and able to change the kernel
         try:
             check_point(res, ctx, _current_warps(ctx), kind=r.kind, params=r.params)
         except NotApplicable as exc:

@@ -40,8 +40,16 @@ def rows_as_loop(t: Target, pid_var: str, param: str, bound: str, n_rows: str | 
     tree, kernel = t.tree, t.kernel.name
     k, site = t.kernel, t.sites[0]
     top = list(k.node.body.body)  # type: ignore[attr-defined]
-    i = next((j for j, s in enumerate(top) if isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Assign)
-              and _names(s.body[0].targets[0].target) == {pid_var}), None)
+    i = next(
+        (
+            j
+            for j, s in enumerate(top)
+            if isinstance(s, cst.SimpleStatementLine)
+            and isinstance(s.body[0], cst.Assign)
+            and _names(s.body[0].targets[0].target) == {pid_var}
+        ),
+        None,
+    )
     if i is None:
         raise NotApplicable(f"{kernel}: `{pid_var} = tl.program_id(0)` is not a top-level statement")
     pid_line, rest = top[i], top[i + 1:]

@@ -72,11 +72,21 @@ def _offs_def(tree: Tree, body: list[cst.BaseStatement], constexprs: list[str]) 
         if isinstance(v, cst.Call) and tree.code(v) in pids:
             pids.add(x.targets[0].target.value)
             continue
-        if (isinstance(v, cst.BinaryOperation) and isinstance(v.operator, cst.Add) and isinstance(v.left, cst.BinaryOperation)
-                and isinstance(v.left.operator, cst.Multiply) and tree.code(v.left.left) in pids
-                and isinstance(v.right, cst.Call) and call_name(v.right) == "tl.arange"):
+        if (
+            isinstance(v, cst.BinaryOperation)
+            and isinstance(v.operator, cst.Add)
+            and isinstance(v.left, cst.BinaryOperation)
+            and isinstance(v.left.operator, cst.Multiply)
+            and tree.code(v.left.left) in pids
+            and isinstance(v.right, cst.Call)
+            and call_name(v.right) == "tl.arange"
+        ):
             b = tree.code(v.left.right)
-            if b in constexprs and tree.code(arg_value(v.right, "end", 1)) == b and tree.code(arg_value(v.right, "start", 0)) == "0":  # type: ignore[arg-type]
+            if (
+                b in constexprs
+                and tree.code(arg_value(v.right, "end", 1)) == b
+                and tree.code(arg_value(v.right, "start", 0)) == "0"
+            ):  # type: ignore[arg-type]
                 return i, x.targets[0].target.value, b
     return None
 
@@ -86,7 +96,7 @@ def regrid_row_broadcast(source: str) -> tuple[str, str]:
     ``NotApplicable`` with every kernel's reason otherwise."""
     tree = Tree(source)
     reasons = []
-    for name, k in tree.kernels.items():
+    for name in tree.kernels:
         why = _try(tree, name)
         if why is None:
             return tree.render(), _DONE[0]
@@ -113,14 +123,25 @@ def _try(tree: Tree, name: str) -> str | None:
     if found is None:
         return "no `offs = tl.program_id(0) * B + tl.arange(0, B)`"
     i0, offs, block = found
-    divs = [n for n in walk(k.node) if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, (cst.FloorDivide, cst.Modulo))
-            and _is_name(n.left, offs)]
+    divs = [
+        n
+        for n in walk(k.node)
+        if isinstance(n, cst.BinaryOperation)
+        and isinstance(n.operator, (cst.FloorDivide, cst.Modulo))
+        and _is_name(n.left, offs)
+    ]
     ds = {tree.code(n.right) for n in divs}
     if not divs or len(ds) != 1 or next(iter(ds)) not in k.params:
         return f"no `{offs} // D` with one kernel parameter D (a per-row index)"
     d = next(iter(ds))
-    bounds = [n for n in walk(k.node) if isinstance(n, cst.Comparison) and _is_name(n.left, offs) and len(n.comparisons) == 1
-              and isinstance(n.comparisons[0].operator, cst.LessThan)]
+    bounds = [
+        n
+        for n in walk(k.node)
+        if isinstance(n, cst.Comparison)
+        and _is_name(n.left, offs)
+        and len(n.comparisons) == 1
+        and isinstance(n.comparisons[0].operator, cst.LessThan)
+    ]
     ns = {tree.code(b.comparisons[0].comparator) for b in bounds}
     if len(ns) != 1 or next(iter(ns)) not in k.params:
         return f"`{offs}` is not bounded by one `{offs} < n` with a kernel parameter n"
@@ -174,9 +195,17 @@ def _try(tree: Tree, name: str) -> str | None:
             loop_names |= {t.target.value for t in x.targets if isinstance(t.target, cst.Name)}
         loop.append(txt)
     head = [rendered.code_for_node(s).strip() for s in before]
-    text = "\n".join([f"{row} = tl.program_id(0)", *head, *hoisted,
-                       f"for {c0} in range(0, {d}, {block}):",
-                       textwrap.indent("\n".join([f"{cols} = {c0} + tl.arange(0, {block})", f"{offs} = {row} * {d} + {cols}", *loop]), "    ")])
+    text = "\n".join(
+        [
+            f"{row} = tl.program_id(0)",
+            *head,
+            *hoisted,
+            f"for {c0} in range(0, {d}, {block}):",
+            textwrap.indent(
+                "\n".join([f"{cols} = {c0} + tl.arange(0, {block})", f"{offs} = {row} * {d} + {cols}", *loop]), "    "
+            ),
+        ]
+    )
     new_body = cst.parse_statement(f"def _f():\n{textwrap.indent(text, '    ')}\n").body  # type: ignore[attr-defined]
     tree2 = Tree(rendered.code)
     k2 = tree2.kernels[name]

@@ -21,7 +21,8 @@ for masked lanes. The host launches the copy with ``BLOCK = triton.next_power_of
 to ``LIMIT`` elements and the original kernel above it, so no case loses its loop form::
 
     if N <= 8192:
-        k_rows[(M,)](x, y, N, BLOCK=triton.next_power_of_2(N), num_warps=min(16, max(4, triton.next_power_of_2(N) // 512)))
+        k_rows[(M,)](x, y, N, BLOCK=triton.next_power_of_2(N),
+                     num_warps=min(16, max(4, triton.next_power_of_2(N) // 512)))
     else:
         k[(M,)](x, y, N, BLOCK=256)
 
@@ -32,7 +33,8 @@ passing every step as a keyword. A later load is shared when its address equals 
 form (names defined earlier in the loop replaced by their definitions, the loop variable by 0, every step by one
 token, ``+``/``*``/``&`` operands sorted: ``x_ptr + row * n + cols`` and ``x_ptr + offs`` with ``offs = row * n +
 cols`` match), its mask is the first one's or the first one and-ed with more, the names they read are not rebound
-between the loops, and no store or atomic writes through that base. Refused otherwise, with each reason. ``LIMIT`` is the round's parameter (8192, 16384, 4096 elements timed together).
+between the loops, and no store or atomic writes through that base. Refused otherwise, with each reason. ``LIMIT``
+is the round's parameter (8192, 16384, 4096 elements timed together).
 """
 
 from __future__ import annotations
@@ -162,6 +164,13 @@ def _canon(e: cst.BaseExpression | None, defs: dict[str, str], zero: set[str], s
                 return _Expand(self.d + 1).visit(ast.parse(defs[node.id], mode="eval").body)
             return node
 
+    def field(v: object) -> object:
+        if isinstance(v, ast.AST):
+            return go(v)
+        if isinstance(v, list):
+            return [go(x) if isinstance(x, ast.AST) else x for x in v]
+        return v
+
     def go(node: ast.AST) -> str:
         if isinstance(node, ast.Name):
             return node.id
@@ -178,8 +187,7 @@ def _canon(e: cst.BaseExpression | None, defs: dict[str, str], zero: set[str], s
             flat(node)
             terms = [x for x in terms if not (kind is ast.Add and x == "Constant(value=0,kind=None)")]
             return f"{kind.__name__}(" + ",".join(sorted(terms)) + ")" if len(terms) != 1 else terms[0]
-        parts = [f"{k}={go(v) if isinstance(v, ast.AST) else [go(x) if isinstance(x, ast.AST) else x for x in v] if isinstance(v, list) else v}"
-                 for k, v in ast.iter_fields(node) if k != "ctx"]
+        parts = [f"{k}={field(v)}" for k, v in ast.iter_fields(node) if k != "ctx"]
         return f"{type(node).__name__}({','.join(parts)})"
 
     return go(_Expand(depth).visit(ast.parse(cst.Module([]).code_for_node(e).strip(), mode="eval").body))
@@ -207,7 +215,9 @@ def _shared(t: Target, plan: _Plan) -> list[tuple[cst.Call, cst.Call, list[str]]
                 continue
             fi, _fstmt, first, m1 = first_loads[key]
             # the later mask is the first one, or the first one and-ed with more (a subset of the loaded lanes)
-            if bool(m1) != bool(mask) or (mask != m1 and not (mask.startswith("BitAnd(") and m1 in _and_terms(mask, m1))):
+            if bool(m1) != bool(mask) or (
+                mask != m1 and not (mask.startswith("BitAnd(") and m1 in _and_terms(mask, m1))
+            ):
                 continue
             # the free names the address and mask read (after the in-loop definitions): never rebound between the loops
             free = {n for n in re.findall(r"[A-Za-z_][A-Za-z_0-9]*", key + m1) if n in _names_of(t.kernel.node)}
@@ -289,17 +299,24 @@ class RowResident:
         fast = fast.with_changes(func=fast.func.with_changes(value=cst.Name(new_name)))  # type: ignore[attr-defined]
         args = [a for a in fast.args if not (a.keyword is not None and a.keyword.value in (*plan.blocks, "num_warps"))]
         steps = "".join(f"{b}={nb}, " for b in plan.blocks)
-        extra = cst.ensure_type(cst.parse_expression(f"f({steps}num_warps=min(16, max(4, {nb} // 512)))"), cst.Call).args
+        extra = cst.ensure_type(
+            cst.parse_expression(f"f({steps}num_warps=min(16, max(4, {nb} // 512)))"), cst.Call
+        ).args
         if args:
             args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
         fast = fast.with_changes(args=[*args, *extra])
         limit = int(point["LIMIT"])
-        stmt_text = (f"if {plan.host_bound} <= {limit}:\n    {cst.Module([]).code_for_node(fast)}\nelse:\n    {call_text}\n")
+        stmt_text = (
+            f"if {plan.host_bound} <= {limit}:\n    {cst.Module([]).code_for_node(fast)}\nelse:\n    {call_text}\n"
+        )
         t.tree.insert_before(site.statement, stmt_text)  # type: ignore[arg-type]
         t.tree.remove(site.statement)  # type: ignore[arg-type]
-        return (f"{k.name}: {len(plan.loops)} loops over one row -> {new_name}, the row loaded once and kept in registers "
-                f"({len(pairs)} repeated load(s) served by {len(raws)}), launched with {' = '.join(plan.blocks)} = next_power_of_2"
-                f"({plan.host_bound}) when {plan.host_bound} <= {limit}; the original kernel above")
+        return (
+            f"{k.name}: {len(plan.loops)} loops over one row -> {new_name}, the row loaded once and kept in registers "
+            f"({len(pairs)} repeated load(s) served by {len(raws)}), "
+            f"launched with {' = '.join(plan.blocks)} = next_power_of_2"
+            f"({plan.host_bound}) when {plan.host_bound} <= {limit}; the original kernel above"
+        )
 
 
 def _plan_loops_only(t: Target) -> tuple[_Plan, list[str]]:

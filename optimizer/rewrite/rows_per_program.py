@@ -176,7 +176,11 @@ def _host_count(tree: Tree, k: CstKernel, site: CstLaunch, g0: cst.BaseExpressio
     for n in walk(g0):
         if not (isinstance(n, cst.Subscript) and isinstance(n.value, cst.Name) and n.value.value == meta):
             continue
-        key = literal_value(n.slice[0].slice.value) if len(n.slice) == 1 and isinstance(n.slice[0].slice, cst.Index) else _NO
+        key = (
+            literal_value(n.slice[0].slice.value)
+            if len(n.slice) == 1 and isinstance(n.slice[0].slice, cst.Index)
+            else _NO
+        )
         arg = site.arg_for(k, key) if isinstance(key, str) and not k.autotuned and not k.heuristics else None
         if arg is None:
             return None

@@ -104,7 +104,11 @@ def _match(t: Target) -> dict[str, Any]:
                 continue
             x, inline = named[0], code(acc_x[1])
         xdef = (x, acc_x[1]) if inline else next((a for s in prefix if (a := _assigned(s)) and a[0] == x), None)
-        load = next((n for n in walk(xdef[1]) if isinstance(n, cst.Call) and call_name(n) == "tl.load"), None) if xdef else None
+        load = (
+            next((n for n in walk(xdef[1]) if isinstance(n, cst.Call) and call_name(n) == "tl.load"), None)
+            if xdef
+            else None
+        )
         if load is None:
             reason = f"{x} (accumulated into {acc}) is not loaded in the first loop"
             continue
@@ -134,7 +138,11 @@ def _match(t: Target) -> dict[str, Any]:
             continue
         acc2, term = last
         dev: cst.CSTNode | None = None
-        if isinstance(term, cst.BinaryOperation) and isinstance(term.operator, cst.Multiply) and code(term.left) == code(term.right):
+        if (
+            isinstance(term, cst.BinaryOperation)
+            and isinstance(term.operator, cst.Multiply)
+            and code(term.left) == code(term.right)
+        ):
             dev = term.left
         masked_where = False
         if isinstance(dev, cst.Name) and len(tail) == 2 and (a := _assigned(tail[0])) and a[0] == dev.value:
@@ -149,7 +157,9 @@ def _match(t: Target) -> dict[str, Any]:
             continue
         load_mask = arg_value(load, "mask", 1)
         if load_mask is not None and not masked_where:
-            reason = f"the load is masked but ({x} - {mean})^2 is not: masked lanes add {mean}^2 (no Welford equivalent)"
+            reason = (
+                f"the load is masked but ({x} - {mean})^2 is not: masked lanes add {mean}^2 (no Welford equivalent)"
+            )
             continue
         init = next((s for s in top[:i] if (a := _assigned(s)) and a[0] == acc
                      and isinstance(a[1], cst.Call) and call_name(a[1]) in ("tl.zeros", "tl.full")), None)
@@ -185,7 +195,9 @@ class Welford:
     def rewrite(self, t: Target, ctx: RecipeContext, point: dict[str, Any]) -> str:
         m = _match(t)
         tree = t.tree
-        cnt, mw, m2, ok, dl = (fresh(t, n) for n in ("welford_count", "welford_mean", "welford_m2", "welford_ok", "welford_delta"))
+        cnt, mw, m2, ok, dl = (
+            fresh(t, n) for n in ("welford_count", "welford_mean", "welford_m2", "welford_ok", "welford_delta")
+        )
         zeros = tree.code(_assigned(m["init"])[1])  # type: ignore[index]
         x, mean = m["x"], m["mean"]
         tree.insert_after(m["init"], f"{cnt} = {zeros}\n{mw} = {zeros}\n{m2} = {zeros}\n")
@@ -197,7 +209,9 @@ class Welford:
                            f"{mw} += {ok} * {dl} / tl.maximum({cnt}, 1.0)\n{m2} += {ok} * {dl} * ({x} - {mw})\n")
         tree.insert_after(m["loop1"], f"{m['acc']} = {cnt} * {mw}  # per-lane sums: tl.sum gives the row sum\n")
         tree.remove(m["loop2"])
-        tree.insert_before(m["loop2"], f"{m['acc2']} = {m2} + {cnt} * ({mw} - {mean}) * ({mw} - {mean})  # Chan merge\n")
+        tree.insert_before(
+            m["loop2"], f"{m['acc2']} = {m2} + {cnt} * ({mw} - {mean}) * ({mw} - {mean})  # Chan merge\n"
+        )
         return (f"{t.kernel.name}: mean pass and squared-deviation pass fused into one Welford pass ({cnt}, {mw}, {m2} "
                 f"per lane, merged with Chan's formula); the statistics read the row once instead of twice")
 
@@ -215,5 +229,7 @@ def apply_single_pass_fusion(params: dict[str, Any], ctx: RecipeContext) -> Rewr
         except NotApplicable as exc:
             reasons.append(f"{name}: {exc}")
             continue
-        return RewriteResult("single_pass_fusion", res.source, res.diff, res.description, {**res.applied, "fusion": name})
+        return RewriteResult(
+            "single_pass_fusion", res.source, res.diff, res.description, {**res.applied, "fusion": name}
+        )
     raise NotApplicable("; ".join(reasons))

@@ -1,4 +1,5 @@
-"""``chunked_row_reduction``: an oversized whole-row block -> a loop over chunks that fit (card ``register-spill-relief``).
+"""``chunked_row_reduction``: an oversized whole-row block -> a loop over chunks that fit
+(card ``register-spill-relief``).
 
 Domain: L3 reported ``register_spill`` (``RecipeContext.evidence``; never applied without it), and the kernel is
 straight-line code that loads one whole row as a single block (``cols = tl.arange(0, BLOCK)``, loads masked by
@@ -62,7 +63,11 @@ def _plan(t: Target) -> tuple[dict[str, Any] | None, list[str]]:
         bad.append(f"the block range's offset `{code(offset)}` is not a scalar")
     block = arg_value(ar, "end", 1)
     cols = code(cols_stmt.body[0].targets[0].target)  # type: ignore[attr-defined]
-    if code(arg_value(ar, "start", 0)) != "0" or not isinstance(block, cst.Name) or block.value not in t.kernel.constexprs:  # type: ignore[arg-type]
+    if (
+        code(arg_value(ar, "start", 0)) != "0"
+        or not isinstance(block, cst.Name)
+        or block.value not in t.kernel.constexprs
+    ):  # type: ignore[arg-type]
         bad.append("the block range is not tl.arange(0, BLOCK) with a constexpr BLOCK")
     bounds = {code(m.comparisons[0].comparator) for m in walk(k.body)
               if isinstance(m, cst.Comparison) and len(m.comparisons) == 1 and code(m.left) == cols
@@ -79,8 +84,22 @@ def _plan(t: Target) -> tuple[dict[str, Any] | None, list[str]]:
                 bad.append(f"`if {code(s.test)}:` holds a reduction (only top-level reductions are split per lane)")
             (after if after else loop).append(s)
             continue
-        other_red = [n for n in walk(s) if isinstance(n, cst.Call) and call_name(n) in
-                     ("tl.argmax", "tl.argmin", "tl.reduce", "tl.cumsum", "tl.cumprod", "tl.associative_scan", "tl.sort", "tl.xor_sum")]
+        other_red = [
+            n
+            for n in walk(s)
+            if isinstance(n, cst.Call)
+            and call_name(n)
+            in (
+                "tl.argmax",
+                "tl.argmin",
+                "tl.reduce",
+                "tl.cumsum",
+                "tl.cumprod",
+                "tl.associative_scan",
+                "tl.sort",
+                "tl.xor_sum",
+            )
+        ]
         if other_red:
             bad.append(f"{call_name(other_red[0])} is not a sum/max/min that per-lane accumulators can split")
         if red:
@@ -104,13 +123,26 @@ def _plan(t: Target) -> tuple[dict[str, Any] | None, list[str]]:
     for r in reductions:
         used = {n.value for n in walk(arg_value(r, "input", 0) or r) if isinstance(n, cst.Name)}
         if used & after_names:
-            bad.append(f"{call_name(r)}({code(arg_value(r, 'input', 0) or r)}) reads {', '.join(sorted(used & after_names))}, "
-                       "a result of the reductions (a second pass: per-lane accumulators cannot split it)")
+            bad.append(
+                f"{call_name(r)}({code(arg_value(r, 'input', 0) or r)}) reads {', '.join(sorted(used & after_names))}, "
+                "a result of the reductions (a second pass: per-lane accumulators cannot split it)"
+            )
         axis = arg_value(r, "axis", 1)
         if axis is not None and code(axis) not in ("0", "None"):
             bad.append(f"{call_name(r)} over axis {code(axis)}")
-    return ({"cols": cols_stmt, "block": block.value if isinstance(block, cst.Name) else "?", "bound": next(iter(bounds), "?"),
-             "loop": loop, "reductions": reductions, "colsname": cols, "offset": offset} if not bad else None), bad
+    return (
+        {
+            "cols": cols_stmt,
+            "block": block.value if isinstance(block, cst.Name) else "?",
+            "bound": next(iter(bounds), "?"),
+            "loop": loop,
+            "reductions": reductions,
+            "colsname": cols,
+            "offset": offset,
+        }
+        if not bad
+        else None
+    ), bad
 
 
 def _block_range(value: cst.BaseExpression) -> tuple[cst.Call, cst.BaseExpression | None] | None:
@@ -118,7 +150,11 @@ def _block_range(value: cst.BaseExpression) -> tuple[cst.Call, cst.BaseExpressio
     arange, X); else None."""
     if call_name(value) == "tl.arange":
         return value, None  # type: ignore[return-value]
-    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) and call_name(value.right) == "tl.arange":
+    if (
+        isinstance(value, cst.BinaryOperation)
+        and isinstance(value.operator, cst.Add)
+        and call_name(value.right) == "tl.arange"
+    ):
         return value.right, value.left  # type: ignore[return-value]
     return None
 
@@ -129,8 +165,11 @@ def _constexpr_if(s: cst.CSTNode, constexprs: list[str]) -> bool:
         return False
     test = {n.value for n in walk(s.test) if isinstance(n, cst.Name)} - {"not", "and", "or", "None", "True", "False"}
     branches = [s.body] + ([s.orelse.body] if isinstance(s.orelse, cst.Else) else [])
-    plain = all(isinstance(st, cst.SimpleStatementLine) and all(isinstance(x, (cst.Assign, cst.AugAssign)) for x in st.body)
-                for b in branches for st in b.body)  # type: ignore[attr-defined]
+    plain = all(
+        isinstance(st, cst.SimpleStatementLine) and all(isinstance(x, (cst.Assign, cst.AugAssign)) for x in st.body)
+        for b in branches
+        for st in b.body
+    )  # type: ignore[attr-defined]
     return bool(test) and test <= set(constexprs) and plain and not isinstance(s.orelse, cst.If)
 
 
@@ -141,7 +180,11 @@ class ChunkedRowReduction:
     card = "register-spill-relief"
 
     def preconditions(self, t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[str]:
-        out = [] if "ir:register_spill" in ctx.evidence else ["no register_spill evidence from L3 (never chunk a kernel that does not spill)"]
+        out = (
+            []
+            if "ir:register_spill" in ctx.evidence
+            else ["no register_spill evidence from L3 (never chunk a kernel that does not spill)"]
+        )
         if len(t.sites) != 1:
             out.append(f"launched from {len(t.sites)} places")
             return out
@@ -212,5 +255,10 @@ def apply_register_spill_relief(params: dict[str, Any], ctx: RecipeContext) -> R
         res = APPLIERS["launch_params"]({"search": search}, ctx)
     except NotApplicable as exc:
         raise NotApplicable(f"chunk loop: {chunk_reason}; launch search: {exc}") from None
-    return RewriteResult("register_spill_relief", res.source, res.diff, f"{res.description} (chunk loop not applicable: "
-                         f"{chunk_reason[:200]})", res.applied)
+    return RewriteResult(
+        "register_spill_relief",
+        res.source,
+        res.diff,
+        f"{res.description} (chunk loop not applicable: {chunk_reason[:200]})",
+        res.applied,
+    )

@@ -161,8 +161,11 @@ class _Collector:
         if not any(n.endswith("jit") for n in names):
             return
         params = [p.name.value for p in node.params.params]
-        constexprs = [p.name.value for p in node.params.params
-                      if p.annotation is not None and "constexpr" in cst.Module([]).code_for_node(p.annotation.annotation)]
+        constexprs = [
+            p.name.value
+            for p in node.params.params
+            if p.annotation is not None and "constexpr" in cst.Module([]).code_for_node(p.annotation.annotation)
+        ]
         self.kernels[node.name.value] = CstKernel(
             node.name.value, node, params, constexprs, autotuned=any(n.endswith("autotune") for n in names),
             heuristics=any(n.endswith("heuristics") for n in names))
@@ -315,7 +318,9 @@ class Tree:
         refuses a launch that passes a defaulted parameter by position, whose binding the insertion would shift."""
         def fn(f: cst.CSTNode) -> cst.CSTNode:
             assert isinstance(f, cst.FunctionDef)
-            extra = cst.ensure_type(cst.parse_statement(f"def _f({', '.join(texts)}):\n    pass\n"), cst.FunctionDef).params.params
+            extra = cst.ensure_type(
+                cst.parse_statement(f"def _f({', '.join(texts)}):\n    pass\n"), cst.FunctionDef
+            ).params.params
             params = list(f.params.params)
             first_default = next((i for i, p in enumerate(params) if p.default is not None), None)
             if first_default is not None:

@@ -124,7 +124,10 @@ class TwoStageReduction:
             return [{"form": "vector", "programs": int(p)} for p in params.get("vector_programs") or (256, 64)]
         if persistent_reasons(t, self._atomic(t)):
             return [plain]
-        return [*({"second_stage_block": block, "programs": int(p)} for p in params.get("programs") or (2048, 512)), plain]
+        return [
+            *({"second_stage_block": block, "programs": int(p)} for p in params.get("programs") or (2048, 512)),
+            plain,
+        ]
 
     def rewrite(self, t: Target, ctx: RecipeContext, point: dict[str, Any]) -> str:
         tree, k, site = t.tree, t.kernel, t.sites[0]
@@ -138,7 +141,9 @@ class TwoStageReduction:
         dims = len(t.launches[0].grid_elements or [])
         lin = "tl.program_id(0)"
         if dims >= 2:
-            lin += " + tl.num_programs(0) * (tl.program_id(1)" + (" + tl.num_programs(1) * tl.program_id(2))" if dims == 3 else ")")
+            lin += " + tl.num_programs(0) * (tl.program_id(1)" + (
+                " + tl.num_programs(1) * tl.program_id(2))" if dims == 3 else ")"
+            )
         val = tree.code(arg_value(a.node, "val", 1))  # type: ignore[arg-type]
         n_prog = " * ".join(f"({g})" for g in t.launches[0].grid_elements or [])
         persistent = point.get("programs")
@@ -152,10 +157,14 @@ class TwoStageReduction:
         else:
             tree.replace(a.node, f"tl.store({partials} + {lin}, {val})")
             tree.add_params(k.node, [partials])
-        tree.insert_before(site.statement, f"{partials} = torch.empty({n_prog}, device={out_host}.device, dtype=torch.float32)\n")  # type: ignore[arg-type]
+        tree.insert_before(
+            site.statement, f"{partials} = torch.empty({n_prog}, device={out_host}.device, dtype=torch.float32)\n"
+        )  # type: ignore[arg-type]
         tree.add_keyword(site.call, partials, partials)
         block = point["second_stage_block"]
-        tree.insert_after(site.statement, f"{finish}[(1,)]({partials}, {out_host}, {partials}.numel(), {offset}, BLOCK={block})\n")  # type: ignore[arg-type]
+        tree.insert_after(
+            site.statement, f"{finish}[(1,)]({partials}, {out_host}, {partials}.numel(), {offset}, BLOCK={block})\n"
+        )  # type: ignore[arg-type]
         tree.insert_after(k.node, _FINISH.format(name=finish, kernel=k.name))
         return (f"{k.name}: tl.atomic_add({a.pointer}, ...) from every program -> one fp32 partial per program "
                 f"({partials}, {n_prog} programs"
