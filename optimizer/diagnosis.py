@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
+from kb.client import KBClient
 from kb.models import StopDecision, Timing, Validation
 from optimizer.ladder.decide import Decision
 from optimizer.ladder.findings import Finding
@@ -71,7 +72,7 @@ class Diagnosis(BaseModel):
         return out
 
 
-def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str | None, max_level: str, kb: Any,
+def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str | None, max_level: str, kb: KBClient,
              workdir: str | Path | None = None, validate: bool = True, rewrite: bool = False,
              recorded_timing: dict[str, Any] | None = None) -> Diagnosis:
     """Validate (and time) the candidate, then run the ladder up to ``max_level`` without stopping early.
@@ -129,7 +130,7 @@ def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str 
             launch_case = None
             if note:
                 out.notes.append(note)
-    ctx = LadderContext(problem=prob, candidate=cand, backend=be, kb=TimedKB(kb, clock) if kb is not None else None,
+    ctx = LadderContext(problem=prob, candidate=cand, backend=be, kb=TimedKB(kb, clock),
                         settings=settings, evaluation=ev, phases=clock,
                         workdir=Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="ladder-diagnose-")),
                         cache={keys.INPUT_DTYPES: _input_dtypes(prob)}

@@ -93,8 +93,8 @@ def kernel_facts(t: Tree, k: CstKernel) -> KernelFacts:
                                        t.code(mask) if mask is not None else None,
                                        depends(ptr), id(n) in in_loop, n, id(n) in value_used))
             elif name in REDUCTIONS:
-                ax = arg_value(n, "axis", 1)
-                reductions.append((name, t.code(ax) if ax is not None else None))
+                axis = arg_value(n, "axis", 1)
+                reductions.append((name, t.code(axis) if axis is not None else None))
             elif name == "tl.dot":
                 ops = [t.code(a.value) for a in n.args if a.keyword is None and not a.star][:2]
                 dots.append(Dot(_precision(t, n), _dot_tiles(t, k, n), id(n) in in_loop, n, ops))
@@ -121,7 +121,8 @@ def kernel_facts(t: Tree, k: CstKernel) -> KernelFacts:
 def _precision(t: Tree, call: cst.Call) -> str | None:
     p = arg_value(call, "input_precision")
     if isinstance(p, cst.SimpleString):
-        return p.evaluated_value.lower()  # type: ignore[union-attr]
+        value = p.evaluated_value  # str, or bytes for a b"..." literal (never a valid precision)
+        return value.lower() if isinstance(value, str) else value.decode().lower()
     if p is not None:
         return t.code(p)
     tf = arg_value(call, "allow_tf32")
@@ -137,9 +138,9 @@ def _dot_tiles(t: Tree, k: CstKernel, call: cst.Call) -> list[str]:
         if isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name):
             defs.setdefault(n.targets[0].target.value, n.value)
     seen: list[str] = []
-    frontier = [a.value for a in call.args[:2]]
+    frontier: list[cst.CSTNode] = [a.value for a in call.args[:2]]
     for _depth in range(4):
-        nxt = []
+        nxt: list[cst.CSTNode] = []
         for e in frontier:
             for m in walk(e):
                 if isinstance(m, cst.Call) and call_name(m) == "tl.arange":

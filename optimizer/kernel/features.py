@@ -10,6 +10,7 @@ holds each kernel's ``KernelFacts``: what L1's cause findings read.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -166,7 +167,7 @@ def _upcast(t: Tree, fn: cst.FunctionDef, e: cst.BaseExpression) -> bool:
         and any(isinstance(tg.target, cst.Name) and tg.target.value == e.value for tg in n.targets) for n in walk(fn))
 
 
-def _one_row_per_program(t: Tree, f: KernelFacts, loops: list[cst.CSTNode], calls: set[str]) -> bool:
+def _one_row_per_program(t: Tree, f: KernelFacts, loops: Sequence[cst.CSTNode], calls: set[str]) -> bool:
     """program_id(0) assigned at top level and used as a row index (times a stride / row length), no row loop.
 
     A row index is a program id multiplied by a runtime value (a stride, a row length, another grid extent); a
@@ -285,8 +286,8 @@ def extract_features(
         elif d in ("float16", "torch.float16"):
             toks.add("fp16")
     for case in cases or []:
-        n = case.get("N") or case.get("n_cols") or case.get("dim")
-        if isinstance(n, int) and n < 256:
+        extent = case.get("N") or case.get("n_cols") or case.get("dim")
+        if isinstance(extent, int) and extent < 256:
             toks.add("short_rows")
     toks.discard("")
     return CodeFeatures(tokens=sorted(toks), kernels=list(facts),

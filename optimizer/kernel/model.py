@@ -9,6 +9,7 @@ reductions ...) are derived on first use (``optimizer.kernel.derived``), from th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -118,7 +119,7 @@ class KernelFacts:
         """The first source line of ``node`` (0 without a tree)."""
         return self.tree.lines(node)[0] if self.tree is not None else 0
 
-    def lines(self, nodes: list[cst.CSTNode]) -> list[int]:
+    def lines(self, nodes: Sequence[cst.CSTNode]) -> list[int]:
         return sorted({self.line(n) for n in nodes})
 
     @cached_property

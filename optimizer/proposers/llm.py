@@ -32,7 +32,8 @@ _RULES = """Rules for the new candidate (violations are rejected by the validato
 - Do not call the PyTorch op being replaced, and do not fall back to PyTorch compute.
 - Do not cache results across calls, keep outputs in buffers reused across calls, or modify inputs.
 - No side streams, threads, processes, timer or harness patching, introspection, or environment changes.
-- Keep the reference precision: fp32 problems compute in fp32 (no fp16/bf16 casts, no TF32; tl.dot input_precision="tf32x3" keeps fp32 accuracy and is allowed).
+- Keep the reference precision: fp32 problems compute in fp32 (no fp16/bf16 casts, no TF32; \
+tl.dot input_precision="tf32x3" keeps fp32 accuracy and is allowed).
 - Change ONE thing: the rewrite family named below. Return the complete file in a single ```python code block."""
 
 
@@ -68,7 +69,9 @@ def structural_section(source: str, cards: list[Any], rctx: RecipeContext) -> li
         recipe = c.rewrite.recipe if c.rewrite else None
         if recipe is not None:
             ok, note = can_apply(recipe, replace(rctx, source=source))
-            lines.append(f"### Recipe `{recipe.kind}` of `{c.id}`: " + (f"applies ({note})" if ok else f"does not apply: {note}"))
+            lines.append(
+                f"### Recipe `{recipe.kind}` of `{c.id}`: " + (f"applies ({note})" if ok else f"does not apply: {note}")
+            )
         target = _target_structure(c.body)
         if target:
             lines += [f"### Target structure of `{c.id}`", target]
@@ -77,8 +80,17 @@ def structural_section(source: str, cards: list[Any], rctx: RecipeContext) -> li
 
 def build_messages(ctx: LadderContext, outcome: LadderOutcome, cards: list[Any]) -> list[dict[str, str]]:
     stop = outcome.stop
-    lines = [f"## Problem `{ctx.problem.name}` (reference, KernelBench format)", "```python", _clip(ctx.problem.source, 6000), "```",
-             f"## Current candidate `{ctx.candidate.name}`", "```python", _clip(ctx.source, 12000), "```", "## Evidence from the diagnosis ladder"]
+    lines = [
+        f"## Problem `{ctx.problem.name}` (reference, KernelBench format)",
+        "```python",
+        _clip(ctx.problem.source, 6000),
+        "```",
+        f"## Current candidate `{ctx.candidate.name}`",
+        "```python",
+        _clip(ctx.source, 12000),
+        "```",
+        "## Evidence from the diagnosis ladder",
+    ]
     for r in outcome.results:
         lines.append(f"### {r.level}: bottleneck {r.bottleneck}; tests localized={r.tests.localized} "
                      f"single_family={r.tests.single_family} justified={r.tests.justified}")
@@ -105,8 +117,11 @@ def build_messages(ctx: LadderContext, outcome: LadderOutcome, cards: list[Any])
         for rnd in ctx.history[-6:]:
             fam = rnd.rewrite.family if rnd.rewrite else "-"
             sp = rnd.timing.geomean_speedup if rnd.timing and rnd.timing.geomean_speedup else None
-            lines.append(f"- round {rnd.index}: {fam} -> {rnd.outcome}" + (f" ({sp:.3f}x)" if sp else "")
-                         + (f"; {rnd.validation.failure_reason[:200]}" if rnd.validation and not rnd.validation.passed else ""))
+            lines.append(
+                f"- round {rnd.index}: {fam} -> {rnd.outcome}"
+                + (f" ({sp:.3f}x)" if sp else "")
+                + (f"; {rnd.validation.failure_reason[:200]}" if rnd.validation and not rnd.validation.passed else "")
+            )
     family = outcome.chosen.id if outcome.chosen else "(none)"
     lines.append(f"## Task\nApply the `{family}` rewrite to the current candidate.")
     return [{"role": "system", "content": "You optimize Triton GPU/NPU kernels.\n" + _RULES},
@@ -125,9 +140,13 @@ class LLMProposer:
         if client is None:
             from openai import OpenAI
 
-            client = OpenAI(base_url=settings.llm_base_url, api_key=settings.llm_api_key.get_secret_value() or "not-needed",
-                            timeout=settings.llm_timeout_s, max_retries=settings.llm_max_retries)
-        self.client = client
+            client = OpenAI(
+                base_url=settings.llm_base_url,
+                api_key=settings.llm_api_key.get_secret_value() or "not-needed",
+                timeout=settings.llm_timeout_s,
+                max_retries=settings.llm_max_retries,
+            )
+        self.client: Any = client  # an OpenAI client, or any object with its chat.completions.create (tests pass fakes)
 
     def propose(self, ctx: LadderContext, outcome: LadderOutcome, *, new_filename: str) -> Proposal:
         if outcome.chosen is None or outcome.stop is None:
@@ -140,8 +159,12 @@ class LLMProposer:
                 continue
         messages = build_messages(ctx, outcome, cards)
         try:
-            resp = self.client.chat.completions.create(model=self.settings.llm_model, messages=messages,
-                                                       temperature=self.settings.llm_temperature, max_tokens=self.settings.llm_max_tokens)
+            resp = self.client.chat.completions.create(
+                model=self.settings.llm_model,
+                messages=messages,
+                temperature=self.settings.llm_temperature,
+                max_tokens=self.settings.llm_max_tokens,
+            )
         except Exception as exc:
             raise NotApplicable(f"LLM request failed: {type(exc).__name__}: {exc}"[:500]) from None
         text = resp.choices[0].message.content or ""

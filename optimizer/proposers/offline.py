@@ -42,7 +42,18 @@ class OfflineProposer:
         out = []
         for res in apply_recipe_variants(card.recipe, rctx, limit=limit):
             recipe = {**card.recipe, "applied": res.applied, "base": ctx.source_sha}
-            out.append(Proposal(source=res.source, diff=res.diff, family=card.id, recipe=recipe, description=res.description,
-                                hypothesis=(f"{stop.bottleneck} (localized at {stop.level}); {card.title}: "
-                                            f"{res.description} should relieve it"), cards=[card.id]))
+            out.append(
+                Proposal(
+                    source=res.source,
+                    diff=res.diff,
+                    family=card.id,
+                    recipe=recipe,
+                    description=res.description,
+                    hypothesis=(
+                        f"{stop.bottleneck} (localized at {stop.level}); {card.title}: "
+                        f"{res.description} should relieve it"
+                    ),
+                    cards=[card.id],
+                )
+            )
         return out
