@@ -88,7 +88,7 @@ def run_ladder(ctx: LadderContext, *, max_level: Level = "L4", stop_early: bool 
         except Exception as exc:  # a level bug must not end the session: record it and escalate
             reason = f"{name} failed: {type(exc).__name__}: {exc}"[:800]
             res = LevelResult(
-                level=name,
+                level=name,  # type: ignore[arg-type]
                 tests=EscalationTests(localized=False, single_family=False, justified=False, notes=reason),  # type: ignore[arg-type]
                 inconclusive=True,
                 rationale=reason,

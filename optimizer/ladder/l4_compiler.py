@@ -119,7 +119,7 @@ class CompilerLevel:
         return LevelResult(
             level="L4",
             evidence=evidence,
-            bottleneck=cls,
+            bottleneck=cls,  # type: ignore[arg-type]
             matched_cards=families[:2],
             tests=tests,  # type: ignore[arg-type]
             chosen=chosen,

@@ -84,9 +84,9 @@ def _offs_def(tree: Tree, body: list[cst.BaseStatement], constexprs: list[str]) 
             b = tree.code(v.left.right)
             if (
                 b in constexprs
-                and tree.code(arg_value(v.right, "end", 1)) == b
-                and tree.code(arg_value(v.right, "start", 0)) == "0"
-            ):  # type: ignore[arg-type]
+                and tree.code(arg_value(v.right, "end", 1)) == b  # type: ignore[arg-type]
+                and tree.code(arg_value(v.right, "start", 0)) == "0"  # type: ignore[arg-type]
+            ):
                 return i, x.targets[0].target.value, b
     return None
 

@@ -64,10 +64,10 @@ def _plan(t: Target) -> tuple[dict[str, Any] | None, list[str]]:
     block = arg_value(ar, "end", 1)
     cols = code(cols_stmt.body[0].targets[0].target)  # type: ignore[attr-defined]
     if (
-        code(arg_value(ar, "start", 0)) != "0"
+        code(arg_value(ar, "start", 0)) != "0"  # type: ignore[arg-type]
         or not isinstance(block, cst.Name)
         or block.value not in t.kernel.constexprs
-    ):  # type: ignore[arg-type]
+    ):
         bad.append("the block range is not tl.arange(0, BLOCK) with a constexpr BLOCK")
     bounds = {code(m.comparisons[0].comparator) for m in walk(k.body)
               if isinstance(m, cst.Comparison) and len(m.comparisons) == 1 and code(m.left) == cols

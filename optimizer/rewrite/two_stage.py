@@ -158,13 +158,15 @@ class TwoStageReduction:
             tree.replace(a.node, f"tl.store({partials} + {lin}, {val})")
             tree.add_params(k.node, [partials])
         tree.insert_before(
-            site.statement, f"{partials} = torch.empty({n_prog}, device={out_host}.device, dtype=torch.float32)\n"
-        )  # type: ignore[arg-type]
+            site.statement,  # type: ignore[arg-type]
+            f"{partials} = torch.empty({n_prog}, device={out_host}.device, dtype=torch.float32)\n",
+        )
         tree.add_keyword(site.call, partials, partials)
         block = point["second_stage_block"]
         tree.insert_after(
-            site.statement, f"{finish}[(1,)]({partials}, {out_host}, {partials}.numel(), {offset}, BLOCK={block})\n"
-        )  # type: ignore[arg-type]
+            site.statement,  # type: ignore[arg-type]
+            f"{finish}[(1,)]({partials}, {out_host}, {partials}.numel(), {offset}, BLOCK={block})\n",
+        )
         tree.insert_after(k.node, _FINISH.format(name=finish, kernel=k.name))
         return (f"{k.name}: tl.atomic_add({a.pointer}, ...) from every program -> one fp32 partial per program "
                 f"({partials}, {n_prog} programs"

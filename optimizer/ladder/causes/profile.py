@@ -97,8 +97,8 @@ def host_finding(cases: list[dict[str, Any]], *, level: str = "L2") -> Finding |
         every = len(bound) == len(rows)
         return Finding(
             cause="launch_overhead",
-            level=level,
-            confidence=0.85 if every else 0.6,  # type: ignore[arg-type]
+            level=level,  # type: ignore[arg-type]
+            confidence=0.85 if every else 0.6,
             supporting=[ref],
             summary=(
                 f"host-bound launcher on {'every case' if every else ', '.join(bound)}: "
@@ -201,10 +201,10 @@ def _traffic_findings(cases: list[dict[str, Any]], *, dots: bool) -> list[Findin
         occ, dram, sm = _num(c, "occupancy_pct"), _num(c, "dram_pct"), _num(c, "sm_pct")
         if (
             None not in (occ, dram, sm)
-            and occ >= STALL_OCCUPANCY_PCT
-            and dram < STALL_THROUGHPUT_PCT
-            and sm < STALL_THROUGHPUT_PCT
-        ):  # type: ignore[operator]
+            and occ >= STALL_OCCUPANCY_PCT  # type: ignore[operator]
+            and dram < STALL_THROUGHPUT_PCT  # type: ignore[operator]
+            and sm < STALL_THROUGHPUT_PCT  # type: ignore[operator]
+        ):
             stalled.append((c["case"], occ, dram, sm))
     if stalled and len(stalled) == len([c for c in cases if _num(c, "occupancy_pct") is not None]):
         case, occ, dram, sm = stalled[0]
