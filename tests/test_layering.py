@@ -79,6 +79,8 @@ def test_optimizer_subpackages_layer_without_a_cycle():
     for upper in ("optimizer.ladder", "optimizer.proposers", "optimizer.rewrite", "optimizer.session", "optimizer.cli",
                   "optimizer.diagnosis", "optimizer.onboarding"):
         assert _importers("optimizer/harness", upper) == [], upper
+    # the profilers (roofline, ncu, classification) sit below the harness that calls them (issue 33 item 4)
+    assert _importers("optimizer/profile", "optimizer.harness") == []
 
 
 def test_the_cli_lives_in_one_package():

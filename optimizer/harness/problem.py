@@ -39,6 +39,7 @@ from types import ModuleType
 from typing import Any
 
 from kb.errors import InvalidArgument, NotFound
+from optimizer.labels import case_label  # re-exported: the harness names cases as every layer does
 
 __all__ = [
     "DEFAULT_TOLERANCES",
@@ -70,13 +71,6 @@ DEFAULT_TOLERANCES: dict[str, Tolerance] = {
 _EXACT = Tolerance(0.0, 0.0)  # integer and bool outputs compare exactly (unless INT_ATOL says otherwise)
 _HALF = ("float16", "bfloat16", "float8")
 CPU_VALIDATION_MODES = ("execute", "compile_only")
-
-
-def case_label(case: dict[str, Any]) -> str:
-    """A short stable name for a case, e.g. ``M=4096,N=256``; ``default`` for the empty case."""
-    if not case:
-        return "default"
-    return ",".join(f"{k}={case[k]}" for k in sorted(case))
 
 
 _module_counter = 0

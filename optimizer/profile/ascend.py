@@ -153,7 +153,7 @@ def profile_cases_npu(
     import torch
     import torch_npu  # noqa: F401
 
-    from optimizer.harness.problem import case_label
+    from optimizer.labels import case_label
 
     prof_mod = torch_npu.profiler
     npu = cast(Any, torch).npu  # registered by torch_npu; torch's stubs do not declare it

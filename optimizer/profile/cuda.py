@@ -164,7 +164,7 @@ def profile_cases(
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    from optimizer.harness.problem import case_label
+    from optimizer.labels import case_label
 
     out = []
     for case in cases:
