@@ -81,6 +81,8 @@ def test_optimizer_subpackages_layer_without_a_cycle():
         assert _importers("optimizer/harness", upper) == [], upper
     # the profilers (roofline, ncu, classification) sit below the harness that calls them (issue 33 item 4)
     assert _importers("optimizer/profile", "optimizer.harness") == []
+    # compile-only checks build the parent's Evaluation from its own module, not from the evaluation module that calls them
+    assert not {m for m in _modules(ROOT / "optimizer/harness/compile_only.py") if m.startswith("optimizer.harness.evaluation")}
 
 
 def test_the_cli_lives_in_one_package():

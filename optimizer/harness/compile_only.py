@@ -187,7 +187,7 @@ def evaluate_compile_only(problem: Any, candidate: Any, source_findings: list[An
         parse_result,
         to_wire,
     )
-    from optimizer.harness.evaluation import Evaluation
+    from optimizer.harness.outcome import Evaluation
     from optimizer.harness.problem import case_label
     from optimizer.harness.sandbox import SandboxLimits, run_worker
 
