@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kb.models import EvidenceItem
+from kb.vocab import BottleneckClass
 from optimizer.ir.gap_account import GapAccount, GapFinding, account_launch, unexplained_findings
 from optimizer.ladder.findings import EvidenceRef, Finding
 
@@ -213,13 +214,13 @@ def account_evidence(ctx: Any, report: Any, findings: list[Any], decision: Any =
     try:
         if isinstance(accounts, BaseException):
             raise accounts
-        accounts, notes = accounts if accounts is not None else level_accounts(ctx, report)
+        got, notes = accounts if accounts is not None else level_accounts(ctx, report)
     except Exception as exc:  # noqa: BLE001 -- the account is additive evidence; its failure is reported
         return [
             EvidenceItem(level="L3", kind="gap_account", summary=f"account failed: {type(exc).__name__}: {exc}"[:400])
         ]
     out = []
-    for a in accounts:
+    for a in got:
         sig = a.significant
         head = f"{a.kernel} [{a.config}] grid {a.grid} on {a.device}: " + (
             f"{len(sig)} inefficienc{'y' if len(sig) == 1 else 'ies'}" if sig else "no inefficiency found statically"
@@ -231,7 +232,7 @@ def account_evidence(ctx: Any, report: Any, findings: list[Any], decision: Any =
     causes = {f.cause for f in [*earlier, *findings] if f.confidence >= 0.45}
     if decision is not None and getattr(decision, "decided", False):
         causes.add(decision.cause)
-    for f in unexplained_findings(accounts, causes):
+    for f in unexplained_findings(got, causes):
         out.append(EvidenceItem(level="L3", kind="unexplained", reference=f.kind,
                                 summary=(f"{f.kernel}: {f.line()}; no listed cause explains it"
                                          + (f" (it would be {', '.join(f.explained_by)}, not supported here)"
@@ -291,14 +292,14 @@ def case_accounts(
 #: no cause is decided: the compile proves the inefficiency (instruction issue against the memory floor, masked-off
 #: lanes), so a card whose symptoms cite it (profile signal ``account_<kind>``) and whose recipe applies may be chosen
 #: for it. Value: the bottleneck class the inefficiency shows as.
-LOCALIZING_KINDS: dict[str, str] = {"issue_bound": "compute_bound", "predicated_lanes": "latency_bound"}
+LOCALIZING_KINDS: dict[str, BottleneckClass] = {"issue_bound": "compute_bound", "predicated_lanes": "latency_bound"}
 
 
 class AccountLocalization:
     """L3's class-based tests from the static account (``account_localization``)."""
 
-    def __init__(self, cls: str, signals: list[str], findings: list[GapFinding], refs: list[Any], chosen: Any,
-                 single: bool, note: str) -> None:
+    def __init__(self, cls: BottleneckClass, signals: list[str], findings: list[GapFinding], refs: list[Any],
+                 chosen: Any, single: bool, note: str) -> None:
         self.cls, self.signals, self.findings, self.refs = cls, signals, findings, refs
         self.chosen, self.single, self.note = chosen, single, note
 

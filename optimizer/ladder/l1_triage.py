@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from kb.models import EscalationTests, EvidenceItem, Symptoms
-from kb.vocab import CAUSE_CLASS
+from kb.vocab import CAUSE_CLASS, Level
 from optimizer.harness.problem import case_label
 from optimizer.kernel.features import extract_features
 from optimizer.ladder import keys
@@ -93,7 +93,7 @@ def _timing_findings(ctx: LadderContext, tokens: list[str]) -> list[Finding]:
     case, read from max(device, host) per call, and whether the launcher's host work sets the time
     (``causes.profile.host_finding``). Empty on the interpreter or a device without known peaks."""
     ev = ctx.evaluation
-    recorded = ctx.cache.get(keys.RECORDED_TIMING)
+    recorded: dict[str, Any] = ctx.cache.get(keys.RECORDED_TIMING) or {}
     from_record = False
     if ctx.backend != "interpreter" and ev is not None and ev.timing_cases:
         device, case_ms, full_cases = ev.device, ev.case_ms(), ctx.problem.cases_for(ctx.backend)
@@ -167,7 +167,7 @@ def _timing_findings(ctx: LadderContext, tokens: list[str]) -> list[Finding]:
 
 
 class TriageLevel:
-    level = "L1"
+    level: Level = "L1"
 
     def run(self, ctx: LadderContext) -> LevelResult:
         ev = ctx.evaluation
@@ -183,7 +183,7 @@ class TriageLevel:
         known, known_from = ctx.known_bottleneck()
         sigs = ctx.known_signatures()
         symptoms = Symptoms(code_features=feats.tokens, bottleneck_classes=[known] if known != "unknown" else [],
-                            ir_signatures=[s for s in sigs])  # type: ignore[list-item]
+                            ir_signatures=[s for s in sigs])  # type: ignore[misc]  # names L3 recorded; pydantic checks them
         text = f"{ctx.problem.name} kernels {' '.join(feats.kernels)}: {feats.text()}"
         refs = match_cards(ctx, symptoms, text, bottleneck=known)
         failures = {k: v for k, v in nonimproving_tries(ctx).items() if v}

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from kb.models import EscalationTests, EvidenceItem, Symptoms
-from kb.vocab import BottleneckClass
+from kb.vocab import BottleneckClass, Level
 from optimizer.harness import measure
 from optimizer.harness.problem import case_label
 from optimizer.ladder import keys
@@ -94,12 +94,12 @@ def _hot_kernel_name(ctx: LadderContext) -> str | None:
     """The recorded kernel (a Triton function name) that the torch.profiler breakdown puts on top, if any."""
     prof = ctx.cache.get(keys.profile(ctx.source_sha)) or {}
     top = next((c["kernels"][0]["name"] for c in prof.get("cases", []) if c.get("kernels")), None)
-    recorded = {r.get("kernel") for r in (ctx.evaluation.launches if ctx.evaluation else []) if r.get("kernel")}
+    recorded = {r["kernel"] for r in (ctx.evaluation.launches if ctx.evaluation else []) if r.get("kernel")}
     return next((k for k in sorted(recorded, key=len, reverse=True) if top and k in str(top)), None)
 
 
 class ProfileLevel:
-    level = "L2"
+    level: Level = "L2"
 
     def run(self, ctx: LadderContext) -> LevelResult:
         ev = ctx.evaluation
@@ -131,8 +131,8 @@ class ProfileLevel:
             if refs
             else (None, False, "not localized: no family chosen")
         )
-        justified = bool(chosen) and (f"bottleneck:{cls}" in chosen.matched_symptoms
-                                      or any(s.startswith("profile:") for s in chosen.matched_symptoms))  # type: ignore[union-attr]
+        justified = chosen is not None and (f"bottleneck:{cls}" in chosen.matched_symptoms
+                                            or any(s.startswith("profile:") for s in chosen.matched_symptoms))
         why_loc = (
             f"{cls} covers {share:.0%} of the candidate's time over {len(per_case)} case(s)"
             if localized

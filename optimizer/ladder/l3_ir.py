@@ -14,6 +14,7 @@ that maps to source lines of the kernel.
 from __future__ import annotations
 
 from kb.models import EscalationTests, EvidenceItem, Symptoms
+from kb.vocab import BottleneckClass, Level
 from optimizer.ir import SIGNATURE_CLASS
 from optimizer.ladder import keys
 from optimizer.ladder.cases import config_label, launch_configs
@@ -28,11 +29,13 @@ __all__ = ["IRLevel"]
 MAX_CONFIGS = 8
 
 #: When several classes are present, the more specific one wins.
-_PRIORITY = ["occupancy_limited", "scalar_bound", "compute_bound", "memory_bound", "sync_bound", "latency_bound"]
+_PRIORITY: list[BottleneckClass] = [
+    "occupancy_limited", "scalar_bound", "compute_bound", "memory_bound", "sync_bound", "latency_bound",
+]
 
 
 class IRLevel:
-    level = "L3"
+    level: Level = "L3"
 
     def run(self, ctx: LadderContext) -> LevelResult:
         try:
@@ -81,6 +84,7 @@ class IRLevel:
         evidence += _config_evidence(ctx, report)
         measured, _ = ctx.known_bottleneck()
         classes = [SIGNATURE_CLASS[s.name] for s in problems]
+        cls: BottleneckClass
         if measured != "unknown" and measured in classes:
             cls = measured
         else:

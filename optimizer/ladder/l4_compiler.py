@@ -15,6 +15,7 @@ from __future__ import annotations
 from kb.errors import NotFound
 from kb.models import EscalationTests, EvidenceItem
 from kb.models.cards import InvariantCard, PatternCard
+from kb.vocab import Level
 from optimizer.ir import SIGNATURE_CLASS
 from optimizer.ladder.causal import causal_step, merge_tests
 from optimizer.ladder.select import nonimproving_tries, recipe_context, spent
@@ -31,7 +32,7 @@ _KB_TEXT = {"condition", "constraints", "questions", "account"}
 
 
 class CompilerLevel:
-    level = "L4"
+    level: Level = "L4"
 
     def run(self, ctx: LadderContext) -> LevelResult:
         try:
@@ -87,11 +88,13 @@ class CompilerLevel:
             note = "no applicable pattern family is related to the implicated invariants"
         justified = False
         if chosen is not None:
-            f = next(
+            hit = next(
                 (f for f in account.findings if any(f"invariant:{cid}" in chosen.matched_symptoms for cid in f.cards)),
                 None,
             )
-            justified = f is not None and (f.settled or bool(f.source_refs)) and bool(f.constraints or f.condition)
+            justified = (
+                hit is not None and (hit.settled or bool(hit.source_refs)) and bool(hit.constraints or hit.condition)
+            )
         sig = localized_f[0].signature if localized_f else None
         cls = SIGNATURE_CLASS.get(sig or "", "unknown")
         why_loc = (

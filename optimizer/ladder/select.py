@@ -132,7 +132,8 @@ def nonimproving_tries(ctx: LadderContext) -> dict[str, int]:
     A family that regressed on two bases of this session and never improved counts as spent on every base: its
     points are a search over one knob, and a new base rarely changes the knob's answer (session 10's scale-softmax
     tried rows-per-program five times over three bases, 23 s a round, and regressed every time)."""
-    sha, out = ctx.source_sha, {}
+    sha = ctx.source_sha
+    out: dict[str, int] = {}
     regressed: dict[str, set[str]] = {}
     improved: set[str] = set()
     for rnd in ctx.history:

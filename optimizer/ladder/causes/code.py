@@ -342,7 +342,8 @@ def _kernel_findings(
                 else "one input feeds several kernels",
             )
         )
-    small, trips = [], []  # round trips too small to matter, and the rest
+    small: list[Any] = []  # round trips too small to matter
+    trips: list[Any] = []  # and the rest
     for t in feats.details.get("roundtrips") or []:
         (small if _negligible_trip(t, launches, case_bytes) else trips).append(t)
     if small and "multi_kernel_same_input" in toks:
