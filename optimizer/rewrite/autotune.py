@@ -84,7 +84,7 @@ class _Plan:
         ints = [n for n in k.params if n not in k.constexprs]
         self.key = [n for n in (params.get("key") or []) if n in ints]
         if not self.key:
-            sig = next((r.get("signature", {}) for r in ctx.launches if r.get("kernel") == k.name), {})
+            sig: dict[str, Any] = next((r.get("signature", {}) for r in ctx.launches if r.get("kernel") == k.name), {})
             self.key = ([n for n in ints if sig.get(n) in ("i32", "i64")]
                         or [n for n in ints if n.lower().startswith(("n", "m", "k"))])
 

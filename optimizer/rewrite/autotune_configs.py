@@ -158,7 +158,7 @@ def _plan(
     lst = config_list(t)
     if lst is None:
         return [], [], ["the autotune configs are built at run time (no list literal in the decorator, a module "
-                        "variable or the module function it calls)"]
+                        "variable or the module function it calls)"], {}
     cfgs = _expand(lst) if isinstance(lst, cst.ListComp) else [_parse_config(e) for e in lst.elements]
     if cfgs is None:
         return [], [], ["the autotune configs' comprehension does not loop over literal values"], {}

@@ -85,7 +85,9 @@ def _plan(t: Target, ctx: RecipeContext, params: dict[str, Any]) -> _Plan:
     src = ast.unparse(ast.parse(textwrap.dedent(t.tree.module.code_for_node(k.node))))
     body = list(k.node.body.body)  # type: ignore[attr-defined]
     plan = _Plan()
-    constexpr_vals = next((r.get("constexprs", {}) for r in ctx.launches if r.get("kernel") == k.name), {})
+    constexpr_vals: dict[str, Any] = next(
+        (r.get("constexprs", {}) for r in ctx.launches if r.get("kernel") == k.name), {}
+    )
     if "offsets" in targets or any(x not in ("offsets", "strides") for x in targets):
         for line, var, block in _arange_offsets(body):
             if targets != ["offsets"] and "offsets" not in targets and var not in targets:

@@ -62,7 +62,7 @@ def inline_launch_args(source: str) -> tuple[str, str]:
         stars = [a for a in site.call.args if a.star]
         if not stars:
             continue
-        plan = []
+        plan: list[tuple[cst.Arg, cst.Assign, list[cst.Arg]]] = []
         for a in stars:
             got = _packed(tree, site, a.value.value, a.star) if isinstance(a.value, cst.Name) else None  # type: ignore[arg-type]
             if got is None:

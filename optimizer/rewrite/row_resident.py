@@ -199,7 +199,7 @@ def _shared(t: Target, plan: _Plan) -> list[tuple[cst.Call, cst.Call, list[str]]
                if isinstance(n, cst.Call) and call_name(n) in _WRITES and arg_value(n, "pointer", 0) is not None}
     top = list(t.kernel.node.body.body)  # type: ignore[attr-defined]
     zero, steps = set(plan.vars), set(plan.blocks)
-    out = []
+    out: list[tuple[cst.Call, cst.Call, list[str]]] = []
     first_loads: dict[str, tuple[int, cst.CSTNode, cst.Call, str]] = {}
     for li, loop in enumerate(plan.loops):
         body = list(loop.body.body)  # type: ignore[attr-defined]

@@ -227,7 +227,8 @@ class RowsPerProgram:
     def points(self, t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[dict[str, Any]]:
         plan: _Plan = t.plan
         param = str(params.get("param") or "ROWS_PER_PROGRAM")
-        options, out = list(plan.options), []
+        options = list(plan.options)
+        out: list[dict[str, Any]] = []
         while options and len(out) < 8:
             r = _choose(plan, ctx, t.kernel, options)
             out.append({param: r, "form": "tile"} if plan.tile_reason is None else {param: r})

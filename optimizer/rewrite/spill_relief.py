@@ -75,7 +75,9 @@ def _plan(t: Target) -> tuple[dict[str, Any] | None, list[str]]:
     if len(bounds) != 1:
         bad.append(f"the row block is not bounded by exactly one `{cols} < n` comparison")
     i0 = top.index(cols_stmt)
-    loop, after, reductions = [], [], []
+    loop: list[cst.CSTNode] = []
+    after: list[cst.CSTNode] = []
+    reductions = []
     for s in top[i0 + 1:]:
         red = [n for n in walk(s) if isinstance(n, cst.Call) and call_name(n) in _NEUTRAL
                and rank_of(k, arg_value(n, "input", 0)) >= 1]  # type: ignore[arg-type]
