@@ -324,11 +324,11 @@ class DotTileSearch:
         cfgs = self._configs(t, ctx, params, names)  # type: ignore[arg-type]
         if dict_form(t, names):  # type: ignore[arg-type]
             # fixed points only: host code reads the tile from the dict too, which an autotuner would bypass
-            pts = [{"mode": "fixed", **c} for c in cfgs[: int(params.get("fixed_variants", 4))]]
+            pts: list[dict[str, Any]] = [{"mode": "fixed", **c} for c in cfgs[: int(params.get("fixed_variants", 4))]]
             return [p for p in pts if p["mode"] in modes] if (modes := params.get("modes")) else pts
         # autotuning needs a grid over META: one exists, or the axes say which grid element each tile divides
         tunable = meta_grid(t) is not None or _axes_map(t, names)  # type: ignore[arg-type]
-        pts: list[dict[str, Any]] = [{"mode": "autotune", "configs": cfgs}] if len(cfgs) >= 2 and tunable else []
+        pts = [{"mode": "autotune", "configs": cfgs}] if len(cfgs) >= 2 and tunable else []
         pts += [{"mode": "fixed", **c} for c in cfgs[: int(params.get("fixed_variants", 4))]]
         if cfgs and params.get("persistent", True) and not _persistent_reasons(t):
             pts.append({"mode": "persistent", **cfgs[0], "programs": ctx.num_sms})

@@ -88,7 +88,7 @@ def classify(t: Target, e: cst.BaseExpression, sig: dict[str, str]) -> tuple[str
         return "native", ptr
     if isinstance(e, cst.Name):
         values = _assigned_values(t, e.value)
-        kinds = set()
+        kinds: set[tuple[str, str | None]] = set()
         for (
             v
         ) in values:  # `q = tl.load(...)` then `q = q.to(tl.float32)`: every definition must keep the 16-bit value
