@@ -36,6 +36,8 @@ def test_cuda_evaluation_is_validated_and_timed() -> None:
     assert timing.geomean_speedup == pytest.approx(1.0)
     assert all(c.roofline_fraction is not None and 0 < c.roofline_fraction < 1.5 for c in timing.cases)
     assert ev.launches and ev.launches[0]["options"].get("num_warps") == 4
+    # every launch record names the cases that made it (L3 compiles the one of the case losing the most time)
+    assert {c for r in ev.launches for c in r.get("cases", [])} == set(ms)
 
 
 @pytest.mark.parametrize(("name", "kind"), [("nan", "nan"), ("reference_op", "reference_op_call"), ("cache", "result_caching"),
