@@ -348,10 +348,10 @@ def _access(kn: _Kernel, call: cst.Call, is_load: bool) -> Access | str:
         if len(pos) != 1 or _bcasts(pos[0]):
             return f"mask conjunct {_code(c)} has no single scalar bound"
         lhs = _sum_terms(c.left) + [(1, e) for s, e in rhs if s < 0]
-        bc = {ax for _, e in lhs for ax, _ in _bcasts(e)}
-        if any(s < 0 for s, _ in lhs) or len(bc) != 1:
+        bounded = {ax for _, e in lhs for ax, _ in _bcasts(e)}
+        if any(s < 0 for s, _ in lhs) or len(bounded) != 1:
             return f"mask conjunct {_code(c)} does not bound one axis"
-        ax = bc.pop()
+        ax = bounded.pop()
         scal = [x for x in scalars if _norm(x) in {_norm(e) for _, e in lhs}]
         want = sorted(axes[ax].terms + ([_norm(x) for x in scal] if ax in unit else []))
         if ax in bounds or sorted(_norm(e) for _, e in lhs) != want:
