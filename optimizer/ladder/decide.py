@@ -122,7 +122,7 @@ def _scores(findings: list[Finding], measured: str) -> list[CauseScore]:
         score = support * (1.0 - refute)
         if support > 0 and measured != "unknown" and CAUSE_CLASS.get(c) == measured:
             score = min(1.0, score + CLASS_BONUS)
-        out.append(CauseScore(cause=c, score=round(score, 4), support=round(support, 4), refutation=round(refute, 4),  # type: ignore[arg-type]
+        out.append(CauseScore(cause=c, score=round(score, 4), support=round(support, 4), refutation=round(refute, 4),
                               structural=any(f.structural and f.confidence > 0 for f in fs),
                               levels=sorted({f.level for f in fs if f.confidence > 0})))
     by = {s.cause: s for s in out}

@@ -89,7 +89,7 @@ def run_ladder(ctx: LadderContext, *, max_level: Level = "L4", stop_early: bool 
             reason = f"{name} failed: {type(exc).__name__}: {exc}"[:800]
             res = LevelResult(
                 level=name,  # type: ignore[arg-type]
-                tests=EscalationTests(localized=False, single_family=False, justified=False, notes=reason),  # type: ignore[arg-type]
+                tests=EscalationTests(localized=False, single_family=False, justified=False, notes=reason),
                 inconclusive=True,
                 rationale=reason,
             )

@@ -190,7 +190,7 @@ def account_findings(accounts: list[GapAccount], *, block_range: bool = True,
                 level="L3",
                 confidence=ACCOUNT_CONFIDENCE,
                 structural=True,
-                supporting=refs,  # type: ignore[arg-type]
+                supporting=refs,
                 summary=f"{f0.kind} at {len(hits)} accounted configuration(s), e.g. {a0.kernel} [{a0.config}] "
                 f"grid {a0.grid}: {f0.summary[:200]}",
             )
@@ -339,7 +339,7 @@ def account_localization(ctx: Any, accounts: list[GapAccount], findings: list[Fi
     from optimizer.ladder import keys
 
     feats = ctx.cache.get(keys.FEATURES)
-    symptoms = Symptoms(profile_signals=signals, bottleneck_classes=[cls],  # type: ignore[list-item]
+    symptoms = Symptoms(profile_signals=signals, bottleneck_classes=[cls],
                         code_features=feats.tokens if feats else [])
     refs = match(ctx, symptoms, " ".join(signals) + f" {cls}", bottleneck=cls)
     chosen, single, note = (choose(ctx, refs, ("profile:",), bottleneck=cls, support=("code:",)) if refs

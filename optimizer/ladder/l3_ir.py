@@ -95,7 +95,7 @@ class IRLevel:
         )
         feats = ctx.cache.get(keys.FEATURES)
         sig_names = [s.name for s in problems]
-        symptoms = Symptoms(ir_signatures=sig_names, bottleneck_classes=[cls] if cls != "unknown" else [],  # type: ignore[arg-type]
+        symptoms = Symptoms(ir_signatures=sig_names, bottleneck_classes=[cls] if cls != "unknown" else [],
                             code_features=feats.tokens if feats else [])
         refs = match_cards(ctx, symptoms, " ".join(sig_names) + f" {cls}", bottleneck=cls) if problems else []
         chosen, single, note = (
@@ -156,7 +156,7 @@ class IRLevel:
             evidence=evidence,
             bottleneck=cls,
             matched_cards=refs_out[:2],
-            tests=tests,  # type: ignore[arg-type]
+            tests=tests,
             chosen=chosen_final,
             best=best,
             inconclusive=not problems and not step.decision.decided and located is None,

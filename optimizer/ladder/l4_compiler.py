@@ -124,7 +124,7 @@ class CompilerLevel:
             evidence=evidence,
             bottleneck=cls,  # type: ignore[arg-type]
             matched_cards=families[:2],
-            tests=tests,  # type: ignore[arg-type]
+            tests=tests,
             chosen=chosen,
             best=best,
             inconclusive=not account.findings and not step.decision.decided,

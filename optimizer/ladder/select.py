@@ -113,7 +113,7 @@ def _contraindicated(ctx: LadderContext, symptoms: Symptoms, text: str) -> set[s
     for h in hits:
         card = h.card
         if card.kind == "anti_signal" and card.symptoms.tokens() and card.symptoms.tokens() <= mine:
-            out |= set(card.contraindicated)  # type: ignore[union-attr]
+            out |= set(card.contraindicated)
     return out
 
 

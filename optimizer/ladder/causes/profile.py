@@ -138,7 +138,7 @@ def profile_findings(cases: list[dict[str, Any]], dominant: str, share: float, *
             Finding(
                 cause=cause,
                 level="L2",
-                confidence=0.5,  # type: ignore[arg-type]
+                confidence=0.5,
                 supporting=[_ref("counter", "bytes_per_program", f"{bpp:.0f} B per program in {len(tiny)} case(s)")],
                 summary=f"{bpp:.0f} B of work per program: per-program overhead dominates",
             )
@@ -227,7 +227,7 @@ def _traffic_findings(cases: list[dict[str, Any]], *, dots: bool) -> list[Findin
                     level="L2",
                     confidence=0.0,
                     refute_strength=0.4,
-                    refuting=[ref],  # type: ignore[arg-type]
+                    refuting=[ref],
                     summary="the SMs are fully occupied by waiting warps: per-program overhead is not the limit",
                 )
             )
