@@ -4,7 +4,7 @@ For each operator (``benchmarks/suite/<op>/initial.py``; its smallest CASES, or 
 SMOKE_CASES, microsecond kernels that take the CUDA-graph path), exactly as a session does: the A/A noise floor is
 measured on the baseline (the initial kernel timed against a second instance of itself, interleaved); then
 ``--n`` rounds each time the SAME kernel as the candidate against the initial candidate through the session's
-timing function (``optimizer.harness.worker._time_cases``, the code the sandboxed worker runs), turn it into a Timing
+timing function (``optimizer.harness.worker.time_cases``, the code the sandboxed worker runs), turn it into a Timing
 (``optimizer.harness.evaluation.to_timing``) and judge it (``optimizer.harness.verdict.judge`` with the floor and
 ``improvement_threshold``). Every verdict other than ``neutral`` is a false call. The process boundary is the
 only difference from a session round (a worker start per comparison would cost ~4 s each on the GPU host).
@@ -38,7 +38,7 @@ DEFAULT_OPS = ["softmax", "rmsnorm", "cumsum", "matmul"]
 
 
 def _evaluation(result: Any, candidate: Path, device: str) -> Any:
-    """An Evaluation around a ``optimizer.harness.contracts.TimingResult`` (what the worker's ``_time_cases`` returns)."""
+    """An Evaluation around a ``optimizer.harness.contracts.TimingResult`` (what the worker's ``time_cases`` returns)."""
     from kb.models import Validation
     from optimizer.harness.evaluation import Evaluation
 
@@ -53,18 +53,18 @@ def run_operator(op: str, n: int, max_cases: int, old_rule: bool, smoke: bool = 
     from optimizer.harness.evaluation import timing_request, to_timing
     from optimizer.harness.problem import case_label, load_candidate, load_problem
     from optimizer.settings import LadderSettings
-    from optimizer.harness.worker import _smallest_first, _time_cases
+    from optimizer.harness.worker import smallest_first, time_cases
 
     settings = LadderSettings()
     folder = ROOT / "benchmarks" / "suite" / op
     problem = load_problem(folder / "problem.py")
     initial = folder / "initial.py"
     cls = load_candidate(initial)
-    cases = _smallest_first(problem, problem.smoke_cases if smoke else problem.cases)[:max_cases]
+    cases = smallest_first(problem, problem.smoke_cases if smoke else problem.cases)[:max_cases]
     device = torch.cuda.get_device_name()
     aa_timing = timing_request(settings, None, True).model_copy(update={"reference": False})
     t0 = time.perf_counter()
-    floor = verdict.noise_floor(_evaluation(_time_cases(cases, aa_timing, problem, cls, "cuda", "cuda"), initial, device).pairs("aa"))
+    floor = verdict.noise_floor(_evaluation(time_cases(cases, aa_timing, problem, cls, "cuda", "cuda"), initial, device).pairs("aa"))
     vs_initial = timing_request(settings, {"initial": initial}, False).model_copy(update={"reference": False})
     old_base: dict[str, float] = {}
     if old_rule:
@@ -77,7 +77,7 @@ def run_operator(op: str, n: int, max_cases: int, old_rule: bool, smoke: bool = 
     methods: Counter[str] = Counter()
     points, widths = [], []
     for _ in range(n):
-        ev = _evaluation(_time_cases(cases, vs_initial, problem, cls, "cuda", "cuda"), initial, device)
+        ev = _evaluation(time_cases(cases, vs_initial, problem, cls, "cuda", "cuda"), initial, device)
         t = to_timing(ev, None, backend="cuda", problem=problem, cases=cases)
         calls[verdict.judge(t.vs_base, floor.floor, settings.improvement_threshold)] += 1
         methods.update(c.method for c in t.cases)

@@ -45,14 +45,14 @@ def _inplace_restore_probe() -> dict[str, Any]:
 
     from optimizer.harness import timing
     from optimizer.harness.problem import load_candidate, load_problem
-    from optimizer.harness.worker import _inplace_restore
+    from optimizer.harness.worker import inplace_restore
 
     folder = ROOT / "tests/optimizer/data/onboard/inplace_scale"
     problem = load_problem(folder)
     cand = problem.instantiate(load_candidate(folder / "initial.py"), {}, device="cuda")
     inputs = problem.make_inputs({"n": 1 << 24}, 0, device="cuda")
     pristine = inputs[0].clone()
-    restore = _inplace_restore(problem, inputs)
+    restore = inplace_restore(problem, inputs)
     with torch.no_grad():
         stats = timing.bench_cuda(lambda: cand(*inputs), setup=restore)
     torch.cuda.synchronize()

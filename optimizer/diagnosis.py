@@ -88,7 +88,7 @@ def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str 
     from optimizer.ladder.engine import run_ladder
     from optimizer.ladder.types import LadderContext
     from optimizer.phases import PhaseClock, TimedKB
-    from optimizer.session import _input_dtypes, check_backend, default_candidate
+    from optimizer.session import check_backend, default_candidate, problem_input_dtypes
     from optimizer.settings import LadderSettings
 
     t_start = time.perf_counter()
@@ -133,7 +133,7 @@ def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str 
     ctx = LadderContext(problem=prob, candidate=cand, backend=be, kb=TimedKB(kb, clock),
                         settings=settings, evaluation=ev, phases=clock,
                         workdir=Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="ladder-diagnose-")),
-                        cache={keys.INPUT_DTYPES: _input_dtypes(prob)}
+                        cache={keys.INPUT_DTYPES: problem_input_dtypes(prob)}
                         | ({keys.LAUNCH_CASE: launch_case} if launch_case else {})
                         | ({keys.RECORDED_TIMING: recorded_timing} if recorded_timing else {}))
     outcome = run_ladder(ctx, max_level=max_level, stop_early=False)  # type: ignore[arg-type]
@@ -148,7 +148,7 @@ def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str 
     return out
 
 
-def _preview(ctx: Any, outcome: Any) -> RewritePreview:
+def rewrite_preview(ctx: Any, outcome: Any) -> RewritePreview:
     """The offline proposer's first point for the chosen family (and how many points a round would screen)."""
     from optimizer.proposers.offline import OfflineProposer
     from optimizer.rewrite.errors import NotApplicable
@@ -184,13 +184,13 @@ def _next_families(outcome: Any) -> list[Any]:
 
 
 def _preview_or_next(ctx: Any, outcome: Any) -> RewritePreview:
-    """``_preview``, and when the chosen family's every point is a no-op (it cannot change what runs), the next
+    """``rewrite_preview``, and when the chosen family's every point is a no-op (it cannot change what runs), the next
     family's first point, saying which family was refused and why."""
-    pre = _preview(ctx, outcome)
+    pre = rewrite_preview(ctx, outcome)
     if "no-op:" not in pre.refused:
         return pre
     for card in _next_families(outcome):
-        nxt = _preview(ctx, dataclasses.replace(outcome, chosen=card))
+        nxt = rewrite_preview(ctx, dataclasses.replace(outcome, chosen=card))
         if not nxt.refused:
             nxt.description = f"{pre.family} refused ({pre.refused[:300]}); next family {card.id}: {nxt.description}"
             return nxt

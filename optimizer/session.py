@@ -63,8 +63,8 @@ from optimizer.proposers.base import Proposal, Proposer
 from optimizer.rewrite.errors import NotApplicable
 from optimizer.settings import LadderSettings
 
-__all__ = ["Session", "default_candidate", "derived_unseen_cases", "detect_backend", "make_proposer", "select_best",
-           "unseen_cases"]
+__all__ = ["default_candidate", "derived_unseen_cases", "detect_backend", "make_proposer", "problem_input_dtypes",
+           "select_best", "Session", "unseen_cases"]
 
 #: how many of the best improved rounds are re-timed against the initial candidate before one is selected
 CONFIRM_TOP = 2
@@ -185,7 +185,7 @@ def derived_unseen_cases(problem: Problem) -> list[dict[str, Any]]:
     return [] if out == base or out in problem.cases else [out]
 
 
-def _input_dtypes(problem: Problem) -> list[str]:
+def problem_input_dtypes(problem: Problem) -> list[str]:
     import torch
 
     try:
@@ -230,7 +230,7 @@ class Session:
         self.kb, self.settings, self.backend, self.proposer = kb, settings, backend, proposer
         self.out = Path(out_dir).resolve()
         self.progress = progress or (lambda _e, _d: None)
-        self.cache: dict[str, Any] = {keys.INPUT_DTYPES: _input_dtypes(self.problem)}
+        self.cache: dict[str, Any] = {keys.INPUT_DTYPES: problem_input_dtypes(self.problem)}
         self._launch_memo: dict[str, tuple[list[dict[str, Any]], dict[str, Any]]] = {}
         self.exhausted: set[str] = set()
         self.force_shared_gpu = force_shared_gpu

@@ -96,3 +96,16 @@ def test_the_cli_lives_in_one_package():
             assert not _imports(f) & {"typer", "rich"}, rel
             if rel not in shims:
                 assert not any(m == "optimizer.cli" or m.startswith("optimizer.cli.") for m in _modules(f)), rel
+
+
+def test_no_private_names_cross_a_module():
+    """A curated API (issue 33 item 6): no module, test or benchmark imports an optimizer module's ``_private``
+    name; what others need is public and listed in its module's ``__all__``."""
+    bad = []
+    for pkg in ("optimizer", "tests", "benchmarks"):
+        for f in (ROOT / pkg).rglob("*.py"):
+            for node in ast.walk(ast.parse(f.read_text(), str(f))):
+                if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("optimizer"):
+                    bad += [f"{f.relative_to(ROOT)}: {node.module}.{a.name}" for a in node.names
+                            if a.name.startswith("_") and not a.name.startswith("__")]
+    assert not bad, "\n".join(bad)

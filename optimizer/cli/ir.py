@@ -127,7 +127,7 @@ def _number(v: str) -> Any:
     return v
 
 
-def _open_kb(server: str | None, token: str | None) -> KBClient:
+def open_kb(server: str | None, token: str | None) -> KBClient:
     from retrieval.client import connect
 
     return connect(server, token=token)
@@ -135,7 +135,7 @@ def _open_kb(server: str | None, token: str | None) -> KBClient:
 
 def _kb_client(server: str | None, console: Console, token: str | None = None) -> KBClient | None:
     try:
-        return _open_kb(server, token)
+        return open_kb(server, token)
     except LadderError as e:
         console.print(f"[yellow]note[/]: KB unavailable ({escape(str(e))}); L4 uses compiler source only")
         return None

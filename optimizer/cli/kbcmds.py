@@ -36,7 +36,7 @@ def _progress():  # noqa: ANN202
                     console=err_console, transient=True)
 
 
-def _open_kb(home: Path | None, *, create: bool = False, readonly: bool | None = None, quiet: bool = False):  # noqa: ANN202
+def open_kb(home: Path | None, *, create: bool = False, readonly: bool | None = None, quiet: bool = False):  # noqa: ANN202
     """The embedded KB at ``home``: refused if it holds no KB (unless ``create``); opened read-only when a server
     owns it (``readonly=None``; read commands), and the command says which KB it used."""
     from kb.service import KnowledgeBase
@@ -70,7 +70,7 @@ def _reader(server: str | None, home: Path | None, token: str | None, *, create:
         client = connect(None, settings=settings)
         say_kb(getattr(client, "opened_as", "snapshot"))  # KBClient does not declare it; SnapshotKB sets it
         return client
-    return LocalKBClient(kb=_open_kb(home, create=create), owns=True)
+    return LocalKBClient(kb=open_kb(home, create=create), owns=True)
 
 
 def _all_cards(client) -> list:  # noqa: ANN001
@@ -191,7 +191,7 @@ def health_command(server: str = typer.Option(..., "--server"), wait: float = ty
 def kb_rebuild(home: Path | None = HomeOpt, json_out: bool = JsonOpt) -> None:
     """Drop the vector index and re-derive it from the SQLite store (on the machine that holds the home, with no
     server running on it: a running server rebuilds nothing behind its own back)."""
-    kb = _open_kb(home, readonly=False)
+    kb = open_kb(home, readonly=False)
     with kb, _progress() as bar:
         t = bar.add_task("re-embedding", total=None)
         n = kb.rebuild(progress=lambda s, d, tot: bar.update(t, completed=d, total=tot))

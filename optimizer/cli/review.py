@@ -51,9 +51,9 @@ def _queue(server: str | None, home: Path | None, token: str | None, *, write: b
     if server:
         say_kb(f"server {server}")
         return connect_review(server, settings=settings_for(home), token=token)
-    from optimizer.cli.kbcmds import _open_kb
+    from optimizer.cli.kbcmds import open_kb
 
-    return connect_review(kb=_open_kb(home, create=home is None, readonly=False if write else None))
+    return connect_review(kb=open_kb(home, create=home is None, readonly=False if write else None))
 
 
 def _reviewer(name: str | None) -> str:
@@ -218,10 +218,10 @@ def _read_card(path: Path) -> AnyCard:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as e:
         raise InvalidArgument(f"cannot read {path}: {e}", field="file") from e
-    return _parse(data, str(path))
+    return parse_card_data(data, str(path))
 
 
-def _parse(data: Any, where: str) -> AnyCard:
+def parse_card_data(data: Any, where: str) -> AnyCard:
     if not isinstance(data, dict):
         raise InvalidArgument(f"{where}: a card is one YAML/JSON mapping", field="file")
     try:
@@ -240,7 +240,7 @@ def _edit_interactively(card: AnyCard) -> AnyCard:
     after = click.edit(before, extension=".yaml")  # typer has no edit of its own
     if after is None or after.strip() == before.strip():
         raise InvalidArgument("no changes made in the editor; nothing was submitted", field="card")
-    return _parse(yaml.safe_load(after), "edited card")
+    return parse_card_data(yaml.safe_load(after), "edited card")
 
 
 @review_app.command("edit")

@@ -22,7 +22,7 @@ from kb.client import KBClient
 from kb.errors import InvalidArgument, ToolchainError, Unavailable
 from optimizer.cluster.spec import SessionSpec
 
-__all__ = ["RETRYABLE", "Report", "default_connect", "require_central_kb", "run_session"]
+__all__ = ["RETRYABLE", "default_connect", "materialize", "Report", "require_central_kb", "run_session"]
 
 Report = Callable[[str, dict[str, Any]], None]
 Connect = Callable[[SessionSpec], KBClient]
@@ -77,7 +77,7 @@ def _out_dir(spec: SessionSpec) -> Path:
     return out
 
 
-def _materialize(spec: SessionSpec, out: Path) -> tuple[Path, Path | None]:
+def materialize(spec: SessionSpec, out: Path) -> tuple[Path, Path | None]:
     """The driver's paths when this worker sees them, else the shipped sources written under ``out``."""
     prob = Path(spec.problem)
     cand = Path(spec.candidate) if spec.candidate else None
@@ -128,7 +128,7 @@ def run_session(spec: SessionSpec, report: Report | None = None, connect: Connec
     )
     t0 = time.monotonic()
     out = _out_dir(spec)
-    problem, candidate = _materialize(spec, out)
+    problem, candidate = materialize(spec, out)
     settings = LadderSettings(**spec.settings)
     kb = (connect or default_connect)(spec)
     try:

@@ -344,7 +344,7 @@ class ProblemInfo:
     jailed worker with a deadline."""
 
     def __init__(self, d: Any) -> None:
-        from optimizer.harness.problem import _parse_tolerances
+        from optimizer.harness.problem import parse_tolerances
 
         self.name, self.path = d.name, Path(d.path)
         self.cases, self.smoke_cases = d.cases, d.smoke_cases
@@ -352,7 +352,7 @@ class ProblemInfo:
         self.allowed_torch_ops, self.output_dtypes = frozenset(d.allowed_torch_ops), d.output_dtypes
         self.cpu_validation, self._fp32, self._sizes = d.cpu_validation, d.fp32_reference, d.sizes
         self.forward_params = list(d.forward_params)
-        self.tolerances = _parse_tolerances(None)
+        self.tolerances = parse_tolerances(None)
 
     def fp32_reference(self, cases: Any = None) -> bool:
         return self._fp32

@@ -50,6 +50,7 @@ __all__ = [
     "load_candidate",
     "load_module",
     "load_problem",
+    "parse_tolerances",
 ]
 
 
@@ -117,7 +118,7 @@ def _accepts_kwargs(fn: Any, case: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in case.items() if k in params}
 
 
-def _parse_tolerances(raw: Any) -> dict[str, Tolerance]:
+def parse_tolerances(raw: Any) -> dict[str, Tolerance]:
     out = dict(DEFAULT_TOLERANCES)
     if raw is None:
         return out
@@ -369,7 +370,7 @@ def load_problem(path: str | Path) -> Problem:
         module=module,
         cases=[dict(c) for c in cases],
         smoke_cases=[dict(c) for c in smoke],
-        tolerances=_parse_tolerances(getattr(module, "TOLERANCES", None)),
+        tolerances=parse_tolerances(getattr(module, "TOLERANCES", None)),
         inplace_outputs=_parse_inplace(getattr(module, "INPLACE_OUTPUTS", None), p),
         int_atol=_parse_int_atol(getattr(module, "INT_ATOL", None), p),
         allowed_torch_ops=_parse_allowed_ops(getattr(module, "ALLOWED_TORCH_OPS", None), p),

@@ -33,8 +33,8 @@ from typing import Any, Literal
 
 from optimizer.harness import stages
 
-__all__ = ["SandboxLimits", "SandboxResult", "isolation_level", "jail_spec", "run_worker", "shutdown_zygotes",
-           "triton_cache"]
+__all__ = ["isolation_level", "jail_spec", "kill_tree", "run_worker", "SandboxLimits", "SandboxResult",
+           "shutdown_zygotes", "triton_cache"]
 
 Status = Literal["ok", "error", "timeout", "crashed", "oom"]
 _REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -84,7 +84,7 @@ def _tail(path: Path, n: int = 4000) -> str:
     return data[-n:].decode("utf-8", "replace")
 
 
-def _kill_tree(pid: int, wait: Any) -> None:
+def kill_tree(pid: int, wait: Any) -> None:
     """The jail's supervisor first (SIGTERM: it kills the worker, which takes its PID namespace along, or sweeps what
     the worker left behind), then the whole process group (SIGKILL)."""
     try:
@@ -352,7 +352,7 @@ def _run_spawned(cmd: list[str], limits: SandboxLimits, env: dict[str, str], tok
             except subprocess.TimeoutExpired:
                 pass
 
-        status, reason = _watch(done, proc.pid, lambda: _kill_tree(proc.pid, wait), limits, t0, hook)
+        status, reason = _watch(done, proc.pid, lambda: kill_tree(proc.pid, wait), limits, t0, hook)
     return proc.returncode, status, reason
 
 
@@ -364,7 +364,7 @@ def _run_forked(zygote: Any, limits: SandboxLimits, token: str, req_path: Path, 
         "cwd": str(tmp), "jail": spec, "env": private,
     })
     pid = pending.pid
-    status, reason = _watch(lambda: pending.done.wait(0.1), pid, lambda: _kill_tree(pid, pending.done.wait), limits,
+    status, reason = _watch(lambda: pending.done.wait(0.1), pid, lambda: kill_tree(pid, pending.done.wait), limits,
                             t0, hook)
     return pending.returncode, status, reason
 

@@ -31,8 +31,8 @@ from optimizer.harness.problem import Problem, case_label
 if TYPE_CHECKING:
     from optimizer.harness.contracts import LaunchRecord
 
-__all__ = ["EPILOGUE_MAX_FRACTION", "EPILOGUE_OPS", "CompareResult", "ValidationRun", "compare_outputs", "judge_case",
-           "observe_case", "reference_case", "summarize", "validate_candidate"]
+__all__ = ["EPILOGUE_MAX_FRACTION", "EPILOGUE_OPS", "compare_outputs", "CompareResult", "judge_case", "observe_case",
+           "reference_case", "reference_op_findings", "summarize", "validate_candidate", "ValidationRun"]
 
 _CACHE_PROBE_SEED_OFFSET = 10_007
 
@@ -530,7 +530,7 @@ def _reference_op_findings_from(meta: dict[str, Any], obs: dict[str, Any], probl
 
     ref = _Ops(meta.get("ref_ops", []), meta.get("ref_downcasts", []), {})
     cand = _Ops(obs.get("cand_ops", []), obs.get("cand_downcasts", []), obs.get("cand_max_numel", {}))
-    return _reference_op_findings(ref, cand, problem, int(meta.get("largest", 0)), bool(meta.get("half")))
+    return reference_op_findings(ref, cand, problem, int(meta.get("largest", 0)), bool(meta.get("half")))
 
 
 def _judge_probe(problem: Problem, seeds: list[int], refs: dict[str, Any], outs: dict[str, Any],
@@ -575,7 +575,7 @@ def _touches_half(ref_model: Any, inputs: list[Any], ref_out: Any) -> bool:
     return any(t.dtype in (torch.float16, torch.bfloat16) or "float8" in str(t.dtype) for t in tensors)
 
 
-def _reference_op_findings(ref_ops: OpSummary, cand_ops: OpSummary, problem: Problem, largest: int,
+def reference_op_findings(ref_ops: OpSummary, cand_ops: OpSummary, problem: Problem, largest: int,
                            half_reference: bool) -> list[HackFinding]:
     """The reference-op rule (aimed at the replaced op, not at a cheap epilogue) and the downcast rule."""
     found: list[HackFinding] = []

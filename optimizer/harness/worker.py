@@ -68,7 +68,7 @@ from optimizer.harness.contracts import (
     to_wire,
 )
 
-__all__ = ["main", "run_request"]
+__all__ = ["inplace_restore", "main", "run_request", "smallest_first", "time_cases"]
 
 
 def _device_for(backend: str) -> str:
@@ -102,7 +102,7 @@ def _device_name(backend: str) -> str:
     return "cpu"
 
 
-def _time_cases(run_cases: list[dict[str, Any]], t: TimingOptions, problem: Any, cand_cls: type, device: str,
+def time_cases(run_cases: list[dict[str, Any]], t: TimingOptions, problem: Any, cand_cls: type, device: str,
                 backend: str) -> TimingResult:
     """Interleaved timing per case of the candidate and its comparison kernels (GPU/NPU only; untested on CPU CI).
 
@@ -129,7 +129,7 @@ def _time_cases(run_cases: list[dict[str, Any]], t: TimingOptions, problem: Any,
         # INPLACE_OUTPUTS: the inputs start pristine; the interleaved blocks (do_bench) repeat the call without a
         # restore between repetitions (a restore inside the timed region would time the copy), so an in-place
         # kernel is timed on its own evolving output. The single-kernel path (bench_cuda setup=) restores per rep.
-        if (restore := _inplace_restore(problem, inputs)) is not None:
+        if (restore := inplace_restore(problem, inputs)) is not None:
             restore()
         with torch.no_grad():
             label = case_label(case)
@@ -149,7 +149,7 @@ def _time_cases(run_cases: list[dict[str, Any]], t: TimingOptions, problem: Any,
     return TimingResult(protocol=protocol, cases=cases)
 
 
-def _inplace_restore(problem: Any, inputs: list[Any]) -> Any:
+def inplace_restore(problem: Any, inputs: list[Any]) -> Any:
     """For INPLACE_OUTPUTS: a callable copying pristine values back into those inputs (run outside the timed
     region by ``timing.bench_*``), or None when the problem declares none."""
     import torch
@@ -290,7 +290,7 @@ def _evaluate(req: EvaluateRequest) -> EvaluateResult | ErrorResult:
         if req.out_dir is not None:  # judged: outputs go to the parent, which decides (optimizer.harness.judge)
             run = _observe_judged(req, problem, cand_cls, device, snapshot, launches)
         else:  # in-process (tools and tests only: here the candidate can reach the comparison)
-            run = validate_candidate(problem, cand_cls, _smallest_first(problem, req.cases), req.seeds, device=device,
+            run = validate_candidate(problem, cand_cls, smallest_first(problem, req.cases), req.seeds, device=device,
                                      snapshot=snapshot, launches=launches, stop_on_failure=True)
     except Exception as exc:
         kind = classify_exception(exc)
@@ -316,7 +316,7 @@ def _time_unrecorded(launches: Any, req: Any, problem: Any, cand_cls: type, devi
     it installed, flushed do_bench timed the host for launchers of a few launches (the L2 flush hides only ~60 us of
     host work), so a round (recorder on) and the selection re-time (no recorder) measured one kernel differently."""
     launches.uninstall()
-    return _time_cases(req.cases, req.timing, problem, cand_cls, device, backend)
+    return time_cases(req.cases, req.timing, problem, cand_cls, device, backend)
 
 
 def _observe_judged(req: EvaluateRequest, problem: Any, cand_cls: type, device: str, snapshot: Any,
@@ -333,7 +333,7 @@ def _observe_judged(req: EvaluateRequest, problem: Any, cand_cls: type, device: 
     ops: set[str] = set()
     go = True
     with deterministic():
-        for k, case in enumerate(_smallest_first(problem, req.cases)):  # the reference's order
+        for k, case in enumerate(smallest_first(problem, req.cases)):  # the reference's order
             outs, obs = observe_case(problem, cand_cls, case, req.seeds, device, snapshot, launches)
             torch.save(outs, out_dir / f"out_{k}.pt")
             (out_dir / f"obs_{k}.json").write_text(json.dumps(obs, default=str))
@@ -363,7 +363,7 @@ def _reference(req: ReferenceRequest) -> ReferenceResult:
     problem = load_problem(req.problem)
     out: list[ReferenceCase] = []
     with deterministic():
-        for k, case in enumerate(_smallest_first(problem, req.cases)):
+        for k, case in enumerate(smallest_first(problem, req.cases)):
             refs, meta = reference_case(problem, case, req.seeds, device)
             f = Path(req.out_dir) / f"ref_{k}.pt"
             torch.save(refs, f)
@@ -463,12 +463,12 @@ def _time(req: TimeRequest) -> TimeResult:
     problem = load_problem(req.problem)
     cand_cls = load_candidate(req.candidate)
     t0 = time.perf_counter()
-    timing = _time_cases(req.cases, req.timing, problem, cand_cls, _device_for(backend), backend)
+    timing = time_cases(req.cases, req.timing, problem, cand_cls, _device_for(backend), backend)
     return TimeResult(timing=timing, device=_device_name(backend), versions=_versions(),
                       phase_s={"timing": time.perf_counter() - t0})
 
 
-def _smallest_first(problem: Any, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def smallest_first(problem: Any, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Cases ordered by ``bytes_moved`` (else ``flops``), smallest first, so a wrong kernel fails fast and cheap."""
     return sorted(cases, key=problem.size)
 

@@ -150,7 +150,7 @@ def _run_worker(python: str | Path, work: Path, timeout_s: float, *, kernel_dir:
     a real launch needs the CUDA runtime's huge virtual ranges), and at the deadline the whole process tree is
     killed, not only the direct child."""
     from optimizer.harness import jail
-    from optimizer.harness.sandbox import SandboxLimits, _kill_tree, jail_spec
+    from optimizer.harness.sandbox import SandboxLimits, jail_spec, kill_tree
 
     env = jail.scrub_env({k: v for k, v in os.environ.items() if k != "MLIR_DUMP_PATH"}, work)
     repo = str(Path(__file__).resolve().parents[2])
@@ -177,7 +177,7 @@ def _run_worker(python: str | Path, work: Path, timeout_s: float, *, kernel_dir:
         try:
             proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            _kill_tree(proc.pid, wait)
+            kill_tree(proc.pid, wait)
             raise ToolchainError(f"IR capture timed out after {timeout_s:.0f} s (its process tree was killed); see "
                                  f"{work}/stderr.txt") from None
     if proc.returncode == jail.SETUP_FAILED and not (work / "result.json").exists():

@@ -27,7 +27,8 @@ from optimizer.ir.constructs import card_constructs
 from optimizer.ir.patterns import VEC_REMARK
 from optimizer.ir.types import FRONTEND, CompilerSourceRef, IRReport, L4Account, L4Finding, L4Question, Signature
 
-__all__ = ["explain", "fill_template", "installed_backend_source", "locate_pass"]
+__all__ = ["explain", "fill_template", "installed_backend_source", "invariant_applies", "locate_pass",
+           "template_context"]
 
 #: Signatures that describe healthy code; explained only when asked for explicitly.
 INFORMATIONAL = frozenset({"vector_global_load", "ascend_mix_mode"})
@@ -94,7 +95,7 @@ def _finding(report, sig, client, arguments, installed, checkout, top_k) -> L4Fi
         citing = sorted((c for c in cards if sig.name in c.symptoms.ir_signatures),
                         key=lambda c: -len(near & set(c.symptoms.ir_signatures)))[:top_k]
         cards = citing or [c for c in cards if _passes_overlap(c.passes, passes[:1], arguments)][:top_k]
-    context = _template_context(report, sig)
+    context = template_context(report, sig)
     questions = [fill_template(t, context, c.id) for c in cards for t in c.question_templates]
     legal = next((c for c in citing if c.legality.strip()), None)  # only a card citing the signature settles it
     refs: list[CompilerSourceRef] = []
@@ -152,7 +153,7 @@ def _passes_overlap(card_passes: list[str], passes: list[str], arguments: dict[s
     return any(_norm(c) in ours for c in card_passes)
 
 
-def _template_context(report: IRReport, sig: Signature) -> dict[str, str]:
+def template_context(report: IRReport, sig: Signature) -> dict[str, str]:
     """Values for the template fields (``kb.lint.TEMPLATE_FIELDS``) this report and signature give; a field left
     out is one the report cannot answer (e.g. ``source_line`` for ptxas figures, ``maxnreg`` when unset)."""
     ctx: dict[str, str] = {"signature": sig.name, "count": str(sig.count), "stage": sig.stage, "kernel": report.kernel,
@@ -240,7 +241,8 @@ def _constraints(cards: list[InvariantCard]) -> list[str]:
 
 def _finalize(refs: list[CompilerSourceRef], capability: int | None) -> list[CompilerSourceRef]:
     """Deduplicate, evaluate each ref's gate for the target, and put applicable installed refs first."""
-    unique = {(r.path, r.line): r.model_copy(update={"applies": _applies(r.conditions, capability)}) for r in refs}
+    unique = {(r.path, r.line): r.model_copy(update={"applies": invariant_applies(r.conditions, capability)})
+              for r in refs}
     return sorted(unique.values(), key=lambda r: (r.applies is False, r.origin != "installed"))
 
 
@@ -315,7 +317,7 @@ _SAFE_NODES = (ast.Expression, ast.Compare, ast.BinOp, ast.BoolOp, ast.UnaryOp, 
                ast.Or, ast.Not, ast.FloorDiv, ast.Mod, ast.Add, ast.Sub, ast.Mult)
 
 
-def _applies(conditions: list[str], capability: int | None) -> bool | None:
+def invariant_applies(conditions: list[str], capability: int | None) -> bool | None:
     """Evaluate ``if capability // 10 in [8, 9]``-style gates for the target; None when they cannot be read."""
     if capability is None or not conditions:
         return None

@@ -25,7 +25,7 @@ import libcst as cst
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.errors import NotApplicable
-from optimizer.rewrite.launch_knobs import _NO, Knob, alias, find_knob, grid_expr, literal_value
+from optimizer.rewrite.launch_knobs import NOT_LITERAL, Knob, alias, find_knob, grid_expr, literal_value
 from optimizer.rewrite.tree import CstLaunch, Tree, skip_ids, walk
 
 __all__ = ["Autotune"]
@@ -127,7 +127,7 @@ def _meta_grid(tree: Tree, site: CstLaunch, tuned: dict[str, Knob]) -> None:
     for real in tuned:
         kw = site.keyword(real)
         v = kw.value if kw is not None else None
-        if v is not None and literal_value(v) is not _NO:
+        if v is not None and literal_value(v) is not NOT_LITERAL:
             literal_vals[literal_value(v)] = real
         elif isinstance(v, cst.Name):
             var_names[v.value] = real
@@ -136,7 +136,7 @@ def _meta_grid(tree: Tree, site: CstLaunch, tuned: dict[str, Knob]) -> None:
     for n in walk(g):
         if isinstance(n, cst.Name) and id(n) not in skip and n.value in var_names:
             hits.append((n, var_names[n.value]))
-        elif (v := literal_value(n)) is not _NO and v in literal_vals:
+        elif (v := literal_value(n)) is not NOT_LITERAL and v in literal_vals:
             hits.append((n, literal_vals[v]))
     if not hits:
         return

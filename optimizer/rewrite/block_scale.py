@@ -42,7 +42,7 @@ from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.tree import LOOP_RANGES, arg_value, call_name, range_args, walk
 
-__all__ = ["BlockScale"]
+__all__ = ["BlockScale", "int_literal"]
 
 #: blocks at or above this many elements are not "tiny": the transform refuses them
 _LARGE = 1024
@@ -66,7 +66,7 @@ class _Plan:
     loop_bound: int | None = None
 
 
-def _int(node: cst.BaseExpression | None) -> int | None:
+def int_literal(node: cst.BaseExpression | None) -> int | None:
     return int(node.value, 0) if isinstance(node, cst.Integer) else None
 
 
@@ -86,11 +86,11 @@ def _launched_value(t: Target, name: str) -> tuple[int | None, cst.BaseExpressio
     arg = site.arg_for(t.kernel, name)
     if arg is None:
         return None, None, f"the launch does not pass {name}"
-    if (v := _int(arg)) is not None:
+    if (v := int_literal(arg)) is not None:
         return v, arg, ""
     if isinstance(arg, cst.Name):
         assigns = t.tree.assignments(site.function, arg.value)
-        if len(assigns) == 1 and (v := _int(assigns[0].value)) is not None:
+        if len(assigns) == 1 and (v := int_literal(assigns[0].value)) is not None:
             return v, assigns[0].value, ""
     return None, None, f"{name}={t.tree.code(arg)} is not an integer literal or a host variable assigned one"
 
@@ -124,7 +124,7 @@ def _grid_literals(t: Target, value: int, host: str | None) -> tuple[list[tuple[
             scopes.append(a[0].value)
 
     def is_block(d: cst.BaseExpression) -> bool:
-        return _int(d) == value or (host is not None and isinstance(d, cst.Name) and d.value == host)
+        return int_literal(d) == value or (host is not None and isinstance(d, cst.Name) and d.value == host)
 
     found: list[tuple[cst.Integer, int]] = []
     divides = False
@@ -138,7 +138,7 @@ def _grid_literals(t: Target, value: int, host: str | None) -> tuple[list[tuple[
             divides = True
             if isinstance(n.right, cst.Integer):
                 found.append((n.right, 0))
-                found += [(m, -1) for m in walk(n.left) if isinstance(m, cst.Integer) and _int(m) == value - 1]
+                found += [(m, -1) for m in walk(n.left) if isinstance(m, cst.Integer) and int_literal(m) == value - 1]
     return found, divides
 
 
@@ -170,7 +170,7 @@ def _stray_literals(t: Target, value: int, used: list[tuple[cst.Integer, int]],
     # another kernel's launch keyword (its own BLOCK=128) is that kernel's block, not this one's
     mine |= {id(a.value) for s in t.tree.launches if s is not t.sites[0] for a in s.call.args if a.keyword is not None}
     return [f"the literal {value} also appears in `{t.tree.code(t.tree.statement_of(fn, n) or n)}`"
-            for n in walk(fn) if isinstance(n, cst.Integer) and _int(n) == value and id(n) not in mine][:2]
+            for n in walk(fn) if isinstance(n, cst.Integer) and int_literal(n) == value and id(n) not in mine][:2]
 
 
 class BlockScale:

@@ -26,13 +26,13 @@ import libcst as cst
 
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
-from optimizer.rewrite.launch_knobs import _NO, literal_value
+from optimizer.rewrite.launch_knobs import NOT_LITERAL, literal_value
 from optimizer.rewrite.tree import dotted
 
-__all__ = ["CompilerHints"]
+__all__ = ["CompilerHints", "expr_text"]
 
 
-def _text(node: cst.CSTNode) -> str:
+def expr_text(node: cst.CSTNode) -> str:
     """The expression as ``ast.unparse`` spells it (layout and redundant parentheses normalized)."""
     return ast.unparse(ast.parse(cst.Module([]).code_for_node(node).strip(), mode="eval"))
 
@@ -63,10 +63,10 @@ def _arange_offsets(body: list[cst.BaseStatement]) -> list[tuple[cst.SimpleState
                     a = _arange(side)
                     if (a is not None and isinstance(other, cst.BinaryOperation)
                             and isinstance(other.operator, cst.Multiply)
-                            and _text(_positional(a)[1]) in {_text(other.left), _text(other.right)}):
+                            and expr_text(_positional(a)[1]) in {expr_text(other.left), expr_text(other.right)}):
                         ar = a
-            if ar is not None and _text(_positional(ar)[0]) == "0":
-                out.append((line, stmt.targets[0].target.value, _text(_positional(ar)[1])))
+            if ar is not None and expr_text(_positional(ar)[0]) == "0":
+                out.append((line, stmt.targets[0].target.value, expr_text(_positional(ar)[1])))
     return out
 
 
@@ -119,7 +119,7 @@ def _first_statement(body: list[cst.BaseStatement]) -> cst.BaseStatement:
     """The kernel's first statement after a docstring (the docstring itself when it is the only one)."""
     s0 = body[0]
     if (isinstance(s0, cst.SimpleStatementLine) and isinstance(s0.body[0], cst.Expr)
-            and literal_value(s0.body[0].value) is not _NO and len(body) > 1):
+            and literal_value(s0.body[0].value) is not NOT_LITERAL and len(body) > 1):
         return body[1]
     return s0
 

@@ -541,11 +541,11 @@ def descriptor_reasons(t: Target, ctx: RecipeContext, tiles: dict[str, int] | No
         if e is not None and _host_bytes(t, acc, e) is None:
             out.append(f"{what} is not an expression of kernel arguments (alignment cannot be checked at the launch)")
     for a in plan.accesses:
-        from optimizer.rewrite.dot_tiles import _literal
+        from optimizer.rewrite.dot_tiles import literal_int_arg
 
         lit = tiles.get(a.block[1]) if tiles else None
         if lit is None:
-            node = _literal(t, t.sites[0].arg_for(t.kernel, a.block[1]))
+            node = literal_int_arg(t, t.sites[0].arg_for(t.kernel, a.block[1]))
             lit = int(node.value) if node is not None else None
         if lit is None:
             out.append(f"{a.block[1]} (the contiguous block) is not a literal at the launch")

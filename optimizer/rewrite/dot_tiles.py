@@ -37,7 +37,7 @@ from optimizer.rewrite.engine import Target
 from optimizer.rewrite.errors import NotApplicable
 from optimizer.rewrite.tree import Tree, arg_value, call_name, dotted, expand_defs, expr, walk
 
-__all__ = ["DotTileSearch", "meta_grid"]
+__all__ = ["DotTileSearch", "literal_int_arg", "meta_grid"]
 
 HOPPER = [
     {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3},
@@ -109,7 +109,7 @@ def roles(t: Target) -> dict[str, str] | None:
     return {"BLOCK_M": m[0], "BLOCK_N": n[0], "BLOCK_K": k[0]}
 
 
-def _literal(t: Target, e: cst.BaseExpression | None) -> cst.Integer | None:
+def literal_int_arg(t: Target, e: cst.BaseExpression | None) -> cst.Integer | None:
     if isinstance(e, cst.Integer):
         return e
     if isinstance(e, cst.Name):
@@ -156,7 +156,7 @@ def _tile_node(t: Target, name: str) -> cst.BaseExpression | None:
     """The node a fixed tile point replaces: the launch's literal, the single literal the launched name is bound to,
     or -- for a launcher parameter's default -- the launch argument itself (the launch then passes the literal)."""
     arg = t.sites[0].arg_for(t.kernel, name)
-    lit = _literal(t, arg)
+    lit = literal_int_arg(t, arg)
     if lit is None:
         return None
     f = t.sites[0].function
@@ -269,7 +269,7 @@ class DotTileSearch:
         if in_dict:  # the tiles come from dict literals through **config: edit those (dot_tiles_dict)
             out = [r for r in out if "*args / **kwargs" not in r] + dict_reasons(t, ctx, names, meta)
         for role, name in names.items():
-            if not in_dict and _literal(t, site.arg_for(t.kernel, name)) is None:
+            if not in_dict and literal_int_arg(t, site.arg_for(t.kernel, name)) is None:
                 out.append(f"{name} ({role}) is not a literal at the launch (derived from shapes)")
         out += _meta_grid_reasons(t, names)
         pinned = _pinned(t, names)
@@ -295,10 +295,10 @@ class DotTileSearch:
         if ctx is not None and dict_form(t, names):
             return dict_tile(t, ctx, names)
         site = t.sites[0]
-        cur = {r: int(_literal(t, site.arg_for(t.kernel, n)).value) for r, n in names.items()}  # type: ignore[union-attr]
+        cur = {r: int(literal_int_arg(t, site.arg_for(t.kernel, n)).value) for r, n in names.items()}  # type: ignore[union-attr]
         for opt, default in (("num_warps", 4), ("num_stages", 3)):
             kw = site.keyword(opt)
-            lit = _literal(t, kw.value) if kw is not None else None
+            lit = literal_int_arg(t, kw.value) if kw is not None else None
             cur[opt] = int(lit.value) if lit is not None else default
         return cur
 
@@ -410,7 +410,7 @@ class DotTileSearch:
         if point["mode"] == "persistent":
             tree.replace(grid, f"(min({point['programs']}, " + " * ".join(f"({g})" for g in new_grid()) + "),)")
             _persist(t, names, ax)
-        elif any(_literal(t, site.arg_for(k, n)) is site.arg_for(k, n) for n in names.values()) and elems:
+        elif any(literal_int_arg(t, site.arg_for(k, n)) is site.arg_for(k, n) for n in names.values()) and elems:
             new = new_grid()
             tree.replace(grid, "(" + ", ".join(new) + ("," if len(new) == 1 else "") + ")")
         if point["mode"] == "descriptor":
@@ -421,7 +421,7 @@ class DotTileSearch:
             extra = "; " + rewrite_descriptors(t, plan).split(": ", 1)[1]
         for opt in ("num_warps", "num_stages"):
             kw = site.keyword(opt)
-            lit = _literal(t, kw.value) if kw is not None else None
+            lit = literal_int_arg(t, kw.value) if kw is not None else None
             if lit is not None:
                 tree.replace(lit, str(point[opt]))
             else:

@@ -21,22 +21,23 @@ import libcst as cst
 
 from optimizer.rewrite.tree import CstKernel, CstLaunch, Tree, call_name, dotted, walk
 
-__all__ = ["LAUNCH_OPTIONS", "Knob", "alias", "find_knob", "grid_expr", "mentions_dot"]
+__all__ = ["LAUNCH_OPTIONS", "NOT_LITERAL", "alias", "find_knob", "grid_expr", "Knob", "mentions_dot"]
 
 #: launch options and the value Triton uses when a launch does not pass one
 LAUNCH_OPTIONS: dict[str, Any] = {"num_warps": 4, "num_stages": 3, "num_ctas": 1, "maxnreg": None}
-_NO = object()
+NOT_LITERAL = object()
 
 
 def literal_value(node: cst.CSTNode) -> Any:
-    """The value of a literal node (a number, string, ``True`` / ``False`` / ``None``, ``...``), else ``_NO``."""
+    """The value of a literal node (a number, string, ``True`` / ``False`` / ``None``, ``...``), else
+    ``NOT_LITERAL``."""
     if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)):
         return node.evaluated_value
     if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
         return {"True": True, "False": False, "None": None}[node.value]
     if isinstance(node, cst.Ellipsis):
         return ...
-    return _NO
+    return NOT_LITERAL
 
 
 def _is_number(node: cst.CSTNode | None) -> bool:
@@ -126,14 +127,14 @@ def literal_of(tree: Tree, site: CstLaunch, e: cst.BaseExpression | None) -> cst
         return e
     if isinstance(e, cst.Name):
         assigns = tree.assignments(site.function, e.value)
-        if len(assigns) == 1 and literal_value(assigns[0].value) is not _NO:
+        if len(assigns) == 1 and literal_value(assigns[0].value) is not NOT_LITERAL:
             return assigns[0].value
         unpacked = _unpacked_values(site.function, e.value)
-        if not assigns and len(unpacked) == 1 and literal_value(unpacked[0]) is not _NO:
+        if not assigns and len(unpacked) == 1 and literal_value(unpacked[0]) is not NOT_LITERAL:
             return unpacked[0]
         if not assigns:
             mc = module_constant(tree, e.value)
-            if mc is not None and literal_value(mc.value) is not _NO:
+            if mc is not None and literal_value(mc.value) is not NOT_LITERAL:
                 return mc.value
     return None
 
@@ -192,7 +193,8 @@ def find_knob(tree: Tree, k: CstKernel, sites: list[CstLaunch], name: str) -> Kn
         current = literal_value(lit)
         if e is lit:  # a literal at the launch: the grid may repeat it
             g, _ = grid_expr(tree, site)
-            repeats = [n for n in walk(g) if n is not lit and (v := literal_value(n)) is not _NO and v == current]
+            repeats = [n for n in walk(g)
+                       if n is not lit and (v := literal_value(n)) is not NOT_LITERAL and v == current]
             if repeats and any(_is_number(x := site.arg_for(k, c)) and literal_value(x) == current  # type: ignore[arg-type]
                                for c in k.constexprs if c != real):
                 return None  # the grid repeats a literal two blocks pass (BLOCK_M=BLOCK_N=64): whose axis is unknown

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from optimizer.rewrite.block_scale import _int
+from optimizer.rewrite.block_scale import int_literal
 from optimizer.rewrite.common import defaulted_positional_reasons, fresh
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target, parse_tree, targets
@@ -31,7 +31,7 @@ def _uses(t: Target, value: int) -> tuple[list[cst.Integer], list[cst.Integer], 
     """(every Integer node equal to ``value`` in the kernel body, those in block positions, whether one of them
     sizes a program's block or a loop step)."""
     pids = set(t.facts.pid.values())
-    every = [n for n in walk(t.kernel.node.body) if isinstance(n, cst.Integer) and _int(n) == value]
+    every = [n for n in walk(t.kernel.node.body) if isinstance(n, cst.Integer) and int_literal(n) == value]
     placed: list[cst.Integer] = []
     blockish = False
     for n in walk(t.kernel.node.body):
@@ -39,21 +39,21 @@ def _uses(t: Target, value: int) -> tuple[list[cst.Integer], list[cst.Integer], 
             isinstance(n, cst.Call)
             and call_name(n) == "tl.arange"
             and len(n.args) == 2
-            and _int(n.args[1].value) == value
+            and int_literal(n.args[1].value) == value
         ):
             placed.append(n.args[1].value)  # type: ignore[arg-type]
         elif isinstance(n, cst.Call) and call_name(n) in ("tl.zeros", "tl.full") and n.args \
                 and isinstance(shape := n.args[0].value, (cst.Tuple, cst.List)):
-            placed += [e.value for e in shape.elements if _int(e.value) == value]  # type: ignore[misc]
+            placed += [e.value for e in shape.elements if int_literal(e.value) == value]  # type: ignore[misc]
         elif isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Multiply):
             for lit, other in ((n.left, n.right), (n.right, n.left)):
-                if _int(lit) == value and ((isinstance(other, cst.Name) and other.value in pids)
+                if int_literal(lit) == value and ((isinstance(other, cst.Name) and other.value in pids)
                                            or call_name(other) == "tl.program_id"):
                     placed.append(lit)  # type: ignore[arg-type]
                     blockish = True
         elif isinstance(n, cst.For) and call_name(n.iter) in LOOP_RANGES:
             args = range_args(n.iter)
-            if len(args) >= 3 and _int(args[2].value) == value:
+            if len(args) >= 3 and int_literal(args[2].value) == value:
                 placed.append(args[2].value)
                 blockish = True
     return every, placed, blockish
@@ -79,7 +79,7 @@ def promote_literal_blocks(source: str) -> tuple[str, str]:
                 if isinstance(n, cst.Call)
                 and call_name(n) == "tl.arange"
                 and len(n.args) == 2
-                and (v := _int(n.args[1].value)) is not None
+                and (v := int_literal(n.args[1].value)) is not None
                 and v >= 2
                 and v & (v - 1) == 0
             }

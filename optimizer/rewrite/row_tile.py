@@ -35,8 +35,8 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from optimizer.rewrite.compiler_hints import _text
-from optimizer.rewrite.launch_knobs import _NO, literal_value
+from optimizer.rewrite.compiler_hints import expr_text
+from optimizer.rewrite.launch_knobs import NOT_LITERAL, literal_value
 from optimizer.rewrite.tree import CstKernel, Tree, arg_value, dotted, kids, skip_ids, walk
 
 __all__ = ["ROW_OK", "plan_row_tile", "tile_refusal"]
@@ -59,7 +59,7 @@ _THROUGH = (cst.SimpleStatementLine, cst.IndentedBlock, cst.SimpleStatementSuite
 
 def _fname(call: cst.Call) -> str:
     plain = isinstance(call.func, (cst.Name, cst.Attribute)) and dotted(call.func)
-    return dotted(call.func) if plain else _text(call.func)
+    return dotted(call.func) if plain else expr_text(call.func)
 
 
 def _positional(call: cst.Call) -> list[cst.BaseExpression]:
@@ -130,8 +130,8 @@ def after_pid(k: CstKernel, pid: cst.Assign) -> list[cst.CSTNode]:
 
 
 def _is_int(e: cst.CSTNode | None, values: tuple[object, ...]) -> bool:
-    v = literal_value(e) if e is not None else _NO
-    return v is not _NO and not isinstance(v, str) and v in values
+    v = literal_value(e) if e is not None else NOT_LITERAL
+    return v is not NOT_LITERAL and not isinstance(v, str) and v in values
 
 
 def _check(k: CstKernel, pid: cst.Assign) -> str | None:
@@ -152,7 +152,7 @@ def _check(k: CstKernel, pid: cst.Assign) -> str | None:
             continue
         if name == "tl.num_programs":  # axis 0 becomes the row count (the tiled grid is smaller); others stay
             axis = pos[0] if pos else arg_value(n, "axis")
-            if axis is None or literal_value(axis) is _NO:
+            if axis is None or literal_value(axis) is NOT_LITERAL:
                 return f"{k.name} calls tl.num_programs with a non-literal axis"
             continue
         if name in ("tl.load", "tl.store", "tl.arange", *_ELEMENTWISE) or name.startswith(_ELEMENTWISE_PREFIXES):
@@ -163,7 +163,7 @@ def _check(k: CstKernel, pid: cst.Assign) -> str | None:
             kw = _keyword(n, "axis")
             axis = kw.value if kw is not None else pos[1] if len(pos) > 1 else None
             if axis is not None and not _is_int(axis, (0, None)):
-                return f"{name} over axis {_text(axis)}; row tiling needs axis 0"
+                return f"{name} over axis {expr_text(axis)}; row tiling needs axis 0"
             if _keyword(n, "keep_dims") is not None:
                 return f"{name} already sets keep_dims"
             continue

@@ -34,7 +34,7 @@ import libcst as cst
 from optimizer.rewrite.common import defaulted_positional_reasons
 from optimizer.rewrite.context import RecipeContext, RewriteResult
 from optimizer.rewrite.engine import Target, applier, parse_tree
-from optimizer.rewrite.launch_knobs import _NO, grid_expr, literal_value
+from optimizer.rewrite.launch_knobs import NOT_LITERAL, grid_expr, literal_value
 from optimizer.rewrite.launch_params import LaunchParams
 from optimizer.rewrite.row_loop import rows_as_loop
 from optimizer.rewrite.row_tile import plan_row_tile, tile_refusal
@@ -58,8 +58,8 @@ def row_index(t: Target) -> tuple[cst.SimpleStatementLine, cst.Assign] | None:
                     and isinstance(stmt.value, cst.Call) and dotted(stmt.value.func).endswith("program_id")):
                 pos = [a.value for a in stmt.value.args if a.keyword is None]
                 axis = pos[0] if pos else arg_value(stmt.value, "axis")
-                v = literal_value(axis) if axis is not None else _NO
-                if v is not _NO and not isinstance(v, str) and v == 0:
+                v = literal_value(axis) if axis is not None else NOT_LITERAL
+                if v is not NOT_LITERAL and not isinstance(v, str) and v == 0:
                     return line, stmt
     return None
 
@@ -87,7 +87,7 @@ def _tile_elements(ctx: RecipeContext, k: CstKernel) -> int:
         if isinstance(n, cst.Call) and dotted(n.func) == "tl.arange" and len(n.args) == 2:
             end = n.args[1].value
             v = literal_value(end)
-            v = consts.get(end.value) if v is _NO and isinstance(end, cst.Name) else v
+            v = consts.get(end.value) if v is NOT_LITERAL and isinstance(end, cst.Name) else v
             if isinstance(v, int) and not isinstance(v, bool):
                 extents.append(v)
     extents.sort(reverse=True)
@@ -179,7 +179,7 @@ def _host_count(tree: Tree, k: CstKernel, site: CstLaunch, g0: cst.BaseExpressio
         key = (
             literal_value(n.slice[0].slice.value)
             if len(n.slice) == 1 and isinstance(n.slice[0].slice, cst.Index)
-            else _NO
+            else NOT_LITERAL
         )
         arg = site.arg_for(k, key) if isinstance(key, str) and not k.autotuned and not k.heuristics else None
         if arg is None:

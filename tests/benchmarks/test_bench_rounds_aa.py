@@ -56,7 +56,7 @@ def test_aa_runs_the_session_verdict_on_identical_kernels(monkeypatch: pytest.Mo
                           "role_stats": {r: {"median_ms": 1.0} for r in roles}, "method": "do_bench", "method_note": ""})
         return TimingResult.model_validate({"protocol": {"method": "interleaved-blocks", "blocks": 8}, "cases": cases})
 
-    monkeypatch.setattr("optimizer.harness.worker._time_cases", fake_time_cases)
+    monkeypatch.setattr("optimizer.harness.worker.time_cases", fake_time_cases)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "fake")
     r = _load("aa").run_operator("softmax", 20, 2, old_rule=False)
     assert r["n"] == 20 and sum(r["calls"].values()) == 20 and len(r["cases"]) == 2

@@ -85,7 +85,7 @@ def test_the_grpc_edge_prefixes_the_field_and_shows_the_input() -> None:
 
 
 def test_mcp_tools_and_the_review_cli_use_the_same_field() -> None:
-    from optimizer.cli.review import _parse
+    from optimizer.cli.review import parse_card_data
     from retrieval.mcp_server import _query
 
     with pytest.raises(InvalidArgument) as e:
@@ -95,5 +95,5 @@ def test_mcp_tools_and_the_review_cli_use_the_same_field() -> None:
         _query(Whole, a=-1)  # no field: the tool's arguments as a whole (this raised IndexError before)
     assert e.value.field == "arguments" and "must not be negative" in e.value.message
     with pytest.raises(InvalidArgument) as e:
-        _parse(GOOD | {"title": 3}, "edited card")
+        parse_card_data(GOOD | {"title": 3}, "edited card")
     assert e.value.field == "card" and e.value.message == "edited card: title: Input should be a valid string"

@@ -257,14 +257,14 @@ def test_commands_refuse_to_run_without_a_central_kb(monkeypatch: pytest.MonkeyP
 def test_a_worker_without_the_drivers_files_uses_the_shipped_sources(tmp_path: Path) -> None:
     import dataclasses
 
-    from optimizer.cluster.task import _materialize
+    from optimizer.cluster.task import materialize
 
     spec = make_specs([DATA / "scale"], campaign="c", backend="interpreter", rounds=0)[0]
-    here = _materialize(spec, tmp_path)
+    here = materialize(spec, tmp_path)
     assert here == (Path(spec.problem), Path(spec.candidate))  # same file system: the driver's paths
     away = dataclasses.replace(spec, problem="/nonexistent/scale", candidate="/nonexistent/scale/initial.py")
-    prob, cand = _materialize(away, tmp_path)
+    prob, cand = materialize(away, tmp_path)
     assert prob == tmp_path / "_problem" and (prob / "problem.py").read_text() == (DATA / "scale" / "problem.py").read_text()
     assert cand is not None and cand.read_text() == (DATA / "scale" / "initial.py").read_text()
     with pytest.raises(InvalidArgument):
-        _materialize(dataclasses.replace(away, sources={}), tmp_path)
+        materialize(dataclasses.replace(away, sources={}), tmp_path)

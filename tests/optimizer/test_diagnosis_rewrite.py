@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from optimizer.diagnosis import RewritePreview, _preview, diagnose
+from optimizer.diagnosis import RewritePreview, rewrite_preview, diagnose
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -43,5 +43,5 @@ def test_no_preview_unless_asked(client, tmp_path: Path) -> None:
 
 def test_preview_without_a_family_says_why() -> None:
     outcome = SimpleNamespace(chosen=None, stop=None, results=[], summary=lambda: "")
-    rw = _preview(SimpleNamespace(), outcome)
+    rw = rewrite_preview(SimpleNamespace(), outcome)
     assert rw.refused.startswith("the ladder chose no family") and not rw.diff

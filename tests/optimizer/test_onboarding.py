@@ -15,7 +15,7 @@ from optimizer.harness.probes import OpRecorder
 from optimizer.harness.problem import load_problem
 from optimizer.harness.validate import (
     EPILOGUE_MAX_FRACTION,
-    _reference_op_findings,
+    reference_op_findings,
     compare_outputs,
 )
 
@@ -155,20 +155,20 @@ def test_reference_op_rule_allows_a_cheap_epilogue_on_a_small_tensor(tmp_path: P
     ref = _record(lambda t: t.sum(1).mean(), x)
     p = _problem(tmp_path, name="plain.py")
     partial = torch.randn(64)  # what a kernel would leave: one value per row
-    assert _reference_op_findings(ref, _record(lambda t: t.mean(), partial), p, x.numel(), False) == []
+    assert reference_op_findings(ref, _record(lambda t: t.mean(), partial), p, x.numel(), False) == []
     cheat = _record(lambda t: torch.sum(t, 1).mean(), x)  # torch does the heavy reduction
-    found = _reference_op_findings(ref, cheat, p, x.numel(), False)
+    found = reference_op_findings(ref, cheat, p, x.numel(), False)
     assert [f.code for f in found] == ["reference_op_call"]
     assert "aten.sum on 16384 elements" in found[0].message and 'ALLOWED_TORCH_OPS = ["sum"]' in found[0].message
     assert f"1/{EPILOGUE_MAX_FRACTION}" in found[0].message
     declared = _problem(tmp_path, 'ALLOWED_TORCH_OPS = ["sum"]', name="declared.py")
-    assert _reference_op_findings(ref, cheat, declared, x.numel(), False) == []
+    assert reference_op_findings(ref, cheat, declared, x.numel(), False) == []
 
 
 def test_reference_op_rule_still_rejects_the_replaced_op(tmp_path: Path) -> None:
     a, b = torch.randn(32, 32), torch.randn(32, 32)
     ref = _record(torch.mm, a, b)
-    found = _reference_op_findings(ref, _record(torch.mm, a, b), _problem(tmp_path), a.numel(), False)
+    found = reference_op_findings(ref, _record(torch.mm, a, b), _problem(tmp_path), a.numel(), False)
     assert found and "aten.mm" in found[0].message
 
 
@@ -177,8 +177,8 @@ def test_downcast_rule_follows_the_reference_dtypes(tmp_path: Path) -> None:
     ref = _record(lambda t: t * 2, x)
     cand = _record(lambda t: t.half().float(), x)
     p = _problem(tmp_path)
-    assert [f.code for f in _reference_op_findings(ref, cand, p, 16, False)] == ["precision_flags"]
-    assert _reference_op_findings(ref, cand, p, 16, True) == []  # the reference touches half types itself
+    assert [f.code for f in reference_op_findings(ref, cand, p, 16, False)] == ["precision_flags"]
+    assert reference_op_findings(ref, cand, p, 16, True) == []  # the reference touches half types itself
 
 
 def test_parameters_are_built_on_the_target_device(tmp_path: Path) -> None:
@@ -214,15 +214,15 @@ def test_interpreter_limitations_are_recognised() -> None:
 
 
 def test_inplace_restore_puts_back_the_pristine_values(tmp_path: Path) -> None:
-    from optimizer.harness.worker import _inplace_restore
+    from optimizer.harness.worker import inplace_restore
 
     p = _problem(tmp_path, "INPLACE_OUTPUTS = [0]")
     x = torch.arange(4.0)
-    restore = _inplace_restore(p, [x, 2.0])
+    restore = inplace_restore(p, [x, 2.0])
     x.mul_(10)
     restore()
     assert torch.equal(x, torch.arange(4.0))
-    assert _inplace_restore(_problem(tmp_path, name="q.py"), [x]) is None
+    assert inplace_restore(_problem(tmp_path, name="q.py"), [x]) is None
 
 
 def test_compile_recorder_passes_none_arguments(tmp_path: Path) -> None:

@@ -38,7 +38,7 @@ def test_ir_human_output_and_explain_without_kb(tmp_path, monkeypatch):
     def no_kb(server, token):  # noqa: ANN001, ANN202 - this test is about the no-KB path
         raise Unavailable("no KB in this test")
 
-    monkeypatch.setattr(ir_cli, "_open_kb", no_kb)
+    monkeypatch.setattr(ir_cli, "open_kb", no_kb)
     res = CliRunner().invoke(_app(), ["ir", f"{KERNELS}/row_sum.py::row_sum", "-a", "X=*fp32", "-a", "OUT=*fp32",
                                       "-a", "stride=1024", "-a", "BLOCK=1024", "--explain", "--out", str(tmp_path)],
                              env={"COLUMNS": "160"})

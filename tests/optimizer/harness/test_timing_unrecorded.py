@@ -23,7 +23,7 @@ def test_the_launch_recorder_is_removed_before_timing(monkeypatch: pytest.Monkey
         seen["run_is_original"] = JITFunction.run is original
         return "timed"
 
-    monkeypatch.setattr(worker, "_time_cases", fake_time_cases)
+    monkeypatch.setattr(worker, "time_cases", fake_time_cases)
     try:
         assert worker._time_unrecorded(rec, type("Req", (), {"cases": [], "timing": None})(), None, object, "cuda", "cuda") == "timed"
     finally:

@@ -13,7 +13,7 @@ from kb.models.cards import InvariantCard, parse_card
 from kb.models.search import InvariantQuery, SearchHit
 from optimizer.ir import FRONTEND, IRReport, Signature, explain
 from optimizer.ir.constructs import card_constructs
-from optimizer.ir.l4 import _applies, _template_context, fill_template, installed_backend_source, locate_pass
+from optimizer.ir.l4 import invariant_applies, template_context, fill_template, installed_backend_source, locate_pass
 
 CARDS_DIR = Path(__file__).resolve().parents[3] / "kb" / "cards" / "invariants"
 
@@ -120,9 +120,9 @@ def test_pass_gates_are_evaluated_for_the_target(golden):
     applicable = [r for r in f.source_refs if r.applies]
     assert applicable and all("capability" in " ".join(r.conditions) for r in applicable)
     assert "num_stages=1" in f.condition
-    assert _applies(["if capability // 10 in [8, 9]"], 90) is True
-    assert _applies(["elif capability // 10 >= 10"], 90) is False
-    assert _applies(["if os.system('x')"], 90) is None  # anything but the capability is never evaluated
+    assert invariant_applies(["if capability // 10 in [8, 9]"], 90) is True
+    assert invariant_applies(["elif capability // 10 >= 10"], 90) is False
+    assert invariant_applies(["if os.system('x')"], 90) is None  # anything but the capability is never evaluated
 
 
 def test_locate_pass_and_checkout_grep(tmp_path):
@@ -201,7 +201,7 @@ def test_every_card_placeholder_is_a_field_the_filler_fills():
     report = _report(signatures=[sig], options={"num_warps": 4, "maxnreg": 64}, compiled_with={"num_stages": 3},
                      stages=[{"stage": "ptx", "lines": 10, "features": {"fma_f32": 7}}],
                      resources={"registers": 40, "spill_stores_bytes": 0, "shared_bytes": 16, "barriers": 1})
-    context = _template_context(report, sig)
+    context = template_context(report, sig)
     assert set(TEMPLATE_FIELDS) <= set(context), sorted(set(TEMPLATE_FIELDS) - set(context))
     assert (context["num_stages"], context["fma_f32"], context["origin_vec"]) == ("3", "7", "4")
 
@@ -214,9 +214,9 @@ def test_fields_fall_back_to_neighbours_and_constexprs():
     report = _report(signatures=[reduce, barrier, spill], args=[
         {"name": "X", "index": 0, "type": "*fp16"}, {"name": "BLOCK_M", "index": 1, "type": "constexpr", "value": 64},
         {"name": "BLOCK_N", "index": 2, "type": "constexpr", "value": 32}])
-    ctx = _template_context(report, barrier)
+    ctx = template_context(report, barrier)
     assert (ctx["block_shape"], ctx["dtype"], ctx["operands"]) == ("256", "f32", "2")
-    ctx = _template_context(report, spill)
+    ctx = template_context(report, spill)
     assert (ctx["block_shape"], ctx["dtype"]) == ("BLOCK_M=64, BLOCK_N=32", "fp16") and "source_line" not in ctx
     q = fill_template("live tensors at {source_line} for {block_shape}", ctx)
     assert q.unfilled == ["source_line"] and q.question == "live tensors at (source_line unknown) for BLOCK_M=64, BLOCK_N=32"

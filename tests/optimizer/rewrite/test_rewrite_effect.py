@@ -164,7 +164,7 @@ def test_preview_falls_to_the_next_family_when_the_chosen_one_is_a_noop(monkeypa
             return dg.RewritePreview(family=a.id, refused="compiler_hints: no-op: the candidate compiles to the same PTX")
         return dg.RewritePreview(family=b.id, kind="block_scale", description="BLOCK 128 -> 1024", source="x", points=2)
 
-    monkeypatch.setattr(dg, "_preview", fake)
+    monkeypatch.setattr(dg, "rewrite_preview", fake)
     pre = dg._preview_or_next(None, out)
     assert pre.family == "enlarge-tiny-blocks" and not pre.refused
     assert pre.description.startswith("compiler-hints-contiguity refused (compiler_hints: no-op")
