@@ -99,6 +99,8 @@ for step in "$@"; do
       sessions campaignredo naive benchmarks/results/naive --initial naive --redo ;;
     realcampaign) # optimizer sessions on the real public kernels (benchmarks/realistic): arg = ROUNDS/BUDGET_S/name,name,...
       sessions realcampaign realistic benchmarks/results/realistic/campaign --set realistic ;;
+    realredo)   # the same, re-running real kernels already in the committed result dir (after a transform changed)
+      sessions realredo realistic benchmarks/results/realistic/campaign --set realistic --redo ;;
     diagcampaign) # optimizer sessions on the labelled diagnosis kernels, each fix.py timed beside the best (no
       # torch.compile: the fix is the yardstick): arg = ROUNDS/BUDGET_S/item,item,...
       sessions diagcampaign diagnosis benchmarks/results/diagnosis/campaign --set diagnosis --no-compile ;;
