@@ -56,6 +56,10 @@ Kinds (``kb.models.Recipe.kind``) and their params; each module's docstring stat
 Kinds a pattern card may name that no engine applies (``UNSERVED_KINDS``, refused with the reason):
 ``persistent_grid`` (Ascend core-count grids) and ``split_k``.
 
+Every entry first pins a kernel launched through a variable (``implementation[grid](...)``, the kernel a parameter
+defaults to) to a launch by name under an ``is`` guard when it refuses for want of a launched kernel
+(``indirect_launch``).
+
 Each kind has one ``RecipeEntry``: a libcst ``Transform`` (applied through ``engine.applier``) or, for the
 composites that choose between transforms (``single_pass_fusion``, ``register_spill_relief``,
 ``rows_per_program``), an applier function; the preparation steps run when it refuses for a known reason (each
@@ -79,6 +83,8 @@ from optimizer.rewrite.context import RecipeContext, RewriteResult
 from optimizer.rewrite.dot_untie import untie_tiles
 from optimizer.rewrite.engine import applier, prepared_first
 from optimizer.rewrite.grouping import GroupedProgramOrder
+from optimizer.rewrite.indirect_launch import TRIGGER as INDIRECT_TRIGGER
+from optimizer.rewrite.indirect_launch import pin_indirect_launch
 from optimizer.rewrite.knobs import CarePaddingFalse, InputPrecision
 from optimizer.rewrite.launch_forms import TRIGGER as LAUNCH_ARGS_TRIGGER
 from optimizer.rewrite.launch_forms import inline_launch_args
@@ -134,6 +140,9 @@ class RecipeEntry:
 #: a launch packed into *args / **kwargs is spelled out before any transform reads its arguments
 _SPELL_ARGS = Preparation(LAUNCH_ARGS_TRIGGER, inline_launch_args,
                           "spelling out the launch's *args / **kwargs failed: ")
+#: a kernel launched through a variable (``implementation[grid](...)``) is launched by its name under an ``is`` guard
+#: first (outermost: no other preparation or transform sees a launch before it)
+_PIN = Preparation(INDIRECT_TRIGGER, pin_indirect_launch, "pinning a launch through a variable failed: ")
 #: preparations beyond that one, per transform kind (the first runs innermost)
 _PREPARE: dict[str, tuple[Preparation, ...]] = {
     # one constexpr shared by the M, N and K tiles -> BLOCK_M/N/K first
@@ -147,18 +156,18 @@ _PREPARE: dict[str, tuple[Preparation, ...]] = {
 
 #: every recipe kind with an offline applier: what applies it and with which preparations (read-only, built once)
 REGISTRY: Mapping[str, RecipeEntry] = MappingProxyType({e.kind: e for e in (
-    *(RecipeEntry(tr.kind, transform=tr, structural=False) for tr in (
+    *(RecipeEntry(tr.kind, transform=tr, structural=False, prepare=(_PIN,)) for tr in (
         LaunchParams(), Autotune(), CompilerHints(), InputPrecision(), CarePaddingFalse(), AlignmentHints())),
     # a one-row kernel restructured, or (the constexpr already there) its count tuned as a launch parameter
-    RecipeEntry("rows_per_program", applier=apply_rows_per_program),
-    RecipeEntry("value_only_reduction", transform=ValueOnlyReduction()),
-    RecipeEntry("online_logsumexp", transform=OnlineLogsumexp()),
-    RecipeEntry("grouped_program_order", transform=GroupedProgramOrder()),
-    *(RecipeEntry(kind, transform=tr, prepare=(*_PREPARE.get(kind, ()), _SPELL_ARGS))
+    RecipeEntry("rows_per_program", applier=apply_rows_per_program, prepare=(_PIN,)),
+    RecipeEntry("value_only_reduction", transform=ValueOnlyReduction(), prepare=(_PIN,)),
+    RecipeEntry("online_logsumexp", transform=OnlineLogsumexp(), prepare=(_PIN,)),
+    RecipeEntry("grouped_program_order", transform=GroupedProgramOrder(), prepare=(_PIN,)),
+    *(RecipeEntry(kind, transform=tr, prepare=(*_PREPARE.get(kind, ()), _SPELL_ARGS, _PIN))
       for kind, tr in TRANSFORMS.items()),
     # composites: Welford, else the online max/sum; the chunk loop, else a launch search that never lowers warps
-    RecipeEntry("single_pass_fusion", applier=apply_single_pass_fusion),
-    RecipeEntry("register_spill_relief", applier=apply_register_spill_relief),
+    RecipeEntry("single_pass_fusion", applier=apply_single_pass_fusion, prepare=(_PIN,)),
+    RecipeEntry("register_spill_relief", applier=apply_register_spill_relief, prepare=(_PIN,)),
 )})
 #: the built applier of each kind (derived from ``REGISTRY``; read-only)
 APPLIERS: Mapping[str, Applier] = MappingProxyType({k: e.build() for k, e in REGISTRY.items()})

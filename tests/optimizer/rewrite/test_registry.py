@@ -24,7 +24,9 @@ def test_preparations_are_declared_not_patched_in() -> None:
     triggers = {k: [p.trigger for p in e.prepare] for k, e in REGISTRY.items()}
     assert triggers["dot_tile_search"][0] == "not three distinct constexpr aranges"
     assert triggers["kernel_chain_fusion"][0] == "launch different grids"
-    assert all(t[-1] == "passes *args / **kwargs" for k, t in triggers.items() if k in TRANSFORMS)
+    assert all(t[-2] == "passes *args / **kwargs" for k, t in triggers.items() if k in TRANSFORMS)
+    # every entry pins a launch through a variable first (outermost: the other preparations read launches)
+    assert all(t[-1] == "no kernel of the candidate is launched" for t in triggers.values())
     assert getattr(APPLIERS["block_scale"], "transform", None) is TRANSFORMS["block_scale"]
 
 
