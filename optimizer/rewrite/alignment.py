@@ -92,8 +92,11 @@ class _Index:
     Accepted shapes: ``tl.arange(0, B)``, ``pid * B + tl.arange(0, B)``, ``k0 + offs`` with ``k0`` a
     ``range(0, n, B)`` loop variable; every B must be a constexpr parameter (its value is checked at launch)."""
 
-    def __init__(self, k: cst.FunctionDef, constexprs: list[str]) -> None:
+    def __init__(self, k: cst.FunctionDef, constexprs: list[str], ints: set[str] | None = None) -> None:
         self.constexprs = set(constexprs)
+        self.ints = set(ints or ())
+        # ``(index) % n`` wrap-arounds met while reading indices (the tutorial matmul's ``% M``), with their ``n``
+        self.wraps: list[tuple[cst.BinaryOperation, str]] = []
         self.defs: dict[str, list[cst.BaseExpression]] = {}
         for n in walk(k):
             if isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name):
@@ -121,6 +124,13 @@ class _Index:
             return False
         if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, cst.Add):
             return all(self.expr(s, blocks, depth) for s in (e.left, e.right))
+        if (isinstance(e, cst.BinaryOperation) and isinstance(e.operator, cst.Modulo) and isinstance(e.right, cst.Name)
+                and e.right.value in self.ints and self.expr(e.left, blocks, depth)):
+            # (pid * B + tl.arange(0, B)) % n: runs of ALIGN lanes stay contiguous and ALIGN-aligned when ALIGN
+            # divides B and n (the wrap falls on a run boundary); the run structure is hinted on this node
+            if not any(e is w for w, _ in self.wraps):
+                self.wraps.append((e, e.right.value))
+            return True
         if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, cst.Multiply):  # pid * BLOCK
             for s in (e.left, e.right):
                 if isinstance(s, cst.Name) and s.value in self.constexprs:
@@ -161,6 +171,7 @@ class _Plan:
     strides: list[cst.BinaryOperation]
     rows: list[cst.BinaryOperation]  # scalar row offsets (row * stride) next to a 1-D lane index
     cmps: list[tuple[cst.Comparison, int]]
+    wraps: list[cst.BinaryOperation]  # ``(index) % n`` definitions an address or mask reads
     involved: set[str]
     blocks: set[str]
     args: list[str]  # per launch site, the sizes passed to the helper
@@ -253,12 +264,23 @@ def _host_names(module: cst.Module) -> set[str]:
                                    for p in n.params.params})
 
 
+def _index_nodes(e: cst.CSTNode, index: _Index, depth: int = 0) -> list[cst.CSTNode]:
+    """The nodes of ``e`` and of the index definitions its names read (to find the wrap-arounds it depends on)."""
+    out: list[cst.CSTNode] = []
+    for n in walk(e):
+        out.append(n)
+        if isinstance(n, cst.Name) and depth < 4:
+            for v in index.defs.get(n.value, []):
+                out += _index_nodes(v, index, depth + 1)
+    return out
+
+
 def _plan(t: Target) -> _Plan | str:
     k = t.kernel
     if PARAM in k.constexprs:
         return f"{k.name} already has an {PARAM} parameter"
     ints = {n for n in k.params if n not in k.constexprs}
-    index = _Index(k.node, k.constexprs)
+    index = _Index(k.node, k.constexprs, ints)
     defs, incs = _single_defs(k.node)
     strides: list[cst.BinaryOperation] = []
     rows: list[cst.BinaryOperation] = []
@@ -279,8 +301,12 @@ def _plan(t: Target) -> _Plan | str:
                     rows.append(prod)
                     involved.add(stride)
                     blocks |= lane_blocks
-        for n in walk(pos[0]):
+        # the address itself and the terms of the pointer variables it reads (``a_ptrs = a_ptr + (offs_am[:, None]
+        # * stride_am + ...)`` then ``tl.load(a_ptrs)``; a ``+=`` advance keeps the products' alignment)
+        for n in (m for root in (pos[0], *terms) for m in walk(root)):
             if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Multiply):
+                if any(n is s_ for s_ in strides):
+                    continue
                 for a, b in ((n.left, n.right), (n.right, n.left)):
                     bc = _bcast(a)
                     if bc and isinstance(b, cst.Name) and b.value in ints:
@@ -305,10 +331,15 @@ def _plan(t: Target) -> _Plan | str:
             elif isinstance(n.left, cst.Name) and index.name(n.left.value, blocks):  # 1-D lanes: cols < n
                 cmps.append((n, -1))
                 involved.add(right.value)
+    wraps = [(w, n) for w, n in index.wraps if any(w is m for x in (*strides, *rows, *(c for c, _ in cmps))
+                                                   for m in _index_nodes(x, index))]
+    others: list[cst.CSTNode] = [*strides, *rows, *(c for c, _ in cmps)]
+    wraps = [(w, n) for w, n in wraps if not any(w is m for o in others for m in walk(o))]  # inline: left as is
+    involved |= {n for _, n in wraps}
     if not strides and not rows and not cmps:
         return (f"{k.name} has no broadcast stride products, row offsets next to lane indices, or arange-based bound "
                 "checks in its loads/stores")
-    hinted: list[cst.CSTNode] = [*strides, *rows, *(c for c, _ in cmps)]
+    hinted: list[cst.CSTNode] = [*strides, *rows, *(c for c, _ in cmps), *(w for w, _ in wraps)]
     if any(o is not n and any(m is n for m in walk(o)) for n in hinted for o in hinted):
         return f"{k.name}: nested stride products; hints would overlap"
     args: list[str] = []
@@ -337,7 +368,7 @@ def _plan(t: Target) -> _Plan | str:
     anchor = _import_block_end(t.tree.module)
     if anchor is None:
         return "no import block to put the helper after"
-    return _Plan(strides, rows, cmps, involved, blocks, args, anchor)
+    return _Plan(strides, rows, cmps, [w for w, _ in wraps], involved, blocks, args, anchor)
 
 
 def _wrap(node: cst.CSTNode, head: str, tail: str) -> cst.BaseExpression:
@@ -371,6 +402,8 @@ class AlignmentHints:
             t.tree.edit(n, lambda m: _wrap(m, "tl.multiple_of", f"[{PARAM}, {PARAM}]"))
         for n in p.rows:
             t.tree.edit(n, lambda m: _wrap(m, "tl.multiple_of", PARAM))
+        for w in p.wraps:
+            t.tree.edit(w, lambda m: _wrap(_wrap(m, "tl.multiple_of", PARAM), "tl.max_contiguous", PARAM))
         for c, axis in p.cmps:
             shape = PARAM if axis == -1 else f"[1, {PARAM}]" if axis == 1 else f"[{PARAM}, 1]"
             t.tree.edit(c, lambda m, shape=shape: _wrap(m, "tl.max_constancy", shape))  # type: ignore[misc]
@@ -381,6 +414,7 @@ class AlignmentHints:
         helper[0] = helper[0].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])  # type: ignore[attr-defined]
         t.tree.insert_after(p.anchor, helper)
         rows = f", {len(p.rows)} row offset(s) hinted tl.multiple_of" if p.rows else ""
+        rows += f", {len(p.wraps)} wrapped index(es) (% n) hinted ALIGN-contiguous" if p.wraps else ""
         return (f"{t.kernel.name}: {len(p.strides)} stride product(s) hinted tl.multiple_of{rows} and "
                 f"{len(p.cmps)} bound check(s) tl.max_constancy, by {PARAM} = largest of 8/4/2 dividing "
                 f"{', '.join(sorted(p.involved | p.blocks))} at each launch (1: no hint)")

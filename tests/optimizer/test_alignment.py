@@ -23,7 +23,8 @@ def hinted(op: str) -> str:
 def test_hints_sit_on_tensors_and_align_is_computed_at_the_launch() -> None:
     src = hinted("matmul_bias_relu")
     assert "tl.multiple_of(offs_m[:, None] * stride_xm, [ALIGN, ALIGN])" in src
-    assert "tl.max_constancy(k[None, :] < K, [1, ALIGN])" in src and "tl.max_constancy(k[:, None] < K, [ALIGN, 1])" in src
+    assert "tl.max_constancy(k[None, :] < K, [1, ALIGN])" in src
+    assert "tl.max_constancy(k[:, None] < K, [ALIGN, 1])" in src
     assert "ALIGN: tl.constexpr" in src and "ALIGN=_ladder_align(K, M, N," in src
     assert "(8 if x.stride(1) == 1 else x.stride(1))" in src  # a unit stride keeps an aligned index aligned
     ns: dict = {}
@@ -108,7 +109,8 @@ def test_row_form_validates_in_the_interpreter(tmp_path: Path) -> None:
         "torch.testing.assert_close(y, x - x.mean(dim=1, keepdim=True), rtol=1e-4, atol=1e-4)\n"
         "print('ok')\n")
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(tmp_path)}
-    r = subprocess.run([sys.executable, "-c", check], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    r = subprocess.run([sys.executable, "-c", check], cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=300)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]
 
 
@@ -161,7 +163,8 @@ def _ptx(path: Path, K: int, align: int | None) -> str:
     spec.loader.exec_module(mod)
     fn = mod.linear_bias_relu_kernel
     M, N = 5000, 6000
-    ints = {"M": M, "N": N, "K": K, "stride_xm": K, "stride_xk": 1, "stride_wn": K, "stride_wk": 1, "stride_ym": N, "stride_yn": 1}
+    ints = {"M": M, "N": N, "K": K, "stride_xm": K, "stride_xk": 1, "stride_wn": K, "stride_wk": 1, "stride_ym": N,
+            "stride_yn": 1}
     consts = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32} | ({"ALIGN": align} if align else {})
     sig, attrs = {}, {}
     for i, name in enumerate(fn.arg_names):  # what the JIT would specialize for these arguments
@@ -201,3 +204,117 @@ def test_a_launch_reading_unbound_names_is_refused() -> None:
     broken = ROWS.replace("x.shape[1], BLOCK=", "META['N'], BLOCK=")
     with pytest.raises(NotApplicable, match=r"names bound nowhere in the host code \(META\)"):
         _apply(broken)
+
+
+WRAPPED = """import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def mm(a_ptr, b_ptr, c_ptr, M, N, K, s_am, s_ak, s_bk, s_bn, s_cm, s_cn,
+       BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = (pid_m * BM + tl.arange(0, BM)) % M
+    rn = (pid_n * BN + tl.arange(0, BN)) % N
+    rk = tl.arange(0, BK)
+    a_ptrs = a_ptr + (rm[:, None] * s_am + rk[None, :] * s_ak)
+    b_ptrs = b_ptr + (rk[:, None] * s_bk + rn[None, :] * s_bn)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = tl.load(a_ptrs, mask=rk[None, :] < K - k * BK, other=0.0)
+        b = tl.load(b_ptrs, mask=rk[:, None] < K - k * BK, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BK * s_ak
+        b_ptrs += BK * s_bk
+    cm = pid_m * BM + tl.arange(0, BM)
+    cn = pid_n * BN + tl.arange(0, BN)
+    c_ptrs = c_ptr + s_cm * cm[:, None] + s_cn * cn[None, :]
+    tl.store(c_ptrs, acc.to(tl.float16), mask=(cm[:, None] < M) & (cn[None, :] < N))
+
+
+def forward(a, b):
+    M, K = a.shape
+    N = b.shape[1]
+    c = torch.empty((M, N), device=a.device, dtype=torch.float16)
+    grid = (triton.cdiv(M, 64), triton.cdiv(N, 64))
+    mm[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+             BM=64, BN=64, BK=32)
+    return c
+"""
+
+
+def test_wrapped_indices_and_pointer_variables_are_hinted() -> None:
+    """The tutorial form: ``(pid * B + arange) % n`` indices and products inside ``a_ptrs = ...`` definitions."""
+    src = _apply(WRAPPED)
+    assert "rn = tl.max_contiguous(tl.multiple_of((pid_n * BN + tl.arange(0, BN)) % N, ALIGN), ALIGN)" in src
+    assert "tl.multiple_of(rk[:, None] * s_bk, [ALIGN, ALIGN])" in src  # inside b_ptrs' definition
+    assert "tl.multiple_of(s_cm * cm[:, None], [ALIGN, ALIGN])" in src
+    # the wrap's modulus joins ALIGN's sizes: the hint is true only when ALIGN divides N and M
+    assert "ALIGN=_ladder_align(M, N," in src
+    ns: dict = {}
+    exec(src.split("@triton.jit")[0].split("import triton.language as tl")[1], ns)  # noqa: S102 - the helper alone
+    assert ns["_ladder_align"](3000, 5000, 4096, 8, 5000, 8, 5000, 8, 32, 64) == 8
+
+
+def test_wrapped_matmul_validates_in_the_interpreter(tmp_path: Path) -> None:
+    """ALIGN=8 (48x40), ALIGN=1 (33x...): the hinted kernel computes the same product, wrap-around lanes included."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "mm_hinted.py").write_text(_apply(WRAPPED))
+    check = (
+        "import torch, mm_hinted\n"
+        "for M, N, K in ((48, 40, 72), (33, 64, 32), (100, 136, 40)):\n"
+        "    a, b = torch.randn(M, K, dtype=torch.float16), torch.randn(K, N, dtype=torch.float16)\n"
+        "    torch.testing.assert_close(mm_hinted.forward(a, b).float(), a.float() @ b.float(), rtol=1e-2, atol=2e-2)\n"
+        "print('ok')\n")
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(tmp_path)}
+    r = subprocess.run([sys.executable, "-c", check], cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]
+
+
+def _mm_ptx(src: str, tmp_path: Path, name: str, N: int, align: int | None) -> str:
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    path = tmp_path / f"{name}.py"
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location(f"mm_{name}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    fn = mod.mm
+    ints = {"M": 3000, "N": N, "K": 4096, "s_am": 4096, "s_ak": 1, "s_bk": N, "s_bn": 1, "s_cm": N, "s_cn": 1}
+    consts = {"BM": 128, "BN": 128, "BK": 64} | ({"ALIGN": align} if align else {})
+    sig, attrs = {}, {}
+    for i, arg in enumerate(fn.arg_names):
+        if arg in consts:
+            sig[arg] = "constexpr"
+        elif arg.endswith("_ptr"):
+            sig[arg], attrs[(i,)] = "*fp16", [["tt.divisibility", 16]]
+        elif ints[arg] == 1:
+            sig[arg], consts[arg] = "constexpr", 1
+        else:
+            sig[arg] = "i32"
+            if ints[arg] % 16 == 0:
+                attrs[(i,)] = [["tt.divisibility", 16]]
+    k = triton.compile(ASTSource(fn, sig, consts, attrs), target=GPUTarget("cuda", 90, 32),
+                       options={"num_warps": 4, "num_stages": 3})
+    return k.asm["ptx"]
+
+
+@pytest.mark.slow
+def test_n5000_wrapped_matmul_gets_vector_loads_and_stores(tmp_path: Path) -> None:
+    """N=5000 (8 | N, 16 does not): the base loads B and stores C 2 bytes at a time; the hinted kernel compiles to
+    the cp.async pipeline and 16-byte stores of the aligned N=4096 compile."""
+    pytest.importorskip("triton.backends.nvidia")
+    base = _mm_ptx(WRAPPED, tmp_path, "base", 5000, None)
+    new = _mm_ptx(_apply(WRAPPED), tmp_path, "new", 5000, 8)
+    aligned = _mm_ptx(WRAPPED, tmp_path, "aligned", 4096, None)
+    assert "ld.global.b16" in base and "st.global.b16" in base
+    assert "ld.global.b16" not in new and "st.global.b16" not in new and "st.global.v4.b32" in new
+    assert count_async_copies(new)[0] == count_async_copies(aligned)[0] > count_async_copies(base)[0]
