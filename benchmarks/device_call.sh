@@ -138,6 +138,14 @@ for step in "$@"; do
         ${probs:+--problems "$probs"} --budget-s $(( t - 30 )) --out /tmp/ablation --pack "$OUT/ablation.tar.gz" \
         > "$OUT/ablation.log" 2>&1; echo "ablation rc=$?"
       grep -v "Loading weights\|os.fork\|_fork_exec" "$OUT/ablation.log" | tail -40 ;;
+    account)    # issue 30: the measured account of the gap (ncu raw metrics) of labelled items' initial and fix kernels,
+      # resumed from the committed benchmarks/results/diagnosis/gpu_account/rows.jsonl; arg = BUDGET_S[/SET[/item,item]]
+      b=${arg%%/*}; t=$(box "${b:-300}"); rest=${arg#*/}; [ "$rest" = "$arg" ] && rest=""; set_=${rest%%/*}; items=""
+      [ "$rest" != "${rest#*/}" ] && items=${rest#*/}; mkdir -p "$OUT/account"
+      [ -f benchmarks/results/diagnosis/gpu_account/rows.jsonl ] && cp benchmarks/results/diagnosis/gpu_account/rows.jsonl "$OUT/account/"
+      timeout "$t" python3 benchmarks/diagnosis/gpu_account.py "$OUT/account" --set "${set_:-beyond}" ${items:+--items "$items"} \
+        --budget-s $(( t - 40 )) 2>&1 | grep -v "Loading weights\|os.fork\|_fork_exec" | tail -40
+      pack account ;;
     sandbox)    # the candidate sandbox's claims on the GPU path (issue 32)
       t=$(box "${arg:-90}"); timeout "$t" python3 benchmarks/sandbox_check.py "$OUT/sandbox" 2>&1 | tail -40; pack sandbox ;;
     gputests)   # the GPU-marked tests (timing in the worker, winner re-time, diagnose through L2, A/A path)

@@ -26,7 +26,7 @@ from optimizer.harness.problem import Problem
 from optimizer.harness.sandbox import SandboxLimits, SandboxResult, run_worker
 from optimizer.settings import LadderSettings
 
-__all__ = ["AscendProfile", "NcuCounters", "Profile", "ascend_profile", "ncu", "profile"]
+__all__ = ["AscendProfile", "NcuCounters", "NcuLaunches", "Profile", "ascend_profile", "ncu", "ncu_launches", "profile"]
 
 
 class Profile(BaseModel):
@@ -99,6 +99,35 @@ def ncu(problem: Problem, candidate: Path, *, settings: LadderSettings, kernels:
     if rows:
         return NcuCounters(summary=summarize_ncu(rows))
     return NcuCounters(error="" if res.ok else res.reason)
+
+
+class NcuLaunches(BaseModel):
+    """Every launch of one forward of one case as ncu's raw metrics (``optimizer.profile.ncu_account``), or why
+    there are none."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rows: list[dict[str, object]] = Field(default_factory=list)
+    error: str = ""
+
+
+def ncu_launches(problem: Problem, candidate: Path, case: dict[str, object], *, settings: LadderSettings,
+                 metrics: tuple[str, ...] | None = None, kernels: str | None = None,
+                 timeout_s: float = 600.0) -> NcuLaunches:
+    """The raw metrics of the measured account (``ncu_account.ACCOUNT_METRICS`` unless ``metrics``) for each launch
+    of one forward of ``case`` (one warm-up forward first, outside the profiled range). Needs ``ncu`` and a GPU;
+    untested in CI."""
+    from optimizer.profile.ncu_account import ACCOUNT_METRICS, account_command, parse_raw_metrics
+
+    log = Path(tempfile.mkdtemp(prefix="ladder_ncu_account_")) / "ncu.csv"
+    req = RunRequest(problem=str(problem.path), candidate=str(candidate), backend="cuda", cases=[case], iters=1,
+                     warmup=1, profiler_range=True)
+    res = run_worker(to_wire(req), limits=_limits(settings, timeout_s),
+                     prefix_cmd=account_command(str(log), metrics or ACCOUNT_METRICS, kernel_regex=kernels))
+    rows = parse_raw_metrics(log.read_text()) if log.exists() else []
+    if rows:
+        return NcuLaunches(rows=rows)
+    return NcuLaunches(error=res.reason if not res.ok else "ncu saw no launch")
 
 
 def ascend_profile(problem: Problem, candidate: Path, *, settings: LadderSettings) -> AscendProfile:
