@@ -103,7 +103,7 @@ CAUSE_CLASS: dict[str, str] = {
 CAUSE_FAMILIES: dict[str, tuple[str, ...]] = {
     "per_element_grid": ("block-per-program",),
     "tiny_programs": ("rows-per-program", "enlarge-tiny-blocks", "groups-per-program-moe-scoring"),
-    "unvectorized_access": ("unaligned-size-alignment-hints", "compiler-hints-contiguity"),
+    "unvectorized_access": ("unaligned-size-alignment-hints", "interleaved-pair-tiles", "compiler-hints-contiguity"),
     "same_address_atomics": ("two-stage-reduction", "privatized-histogram"),
     # kernel-chain-fusion is second, not canonical: the diagnosis labels' first family must be the canonical one,
     # and most redundant_passes items are one kernel with several loops (single-pass-fusion refuses a chain of

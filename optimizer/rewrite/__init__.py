@@ -45,6 +45,7 @@ def _transforms() -> dict[str, Any]:
     from optimizer.rewrite.lane_accumulators import LaneAccumulators
     from optimizer.rewrite.launch_loop import LaunchLoopGrid
     from optimizer.rewrite.native_operands import LowPrecisionOperands
+    from optimizer.rewrite.pair_tiles import InterleavedPairs
     from optimizer.rewrite.producer_inline import ProducerInline
     from optimizer.rewrite.row_resident import RowResident
     from optimizer.rewrite.spill_relief import ChunkedRowReduction
@@ -54,7 +55,7 @@ def _transforms() -> dict[str, Any]:
         BlockPerProgram(), DotPrecision(), TwoStageReduction(), DotTileSearch(), ChunkedRowReduction(),
         LowPrecisionOperands(), LaunchLoopGrid(), KernelChainFusion(), BlockScale(), DotTensorDescriptor(),
         InplaceOutput(), ProducerInline(), HostSetupCache(), PrivatizedHistogram(), LaneAccumulators(), RowResident(),
-        ColumnTiles())}
+        ColumnTiles(), InterleavedPairs())}
 
 
 def __getattr__(name: str) -> Any:

@@ -52,6 +52,8 @@ Kinds (``kb.models.Recipe.kind``) and their params; each module's docstring stat
 - ``row_resident`` ``{"values"}``: several loops over the same row chunks -> one register-resident row.
 - ``column_tiles`` ``{"values"}``: a one-row-per-program kernel, element-wise along its row, whose block is the
   whole row -> a (rows, column tiles) grid with a narrower block (``column_tiles``).
+- ``interleaved_pairs`` ``{}``: two stride-2 accesses of interleaved pairs (``A`` / ``A + 1``) -> one ``[..., 2]`` tile
+  split / joined with ``tl.split`` / ``tl.join`` (``pair_tiles``).
 
 Kinds a pattern card may name that no engine applies (``UNSERVED_KINDS``, refused with the reason):
 ``persistent_grid`` (Ascend core-count grids) and ``split_k``.

@@ -50,6 +50,7 @@ RECIPE_PARAMS = {
     "lane_accumulators": set(),
     "row_resident": {"values"},
     "column_tiles": {"values"},
+    "interleaved_pairs": set(),
 }
 
 
