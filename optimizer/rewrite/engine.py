@@ -169,6 +169,7 @@ def prepared_first(fn: Applier, trigger: str, prepare: Callable[[str], tuple[str
         return [rebase(r, ctx, why) for r in fn.variants(params, new_ctx, limit)]  # type: ignore[attr-defined]
 
     apply.transform = getattr(fn, "transform", None)  # type: ignore[attr-defined]
-    apply.variants = variants  # type: ignore[attr-defined]
+    if hasattr(fn, "variants"):  # a composite applier without its own variants is asked again per point instead
+        apply.variants = variants  # type: ignore[attr-defined]
     apply.__doc__ = fn.__doc__
     return apply

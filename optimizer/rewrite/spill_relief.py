@@ -1,7 +1,8 @@
 """``chunked_row_reduction``: an oversized whole-row block -> a loop over chunks that fit
 (card ``register-spill-relief``).
 
-Domain: L3 reported ``register_spill`` (``RecipeContext.evidence``; never applied without it), and the kernel is
+Domain: L3 reported ``register_spill``, or the decided cause is ``register_spills`` (``RecipeContext.evidence``;
+never applied without one), and the kernel is
 straight-line code that loads one whole row as a single block (``cols = tl.arange(0, BLOCK)``, loads masked by
 ``cols < n``), computes elementwise, and reduces the block only through ``tl.sum`` / ``tl.max`` / ``tl.min`` to
 scalars; no block value is stored or used after the reductions. Before::
@@ -184,7 +185,7 @@ class ChunkedRowReduction:
     def preconditions(self, t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[str]:
         out = (
             []
-            if "ir:register_spill" in ctx.evidence
+            if {"ir:register_spill", "cause:register_spills"} & set(ctx.evidence)
             else ["no register_spill evidence from L3 (never chunk a kernel that does not spill)"]
         )
         if len(t.sites) != 1:
@@ -232,7 +233,8 @@ class ChunkedRowReduction:
 
 
 def apply_register_spill_relief(params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:
-    """The card's recipe: the chunk loop where its domain holds, else a launch search that never lowers num_warps.
+    """The card's recipe: the chunk loop where its domain holds, else one chunk loop per pass (``chunked_passes``:
+    dependent reductions, or the block written after them), else a launch search that never lowers num_warps.
 
     ``params``: ``values`` (CHUNK sizes) and ``search`` (``launch_params`` space, e.g. num_warps and BLOCK_SIZE).
     Without register_spill evidence only the launch search runs, as before this transform existed.
@@ -244,6 +246,14 @@ def apply_register_spill_relief(params: dict[str, Any], ctx: RecipeContext) -> R
         return RewriteResult("register_spill_relief", res.source, res.diff, res.description, res.applied)
     except NotApplicable as exc:
         chunk_reason = str(exc)
+    try:  # reductions in dependent passes, or the block written after them: one chunk loop per pass
+        from optimizer.rewrite.chunked_passes import ChunkedRowPasses
+        from optimizer.rewrite.engine import applier
+
+        res = applier(ChunkedRowPasses())({}, ctx)
+        return RewriteResult("register_spill_relief", res.source, res.diff, res.description, res.applied)
+    except NotApplicable as exc:
+        chunk_reason += f"; chunk passes: {exc}"
     search = {n: list(v) for n, v in (params.get("search") or {}).items()}
     if "num_warps" in search:
         tree = parse_tree(ctx)
