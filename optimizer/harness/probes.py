@@ -137,8 +137,21 @@ def _describe_launch(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], gri
         "numel": numel,
         "ir_args": ir_args,
         "options": options,
-        "grid": grid if isinstance(grid, (tuple, list)) else repr(grid),
+        "grid": grid if isinstance(grid, (tuple, list)) else _called_grid(grid, {**values, **kwargs}),
     }
+
+
+def _called_grid(grid: Any, meta: dict[str, Any]) -> Any:
+    """A callable grid (``lambda META: (triton.cdiv(n, META["BLOCK"]),)``) evaluated on the launch's arguments and
+    the meta-parameters the autotuner / heuristics set, as Triton does: a list of ints; its repr where it fails."""
+    try:
+        got = grid(meta)
+        dims = list(got) if isinstance(got, (tuple, list)) else [got]
+        if dims and all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
+            return dims
+    except Exception:  # noqa: BLE001 - a grid that needs something else: keep what it is
+        pass
+    return repr(grid)
 
 
 class LaunchRecorder:

@@ -34,6 +34,8 @@ import libcst as cst
 from optimizer.rewrite.common import defaulted_positional_reasons
 from optimizer.rewrite.context import RecipeContext, RewriteResult
 from optimizer.rewrite.engine import Target, applier, parse_tree
+from optimizer.rewrite.errors import NotApplicable
+from optimizer.rewrite.heuristic_rows import HeuristicRows
 from optimizer.rewrite.launch_knobs import NOT_LITERAL, grid_expr, literal_value
 from optimizer.rewrite.launch_params import LaunchParams
 from optimizer.rewrite.row_loop import rows_as_loop
@@ -261,6 +263,7 @@ class RowsPerProgram:
 
 _ROWS = applier(RowsPerProgram())
 _LAUNCH = applier(LaunchParams())
+_HEUR = applier(HeuristicRows())
 
 
 def apply_rows_per_program(params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:
@@ -272,4 +275,14 @@ def apply_rows_per_program(params: dict[str, Any], ctx: RecipeContext) -> Rewrit
         values = sorted(int(v) for v in (params.get("values") or [2, 4, 8, 16, 32]))
         res = _LAUNCH({"search": {param: values}}, ctx)
         return RewriteResult("rows_per_program", res.source, res.diff, res.description, res.applied)
-    return _ROWS(params, ctx)
+    try:
+        return _ROWS(params, ctx)
+    except NotApplicable as exc:
+        if "depends on the autotuned" not in str(exc):
+            raise
+        # the row count is a meta-parameter: where a @triton.heuristics sets it, the heuristic is edited instead
+        try:
+            res = _HEUR({}, ctx)
+        except NotApplicable as inner:
+            raise NotApplicable(f"{exc}; heuristic rows: {inner}") from None
+        return RewriteResult("rows_per_program", res.source, res.diff, res.description, res.applied)

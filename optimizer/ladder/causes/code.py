@@ -11,9 +11,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import libcst as cst
+
 from optimizer.kernel.features import SMALL_TILE_AREA, CodeFeatures, dot_tile, unaligned_args
 from optimizer.kernel.model import KernelFacts
 from optimizer.ladder.findings import EvidenceRef, Finding
+from optimizer.rewrite.tree import walk
 from optimizer.triton_types import elem_bytes
 
 __all__ = ["code_findings"]
@@ -260,6 +263,30 @@ def _other_kernel_findings(feats: CodeFeatures, hot: KernelFacts, launches: list
     return out
 
 
+def _held_row_bytes(st: KernelFacts, rec: dict[str, Any] | None, block_bytes: float) -> float:
+    """The bytes a row holds, not its padded block: a block of ``next_power_of_2(n)`` lanes masked by ``offs < n``
+    holds ``n`` elements (768 of a 1024-lane block). ``n`` is a parameter the kernel compares a range against whose
+    recorded value lies in (BLOCK / 2, BLOCK] for the largest recorded BLOCK constexpr; the block's bytes otherwise."""
+    consts = (rec or {}).get("constexprs") or {}
+    args = (rec or {}).get("ir_args") or {}
+    block = max((int(v) for n, v in consts.items() if "BLOCK" in n.upper() and isinstance(v, int)
+                 and not isinstance(v, bool)), default=0)
+    if block <= 0 or st.tree is None or st.kernel is None:
+        return block_bytes
+    bounds = [int(args[b]) for b in _compared_params(st) if isinstance(args.get(b), int)
+              and not isinstance(args.get(b), bool) and block // 2 < int(args[b]) <= block]
+    return block_bytes * min(bounds) / block if bounds else block_bytes
+
+
+def _compared_params(st: KernelFacts) -> set[str]:
+    """Kernel parameters that bound a comparison ``x < n`` in the kernel body."""
+    assert st.kernel is not None
+    return {c.comparisons[0].comparator.value for c in walk(st.kernel.node.body)
+            if isinstance(c, cst.Comparison) and len(c.comparisons) == 1
+            and isinstance(c.comparisons[0].operator, cst.LessThan)
+            and isinstance(c.comparisons[0].comparator, cst.Name) and c.comparisons[0].comparator.value in st.params}
+
+
 def _kernel_findings(
     feats: CodeFeatures,
     st: KernelFacts,
@@ -463,7 +490,8 @@ def _kernel_findings(
                 summary=f"{per_program:.0f} B per program: too little work per program to hide latency",
             )
         )
-    elif "row_per_program" in toks and st.block_range and row_bytes is not None and row_bytes < TINY_ROW_BYTES:
+    elif "row_per_program" in toks and st.block_range and row_bytes is not None and (
+            row_bytes := _held_row_bytes(st, rec, row_bytes)) < TINY_ROW_BYTES:
         out.append(
             Finding(
                 cause="tiny_programs",
