@@ -17,8 +17,8 @@ from optimizer.rewrite.tree import arg_value, call_name, walk
 if TYPE_CHECKING:
     from optimizer.kernel.model import KernelFacts
 
-__all__ = ["accumulates_reduction", "div_mod_lines", "grouped_order", "loop_reductions", "passes", "pointer_advances",
-           "scatter_atomics", "words"]
+__all__ = ["accumulates_reduction", "div_mod_lines", "grouped_order", "loop_reductions", "loop_statements",
+           "module_names", "passes", "pointer_advances", "scatter_atomics", "words"]
 
 
 def _fn(f: KernelFacts) -> cst.FunctionDef:
@@ -115,11 +115,44 @@ def accumulates_reduction(st: cst.CSTNode) -> bool:
     return False
 
 
+def module_names(module: cst.Module) -> set[str]:
+    """Names the module binds at its top level: a jitted kernel can read a global only as a compile-time constant."""
+    out: set[str] = set()
+    for stmt in module.body:
+        for n in walk(stmt) if isinstance(stmt, cst.SimpleStatementLine) else ():
+            if isinstance(n, (cst.Assign, cst.AnnAssign)):
+                for tg in n.targets if isinstance(n, cst.Assign) else [n]:
+                    if isinstance(tg.target, cst.Name):
+                        out.add(tg.target.value)
+    return out
+
+
+def loop_statements(body: list[cst.CSTNode], static: set[str]) -> list[cst.CSTNode]:
+    """A loop body's statements, the branches of an ``if`` on compile-time values (constexprs, globals) included:
+    the compiler keeps one branch, so an accumulation there is one of the loop's own (a lane accumulator updated in
+    a branch that is compiled away stays at its neutral start)."""
+    out: list[cst.CSTNode] = []
+    for s in body:
+        if isinstance(s, cst.If) and {n.value for n in walk(s.test) if isinstance(n, cst.Name)} <= static | {
+                "True", "False", "None", "not", "and", "or"}:
+            node: cst.CSTNode | None = s
+            while isinstance(node, cst.If):
+                out += loop_statements(list(node.body.body), static)
+                node = node.orelse
+            if isinstance(node, cst.Else):
+                out += loop_statements(list(node.body.body), static)
+        else:
+            out.append(s)
+    return out
+
+
 def loop_reductions(f: KernelFacts) -> list[int]:
-    """Lines of block reductions accumulated across a loop's iterations (statements directly in a loop body)."""
+    """Lines of block reductions accumulated across a loop's iterations (statements directly in a loop body, or in a
+    branch of an ``if`` there on compile-time values: ``loop_statements``)."""
     found = []
+    static = set(f.constexprs) | (module_names(f.tree.module) if f.tree is not None else set())
     for lp in f.loops:
-        for st in getattr(lp.node.body, "body", []):
+        for st in loop_statements(list(getattr(lp.node.body, "body", [])), static):
             smalls = st.body if isinstance(st, cst.SimpleStatementLine) else []
             found += [s for s in smalls if accumulates_reduction(s)]
     return f.lines(found)

@@ -26,7 +26,9 @@ lanes contribute what the load's ``other`` makes them contribute, in both forms)
 
 Domain, per statement (a statement outside it is left as it is; a kernel with none is refused with each reason):
 ``s += tl.sum(E[, axis=0])`` (or ``s = s + tl.sum(...)``), ``s = tl.maximum(s, tl.max(E[, axis=0]))``,
-``s = tl.minimum(s, tl.min(E[, axis=0]))``, directly in the body of a ``for`` loop; ``s`` is read and written
+``s = tl.minimum(s, tl.min(E[, axis=0]))``, directly in the body of a ``for`` loop or in a branch of an ``if`` there
+on compile-time values (constexprs, globals: Liger's ``if reduction == _REDUCTION_MODE_NONE: ... else: s += ..``;
+the lanes of a branch compiled away stay neutral); ``s`` is read and written
 nowhere else in that loop; its value before the loop is a literal (``0.0``, ``0``, ``float("-inf")`` ...) or a
 scalar parameter the recorded launch types i32 / fp32 (``first_idx = n_cols``), which fixes the accumulator's
 dtype (fp32 for a float, int32 for an int); the kernel has one block size (every
@@ -43,6 +45,7 @@ from typing import Any
 
 import libcst as cst
 
+from optimizer.kernel.derived import loop_statements, module_names
 from optimizer.rewrite.common import fresh, launch_record
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
@@ -142,8 +145,9 @@ def loop_reductions(t: Target) -> tuple[list[_Site], list[str]]:
     code, k = t.tree.code, t.kernel.node
     sites: list[_Site] = []
     bad: list[str] = []
+    static = set(t.kernel.constexprs) | module_names(t.tree.module)
     for loop in (n for n in walk(k) if isinstance(n, cst.For)):
-        body = list(loop.body.body)  # type: ignore[attr-defined]
+        body = loop_statements(list(loop.body.body), static)  # type: ignore[attr-defined]
         for s in body:
             m = _match(s, code)
             if m is None:
@@ -234,7 +238,7 @@ class LaneAccumulators:
             final = (f"{s.acc} += tl.sum({lanes}, axis=0)" if combine is None
                      else f"{s.acc} = {combine}({s.acc}, {s.fn}({lanes}, axis=0))")
             tree.insert_before(s.loop, f"{lanes} = {start}\n")
-            tree.replace(s.stmt.body[0], cst.parse_statement(step + "\n").body[0])  # type: ignore[attr-defined]
+            tree.replace(s.stmt.body[0], cst.parse_statement(step + "\n").body[0])  # type: ignore[attr-defined,index]
             tree.insert_after(s.loop, f"{final}\n")
             done.append(f"{s.acc} ({s.fn})")
         return (f"{t.kernel.name}: {len(done)} per-chunk block reduction(s) -> per-lane [{block}] accumulators reduced "

@@ -74,3 +74,13 @@ def test_a_start_from_an_int_parameter_is_typed_by_the_recorded_launch(tmp_path:
         apply_recipe(RECIPE, RecipeContext(source=src.replace("s = s + tl.sum", "s = s * 1.0 + tl.sum").replace(
             "count += tl.sum", "count = count * 1 + tl.sum").replace("m = tl.maximum(m, tl.max(x, axis=0))",
                                                                      "m = tl.maximum(m * 1.0, tl.max(x, axis=0))")))
+
+
+def test_an_accumulation_in_a_compile_time_branch_moves_out_of_the_loop(tmp_path: Path) -> None:
+    res = rewrite("kl_rows_constexpr_if", RECIPE)
+    assert "        else:\n            total_lanes += loss\n" in res.source
+    assert "    total += tl.sum(total_lanes, axis=0)\n" in res.source.split("for i in range")[1]
+    same_outputs("kl_rows_constexpr_if", res.source, tmp_path, atol=1e-5, rtol=1e-5)
+    runtime = (KERNELS / "kl_rows_constexpr_if.py").read_text().replace("if mode == _MODE_NONE:", "if n_cols == 0:")
+    with pytest.raises(NotApplicable, match="no tl.sum / tl.max / tl.min accumulates"):
+        apply_recipe(RECIPE, RecipeContext(source=runtime))  # a run-time branch: not one of the loop's own
