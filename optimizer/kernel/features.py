@@ -253,12 +253,17 @@ def extract_features(
                     v = defs[0].value
                 if c.upper().startswith("BLOCK") and _literal(v):
                     toks.add("hard_coded_block_size")
-    if trips := intermediate_roundtrips(tree, facts):
+    # what a run launched (the recorded launches): a kernel of the file that no path of the run reaches (another
+    # algorithm's pair of kernels, a backward kernel) makes no round trip and shares no input in this run
+    ran = {str(r["kernel"]) for r in launches or [] if r.get("kernel") and "error" not in r}
+    live = ran if ran & {s.kernel for s in sites} else None
+    if trips := [t for t in intermediate_roundtrips(tree, facts)
+                 if live is None or (t.get("written_by") in live and t.get("read_by") in live)]:
         toks.add("intermediate_roundtrip")
         details_extra["roundtrips"] = trips
     if len({s.kernel for s in sites}) > 1 or len(sites) > 1:
         toks.add("multiple_kernels")
-        if (shared := shared_tensor_args(tree)) >= 2:
+        if (shared := shared_tensor_args(tree, live)) >= 2:
             toks.add("multi_kernel_same_input")
             details_extra["kernels_sharing_input"] = shared
     for rec in launches or []:

@@ -85,10 +85,13 @@ def _inputs(fn: cst.FunctionDef) -> set[str]:
     return {p.name.value for p in (*fn.params.posonly_params, *fn.params.params)}
 
 
-def shared_tensor_args(t: Tree) -> int:
-    """The most distinct kernels that one launcher input (a plain name passed by position) is passed to."""
+def shared_tensor_args(t: Tree, kernels: set[str] | None = None) -> int:
+    """The most distinct kernels that one launcher input (a plain name passed by position) is passed to (among the
+    launches of ``kernels`` when given: the kernels a run launched)."""
     seen: dict[str, set[str]] = {}
     for site in t.launches:
+        if kernels is not None and site.kernel not in kernels:
+            continue
         inputs = _inputs(site.function) if site.function is not None else set()
         for a in site.call.args:
             if a.keyword is None and not a.star and isinstance(a.value, cst.Name) and a.value.value in inputs:

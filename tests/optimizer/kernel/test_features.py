@@ -110,3 +110,51 @@ def test_a_stride_passed_as_one_is_not_unaligned() -> None:
     odd = {**rec, "ir_args": {"M": 64, "N": 64, "K": 33}}
     assert unaligned_args(odd) == ["K"]
     assert "unaligned_launch_arg" in extract_features(MATMUL, launches=[odd]).tokens
+
+
+def test_round_trips_and_shared_inputs_count_only_the_kernels_a_run_launched() -> None:
+    """A file with two algorithms: the second's pair of kernels (a buffer written by one, read by the other) is not
+    launched by the recorded run, so it is no round trip and shares no input of that run."""
+    src = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def amax_atomic(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.atomic_max(out_ptr, tl.max(tl.abs(tl.load(x_ptr + offs, mask=offs < n, other=0.0))))
+
+
+@triton.jit
+def amax_blocks(x_ptr, part_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(part_ptr + tl.program_id(0), tl.max(tl.abs(tl.load(x_ptr + offs, mask=offs < n, other=0.0))))
+
+
+@triton.jit
+def amax_final(part_ptr, out_ptr, m, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr, tl.max(tl.load(part_ptr + offs, mask=offs < m, other=0.0)))
+
+
+def amax(x, atomic=True):
+    n = x.numel()
+    out = torch.zeros(1, device=x.device)
+    if atomic:
+        amax_atomic[(triton.cdiv(n, 1024),)](x, out, n, BLOCK=1024)
+    else:
+        part = torch.empty(triton.cdiv(n, 1024), device=x.device)
+        amax_blocks[(triton.cdiv(n, 1024),)](x, part, n, BLOCK=1024)
+        amax_final[(1,)](part, out, triton.cdiv(n, 1024), BLOCK=1024)
+    return out
+'''
+    from optimizer.kernel.features import extract_features
+
+    static = extract_features(src)
+    assert "intermediate_roundtrip" in static.tokens and "multi_kernel_same_input" in static.tokens
+    ran = extract_features(src, launches=[{"kernel": "amax_atomic", "grid": [64]}])
+    assert "intermediate_roundtrip" not in ran.tokens and "multi_kernel_same_input" not in ran.tokens
+    both = extract_features(src, launches=[{"kernel": "amax_blocks"}, {"kernel": "amax_final"}])
+    assert "intermediate_roundtrip" in both.tokens
