@@ -32,10 +32,12 @@ def test_points_follow_the_recorded_launch() -> None:
     tr = HeuristicRows()
     res = [applier(tr)({}, ctx)]
     assert res[0].applied == {"TILE": 2048}
-    wide = {**REC, "constexprs": {"BLOCK_ROWS": 1, "BLOCK_COLS": 8192}}  # a wide row: only 8192 x 1 fits
+    # a 4096-element row already fills the largest tile (rows per program gained up to 4096 on the H200)
+    wide = {**REC, "constexprs": {"BLOCK_ROWS": 1, "BLOCK_COLS": 4096}}
     with pytest.raises(NotApplicable, match="no tile size gives a recorded launch more rows"):
-        applier(tr)({}, RecipeContext(source=SRC, launches=[{**wide, "constexprs": {"BLOCK_ROWS": 1,
-                                                                                      "BLOCK_COLS": 16384}}]))
+        applier(tr)({}, RecipeContext(source=SRC, launches=[wide]))
+    assert applier(tr)({}, RecipeContext(source=SRC, launches=[{**REC, "constexprs": {
+        "BLOCK_ROWS": 1, "BLOCK_COLS": 2048}}])).applied == {"TILE": 4096}
     few = {**REC, "grid": [300]}  # 300 programs: fewer would leave SMs idle
     with pytest.raises(NotApplicable, match="two programs per SM"):
         applier(tr)({}, RecipeContext(source=SRC, launches=[few]))
