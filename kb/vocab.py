@@ -110,7 +110,7 @@ CAUSE_FAMILIES: dict[str, tuple[str, ...]] = {
     # kernels, kernel-chain-fusion refuses one kernel, so either order picks the family that applies)
     "redundant_passes": ("single-pass-fusion", "kernel-chain-fusion", "online-softmax",
                          "fused-cross-entropy-online-lse", "fused-softmax-row-in-registers", "fused-layernorm",
-                         "elementwise-chain-fusion"),
+                         "elementwise-chain-fusion", "repeated-index-load-dedup"),
     "loop_reductions": ("looped-row-reduction",),
     "serial_tail": ("enlarge-tiny-blocks",),
     "register_spills": ("register-spill-relief",),

@@ -312,6 +312,8 @@ def _structure_tokens(st: KernelFacts) -> set[str]:
         toks.add("scatter_atomic")
     if st.multi_pass:
         toks.add("multi_pass")
+    if st.repeated_index_loads:
+        toks.add("repeated_index_load")
     if st.loop_reductions:
         toks.add("reduction_in_loop")
     if st.dots and not st.grouped_order:

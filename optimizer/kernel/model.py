@@ -139,6 +139,15 @@ class KernelFacts:
         return self.lines([a.node for a in self.same_address_atomics])
 
     @cached_property
+    def repeated_index_loads(self) -> list[int]:
+        """Lines of tile loads at a lane index ``idx // R``: each element read R times (``rewrite.repeated_rows``)."""
+        from optimizer.rewrite.repeated_rows import repeated_index_loads
+
+        if self.kernel is None or self.tree is None:
+            return []
+        return self.lines([r.load for r in repeated_index_loads(self.kernel, self.tree)])
+
+    @cached_property
     def dot_lines(self) -> list[int]:
         return self.lines([d.node for d in self.dots])
 

@@ -47,6 +47,7 @@ def _transforms() -> dict[str, Any]:
     from optimizer.rewrite.native_operands import LowPrecisionOperands
     from optimizer.rewrite.pair_tiles import InterleavedPairs
     from optimizer.rewrite.producer_inline import ProducerInline
+    from optimizer.rewrite.repeated_rows import RepeatedIndexLoads
     from optimizer.rewrite.row_resident import RowResident
     from optimizer.rewrite.spill_relief import ChunkedRowReduction
     from optimizer.rewrite.two_stage import TwoStageReduction
@@ -55,7 +56,7 @@ def _transforms() -> dict[str, Any]:
         BlockPerProgram(), DotPrecision(), TwoStageReduction(), DotTileSearch(), ChunkedRowReduction(),
         LowPrecisionOperands(), LaunchLoopGrid(), KernelChainFusion(), BlockScale(), DotTensorDescriptor(),
         InplaceOutput(), ProducerInline(), HostSetupCache(), PrivatizedHistogram(), LaneAccumulators(), RowResident(),
-        ColumnTiles(), InterleavedPairs())}
+        ColumnTiles(), InterleavedPairs(), RepeatedIndexLoads())}
 
 
 def __getattr__(name: str) -> Any:

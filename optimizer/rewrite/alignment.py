@@ -45,7 +45,7 @@ from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.tree import arg_value, call_name, dotted, expr, statements, walk
 
-__all__ = ["HELPER", "PARAM", "AlignmentHints", "count_async_copies"]
+__all__ = ["HELPER", "PARAM", "AlignmentHints", "ArangeIndex", "broadcast_index", "count_async_copies"]
 
 PARAM = "ALIGN"
 HELPER = "_ladder_align"
@@ -140,6 +140,11 @@ class _Index:
         if isinstance(e, cst.Name):
             return self.name(e.value, blocks, depth + 1)
         return False
+
+
+#: public names of the index readers, for the transforms that reason about lane indices the same way
+ArangeIndex = _Index
+broadcast_index = _bcast
 
 
 def _config_values(t: Target, name: str) -> list[int] | None:

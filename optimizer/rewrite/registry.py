@@ -54,6 +54,8 @@ Kinds (``kb.models.Recipe.kind``) and their params; each module's docstring stat
   whole row -> a (rows, column tiles) grid with a narrower block (``column_tiles``).
 - ``interleaved_pairs`` ``{}``: two stride-2 accesses of interleaved pairs (``A`` / ``A + 1``) -> one ``[..., 2]`` tile
   split / joined with ``tl.split`` / ``tl.join`` (``pair_tiles``).
+- ``repeated_index_loads`` ``{}``: a tile loaded at row (column) index ``offs // R`` (packed int4 weights) -> the
+  distinct rows loaded once and repeated in registers (``repeated_rows``).
 
 Kinds a pattern card may name that no engine applies (``UNSERVED_KINDS``, refused with the reason):
 ``persistent_grid`` (Ascend core-count grids) and ``split_k``.

@@ -51,6 +51,7 @@ RECIPE_PARAMS = {
     "row_resident": {"values"},
     "column_tiles": {"values"},
     "interleaved_pairs": set(),
+    "repeated_index_loads": set(),
 }
 
 

@@ -227,8 +227,8 @@ def code_findings(feats: CodeFeatures, launches: list[dict[str, Any]], *, hot_ke
 
 
 #: Kernel-local structural evidence that holds whatever the kernel's share of the time (L1 references).
-_LOCAL_REFERENCES = frozenset({"multi_pass", "same_address_atomic", "no_block_range", "div_mod_index", "grid",
-                               "reduction_in_loop", "input_precision_ieee"})
+_LOCAL_REFERENCES = frozenset({"multi_pass", "repeated_index_load", "same_address_atomic", "no_block_range",
+                               "div_mod_index", "grid", "reduction_in_loop", "input_precision_ieee"})
 #: A kernel moving at least this share of the launches' pointer traffic may hold the cause when nothing is profiled.
 OTHER_KERNEL_SHARE = 0.25
 
@@ -414,6 +414,15 @@ def _kernel_findings(
                 summary=f"{len(trips)} intermediate buffer(s) make a DRAM round trip between launches: {what}",
             )
         )
+    if st.repeated_index_loads:
+        # a tile load at row index idx // R moves R times the words it needs (packed int4 weights: R = 8); the copy
+        # is not deduplicated, so the kernel's operand traffic is R-fold whatever its tile shape
+        out.append(Finding(cause="redundant_passes", level="L1", confidence=0.85, structural=True,
+                           supporting=[_ref("code_feature", "repeated_index_load",
+                                            "tile load at a lane index idx // R: each element read R times",
+                                            st.repeated_index_loads)],
+                           summary="a tile load indexes rows (or columns) with idx // R: every element is fetched "
+                                   "R times"))
     tile = dot_tile((rec or {}).get("constexprs") or {})
     fp32 = any(v == "*fp32" for v in ((rec or {}).get("signature") or {}).values())
     for d in st.dots:
