@@ -16,6 +16,7 @@ import importlib.util
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -33,6 +34,16 @@ from optimizer.ir.types import Capture, KernelArg, PassSnapshot, Remark, Resourc
 __all__ = ["capture_kernel", "load_capture", "parse_args", "parse_ptxas_log", "parse_spec", "parse_target"]
 
 WORKER = Path(__file__).with_name("_worker.py")
+#: the largest file the capture worker may write (RLIMIT_FSIZE). The per-pass dump of most kernels is a few MB, but
+#: it grows with the module times the pass count: a real loss kernel's dump reached 25 GB and filled the disk. Past
+#: the limit the worker is stopped and the capture is retried without per-pass snapshots.
+DUMP_LIMIT_MB = int(os.environ.get("LADDER_IR_DUMP_LIMIT_MB", "1024"))
+
+
+class DumpTooLarge(ToolchainError):
+    """The capture worker wrote a file over ``DUMP_LIMIT_MB``; capture with ``per_pass=False``."""
+
+
 #: Start the worker by path without putting this directory first on sys.path (``types.py`` would shadow stdlib).
 _BOOT = "import runpy, sys; path = sys.argv[1]; sys.argv = sys.argv[1:]; runpy.run_path(path, run_name='__main__')"
 BINARY_STAGES = frozenset({"cubin", "npubin", "hsaco", "mlirbc"})
@@ -135,12 +146,27 @@ def capture_kernel(
         "grid": list(grid or []), "workdir": str(work),
     }
     (work / "request.json").write_text(json.dumps(request, indent=1))
-    result, wall = _run_worker(python, work, timeout_s, kernel_dir=file.parent, launch=mode == "launch")
+    dropped = ""
+    try:
+        result, wall = _run_worker(python, work, timeout_s, kernel_dir=file.parent, launch=mode == "launch")
+    except DumpTooLarge as exc:
+        if not per_pass:
+            raise
+        # the per-pass snapshots outgrew DUMP_LIMIT_MB (a module of hundreds of thousands of ops, e.g. a fully
+        # unrolled static_range): drop them and capture the stages alone
+        (work / "passes.mlir").unlink(missing_ok=True)
+        request["per_pass"] = False
+        dropped = f"per-pass snapshots dropped: {exc}"
+        (work / "request.json").write_text(json.dumps(request, indent=1))
+        result, wall = _run_worker(python, work, timeout_s, kernel_dir=file.parent, launch=mode == "launch")
     if mode == "plain":
         return Capture(
             kernel=name, source_file=file, target=tgt, workdir=work, timings={**result["timings"], "wall_s": wall}
         )
-    return _build_capture(file, name, tgt, mode, request, result, work, wall)
+    cap = _build_capture(file, name, tgt, mode, request, result, work, wall)
+    if dropped:
+        cap.warnings.append(dropped)
+    return cap
 
 
 def _run_worker(python: str | Path, work: Path, timeout_s: float, *, kernel_dir: Path | None = None,
@@ -156,7 +182,7 @@ def _run_worker(python: str | Path, work: Path, timeout_s: float, *, kernel_dir:
     repo = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (repo, env.get("PYTHONPATH", "")) if p)
     env.setdefault("PYTHONUNBUFFERED", "1")
-    limits = SandboxLimits(timeout_s, memory_mb, address_space_limit=not launch)
+    limits = SandboxLimits(timeout_s, memory_mb, address_space_limit=not launch, file_mb=DUMP_LIMIT_MB)
     spec = jail_spec(work, limits, readable=[str(kernel_dir)] if kernel_dir else [], devices=launch, python=python)
     (work / "jail.json").write_text(json.dumps(spec))
     cmd = [sys.executable, "-m", "optimizer.harness.jail", str(work / "jail.json"), "--",
@@ -180,6 +206,9 @@ def _run_worker(python: str | Path, work: Path, timeout_s: float, *, kernel_dir:
             kill_tree(proc.pid, wait)
             raise ToolchainError(f"IR capture timed out after {timeout_s:.0f} s (its process tree was killed); see "
                                  f"{work}/stderr.txt") from None
+    if proc.returncode == -signal.SIGXFSZ or (proc.returncode and _over_limit(work)):
+        raise DumpTooLarge(f"the capture worker wrote a file over {DUMP_LIMIT_MB} MB (RLIMIT_FSIZE) and was stopped; "
+                           f"see {work}")
     if proc.returncode == jail.SETUP_FAILED and not (work / "result.json").exists():
         tail = (work / "stderr.txt").read_text(errors="replace")[-600:]
         raise ToolchainError(f"the capture worker's sandbox could not be set up: {tail.strip()}")
@@ -192,6 +221,12 @@ def _run_worker(python: str | Path, work: Path, timeout_s: float, *, kernel_dir:
     if not result.get("ok"):
         _raise_worker_error(result, work)
     return result, wall
+
+
+def _over_limit(work: Path) -> bool:
+    """A file of ``work`` at the size limit: the worker (or a child that reports another code) hit RLIMIT_FSIZE."""
+    cap = DUMP_LIMIT_MB * 1024 * 1024
+    return any(p.is_file() and p.stat().st_size >= cap for p in work.glob("*.mlir"))
 
 
 def _raise_worker_error(result: dict, work: Path) -> None:
