@@ -205,6 +205,8 @@ class ProfileLevel:
                 )
             )
             ctx.cache.setdefault(keys.HOT_KERNEL, ncu.get("hot_kernel"))
+        if ctx.backend == "cuda" and ctx.settings.ncu_account and (item := self._account(ctx)) is not None:
+            evidence.append(item)
         per_case, signals_all = [], []
         from optimizer.profile.cuda import case_signals
 
@@ -302,6 +304,37 @@ class ProfileLevel:
             run = measure.ncu(ctx.problem, ctx.candidate, settings=ctx.settings, kernels=kernels or None)
         ctx.cache[key] = run.summary or ({"error": run.error} if run.error else {})
         return ctx.cache[key]
+
+    def _account(self, ctx: LadderContext) -> EvidenceItem | None:
+        """The measured account of the gap of the largest case (``optimizer.profile.ncu_account``) as evidence: its
+        parts with their shares and the listed causes each can come from; parts no listed cause explains are named
+        as such. GPU with ncu only (``settings.ncu_account``); untested in CI."""
+        from optimizer.profile.cuda import ncu_available
+        from optimizer.profile.ncu_account import measured_account
+
+        ev = ctx.evaluation
+        cases = ctx.problem.cases_for("cuda")
+        if not ncu_available() or ev is None or not cases:
+            return None
+        case = max(cases, key=ctx.problem.size)
+        with ctx.phases.time("ncu"):
+            got = measure.ncu_launches(ctx.problem, ctx.candidate, case, settings=ctx.settings)
+        if not got.rows:
+            return EvidenceItem(level="L2", kind="gap_account", reference="ncu",
+                                summary=f"no measured account: {got.error or 'ncu saw no launch'}")
+        feats = ctx.cache.get(keys.FEATURES)
+        acc = measured_account(got.rows, bytes_moved=ctx.problem.bytes_moved(case), flops=ctx.problem.flops(case),
+                               peaks=peaks_for(ev.device), compute=compute_kind(feats.tokens if feats else [],
+                                                                                ev.launches),
+                               case=case_label(case))
+        cov = acc.coverage
+        unexplained = [f.kind for f in acc.top(5) if not f.explained_by and (f.share or 0) >= 0.1]
+        summary = (f"[{acc.case}] {acc.measured_ms:.4g} ms, roofline {acc.roofline_ms or 0:.4g} ms, gap "
+                   f"{acc.gap_ms:.4g} ms ({'-' if cov is None else f'{cov:.0%}'} accounted): "
+                   + "; ".join(f.line() for f in acc.top(3))
+                   + (f"; not explained by a listed cause: {', '.join(unexplained)}" if unexplained else ""))
+        return EvidenceItem(level="L2", kind="gap_account", reference=acc.case, summary=summary,
+                            data=acc.model_dump(mode="json") | {"unexplained": unexplained})
 
     def _ascend(self, ctx: LadderContext) -> dict[str, Any]:
         """torch-npu profiler + op-summary parse per case. UNTESTED: no NPU was available."""
