@@ -6,20 +6,26 @@ literal there, a module variable, or the list a module function returns (the Tri
 ``get_cuda_autotune_config()``). One point, ``mode="configs"``:
 
 - **add** the Hopper configs (``dot_tiles.HOPPER``) the list lacks (same M/N/K tile, warps and stages), each
-  carrying the list's other meta-parameters (``GROUP_SIZE_M``) at the first config's value;
+  carrying the list's other meta-parameters (``GROUP_SIZE_M``, a persistent grid's ``NUM_SM``) at the values of the
+  list's config nearest in tile shape (a value the source computes, ``num_sms()``, is copied as written);
+- where unmasked loads or stores span all three tiles (``dot_tiles.pinned_tiles``: the tiles must keep dividing the
+  problem), add only Hopper configs whose tiles the list already holds (new warps / stages for the author's tiles:
+  the autotuner already runs each of them, so every caller admits them);
 - **drop** dominated configs, by two rules that need no measurement: an exact duplicate of an earlier config,
   and a config whose software pipeline cannot fit sm_90's shared memory, ``(BM*BK + BK*BN) * bytes * stages >
   232448`` (the operand element size from the recorded launch's first pointer argument, 2 bytes when unknown:
   the compiler rejects it, or the autotuner pays a failed compile for it).
 
-Domain: the decorator's configs are ``triton.Config({...literal dict...}, num_warps=.., num_stages=..)`` calls the
-source spells out (a list built at run time is refused), the dot's M/N/K tiles are among their keys, and no
+Domain: the decorator's configs are ``triton.Config({...}, num_warps=.., num_stages=..)`` calls the source spells
+out (a list built at run time is refused; absent warps / stages are Triton's defaults, 4 and 3; the tiles are int
+literals, other meta-parameters any expression), the dot's M/N/K tiles are among their keys, and no
 ``@triton.heuristics`` sets a tile. Nothing else changes: the grid (a ``lambda META``) and the launch stay.
 """
 
 from __future__ import annotations
 
 import ast
+import math
 from typing import Any
 
 import libcst as cst
@@ -101,17 +107,40 @@ class _Substitute(cst.CSTTransformer):
         return expr(self.env[updated.value]) if updated.value in self.env else updated
 
 
+class Code(str):
+    """A config value the source computes (``'NUM_SM': num_sms()``): kept as its source text, written back verbatim
+    (its ``repr`` is the text), never read as a number."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
 def _parse_config(e: cst.BaseElement) -> dict[str, Any] | None:
+    """``triton.Config({...}, num_warps=.., num_stages=..)``: a dict of string keys whose values are literals, or any
+    other expression kept as ``Code`` (a meta-parameter such as ``'NUM_SM': num_sms()``; a tile spelled that way is
+    refused where tiles are read); num_warps / num_stages literal or absent (Triton's defaults, 4 and 3)."""
     c = e.value
     if not (
         isinstance(c, cst.Call) and call_name(c).endswith("Config") and c.args and isinstance(c.args[0].value, cst.Dict)
     ):
         return None
+    code = cst.Module([]).code_for_node
+    kw: dict[str, Any] = {}
     try:
-        kw = ast.literal_eval(cst.Module([]).code_for_node(c.args[0].value))
-        opts = {a.keyword.value: ast.literal_eval(cst.Module([]).code_for_node(a.value)) for a in c.args[1:]
-                if a.keyword is not None}
+        for el in c.args[0].value.elements:
+            if not isinstance(el, cst.DictElement):
+                return None
+            key = ast.literal_eval(code(el.key))
+            try:
+                kw[key] = ast.literal_eval(code(el.value))
+            except (ValueError, SyntaxError):
+                kw[key] = Code(code(el.value))
+        opts = {a.keyword.value: ast.literal_eval(code(a.value)) for a in c.args[1:] if a.keyword is not None}
     except (ValueError, SyntaxError):
+        return None
+    if not all(isinstance(k, str) for k in kw):
         return None
     return {"kwargs": kw, "num_warps": opts.get("num_warps", 4), "num_stages": opts.get("num_stages", 3),
             **{k: v for k, v in opts.items() if k not in ("num_warps", "num_stages")}}
@@ -137,14 +166,18 @@ def _elem_bytes(t: Target, ctx: RecipeContext) -> int:
 
 
 def _key(c: dict[str, Any], names: dict[str, str]) -> tuple[Any, ...]:
-    return (*(c["kwargs"].get(names[r]) for r in ("BLOCK_M", "BLOCK_N", "BLOCK_K")), c["num_warps"], c["num_stages"])
+    """What makes a config distinct: tiles, warps, stages, and every other meta-parameter (``NUM_SM`` 84 and 128
+    are two configs)."""
+    rest = tuple(sorted((k, repr(v)) for k, v in c["kwargs"].items() if k not in names.values()))
+    return (*(c["kwargs"].get(names[r]) for r in ("BLOCK_M", "BLOCK_N", "BLOCK_K")), c["num_warps"], c["num_stages"],
+            rest)
 
 
 def _plan(
     t: Target, ctx: RecipeContext, params: dict[str, Any]
 ) -> tuple[list[dict[str, Any]], list[int], list[str], dict[str, int]]:
     """(configs to add, indices to drop, reasons it does not apply, tiles every config keeps)."""
-    from optimizer.rewrite.dot_tiles import HOPPER, roles
+    from optimizer.rewrite.dot_tiles import HOPPER, pinned_tiles, roles
     from optimizer.rewrite.effect import decorator_knobs
 
     names = roles(t)
@@ -168,6 +201,9 @@ def _plan(
     missing = [r for r, n in names.items() if any(n not in c["kwargs"] for c in known)]
     if missing:
         return [], [], [f"the configs do not set the dot's tile(s) {[names[r] for r in missing]}"], {}
+    computed = sorted({names[r] for r in names for c in known if not isinstance(c["kwargs"][names[r]], int)})
+    if computed:
+        return [], [], [f"a config computes the dot's tile(s) {computed} (not an int literal)"], {}
     elem = _elem_bytes(t, ctx)
     # a tile the author never varies (every config the same BLOCK_K, when it is also a scale group) stays as it is
     fixed = {r: known[0]["kwargs"][names[r]] for r in ("BLOCK_M", "BLOCK_N", "BLOCK_K")
@@ -179,12 +215,26 @@ def _plan(
         if k in seen or (bm * bk + bk * bn) * elem * int(c["num_stages"]) > SM90_SHARED:
             drop.append(i)
         seen.add(k)
-    extra = {k: v for k, v in known[0]["kwargs"].items() if k not in names.values()}
+    def nearest(h: dict[str, int]) -> dict[str, Any]:
+        """The list's config whose tile is closest to ``h`` (log2 distance summed over M, N, K; the first of equals)."""
+        return min(known, key=lambda c: sum(abs(math.log2(c["kwargs"][names[r]] / h[r]))
+                                            for r in ("BLOCK_M", "BLOCK_N", "BLOCK_K")))
+
     add = []
     if isinstance(lst, cst.ListComp):
         drop = []  # a comprehension is extended, never thinned (its elements are not separate nodes)
+    # a kernel whose unmasked accesses span all three tiles (no masks: the sizes must be multiples of the tiles) gets
+    # only the tile combinations the list already holds (the autotuner runs every config, so the kernel's callers
+    # admit each of them), with Hopper warps / stages; a partly masked kernel (``% M``-wrapped rows) is not limited
+    pinned = sorted(pinned_tiles(t, names))
+    pinned = pinned if len(pinned) == 3 else []
+    admitted = {tuple(c["kwargs"][names[r]] for r in pinned) for c in known}
     for h in params.get("configs") or HOPPER:
         h = {**h, **fixed}
+        if pinned and tuple(h[r] for r in pinned) not in admitted:
+            continue
+        # the other meta-parameters (GROUP_SIZE_M, a persistent grid's NUM_SM) at the nearest config's values
+        extra = {k: v for k, v in nearest(h)["kwargs"].items() if k not in names.values()}
         cfg = {"kwargs": {**{names[r]: h[r] for r in ("BLOCK_M", "BLOCK_N", "BLOCK_K")}, **extra},
                "num_warps": h["num_warps"], "num_stages": h["num_stages"]}
         if _key(cfg, names) not in seen and (h["BLOCK_M"] * h["BLOCK_K"] + h["BLOCK_K"] * h["BLOCK_N"]) * elem \

@@ -37,7 +37,7 @@ from optimizer.rewrite.engine import Target
 from optimizer.rewrite.errors import NotApplicable
 from optimizer.rewrite.tree import Tree, arg_value, call_name, dotted, expand_defs, expr, walk
 
-__all__ = ["DotTileSearch", "literal_int_arg", "meta_grid"]
+__all__ = ["DotTileSearch", "literal_int_arg", "meta_grid", "pinned_tiles"]
 
 HOPPER = [
     {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3},
@@ -73,7 +73,7 @@ def _operand_tiles(t: Target, e: cst.CSTNode) -> list[str]:
     seen: set[str] = set()
     frontier = [e]
     for _ in range(8):
-        nxt = []
+        nxt: list[cst.CSTNode] = []
         for f in frontier:
             # a keyword (``mask=``) is no read of the variable that happens to share its name
             keywords = {id(m.keyword) for m in walk(f) if isinstance(m, cst.Arg) and m.keyword is not None}
@@ -452,6 +452,10 @@ def _pinned(t: Target, names: dict[str, str]) -> dict[str, list[str]]:
                 if name in by_name:
                     out.setdefault(by_name[name], []).append(a.pointer)
     return out
+
+
+#: public name of ``_pinned`` for the config-list edit of autotuned kernels (``autotune_configs``)
+pinned_tiles = _pinned
 
 
 def _elements(t: Target) -> list[cst.BaseExpression]:

@@ -9,6 +9,7 @@ counters to win.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import libcst as cst
@@ -51,6 +52,44 @@ def pointer_elem_bytes(rec: dict | None) -> int:
     """Element size of a launch record's first pointer argument, the input a row reads (4 when unknown)."""
     ptrs = [t for t in ((rec or {}).get("signature") or {}).values() if isinstance(t, str) and t.startswith("*")]
     return (elem_bytes(ptrs[0]) or 4) if ptrs else 4
+
+
+#: SMs of an H100 / H200 (sm_90): a persistent grid of at most this many programs puts one program on each SM.
+SM90_SMS = 132
+
+
+def _program_stride(st: KernelFacts, rec: dict[str, Any] | None, programs: int) -> str | None:
+    """The name a persistent kernel steps its tile index by, when that step is the program count: ``tl.num_programs``,
+    or a constexpr whose launch value is the grid size (``tile_idx += NUM_SM``, ``range(pid, n, NUM_SM)``)."""
+    if st.tree is None or st.kernel is None:
+        return None
+    text = st.tree.code(st.kernel.node)
+    names = [k for k, v in ((rec or {}).get("constexprs") or {}).items()
+             if isinstance(v, int) and not isinstance(v, bool) and v == programs and programs > 1]
+    for name in [*names, r"tl\.num_programs\(0\)"]:
+        # the whole increment (``tile_idx += NUM_SM``, not ``a_ptrs += BLOCK_K * stride``) or the range's step
+        arg = r"(?:[^(),]|\([^()]*\))*"  # one argument, calls one level deep
+        # a program-id value stepped by the program count: ``tile_idx += NUM_SM`` (tile_idx = tl.program_id(0)),
+        # ``range(tl.program_id(0), n, NUM_SM)``; not ``a_ptrs += BLOCK_K * s`` nor ``range(0, K, BLOCK_K)``
+        pid = "|".join([r"tl\.program_id\(\s*\d\s*\)", *map(re.escape, sorted({*st.pid.values(), *st.pid_dependent}))])
+        if re.search(rf"(?<!\w)(?:{pid})\s*\+=\s*{name}\s*(#.*)?$|(?<!\w)range\(\s*(?:{pid})\s*,{arg},\s*{name}\s*\)",
+                     text, re.M):
+            return name.replace("\\", "")
+    return None
+
+
+def _fast_axis_shares_operands(st: KernelFacts) -> bool:
+    """Whether a multi-axis dot kernel's loop loads all read addresses independent of program axis 0, the axis that
+    varies fastest in launch order: consecutive programs then read the same operand panels (L2 hits already)."""
+    from optimizer.kernel.flow import dependents, names
+
+    if st.kernel is None or len(st.program_axes) < 2 or 0 not in st.pid:
+        return False
+    axis0 = dependents(st.kernel.node.body, {st.pid[0]})
+    loop_loads = [a for a in st.accesses if a.op == "tl.load" and a.in_loop]
+    return bool(loop_loads) and all(
+        not (names(a.node.args[0].value) & axis0) and "program_id(0)" not in a.pointer.replace(" ", "")
+        for a in loop_loads if a.node.args)
 
 
 def _ref(kind: str, reference: str, detail: str = "", lines: list[int] | None = None) -> EvidenceRef:
@@ -460,7 +499,28 @@ def _kernel_findings(
                                                 f"{SMALL_TILE_AREA} elements", st.dot_lines)],
                                summary=f"a K loop of tl.dot on a {m}x{n} output tile: less operand reuse than any "
                                        f"Hopper tile config (>= 128x64)"))
-    if st.dots and not st.grouped_order and programs and programs >= MANY_TILES:
+    if st.dots and programs and _warps(rec) <= 4 and programs <= SM90_SMS and (
+            stride := _program_stride(st, rec, programs)):
+        # a persistent dot kernel (its programs stride over the output tiles by the program count) launched with one
+        # program per SM or fewer, each of one warp group: every SM runs a single warp group that issues the tile's
+        # copies, its MMAs and its epilogue in turn, nothing overlaps them (the labelled grouped GEMM: 0.23-0.29 of
+        # the tensor-core roofline with a fully pipelined 128x128x64 wgmma loop)
+        out.append(Finding(cause="small_dot_tiles", level="L1", confidence=0.6, structural=True,
+                           supporting=[_ref("launch", "one_warp_group_per_sm",
+                                            f"{programs} programs of {_warps(rec)} warps step over the output tiles "
+                                            f"by {stride}: one warp group per SM", st.dot_lines)],
+                           summary=f"a persistent tl.dot loop on {programs} programs of {_warps(rec)} warps: one warp "
+                                   "group per SM feeds the tensor cores (no config with more warps per SM)"))
+    if st.dots and not st.grouped_order and programs and programs >= MANY_TILES and _fast_axis_shares_operands(st):
+        # attention: the programs along axis 0 are one head's query blocks; every K/V tile the loop loads depends on
+        # axis 1 only, so neighbours in launch order already read the same panels: nothing for a regrouping to gain
+        out.append(Finding(cause="l2_unfriendly_order", level="L1", confidence=0.0, structural=True,
+                           refute_strength=1.0, refuting=[_ref("code_feature", "fast_axis_shares_operands",
+                                          f"{programs} programs; the loop's loads do not depend on program axis 0 "
+                                          f"({st.pid[0]}), which varies fastest in launch order", st.dot_lines)],
+                           summary=f"launch order is L2-friendly: consecutive programs (axis 0, {st.pid[0]}) read the "
+                                   "same operand tiles in their loop"))
+    elif st.dots and not st.grouped_order and programs and programs >= MANY_TILES:
         conf = 0.55 if programs >= LARGE_GRID_TILES else 0.35
         out.append(
             Finding(
