@@ -78,6 +78,24 @@ def _program_stride(st: KernelFacts, rec: dict[str, Any] | None, programs: int) 
     return None
 
 
+def _largest_config_tile(st: KernelFacts) -> tuple[tuple[int, int, int], int] | None:
+    """((M, N, K) of the largest-area tile, number of configs) of an autotuned kernel's config list, where the source
+    spells the list out (``rewrite.autotune_configs.parsed_configs``) and every config names the dot's tiles."""
+    from types import SimpleNamespace
+    from typing import cast
+
+    from optimizer.rewrite.autotune_configs import parsed_configs
+
+    if st.kernel is None or st.tree is None:
+        return None
+    cfgs = parsed_configs(cast(Any, SimpleNamespace(kernel=st.kernel, tree=st.tree)))
+    tiles = [dot_tile(c["kwargs"]) for c in cfgs or []]
+    if not tiles or any(set(t_) != {"M", "N", "K"} for t_ in tiles):
+        return None
+    big = max(tiles, key=lambda t_: (t_["M"] * t_["N"], t_["K"]))
+    return (big["M"], big["N"], big["K"]), len(tiles)
+
+
 def _fast_axis_shares_operands(st: KernelFacts) -> bool:
     """Whether a multi-axis dot kernel's loop loads all read addresses independent of program axis 0, the axis that
     varies fastest in launch order: consecutive programs then read the same operand panels (L2 hits already)."""
@@ -485,7 +503,18 @@ def _kernel_findings(
                 )
             )
             break
-    if st.dots and tile:
+    listed = _largest_config_tile(st) if st.dots and st.autotuned else None
+    if listed is not None:
+        # an autotuned kernel runs whichever config the autotuner picks on the GPU, not the one a CPU run recorded:
+        # its tiles are small only when the largest config is (below the 128x128 of the Hopper configs)
+        (m, n, k), count = listed
+        if min(m, n) < 64 or k < 32 or m * n < 128 * 128:
+            out.append(Finding(cause="small_dot_tiles", level="L1", confidence=0.6, structural=True,
+                               supporting=[_ref("launch", "small_dot_tile", f"largest of {count} autotune configs "
+                                                f"{m}x{n}x{k}", st.dot_lines)],
+                               summary=f"tl.dot tiles of at most {m}x{n}x{k} in all {count} autotune configs: none "
+                                       "feeds Hopper tensor cores like a 128x128 or larger tile"))
+    elif st.dots and tile:
         m, n, k = tile.get("M", 128), tile.get("N", 128), tile.get("K", 64)
         if min(m, n) < 64 or k < 32:
             out.append(Finding(cause="small_dot_tiles", level="L1", confidence=0.6, structural=True,

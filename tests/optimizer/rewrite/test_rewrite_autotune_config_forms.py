@@ -99,3 +99,22 @@ def test_l2_order_is_refuted_when_axis_0_neighbours_share_the_loop_operands() ->
     per_block = HEAD_BLOCKS.replace("rn[None, :] * D)", "rn[None, :] * D + start_m)")
     found = [f for f in code_findings(extract_features(per_block), [rec]) if f.cause == "l2_unfriendly_order"]
     assert found and found[0].confidence > 0
+
+
+def test_an_autotuned_kernel_is_judged_by_its_largest_config_not_the_recorded_one() -> None:
+    """A CPU run records whichever config the interpreter's autotuner picked (here 32x32x32); the GPU picks among all
+    of them, so a list holding 128x128x64 is no small-tile evidence, and a list of small tiles only is."""
+    from optimizer.kernel.features import extract_features
+    from optimizer.ladder.causes.code import code_findings
+
+    src = (KERNELS / f"{KERNEL}.py").read_text()
+    rec = {"kernel": "persistent_mm_kernel", "grid": [300], "launches": 1, "signature": {},
+           "constexprs": {"BM": 32, "BN": 32, "BK": 32, "PROGRAMS": 2}, "numel": {}}
+
+    def small(text: str) -> list[str]:
+        return [r.detail for f in code_findings(extract_features(text), [rec]) if f.cause == "small_dot_tiles"
+                for r in f.supporting]
+
+    assert small(src) == []
+    only_small = src.replace("{'BM': 128, 'BN': 128, 'BK': 64,", "{'BM': 64, 'BN': 64, 'BK': 64,")
+    assert small(only_small) == ["largest of 3 autotune configs 64x64x64"]
