@@ -41,7 +41,9 @@ def known_metrics(wanted: tuple[str, ...]) -> tuple[tuple[str, ...], list[str]]:
     bases = {ln.split()[0] for ln in out.splitlines() if ln.strip() and "__" in ln.split()[0]}
     if not bases:
         return wanted, []
-    keep = tuple(m for m in wanted if m.split(".")[0] in bases)
+    # launch__* attributes and a few derived figures are not counters: --query-metrics does not list them
+    keep = tuple(m for m in wanted if m.split(".")[0] in bases or m.startswith("launch__")
+                 or m == "sm__maximum_warps_per_active_cycle_pct")
     return keep, [m for m in wanted if m not in keep]
 
 

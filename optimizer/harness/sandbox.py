@@ -27,13 +27,15 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from optimizer.harness import stages
 
-__all__ = ["isolation_level", "jail_spec", "kill_tree", "run_worker", "SandboxLimits", "SandboxResult",
+__all__ = ["PROFILER_ROOTS", "isolation_level", "jail_spec", "kill_tree", "profiler_roots", "run_worker",
+           "SandboxLimits", "SandboxResult",
            "shutdown_zygotes", "triton_cache"]
 
 Status = Literal["ok", "error", "timeout", "crashed", "oom"]
@@ -208,6 +210,18 @@ def isolation_level() -> str:
     return "namespaces" if level["isolate"] else f"basic: {level['why']}"
 
 
+#: Install trees a profiler's launcher script looks in besides its own folder: CUDA's ``ncu`` is a wrapper that
+#: searches ``<cuda>/bin/../nsight-compute-*`` and ``/opt/nvidia/nsight-compute/<version>``; on the lent GPU image
+#: the tool lives only under /opt/nvidia, and a jail without it failed every ncu run with "nsight-compute directory
+#: is not found" (L2 recorded no counters in any session before this was added).
+PROFILER_ROOTS: dict[str, tuple[str, ...]] = {"ncu": ("/opt/nvidia",), "nsys": ("/opt/nvidia",)}
+
+
+def profiler_roots(tool: str, *, isdir: Callable[[str], bool] = os.path.isdir) -> list[str]:
+    """The existing install trees of ``PROFILER_ROOTS[tool]`` (by the tool's file name), to be readable in the jail."""
+    return [p for p in PROFILER_ROOTS.get(Path(tool).name, ()) if isdir(p)]
+
+
 def run_worker(
     request: dict[str, Any],
     *,
@@ -256,6 +270,7 @@ def run_worker(
         exe = shutil.which(prefix_cmd[0], path=child_env.get("PATH"))
         if exe:
             tools.append(str(Path(exe).resolve().parents[1]))
+        tools += profiler_roots(prefix_cmd[0])
     spec = jail_spec(tmp, limits, readable=_request_paths(request) + tools + list(readable or []),
                      writable=[*(writable or []), *([str(cache)] if cache else [])], devices=not interpreter,
                      keep_caps=bool(prefix_cmd), python=python)

@@ -43,3 +43,9 @@ def test_unknown_metrics_are_dropped_by_base_name(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(gpu_account.subprocess, "run", lambda *a, **k: SimpleNamespace(stdout=listing))
     keep, dropped = gpu_account.known_metrics(("dram__bytes_read.sum", "sm__cycles_active.avg", "no__such.sum"))
     assert keep == ("dram__bytes_read.sum", "sm__cycles_active.avg") and dropped == ["no__such.sum"]
+
+
+def test_launch_attributes_are_kept_although_not_listed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(gpu_account.subprocess, "run", lambda *a, **k: SimpleNamespace(stdout="dram__bytes_read x\n"))
+    keep, dropped = gpu_account.known_metrics(("launch__grid_size", "sm__maximum_warps_per_active_cycle_pct"))
+    assert dropped == [] and len(keep) == 2
