@@ -124,10 +124,14 @@ def ncu_launches(problem: Problem, candidate: Path, case: dict[str, object], *, 
                      warmup=1, profiler_range=True)
     res = run_worker(to_wire(req), limits=_limits(settings, timeout_s),
                      prefix_cmd=account_command(str(log), metrics or ACCOUNT_METRICS, kernel_regex=kernels))
-    rows = parse_raw_metrics(log.read_text()) if log.exists() else []
+    text = log.read_text(errors="replace") if log.exists() else ""
+    rows = parse_raw_metrics(text)
     if rows:
         return NcuLaunches(rows=rows)
-    return NcuLaunches(error=res.reason if not res.ok else "ncu saw no launch")
+    # ncu writes its own errors (==ERROR== ...) to the log file, not to the worker's stderr
+    said = " | ".join(ln.strip() for ln in text.splitlines() if ln.startswith("==") and "PROF" not in ln)[-600:]
+    why = res.reason if not res.ok else "ncu saw no launch"
+    return NcuLaunches(error=f"{why}; ncu log: {said}" if said else why)
 
 
 def ascend_profile(problem: Problem, candidate: Path, *, settings: LadderSettings) -> AscendProfile:
