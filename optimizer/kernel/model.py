@@ -140,8 +140,8 @@ class KernelFacts:
 
     @cached_property
     def repeated_index_loads(self) -> list[int]:
-        """Lines of tile loads at a lane index ``idx // R``: each element read R times (``rewrite.repeated_rows``)."""
-        from optimizer.rewrite.repeated_rows import repeated_index_loads
+        """Lines of tile loads at a lane index ``idx // R``: each element read R times (``kernel.repeated_index``)."""
+        from optimizer.kernel.repeated_index import repeated_index_loads
 
         if self.kernel is None or self.tree is None:
             return []

@@ -41,6 +41,7 @@ from typing import Any
 
 import libcst as cst
 
+from optimizer.kernel.lane_index import ArangeIndex, broadcast_index, positional
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.tree import arg_value, call_name, dotted, expr, statements, walk
@@ -58,93 +59,6 @@ _HELPER_SRC = f'''def {HELPER}(*sizes):
 '''
 
 
-def _is_none(e: cst.BaseSlice) -> bool:
-    return isinstance(e, cst.Index) and isinstance(e.value, cst.Name) and e.value.value == "None"
-
-
-def _is_all(e: cst.BaseSlice) -> bool:
-    return isinstance(e, cst.Slice) and e.lower is None and e.upper is None and e.step is None
-
-
-def _bcast(node: cst.CSTNode) -> tuple[str, int] | None:
-    """``name[:, None]`` -> (name, 0); ``name[None, :]`` -> (name, 1)."""
-    if not (isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and len(node.slice) == 2):
-        return None
-    a, b = node.slice[0].slice, node.slice[1].slice
-    if _is_all(a) and _is_none(b):
-        return node.value.value, 0
-    if _is_none(a) and _is_all(b):
-        return node.value.value, 1
-    return None
-
-
-def _positional(call: cst.Call) -> list[cst.BaseExpression]:
-    return [a.value for a in call.args if a.keyword is None and not a.star]
-
-
-def _is_int(e: cst.CSTNode, value: str) -> bool:
-    return isinstance(e, cst.Integer) and e.value == value
-
-
-class _Index:
-    """Whether an index is built from ``tl.arange(0, B)`` plus multiples of constexpr blocks (collected in ``blocks``).
-
-    Accepted shapes: ``tl.arange(0, B)``, ``pid * B + tl.arange(0, B)``, ``k0 + offs`` with ``k0`` a
-    ``range(0, n, B)`` loop variable; every B must be a constexpr parameter (its value is checked at launch)."""
-
-    def __init__(self, k: cst.FunctionDef, constexprs: list[str], ints: set[str] | None = None) -> None:
-        self.constexprs = set(constexprs)
-        self.ints = set(ints or ())
-        # ``(index) % n`` wrap-arounds met while reading indices (the tutorial matmul's ``% M``), with their ``n``
-        self.wraps: list[tuple[cst.BinaryOperation, str]] = []
-        self.defs: dict[str, list[cst.BaseExpression]] = {}
-        for n in walk(k):
-            if isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name):
-                self.defs.setdefault(n.targets[0].target.value, []).append(n.value)
-            elif isinstance(n, cst.For) and isinstance(n.target, cst.Name):
-                self.defs.setdefault(n.target.value, []).append(n.iter)
-
-    def name(self, name: str, blocks: set[str], depth: int = 0) -> bool:
-        vals = self.defs.get(name, [])
-        # every definition must be an index (``cols = off + tl.arange(0, B)`` repeated in each of several loops)
-        return depth <= 4 and bool(vals) and all(self.expr(v, blocks, depth) for v in vals)
-
-    def expr(self, e: cst.BaseExpression, blocks: set[str], depth: int) -> bool:
-        if isinstance(e, cst.Call) and call_name(e) == "tl.arange" and len(e.args) == 2 and len(_positional(e)) == 2:
-            start, end = _positional(e)
-            if _is_int(start, "0") and isinstance(end, cst.Name) and end.value in self.constexprs:
-                blocks.add(end.value)
-                return True
-            return False
-        if isinstance(e, cst.Call) and call_name(e) == "range" and len(e.args) == 3 and len(_positional(e)) == 3:
-            start, _stop, step = _positional(e)
-            if _is_int(start, "0") and isinstance(step, cst.Name) and step.value in self.constexprs:
-                blocks.add(step.value)
-                return True
-            return False
-        if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, cst.Add):
-            return all(self.expr(s, blocks, depth) for s in (e.left, e.right))
-        if (isinstance(e, cst.BinaryOperation) and isinstance(e.operator, cst.Modulo) and isinstance(e.right, cst.Name)
-                and e.right.value in self.ints and self.expr(e.left, blocks, depth)):
-            # (pid * B + tl.arange(0, B)) % n: runs of ALIGN lanes stay contiguous and ALIGN-aligned when ALIGN
-            # divides B and n (the wrap falls on a run boundary); the run structure is hinted on this node
-            if not any(e is w for w, _ in self.wraps):
-                self.wraps.append((e, e.right.value))
-            return True
-        if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, cst.Multiply):  # pid * BLOCK
-            for s in (e.left, e.right):
-                if isinstance(s, cst.Name) and s.value in self.constexprs:
-                    blocks.add(s.value)
-                    return True
-            return False
-        if isinstance(e, cst.Name):
-            return self.name(e.value, blocks, depth + 1)
-        return False
-
-
-#: public names of the index readers, for the transforms that reason about lane indices the same way
-ArangeIndex = _Index
-broadcast_index = _bcast
 
 
 def _config_values(t: Target, name: str) -> list[int] | None:
@@ -214,7 +128,7 @@ def _add_terms(e: cst.BaseExpression, defs: dict[str, cst.BaseExpression], depth
     return [e]
 
 
-def _scalar(e: cst.CSTNode, index: _Index) -> bool:
+def _scalar(e: cst.CSTNode, index: ArangeIndex) -> bool:
     """Built from no lane index, arange or load (a program's row number, a loop counter, a cast of one)."""
     for c in walk(e):
         if isinstance(c, cst.Call) and call_name(c) in ("tl.arange", "tl.load"):
@@ -225,7 +139,7 @@ def _scalar(e: cst.CSTNode, index: _Index) -> bool:
 
 
 def _row_products(terms: list[cst.BaseExpression], incs: dict[str, list[cst.BaseExpression]], ints: set[str],
-                  index: _Index) -> list[tuple[cst.BinaryOperation, str]]:
+                  index: ArangeIndex) -> list[tuple[cst.BinaryOperation, str]]:
     """``row * stride`` products (``stride`` an integer argument, ``row`` scalar) among an address's terms and the
     ``+=`` increments of its pointer names."""
     cands = [*terms, *(v for t in terms if isinstance(t, cst.Name) for v in incs.get(t.value, []))]
@@ -269,7 +183,7 @@ def _host_names(module: cst.Module) -> set[str]:
                                    for p in n.params.params})
 
 
-def _index_nodes(e: cst.CSTNode, index: _Index, depth: int = 0) -> list[cst.CSTNode]:
+def _index_nodes(e: cst.CSTNode, index: ArangeIndex, depth: int = 0) -> list[cst.CSTNode]:
     """The nodes of ``e`` and of the index definitions its names read (to find the wrap-arounds it depends on)."""
     out: list[cst.CSTNode] = []
     for n in walk(e):
@@ -285,7 +199,7 @@ def _plan(t: Target) -> _Plan | str:
     if PARAM in k.constexprs:
         return f"{k.name} already has an {PARAM} parameter"
     ints = {n for n in k.params if n not in k.constexprs}
-    index = _Index(k.node, k.constexprs, ints)
+    index = ArangeIndex(k.node, k.constexprs, ints)
     defs, incs = _single_defs(k.node)
     strides: list[cst.BinaryOperation] = []
     rows: list[cst.BinaryOperation] = []
@@ -295,7 +209,7 @@ def _plan(t: Target) -> _Plan | str:
     # stride -> every product multiplies an aligned index (a unit stride keeps it aligned)
     unit_ok: dict[str, bool] = {}
     for call in (n for n in walk(k.node) if isinstance(n, cst.Call) and call_name(n) in ("tl.load", "tl.store")):
-        pos = _positional(call)
+        pos = positional(call)
         if not pos or call.args[0].keyword is not None:
             continue
         terms = _add_terms(pos[0], defs)
@@ -313,7 +227,7 @@ def _plan(t: Target) -> _Plan | str:
                 if any(n is s_ for s_ in strides):
                     continue
                 for a, b in ((n.left, n.right), (n.right, n.left)):
-                    bc = _bcast(a)
+                    bc = broadcast_index(a)
                     if bc and isinstance(b, cst.Name) and b.value in ints:
                         strides.append(n)
                         involved.add(b.value)
@@ -327,7 +241,7 @@ def _plan(t: Target) -> _Plan | str:
             if not (isinstance(n, cst.Comparison) and len(n.comparisons) == 1
                     and isinstance(n.comparisons[0].operator, cst.LessThan)) or any(n is c for c, _ in cmps):
                 continue
-            bc, right = _bcast(n.left), n.comparisons[0].comparator
+            bc, right = broadcast_index(n.left), n.comparisons[0].comparator
             if not (isinstance(right, cst.Name) and right.value in ints):
                 continue
             if bc and index.name(bc[0], blocks):
