@@ -88,13 +88,16 @@ def ncu(problem: Problem, candidate: Path, *, settings: LadderSettings, kernels:
     on PATH and a GPU; untested in CI."""
     from optimizer.profile.cuda import CLASSIFIER_METRICS, ncu_command, parse_ncu_csv, summarize_ncu
 
+    # ncu runs inside the worker's jail, whose /tmp is private: its log folder is bound writable, else ncu cannot open
+    # the log, exits 1 at once and writes nothing anywhere (every ncu run on the lent GPU until session 20)
     log = Path(tempfile.mkdtemp(prefix="ladder_ncu_")) / "ncu.csv"
     cases = problem.cases_for("cuda")
     req = RunRequest(problem=str(problem.path), candidate=str(candidate), backend="cuda",
                      cases=[max(cases, key=problem.size)] if cases else [], iters=1, warmup=1, profiler_range=True)
     res = run_worker(to_wire(req), limits=_limits(settings, max(settings.sandbox_timeout_s, 600)),
                      prefix_cmd=ncu_command(str(log), kernels or None, metrics=CLASSIFIER_METRICS, ranged=True,
-                                            launch_count=settings.ncu_launch_count))
+                                            launch_count=settings.ncu_launch_count),
+                     writable=[str(log.parent)])
     rows = parse_ncu_csv(log.read_text()) if log.exists() else []
     if rows:
         return NcuCounters(summary=summarize_ncu(rows))
@@ -119,11 +122,12 @@ def ncu_launches(problem: Problem, candidate: Path, case: dict[str, object], *, 
     untested in CI."""
     from optimizer.profile.ncu_account import ACCOUNT_METRICS, account_command, parse_raw_metrics
 
-    log = Path(tempfile.mkdtemp(prefix="ladder_ncu_account_")) / "ncu.csv"
+    log = Path(tempfile.mkdtemp(prefix="ladder_ncu_account_")) / "ncu.csv"  # bound writable, as in ncu_counters
     req = RunRequest(problem=str(problem.path), candidate=str(candidate), backend="cuda", cases=[case], iters=1,
                      warmup=1, profiler_range=True)
     res = run_worker(to_wire(req), limits=_limits(settings, timeout_s),
-                     prefix_cmd=account_command(str(log), metrics or ACCOUNT_METRICS, kernel_regex=kernels))
+                     prefix_cmd=account_command(str(log), metrics or ACCOUNT_METRICS, kernel_regex=kernels),
+                     writable=[str(log.parent)])
     text = log.read_text(errors="replace") if log.exists() else ""
     rows = parse_raw_metrics(text)
     if rows:
