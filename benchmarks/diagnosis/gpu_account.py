@@ -62,13 +62,16 @@ def account_of(problem_path: Path, candidate: Path, metrics: tuple[str, ...]) ->
     t0 = time.monotonic()
     got = ncu_launches(problem, candidate, case, settings=LadderSettings(), metrics=metrics)
     if not got.rows:
-        return {"case": case_label(case), "error": got.error, "wall_s": round(time.monotonic() - t0, 1)}
+        return {"case": case_label(case), "error": got.error, "units": got.units,
+                "wall_s": round(time.monotonic() - t0, 1)}
     peaks = peaks_for(torch.cuda.get_device_name(0))
     acc = measured_account(got.rows, bytes_moved=problem.bytes_moved(case), flops=problem.flops(case), peaks=peaks,
                            compute=kernel_compute_kind(candidate, None), case=case_label(case))
     return {"case": acc.case, "measured_ms": acc.measured_ms, "roofline_ms": acc.roofline_ms, "gap_ms": acc.gap_ms,
             "coverage": acc.coverage, "by_kind": acc.by_kind(), "top": [f.line() for f in acc.top(4)],
             "figures": [f.line() for f in acc.figures], "notes": acc.notes, "launches": len(got.rows),
+            # ncu's own rows (converted: ms, bytes) and units, so that an account can be recomputed from the record
+            "raw": got.rows, "units": got.units,
             "wall_s": round(time.monotonic() - t0, 1)}
 
 

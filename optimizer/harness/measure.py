@@ -111,6 +111,7 @@ class NcuLaunches(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     rows: list[dict[str, object]] = Field(default_factory=list)
+    units: dict[str, str] = Field(default_factory=dict, description="the unit ncu printed for each metric")
     error: str = ""
 
 
@@ -120,7 +121,13 @@ def ncu_launches(problem: Problem, candidate: Path, case: dict[str, object], *, 
     """The raw metrics of the measured account (``ncu_account.ACCOUNT_METRICS`` unless ``metrics``) for each launch
     of one forward of ``case`` (one warm-up forward first, outside the profiled range). Needs ``ncu`` and a GPU;
     untested in CI."""
-    from optimizer.profile.ncu_account import ACCOUNT_METRICS, account_command, parse_raw_metrics
+    from optimizer.profile.ncu_account import (
+        ACCOUNT_METRICS,
+        NcuUnitError,
+        account_command,
+        parse_raw_metrics,
+        raw_units,
+    )
 
     log = Path(tempfile.mkdtemp(prefix="ladder_ncu_account_")) / "ncu.csv"  # bound writable, as in ncu_counters
     req = RunRequest(problem=str(problem.path), candidate=str(candidate), backend="cuda", cases=[case], iters=1,
@@ -129,9 +136,12 @@ def ncu_launches(problem: Problem, candidate: Path, case: dict[str, object], *, 
                      prefix_cmd=account_command(str(log), metrics or ACCOUNT_METRICS, kernel_regex=kernels),
                      writable=[str(log.parent)])
     text = log.read_text(errors="replace") if log.exists() else ""
-    rows = parse_raw_metrics(text)
+    try:
+        rows = parse_raw_metrics(text)
+    except NcuUnitError as e:
+        return NcuLaunches(units=raw_units(text), error=str(e))
     if rows:
-        return NcuLaunches(rows=rows)
+        return NcuLaunches(rows=rows, units=raw_units(text))
     # ncu writes its own errors (==ERROR== ...) to the log file, not to the worker's stderr
     said = " | ".join(ln.strip() for ln in text.splitlines() if ln.startswith("==") and "PROF" not in ln)[-600:]
     why = res.reason if not res.ok else "ncu saw no launch"

@@ -40,7 +40,9 @@ __all__ = [
     "MeasuredFinding",
     "account_command",
     "measured_account",
+    "NcuUnitError",
     "parse_raw_metrics",
+    "raw_units",
 ]
 
 #: warp-stall reason (the ncu metric's middle part) -> (finding kind, listed causes that can produce it)
@@ -94,8 +96,28 @@ _PIPES = ("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_activ
           "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
           "sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active")
 
-_UNIT = {"nsecond": 1e-6, "usecond": 1e-3, "msecond": 1.0, "second": 1e3,  # durations -> ms
-         "byte": 1.0, "kbyte": 1e3, "mbyte": 1e6, "gbyte": 1e9}
+# ncu names units both ways across versions ("nsecond" / "ns"); durations -> ms, byte counts -> bytes
+_TIME_UNIT = {"nsecond": 1e-6, "ns": 1e-6, "usecond": 1e-3, "us": 1e-3, "msecond": 1.0, "ms": 1.0,
+              "second": 1e3, "s": 1e3}
+_BYTE_UNIT = {"byte": 1.0, "b": 1.0, "kbyte": 1e3, "kb": 1e3, "mbyte": 1e6, "mb": 1e6, "gbyte": 1e9, "gb": 1e9}
+_UNIT = {**_TIME_UNIT, **_BYTE_UNIT}
+
+
+class NcuUnitError(ValueError):
+    """ncu reported a duration or a byte count in a unit the account cannot convert (its numbers would be off by
+    orders of magnitude); the message names the metric and the unit so that _TIME_UNIT/_BYTE_UNIT can learn it."""
+
+
+def _scale(name: str, unit: str) -> float:
+    if "pct" in name or "per_second" in name or "/" in unit or "%" in unit:
+        return 1.0  # a ratio or a rate: used as printed
+    if "duration" in name or name.endswith("_ns") or "bytes" in name:
+        table = _TIME_UNIT if ("duration" in name or name.endswith("_ns")) else _BYTE_UNIT
+        if unit not in table:
+            raise NcuUnitError(f"ncu reported {name} in unit {unit!r}, which the account cannot convert "
+                               f"(known: {', '.join(table)}); add it to optimizer/profile/ncu_account.py")
+        return table[unit]
+    return _UNIT.get(unit, 1.0)
 
 
 def account_command(log_file: str, metrics: tuple[str, ...] = ACCOUNT_METRICS, *, kernel_regex: str | None = None,
@@ -128,9 +150,11 @@ def parse_raw_metrics(text: str) -> list[dict[str, Any]]:
         return []
     rows = list(csv.reader(io.StringIO("\n".join(lines))))
     header = rows[0]
-    has_units = len(rows) > 1 and rows[1] and rows[1][0].strip() == ""
-    units = rows[1] if has_units else [""] * len(header)
     k_idx = header.index("Kernel Name") if "Kernel Name" in header else None
+    # the units row: the one after the header whose kernel-name (else first) column is empty
+    probe = k_idx if k_idx is not None else 0
+    has_units = len(rows) > 1 and bool(rows[1]) and probe < len(rows[1]) and rows[1][probe].strip() == ""
+    units = rows[1] if has_units else [""] * len(header)
     out = []
     for r in rows[2 if has_units else 1:]:
         d: dict[str, Any] = {"kernel": r[k_idx] if k_idx is not None and k_idx < len(r) else "?"}
@@ -138,9 +162,19 @@ def parse_raw_metrics(text: str) -> list[dict[str, Any]]:
             if "__" not in name or j >= len(r) or (v := _num(r[j])) is None:
                 continue
             unit = units[j].strip().lower() if j < len(units) else ""
-            d[name] = v * _UNIT.get(unit, 1.0)
+            d[name] = v * _scale(name, unit)
         out.append(d)
     return out
+
+
+def raw_units(text: str) -> dict[str, str]:
+    """The unit ncu printed for each metric of a ``--csv --page raw`` log (recorded beside an account, so that a
+    unit the parser misread can be corrected from the record)."""
+    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
+    rows = list(csv.reader(io.StringIO("\n".join(lines[:2]))))
+    if len(rows) < 2:
+        return {}
+    return {name: unit for name, unit in zip(rows[0], rows[1], strict=False) if "__" in name}
 
 
 class MeasuredFinding(BaseModel):

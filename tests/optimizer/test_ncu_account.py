@@ -7,9 +7,11 @@ import pytest
 from optimizer.profile.ncu_account import (
     ACCOUNT_METRICS,
     STALL_REASONS,
+    NcuUnitError,
     account_command,
     measured_account,
     parse_raw_metrics,
+    raw_units,
 )
 from optimizer.profile.roofline import PEAKS
 
@@ -91,3 +93,21 @@ def test_command_reads_every_stall_reason_with_base_units() -> None:
     assert all(STALL.format(r) in metrics for r in STALL_REASONS)
     assert len(set(ACCOUNT_METRICS)) == len(ACCOUNT_METRICS)
     assert cmd[cmd.index("--print-units") + 1] == "base" and cmd[-1] == "2"
+
+
+def test_short_unit_names_convert_and_unknown_ones_refuse() -> None:
+    launch = {"gpu__time_duration.sum": 666560.0, "dram__bytes_read.sum": 2.0}
+    rows = parse_raw_metrics(_csv([launch], {"gpu__time_duration.sum": "ns", "dram__bytes_read.sum": "B"}))
+    assert rows[0]["gpu__time_duration.sum"] == pytest.approx(0.66656)  # ns -> ms
+    assert rows[0]["dram__bytes_read.sum"] == 2.0
+    with pytest.raises(NcuUnitError, match="gpu__time_duration.sum.*'cycle'"):
+        parse_raw_metrics(_csv([launch], {"gpu__time_duration.sum": "cycle", "dram__bytes_read.sum": "byte"}))
+    assert raw_units(_csv([launch], {"gpu__time_duration.sum": "ns"}))["gpu__time_duration.sum"] == "ns"
+
+
+def test_rates_and_percentages_pass_through_unscaled() -> None:
+    launch = {"dram__bytes_read.sum.per_second": 3.5, "lts__t_sector_hit_rate.pct": 41.0}
+    rows = parse_raw_metrics(_csv([launch], {"dram__bytes_read.sum.per_second": "Tbyte/s",
+                                             "lts__t_sector_hit_rate.pct": "%"}))
+    assert rows[0]["dram__bytes_read.sum.per_second"] == 3.5
+    assert rows[0]["lts__t_sector_hit_rate.pct"] == 41.0
