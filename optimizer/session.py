@@ -439,6 +439,13 @@ class Session:
             self.exhausted.add(
                 prop.family
             )  # offline recipes track tried points themselves; an LLM family gets two tries per base
+        target = None
+        if (self.backend == "cuda" and self.settings.ncu_account and ev.validation is not None and ev.validation.passed
+                and outcome.stop is not None and outcome.stop.cause not in ("unknown", "at_roofline")):
+            from optimizer.ladder.measured_account import round_target
+
+            with stages.span("target"):  # did the rewrite remove what its cause names? (issue 30 item 4)
+                target = round_target(ctx, path, outcome.stop.cause)
         rewrite = RoundRewrite(family=prop.family, recipe=prop.recipe, diff=prop.diff, description=prop.description)
         evidence = outcome.evidence + ([screen] if screen else []) + [
             self._validation_evidence(ev, outcome.stop.level if outcome.stop else "L1")]
@@ -449,9 +456,12 @@ class Session:
             validation=ev.validation,
             timing=timing,
             outcome=result,
+            target=target,
             candidate_path=str(path),
             **wall(),
-            next_recommendation=advice,
+            next_recommendation=advice
+            + (f"; improved, but {target.cause}'s measured parts are {target.verdict} ({target.note})"
+               if target is not None and result == "improved" and target.verdict in ("unchanged", "grew") else ""),
         )
         return rnd, ev
 

@@ -81,8 +81,9 @@ class LadderSettings(BaseSettings):
                                          "replayed under ncu per profile (None: every launch in the profiled forward)")
     ncu_account: bool = Field(default=False, description="L2 also runs the measured account of the gap "
                               "(optimizer.profile.ncu_account: one more ncu run of the largest case with the standard "
-                              "sections' raw metrics) and records it as evidence; off by default: it adds replay "
-                              "passes")
+                              "sections' raw metrics) and records it as evidence, the decision ranks causes by it, "
+                              "and each validated candidate is measured the same way to record whether its targeted "
+                              "inefficiency went down (Round.target); off by default: it adds replay passes")
     lock_dir: str = Field(default_factory=lambda: str(Path(tempfile.gettempdir()) / "kernel-ladder-gpu-locks"),
                           description="per-GPU lock files: two timing sessions never share a device")
     cache_dir: str = Field(

@@ -26,6 +26,7 @@ __all__ = [
     "RoundRewrite",
     "Selection",
     "StopDecision",
+    "TargetEffect",
     "Timing",
     "TimingProtocol",
     "Trajectory",
@@ -206,6 +207,21 @@ class StopDecision(_Model):
     static_only: bool = Field(default=False, description="decided without any measurement (CPU: code + IR only)")
 
 
+class TargetEffect(_Model):
+    """Whether a round's rewrite removed the inefficiency its decided cause names (issue "Causes beyond the list",
+    item 4): the measured-account parts the cause explains, in ms, on the base and on the candidate, at one case."""
+
+    cause: Cause
+    case: str = ""
+    kinds: list[str] = Field(default_factory=list, description="the account parts the cause explains (on the base)")
+    before_ms: float = Field(ge=0.0, description="those parts' time on the base")
+    after_ms: float = Field(ge=0.0, description="the same parts' time on the candidate")
+    before_gap_ms: float | None = None
+    after_gap_ms: float | None = None
+    verdict: Literal["removed", "reduced", "unchanged", "grew", "not_measured"]
+    note: str = ""
+
+
 class Round(_Model):
     index: int = Field(ge=0)
     levels_reached: list[Level] = Field(default_factory=list)
@@ -218,6 +234,8 @@ class Round(_Model):
     timing: Timing | None = None
     outcome: Outcome
     stop: StopDecision | None = None
+    target: TargetEffect | None = Field(default=None, description="the targeted inefficiency before and after the "
+                                        "rewrite (GPU with ncu and settings.ncu_account only)")
     next_recommendation: str = ""
     candidate_path: str = ""
     started_at: datetime = Field(default_factory=_now)

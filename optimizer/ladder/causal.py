@@ -15,6 +15,7 @@ from kb.models import EscalationTests, EvidenceItem
 from kb.models.cards import PatternCard
 from kb.vocab import CAUSE_CLASS
 from optimizer.ladder import keys
+from optimizer.ladder.causes.account import account_view
 from optimizer.ladder.decide import Decision, break_tie, decide, fall_back
 from optimizer.ladder.findings import Finding
 from optimizer.ladder.select import GENERIC_TOKENS, nonimproving_tries, recipe_context, spent
@@ -128,7 +129,8 @@ def causal_step(ctx: LadderContext, level: str, findings: list[Finding], *, may_
     ``measured``: (class, measured at all) when the caller is the measuring level itself (L2), else read from
     earlier levels and rounds."""
     measured_cls, measured_any = measured or _measured(ctx)
-    d = decide(all_findings(ctx) + findings, measured=measured_cls, measured_any=measured_any)
+    account = account_view(ctx.cache.get(keys.account(ctx.source_sha)))
+    d = decide(all_findings(ctx) + findings, measured=measured_cls, measured_any=measured_any, account=account)
     if not d.decided and d.contradiction and level == "L4" and may_stop:  # nothing left to escalate to
         tokens = evidence_tokens(ctx, findings)
         tie_refusals: list[str] = []

@@ -14,6 +14,11 @@ Rules, in order:
    within ``MARGIN`` of it, unless one explains the other (that is a contradiction: escalate). At-the-roofline
    decides only from measurement.
 5. The decision names the deciding evidence and what it overruled: an L2 class pointing elsewhere, weaker causes.
+6. With a measured account of the gap (``account``, ``optimizer.ladder.causes.account``) that names most of it, the
+   account ranks the structural causes that could decide and that a family acts on: one whose measured parts take at
+   least ``ACCOUNT_MARGIN`` more of the gap than the leader's takes the lead, and two tied causes whose shares differ
+   that much are no contradiction (the account settles them). Parts no listed cause explains are named in the
+   decision (``unexplained``), never forced onto a cause.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from kb.vocab import CAUSE_CLASS, CAUSE_FAMILIES, Cause
+from optimizer.ladder.causes.account import ACCOUNT_MARGIN, NEGLIGIBLE, AccountView
 from optimizer.ladder.findings import EvidenceRef, Finding
 
 __all__ = ["DECIDE", "DOMINANCE", "EARLY_LEAD", "EARLY_STOP", "FALLBACK", "MARGIN", "CauseScore", "Decision", "decide",
@@ -86,6 +92,10 @@ class Decision(BaseModel):
     fallback_from: str = Field(
         default="", description="the cause decided first, whose every family refused this kernel"
     )
+    account: str = Field(default="", description="the measured account the ranking read (rule 6), when one did")
+    unexplained: list[str] = Field(
+        default_factory=list, description="measured parts of the gap that no listed cause explains, with their shares"
+    )
 
     @property
     def families(self) -> tuple[str, ...]:
@@ -93,12 +103,15 @@ class Decision(BaseModel):
 
     def summary(self) -> str:
         if not self.decided:
-            return f"no cause decided: {self.reason}"
+            beyond = "; ".join(self.unexplained[:3])
+            beyond = f"; measured beyond the listed causes: {beyond}" if beyond else ""
+            return f"no cause decided: {self.reason}{beyond}"
         by = "; ".join(r.label() for r in self.decided_by[:4])
         over = f"; overruled: {'; '.join(self.overruled[:3])}" if self.overruled else ""
         fell = f" (after {self.fallback_from}: every family that removes it refused)" if self.fallback_from else ""
         static = ", static only" if self.static_only else ""
-        return f"cause {self.cause} ({self.confidence:.2f}{static}) from {by}{over}{fell}"
+        beyond = f"; beyond the listed causes: {'; '.join(self.unexplained[:3])}" if self.unexplained else ""
+        return f"cause {self.cause} ({self.confidence:.2f}{static}) from {by}{over}{fell}{beyond}"
 
 
 def _noisy_or(values: list[float]) -> float:
@@ -142,10 +155,36 @@ def _scores(findings: list[Finding], measured: str) -> list[CauseScore]:
     return out
 
 
-def decide(findings: list[Finding], *, measured: str = "unknown", measured_any: bool = False) -> Decision:
-    """``measured``: the L2 class (``unknown`` when none); ``measured_any``: whether any measurement took part."""
+def _by_account(ranking: list[CauseScore], account: AccountView) -> tuple[list[CauseScore], str]:
+    """Rule 6: the structural cause a family acts on with the largest measured share leads, when it is ahead of the
+    leader's share by ``ACCOUNT_MARGIN``; returns the ranking and what the account overruled ("" when nothing)."""
+    if not ranking or not ranking[0].structural or ranking[0].cause == "at_roofline":
+        return ranking, ""
+    top = ranking[0]
+    able = [s for s in ranking if s.structural and s.score >= DECIDE and s.cause not in ("at_roofline", "unknown")
+            and CAUSE_FAMILIES.get(s.cause)]
+    if not able:
+        return ranking, ""
+    lead = max(able, key=lambda s: account.share(s.cause))
+    if lead is top or account.share(lead.cause) < account.share(top.cause) + ACCOUNT_MARGIN:
+        return ranking, ""
+    note = (f"{top.cause} ({top.score:.2f}) explains {account.share(top.cause):.0%} of the measured gap, "
+            f"{lead.cause} {account.share(lead.cause):.0%}: the account decides")
+    return [lead, *(s for s in ranking if s is not lead)], note
+
+
+def decide(findings: list[Finding], *, measured: str = "unknown", measured_any: bool = False,
+           account: AccountView | None = None) -> Decision:
+    """``measured``: the L2 class (``unknown`` when none); ``measured_any``: whether any measurement took part;
+    ``account``: L2's measured account of the gap (rule 6), when one was measured."""
     ranking = [s for s in _scores(findings, measured) if s.support > 0]
     d = Decision(ranking=ranking, static_only=not measured_any)
+    by_account = ""
+    if account is not None:
+        d.account, d.unexplained = account.line(), list(account.unexplained)
+        if account.usable:
+            ranking, by_account = _by_account(ranking, account)
+            d.ranking = ranking
     if not ranking:
         d.reason = "no level produced a cause finding"
         return d
@@ -157,6 +196,8 @@ def decide(findings: list[Finding], *, measured: str = "unknown", measured_any: 
     rivals = [s for s in ranking[1:] if s.structural and top.structural and s.score >= top.score - MARGIN
               and CAUSE_FAMILIES.get(s.cause, ())[:1] != CAUSE_FAMILIES.get(top.cause, ())[:1]
               and s.cause not in EXPLAINS.get(top.cause, set()) and top.cause not in EXPLAINS.get(s.cause, set())]
+    if account is not None and account.usable:  # the account settles a tie its shares tell apart
+        rivals = [s for s in rivals if abs(account.share(s.cause) - account.share(top.cause)) < ACCOUNT_MARGIN]
     if rivals:
         d.contradiction = (f"{top.cause} ({top.score:.2f}) and {rivals[0].cause} ({rivals[0].score:.2f}) are equally "
                            "supported and call for different rewrites")
@@ -168,10 +209,15 @@ def decide(findings: list[Finding], *, measured: str = "unknown", measured_any: 
     if measured != "unknown" and CAUSE_CLASS.get(top.cause) != measured and top.cause != "at_roofline":
         d.overruled.append(f"L2 class {measured} (generic) overruled by {top.cause}"
                            + (" tied to source lines" if top.structural else ""))
+    if by_account:
+        d.overruled.append(by_account)
     d.overruled += [
         f"{s.cause} ({s.score:.2f}, {'/'.join(s.levels)}) not dominant" for s in ranking[1:] if s.score >= 0.3
     ]
-    d.reason = f"{top.cause} leads with {top.score:.2f}"
+    d.reason = f"{top.cause} leads with {top.score:.2f}" + (" by the measured account" if by_account else "")
+    if account is not None and account.usable and top.structural and account.share(top.cause) < NEGLIGIBLE:
+        d.overruled.append(f"note: the measured account puts {account.share(top.cause):.0%} of the gap on "
+                           f"{top.cause}'s symptoms ({account.line()})")
     return d
 
 

@@ -18,6 +18,8 @@ Per candidate (``key(sha)``):
 - ``ncu(sha)``: ``summarize_ncu`` figures, ``{"error": reason}``, or ``{}`` without ncu (L2).
 - ``ascend(sha)``: case label -> msprof classification (L2 on Ascend).
 - ``l2rows(sha)``: L2's per-case classifier rows that ``ladder.causes.profile_findings`` reads.
+- ``account(sha)``: L2's measured account of the gap (``MeasuredAccount`` as JSON; GPU with ncu and
+  ``settings.ncu_account``), which ``decide`` ranks causes by (``ladder.causes.account``).
 - ``ir(sha)``: the hot kernel's ``optimizer.ir.IRReport`` (L3, L4).
 - ``ir_prefetch(sha)``: the ``threading.Thread`` capturing that report in the background while L2 profiles
   (``LadderContext.prefetch_ir``); L3 joins it before reading the report.
@@ -28,7 +30,7 @@ from __future__ import annotations
 from optimizer.ir.cached import IR_CACHE_HITS
 
 __all__ = ["FEATURES", "HOT_KERNEL", "INPUT_DTYPES", "IR_CACHE_HITS", "LAUNCH_CASE", "LOST_CASE", "RECORDED_TIMING",
-           "ascend", "ir", "ir_prefetch", "l2rows", "ncu", "profile"]
+           "account", "ascend", "ir", "ir_prefetch", "l2rows", "ncu", "profile"]
 
 INPUT_DTYPES = "input_dtypes"
 LAUNCH_CASE = "launch_case"
@@ -48,6 +50,10 @@ def ncu(sha: str) -> str:
 
 def ascend(sha: str) -> str:
     return f"ascend:{sha}"
+
+
+def account(sha: str) -> str:
+    return f"account:{sha}"
 
 
 def l2rows(sha: str) -> str:

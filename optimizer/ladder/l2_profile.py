@@ -306,27 +306,21 @@ class ProfileLevel:
         return ctx.cache[key]
 
     def _account(self, ctx: LadderContext) -> EvidenceItem | None:
-        """The measured account of the gap of the largest case (``optimizer.profile.ncu_account``) as evidence: its
-        parts with their shares and the listed causes each can come from; parts no listed cause explains are named
-        as such. GPU with ncu only (``settings.ncu_account``); untested in CI."""
+        """The measured account of the gap of the largest case (``ladder.measured_account``) as evidence: its parts
+        with their shares and the listed causes each can come from; parts no listed cause explains are named as
+        such. Stored for ``decide`` (``keys.account``). GPU with ncu only (``settings.ncu_account``); untested in CI."""
+        from optimizer.ladder.measured_account import case_account
         from optimizer.profile.cuda import ncu_available
-        from optimizer.profile.ncu_account import measured_account
+        from optimizer.profile.ncu_account import MeasuredAccount
 
-        ev = ctx.evaluation
-        cases = ctx.problem.cases_for("cuda")
-        if not ncu_available() or ev is None or not cases:
+        if not ncu_available() or ctx.evaluation is None:
             return None
-        case = max(cases, key=ctx.problem.size)
-        with ctx.phases.time("ncu"):
-            got = measure.ncu_launches(ctx.problem, ctx.candidate, case, settings=ctx.settings)
-        if not got.rows:
+        data, error = case_account(ctx, ctx.candidate)
+        if data is None:
             return EvidenceItem(level="L2", kind="gap_account", reference="ncu",
-                                summary=f"no measured account: {got.error or 'ncu saw no launch'}")
-        feats = ctx.cache.get(keys.FEATURES)
-        acc = measured_account(got.rows, bytes_moved=ctx.problem.bytes_moved(case), flops=ctx.problem.flops(case),
-                               peaks=peaks_for(ev.device), compute=compute_kind(feats.tokens if feats else [],
-                                                                                ev.launches),
-                               case=case_label(case))
+                                summary=f"no measured account: {error}")
+        ctx.cache[keys.account(ctx.source_sha)] = data  # decide ranks causes by it
+        acc = MeasuredAccount.model_validate(data)
         cov = acc.coverage
         unexplained = [f.kind for f in acc.top(5) if not f.explained_by and (f.share or 0) >= 0.1]
         summary = (f"[{acc.case}] {acc.measured_ms:.4g} ms, roofline {acc.roofline_ms or 0:.4g} ms, gap "
@@ -334,7 +328,7 @@ class ProfileLevel:
                    + "; ".join(f.line() for f in acc.top(3))
                    + (f"; not explained by a listed cause: {', '.join(unexplained)}" if unexplained else ""))
         return EvidenceItem(level="L2", kind="gap_account", reference=acc.case, summary=summary,
-                            data=acc.model_dump(mode="json") | {"unexplained": unexplained})
+                            data=data | {"unexplained": unexplained})
 
     def _ascend(self, ctx: LadderContext) -> dict[str, Any]:
         """torch-npu profiler + op-summary parse per case. UNTESTED: no NPU was available."""

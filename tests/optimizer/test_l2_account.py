@@ -19,8 +19,8 @@ def _ctx() -> Any:
     problem = SimpleNamespace(cases_for=lambda backend: cases, size=lambda c: c["N"],
                               bytes_moved=lambda c: 8.0 * c["N"], flops=lambda c: None)
     phases = SimpleNamespace(time=lambda name: contextlib.nullcontext())
-    return SimpleNamespace(problem=problem, candidate="cand.py", settings=None, cache={}, phases=phases,
-                           evaluation=SimpleNamespace(device="NVIDIA H200", launches=[]))
+    return SimpleNamespace(problem=problem, candidate="cand.py", source_sha="abc", settings=None, cache={},
+                           phases=phases, evaluation=SimpleNamespace(device="NVIDIA H200", launches=[]))
 
 
 def test_account_evidence_names_parts_and_what_no_listed_cause_explains(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -33,8 +33,10 @@ def test_account_evidence_names_parts_and_what_no_listed_cause_explains(monkeypa
 
     monkeypatch.setattr(l2_profile.measure, "ncu_launches", fake)
     monkeypatch.setattr("optimizer.profile.cuda.ncu_available", lambda: True)
-    item = l2_profile.ProfileLevel()._account(_ctx())
+    ctx = _ctx()
+    item = l2_profile.ProfileLevel()._account(ctx)
     assert seen["case"] == {"N": 1 << 24}  # the largest case
+    assert ctx.cache["account:abc"]["findings"][0]["kind"] == "control_flow"  # kept for the decision
     assert item is not None and item.kind == "gap_account"
     assert item.data["findings"][0]["kind"] == "control_flow"  # 3 of 4 stall samples
     assert item.data["unexplained"] == ["control_flow"]
@@ -51,3 +53,20 @@ def test_no_rows_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_without_ncu_no_evidence(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("optimizer.profile.cuda.ncu_available", lambda: False)
     assert l2_profile.ProfileLevel()._account(_ctx()) is None
+
+
+def test_round_target_measures_the_candidate_against_the_bases_account(monkeypatch: pytest.MonkeyPatch) -> None:
+    from optimizer.ladder.measured_account import round_target
+
+    def fake(problem: Any, candidate: Any, case: dict, **kw: Any) -> NcuLaunches:
+        barrier = 3.0 if candidate == "cand.py" else 0.2  # the base stalls on barriers; the candidate hardly
+        return NcuLaunches(rows=[{"kernel": "k", "gpu__time_duration.sum": 0.1, "dram__bytes_read.sum": 8.0 * (1 << 24),
+                                  STALL.format("long_scoreboard"): 1.0, STALL.format("barrier"): barrier}])
+
+    monkeypatch.setattr(l2_profile.measure, "ncu_launches", fake)
+    monkeypatch.setattr("optimizer.profile.cuda.ncu_available", lambda: True)
+    ctx = _ctx()
+    t = round_target(ctx, "round_01.py", "loop_reductions")  # L2 did not run: the base is measured here
+    assert "account:abc" in ctx.cache
+    assert t.cause == "loop_reductions" and t.kinds == ["barrier_sync"]
+    assert t.after_ms < 0.5 * t.before_ms and t.verdict == "removed"
