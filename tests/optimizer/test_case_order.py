@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from pathlib import Path
 from types import SimpleNamespace
@@ -81,10 +82,48 @@ def test_l3_reads_every_launch_configuration_and_names_the_diagnosed_one(monkeyp
         return SimpleNamespace(kernel="k", signatures=[sig("register_spill")])
 
     monkeypatch.setattr(ir, "capture_report", fake_capture)
-    ctx = SimpleNamespace(evaluation=SimpleNamespace(launches=recs), cache={}, phases=None,
+    phases = SimpleNamespace(time=lambda name: contextlib.nullcontext())
+    ctx = SimpleNamespace(evaluation=SimpleNamespace(launches=recs), cache={}, phases=phases,
                           _capture_args=lambda: {"memo_key": "ir:abc", "target": "cuda:90"})
     report = SimpleNamespace(kernel="k", signatures=[sig("barrier")])
     (ev,) = l3_ir._config_evidence(ctx, report)
     assert ev.kind == "ir_configs" and ev.data["diagnosed"] == "BLOCK=128, num_warps=4"
     assert ev.data["in_some"] == ["barrier", "register_spill"] and len(calls) == 1
     assert "diagnosed BLOCK=128, num_warps=4" in ev.summary
+
+
+def test_l3_compiles_the_other_configurations_side_by_side_and_reports_failures(monkeypatch) -> None:
+    """The other configs' captures run in parallel workers; each keeps its own row, a failed compile is reported."""
+    import threading
+    import time
+
+    import optimizer.ir as ir
+    from optimizer.ladder import l3_ir
+
+    monkeypatch.setattr(l3_ir, "CAPTURE_WORKERS", 4)
+    recs = [{"kernel": "k", "constexprs": {"BLOCK": b}, "options": {"num_warps": 4}, "launches": 1}
+            for b in (64, 128, 256, 512)]
+    live, peak = [0], [0]
+    lock = threading.Lock()
+
+    def fake_capture(launches, **kw):
+        with lock:
+            live[0] += 1
+            peak[0] = max(peak[0], live[0])
+        time.sleep(0.2)
+        with lock:
+            live[0] -= 1
+        block = launches[0]["constexprs"]["BLOCK"]
+        if block == 512:
+            raise RuntimeError("ptxas failed")
+        return SimpleNamespace(kernel="k", signatures=[SimpleNamespace(name="register_spill")] if block == 256 else [])
+
+    monkeypatch.setattr(ir, "capture_report", fake_capture)
+    phases = SimpleNamespace(time=lambda name: contextlib.nullcontext())
+    ctx = SimpleNamespace(evaluation=SimpleNamespace(launches=recs), cache={}, phases=phases,
+                          _capture_args=lambda: {"memo_key": "ir:abc", "target": "cuda:90"})
+    (ev,) = l3_ir._config_evidence(ctx, SimpleNamespace(kernel="k", signatures=[]))
+    rows = ev.data["configs"]
+    assert rows["BLOCK=128, num_warps=4"] == [] and rows["BLOCK=256, num_warps=4"] == ["register_spill"]
+    assert rows["BLOCK=512, num_warps=4"] == ["compile failed: RuntimeError"]
+    assert peak[0] >= 2  # the captures overlapped
