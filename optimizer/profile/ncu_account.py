@@ -33,6 +33,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kb.errors import ToolchainError
+
 __all__ = [
     "ACCOUNT_METRICS",
     "STALL_REASONS",
@@ -103,7 +105,7 @@ _BYTE_UNIT = {"byte": 1.0, "b": 1.0, "kbyte": 1e3, "kb": 1e3, "mbyte": 1e6, "mb"
 _UNIT = {**_TIME_UNIT, **_BYTE_UNIT}
 
 
-class NcuUnitError(ValueError):
+class NcuUnitError(ToolchainError, ValueError):
     """ncu reported a duration or a byte count in a unit the account cannot convert (its numbers would be off by
     orders of magnitude); the message names the metric and the unit so that _TIME_UNIT/_BYTE_UNIT can learn it."""
 
