@@ -81,7 +81,7 @@ SeedCause = Literal[
 ]
 
 #: The bottleneck class a cause shows as in profiles (the default expectation; a labelled kernel may differ).
-CAUSE_CLASS: dict[str, str] = {
+CAUSE_CLASS: dict[str, BottleneckClass] = {
     "per_element_grid": "latency_bound",
     "tiny_programs": "latency_bound",
     "unvectorized_access": "memory_bound",
@@ -124,7 +124,7 @@ CAUSE_FAMILIES: dict[str, tuple[str, ...]] = {
 }
 
 BACKENDS: frozenset[str] = frozenset(get_args(Backend))
-LEVELS: tuple[str, ...] = get_args(Level)
+LEVELS: tuple[Level, ...] = get_args(Level)
 CARD_KINDS: frozenset[str] = frozenset(get_args(CardKind))
 CARD_STATUSES: frozenset[str] = frozenset(get_args(CardStatus))
 BOTTLENECK_CLASSES: frozenset[str] = frozenset(get_args(BottleneckClass))

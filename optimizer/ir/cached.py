@@ -16,13 +16,14 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
+from kb.vocab import BottleneckClass
 from optimizer.ir.types import IRReport
 from optimizer.phases import PhaseClock
 
 __all__ = ["IR_CACHE_HITS", "SIGNATURE_CLASS", "capture_report", "hot_launch", "ir_cache_key"]
 
 #: Problem signatures and the bottleneck class each indicates (healthy ones such as mma_dot are absent).
-SIGNATURE_CLASS: dict[str, str] = {
+SIGNATURE_CLASS: dict[str, BottleneckClass] = {
     "register_spill": "occupancy_limited",
     "ascend_max_with_index": "scalar_bound",
     "ascend_min_with_index": "scalar_bound",

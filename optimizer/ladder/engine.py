@@ -88,7 +88,7 @@ def run_ladder(ctx: LadderContext, *, max_level: Level = "L4", stop_early: bool 
         except Exception as exc:  # a level bug must not end the session: record it and escalate
             reason = f"{name} failed: {type(exc).__name__}: {exc}"[:800]
             res = LevelResult(
-                level=name,  # type: ignore[arg-type]
+                level=name,
                 tests=EscalationTests(localized=False, single_family=False, justified=False, notes=reason),
                 inconclusive=True,
                 rationale=reason,
@@ -140,16 +140,18 @@ def _gpu_present() -> bool:
 
 def _fallback(out: LadderOutcome) -> None:
     """No level passed: take the family of the localized level with the most passed tests (deeper wins ties)."""
-    cands = [r for r in out.results if r.tests.localized and r.best is not None]
+    cands = [(r, best) for r in out.results if r.tests.localized and (best := r.best) is not None]
     if not cands:
         return
-    res = max(
-        cands, key=lambda r: (sum((r.tests.localized, r.tests.single_family, r.tests.justified)), LEVELS.index(r.level))
+    res, best = max(
+        cands,
+        key=lambda rb: (sum((rb[0].tests.localized, rb[0].tests.single_family, rb[0].tests.justified)),
+                        LEVELS.index(rb[0].level)),
     )
-    why = (f"fallback: no level passed all three tests; {res.level} localized {res.bottleneck} and {res.best.id} "  # type: ignore[union-attr]
+    why = (f"fallback: no level passed all three tests; {res.level} localized {res.bottleneck} and {best.id} "
            f"is its best-supported eligible family ({_marks(res.tests)}): {res.rationale}")[:2000]
     out.stop = _stop(res, why)
-    out.chosen = res.best
+    out.chosen = best
 
 
 def _stop(res: LevelResult, rationale: str) -> StopDecision:

@@ -182,8 +182,10 @@ class TriageLevel:
         ctx.cache[keys.FEATURES] = feats
         known, known_from = ctx.known_bottleneck()
         sigs = ctx.known_signatures()
-        symptoms = Symptoms(code_features=feats.tokens, bottleneck_classes=[known] if known != "unknown" else [],
-                            ir_signatures=[s for s in sigs])  # type: ignore[misc]  # names L3 recorded; pydantic checks them
+        # the IR signatures are names L3 recorded, plain strings: pydantic checks them against the vocabulary
+        symptoms = Symptoms.model_validate({"code_features": feats.tokens,
+                                            "bottleneck_classes": [known] if known != "unknown" else [],
+                                            "ir_signatures": sigs})
         text = f"{ctx.problem.name} kernels {' '.join(feats.kernels)}: {feats.text()}"
         refs = match_cards(ctx, symptoms, text, bottleneck=known)
         failures = {k: v for k, v in nonimproving_tries(ctx).items() if v}
@@ -236,7 +238,7 @@ class TriageLevel:
         localized = known != "unknown"
         why_loc = (f"bottleneck {known} known from {known_from}" if localized
                    else "no bottleneck known yet from measurement or IR (code features alone do not localize one)")
-        agrees = bool(chosen) and localized and f"bottleneck:{known}" in chosen.matched_symptoms  # type: ignore[union-attr]
+        agrees = chosen is not None and localized and f"bottleneck:{known}" in chosen.matched_symptoms
         justified = agrees and len(code_hits) >= 1
         if justified and chosen:
             why_just = (
@@ -298,7 +300,7 @@ class TriageLevel:
         refs_out = ([step.family] if step.family else []) + [
             r for r in refs if not step.family or r.id != step.family.id
         ]
-        return LevelResult(level="L1", evidence=evidence, bottleneck=cls, matched_cards=refs_out[:2],  # type: ignore[arg-type]
+        return LevelResult(level="L1", evidence=evidence, bottleneck=cls, matched_cards=refs_out[:2],
                            tests=tests, chosen=chosen_final, best=best, inconclusive=not refs and not findings,
                            rationale=tests.notes, data={"bottleneck_source": "history", "features": feats.tokens},
                            findings=findings, decision=step.decision)

@@ -122,7 +122,7 @@ class CompilerLevel:
         return LevelResult(
             level="L4",
             evidence=evidence,
-            bottleneck=cls,  # type: ignore[arg-type]
+            bottleneck=cls,
             matched_cards=families[:2],
             tests=tests,
             chosen=chosen,

@@ -107,4 +107,5 @@ def ladder_policy(name: str = "hierarchical", seed: int = 0) -> LadderPolicy:
     """The policy called ``name`` (one of ``POLICIES``); a ValueError lists them for an unknown name."""
     if name not in _SHAPES:
         raise ValueError(f"unknown ladder policy {name!r}: use one of {', '.join(POLICIES)}")
-    return LadderPolicy(name=name, seed=seed, **_SHAPES[name])  # type: ignore[arg-type]
+    # ``name`` is a plain string known to ``_SHAPES``: pydantic checks it (and the shape's fields) on validation
+    return LadderPolicy.model_validate({"name": name, "seed": seed, **_SHAPES[name]})

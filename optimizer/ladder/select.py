@@ -77,7 +77,7 @@ def recipe_context(ctx: LadderContext, card_id: str, bottleneck: str = "unknown"
 def match_cards(
     ctx: LadderContext, symptoms: Symptoms, text: str, *, bottleneck: str = "unknown", top_k: int = 5
 ) -> list[CardRef]:
-    query = QuickMatchQuery(symptoms=symptoms, text=text[:4000], backend=ctx.kb_backend, top_k=top_k,  # type: ignore[arg-type]
+    query = QuickMatchQuery(symptoms=symptoms, text=text[:4000], backend=ctx.kb_backend, top_k=top_k,
                             exclude=sorted(ctx.exclude_cards))
     hits: list[SearchHit] = ctx.kb.quick_match(query)
     refs = [card_ref(h) for h in hits if h.card.id not in ctx.exclude_cards]
@@ -105,7 +105,7 @@ def _contraindicated(ctx: LadderContext, symptoms: Symptoms, text: str) -> set[s
         return set()
     try:
         hits = ctx.kb.search(SearchQuery(text=(text or " ".join(sorted(symptoms.tokens())))[:4000], top_k=5,
-                                         filter=CardFilter(kinds=["anti_signal"], backends=[ctx.kb_backend])))  # type: ignore[list-item]
+                                         filter=CardFilter(kinds=["anti_signal"], backends=[ctx.kb_backend])))
     except Exception:
         return set()
     out: set[str] = set()

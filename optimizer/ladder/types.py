@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kb.client import KBClient
 from kb.models import EscalationTests, EvidenceItem, Round
 from kb.models.search import SearchHit
-from kb.vocab import BottleneckClass, Level
+from kb.vocab import Backend, BottleneckClass, Level, is_backend
 from optimizer.harness.evaluation import Evaluation
 from optimizer.harness.problem import Problem
 from optimizer.ladder import keys
@@ -127,8 +127,13 @@ class LadderContext:
         return hashlib.sha256(self.candidate.read_bytes()).hexdigest()[:16]
 
     @property
-    def kb_backend(self) -> str:
-        return "cuda" if self.backend == "interpreter" else self.backend
+    def kb_backend(self) -> Backend:
+        """The KB's backend for this run's (the interpreter runs CUDA kernels); a ValueError for one the KB does not
+        know (the KB's queries rejected it the same way)."""
+        b = "cuda" if self.backend == "interpreter" else self.backend
+        if not is_backend(b):
+            raise ValueError(f"backend {b!r} is not a KB backend")
+        return b
 
     @property
     def ir_target(self) -> str:

@@ -16,7 +16,7 @@ import libcst as cst
 
 from optimizer.kernel.features import SMALL_TILE_AREA, CodeFeatures, dot_tile, unaligned_args
 from optimizer.kernel.model import KernelFacts
-from optimizer.ladder.findings import EvidenceRef, Finding
+from optimizer.ladder.findings import EvidenceRef, Finding, RefKind
 from optimizer.rewrite.tree import walk
 from optimizer.triton_types import elem_bytes
 
@@ -110,8 +110,8 @@ def _fast_axis_shares_operands(st: KernelFacts) -> bool:
         for a in loop_loads if a.node.args)
 
 
-def _ref(kind: str, reference: str, detail: str = "", lines: list[int] | None = None) -> EvidenceRef:
-    return EvidenceRef(level="L1", kind=kind, reference=reference, detail=detail, source_lines=sorted(set(lines or [])))  # type: ignore[arg-type]
+def _ref(kind: RefKind, reference: str, detail: str = "", lines: list[int] | None = None) -> EvidenceRef:
+    return EvidenceRef(level="L1", kind=kind, reference=reference, detail=detail, source_lines=sorted(set(lines or [])))
 
 
 def _programs(rec: dict[str, Any] | None) -> int | None:

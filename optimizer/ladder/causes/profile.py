@@ -36,7 +36,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from optimizer.ladder.findings import EvidenceRef, Finding
+from kb.vocab import Level
+from optimizer.ladder.findings import EvidenceRef, Finding, RefKind
 
 __all__ = ["AT_ROOFLINE", "HOST_BOUND", "host_finding", "profile_findings", "roofline_finding"]
 
@@ -51,11 +52,11 @@ HOST_BOUND = 1.5
 DEVICE_SET = 1.15
 
 
-def _ref(kind: str, reference: str, detail: str, level: str = "L2") -> EvidenceRef:
-    return EvidenceRef(level=level, kind=kind, reference=reference, detail=detail[:400])  # type: ignore[arg-type]
+def _ref(kind: RefKind, reference: str, detail: str, level: Level = "L2") -> EvidenceRef:
+    return EvidenceRef(level=level, kind=kind, reference=reference, detail=detail[:400])
 
 
-def roofline_finding(cases: list[dict[str, Any]], *, level: str = "L2") -> Finding | None:
+def roofline_finding(cases: list[dict[str, Any]], *, level: Level = "L2") -> Finding | None:
     """``at_roofline`` from the cases' roofline fractions (``signals.mem_fraction`` / ``compute_fraction``), or None
     when a case has neither. The fractions come from the round's timing and the problem's bytes/flops alone, so L1
     reads the same figure before any profiler runs (``level="L1"``); L2 reads it again beside its counters."""
@@ -71,13 +72,13 @@ def roofline_finding(cases: list[dict[str, Any]], *, level: str = "L2") -> Findi
     detail = ", ".join(f"{case} {f:.0%}" for case, f in fracs)
     ref = _ref("roofline", "roofline_fraction", detail, level)
     if worst >= AT_ROOFLINE:
-        return Finding(cause="at_roofline", level=level, confidence=0.85, supporting=[ref],  # type: ignore[arg-type]
+        return Finding(cause="at_roofline", level=level, confidence=0.85, supporting=[ref],
                        summary=f"every case runs at >= {worst:.0%} of its roofline: nothing structural to gain")
-    return Finding(cause="at_roofline", level=level, confidence=0.0, refute_strength=0.9 if worst < 0.5 else 0.5,  # type: ignore[arg-type]
+    return Finding(cause="at_roofline", level=level, confidence=0.0, refute_strength=0.9 if worst < 0.5 else 0.5,
                    refuting=[ref], summary=f"the slowest case reaches {worst:.0%} of its roofline: headroom exists")
 
 
-def host_finding(cases: list[dict[str, Any]], *, level: str = "L2") -> Finding | None:
+def host_finding(cases: list[dict[str, Any]], *, level: Level = "L2") -> Finding | None:
     """``launch_overhead`` from per-case ``{"case", "device_ms", "host_ms"}`` (device time of the kernels a call
     launches, and the eager loop's steady-state wall time per call); None unless every case has both figures, or
     when they point neither way (host-bound nowhere, device-set not everywhere)."""
@@ -97,7 +98,7 @@ def host_finding(cases: list[dict[str, Any]], *, level: str = "L2") -> Finding |
         every = len(bound) == len(rows)
         return Finding(
             cause="launch_overhead",
-            level=level,  # type: ignore[arg-type]
+            level=level,
             confidence=0.85 if every else 0.6,
             supporting=[ref],
             summary=(
@@ -107,7 +108,7 @@ def host_finding(cases: list[dict[str, Any]], *, level: str = "L2") -> Finding |
             ),
         )
     if all(h <= DEVICE_SET * d for _, d, h in rows):
-        return Finding(cause="launch_overhead", level=level, confidence=0.0, refute_strength=0.6,  # type: ignore[arg-type]
+        return Finding(cause="launch_overhead", level=level, confidence=0.0, refute_strength=0.6,
                        refuting=[ref], summary="the wall time per call is the kernel's device time on every case: "
                                                "launches queue behind the kernel, the host work is hidden")
     return None
@@ -200,10 +201,12 @@ def _traffic_findings(cases: list[dict[str, Any]], *, dots: bool) -> list[Findin
     for c in cases:
         occ, dram, sm = _num(c, "occupancy_pct"), _num(c, "dram_pct"), _num(c, "sm_pct")
         if (
-            None not in (occ, dram, sm)
-            and occ >= STALL_OCCUPANCY_PCT  # type: ignore[operator]
-            and dram < STALL_THROUGHPUT_PCT  # type: ignore[operator]
-            and sm < STALL_THROUGHPUT_PCT  # type: ignore[operator]
+            occ is not None
+            and dram is not None
+            and sm is not None
+            and occ >= STALL_OCCUPANCY_PCT
+            and dram < STALL_THROUGHPUT_PCT
+            and sm < STALL_THROUGHPUT_PCT
         ):
             stalled.append((c["case"], occ, dram, sm))
     if stalled and len(stalled) == len([c for c in cases if _num(c, "occupancy_pct") is not None]):
