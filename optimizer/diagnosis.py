@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_seri
 
 from kb.client import KBClient
 from kb.models import StopDecision, Timing, Validation
+from kb.vocab import Level
 from optimizer.ladder.decide import Decision
 from optimizer.ladder.findings import Finding
 from optimizer.ladder.types import CardRef, LevelResult
@@ -72,7 +73,7 @@ class Diagnosis(BaseModel):
         return out
 
 
-def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str | None, max_level: str, kb: KBClient,
+def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str | None, max_level: Level, kb: KBClient,
              workdir: str | Path | None = None, validate: bool = True, rewrite: bool = False,
              recorded_timing: dict[str, Any] | None = None) -> Diagnosis:
     """Validate (and time) the candidate, then run the ladder up to ``max_level`` without stopping early.
@@ -136,7 +137,7 @@ def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str 
                         cache={keys.INPUT_DTYPES: problem_input_dtypes(prob)}
                         | ({keys.LAUNCH_CASE: launch_case} if launch_case else {})
                         | ({keys.RECORDED_TIMING: recorded_timing} if recorded_timing else {}))
-    outcome = run_ladder(ctx, max_level=max_level, stop_early=False)  # type: ignore[arg-type]
+    outcome = run_ladder(ctx, max_level=max_level, stop_early=False)
     out.levels = list(outcome.results)
     out.stop, out.chosen = outcome.stop, outcome.chosen
     out.summary = outcome.summary()

@@ -199,11 +199,12 @@ def diagnose_command(
     ] = False,
 ) -> None:
     """Run the evidence levels without rewriting: per level the evidence, class, matched cards and tests."""
+    from kb.vocab import is_level
     from optimizer.diagnosis import diagnose
     from optimizer.harness.triton_env import select_triton
     from optimizer.session import check_backend
 
-    if max_level not in ("L1", "L2", "L3", "L4"):
+    if not is_level(max_level):
         raise typer.BadParameter("--max-level must be one of L1, L2, L3, L4")
     backend = check_backend(backend)
     select_triton(triton)

@@ -95,8 +95,9 @@ def _device_name(backend: str) -> str:
     if backend == "cuda" and torch.cuda.is_available():
         return torch.cuda.get_device_name()
     if backend == "ascend":
+        npu_torch: Any = torch  # torch-npu adds ``torch.npu`` when imported; torch's own stubs do not declare it
         try:
-            return str(torch.npu.get_device_name())  # type: ignore[attr-defined]
+            return str(npu_torch.npu.get_device_name())
         except Exception:
             return "npu"
     return "cpu"

@@ -482,8 +482,8 @@ def account_launch(rec: dict[str, Any], *, ptx: str, ttgir: str, registers: int 
             values[name] = 0  # a pointer is an address term with stride 1
     out: list[GapFinding] = []
 
-    def add(kind: str, value: float, unit: str, summary: str, significant: bool, **kw: Any) -> None:
-        out.append(GapFinding(kind=kind, kernel=kernel, value=round(float(value), 4), unit=unit, summary=summary,  # type: ignore[arg-type]
+    def add(kind: AccountKind, value: float, unit: str, summary: str, significant: bool, **kw: Any) -> None:
+        out.append(GapFinding(kind=kind, kernel=kernel, value=round(float(value), 4), unit=unit, summary=summary,
                               significant=significant, explained_by=list(EXPLAINED_BY[kind]), **kw))
 
     px = ptx_facts(ptx)

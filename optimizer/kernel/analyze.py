@@ -103,9 +103,9 @@ def kernel_facts(t: Tree, k: CstKernel) -> KernelFacts:
                 div_mod.append(t.code(n))
         elif isinstance(n, (cst.For, cst.While)):
             adv = sorted({tg for m in walk(n.body) if isinstance(m, cst.AugAssign) for tg in names(m.target)})
-            loads = [t.code(arg_value(m, "pointer", 0)) for m in walk(n.body)  # type: ignore[arg-type]
+            loads = [t.code(load_ptr) for m in walk(n.body)
                      if isinstance(m, cst.Call) and call_name(m) == "tl.load"
-                     and arg_value(m, "pointer", 0) is not None]
+                     and (load_ptr := arg_value(m, "pointer", 0)) is not None]
             header = t.code(n.iter) if isinstance(n, cst.For) else t.code(n.test)
             loops.append(Loop(header, "for" if isinstance(n, cst.For) else "while", adv, loads, n, *_range_bound(k, n)))
     rebound = sorted({tg for n in walk(node.body) for tg in assigned(n)[0]

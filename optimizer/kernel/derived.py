@@ -22,8 +22,7 @@ __all__ = ["accumulates_reduction", "div_mod_lines", "grouped_order", "loop_redu
 
 
 def _fn(f: KernelFacts) -> cst.FunctionDef:
-    assert f.kernel is not None, "kernel facts built without their kernel node"
-    return f.kernel.node
+    return f.parsed.node
 
 
 def _per_program(f: KernelFacts, e: cst.CSTNode) -> bool:
@@ -44,23 +43,25 @@ def div_mod_lines(f: KernelFacts) -> list[int]:
 
 def scatter_atomics(f: KernelFacts) -> list[tuple[int, str]]:
     """(line, pointer parameter) of atomics indexed by a loaded value at a per-program address (a histogram)."""
-    fn = _fn(f)
-    loaded = dependents(fn.body, set(), calls={"tl.load"})
+    k = f.parsed
+    loaded = dependents(k.node.body, set(), calls={"tl.load"})
     out = []
     for a in f.atomics:
         if not a.pid_dependent:
             continue  # the same address in every program
         ptr = arg_value(a.node, "pointer", 0)
-        if ptr is not None and names(ptr) & loaded and (bs := sorted(pointer_bases(f.kernel, ptr))):  # type: ignore[arg-type]
+        if ptr is not None and names(ptr) & loaded and (bs := sorted(pointer_bases(k, ptr))):
             out.append((f.line(a.node), bs[0]))
     return out
 
 
-def _load_bases(f: KernelFacts, node: cst.CSTNode) -> list[tuple[cst.Call, set[str]]]:
+def _load_bases(f: KernelFacts, node: cst.CSTNode) -> list[tuple[cst.Call, cst.BaseExpression, set[str]]]:
+    """(load, its pointer, the pointer's bases) of each ``tl.load`` under ``node``."""
+    k = f.parsed
     out = []
     for c in walk(node):
         if isinstance(c, cst.Call) and call_name(c) == "tl.load" and (ptr := arg_value(c, "pointer", 0)) is not None:
-            out.append((c, pointer_bases(f.kernel, ptr)))  # type: ignore[arg-type]
+            out.append((c, ptr, pointer_bases(k, ptr)))
     return out
 
 
@@ -72,12 +73,12 @@ def passes(f: KernelFacts) -> dict[str, list[int]]:
     straight: dict[str, tuple[str, list[int]]] = {}
     for stmt in fn.body.body:
         if isinstance(stmt, (cst.For, cst.While)):
-            for base in sorted({b for _, bs in _load_bases(f, stmt) for b in bs}):
+            for base in sorted({b for _, _, bs in _load_bases(f, stmt) for b in bs}):
                 out.setdefault(base, []).append(f.line(stmt))
             continue
-        for c, bs in _load_bases(f, stmt):
+        for c, ptr, bs in _load_bases(f, stmt):
             if bs:
-                text = f.tree.code(arg_value(c, "pointer", 0)) if f.tree is not None else ""  # type: ignore[arg-type]
+                text = f.tree.code(ptr) if f.tree is not None else ""
                 straight.setdefault(text, (sorted(bs)[0], []))[1].append(f.line(c))
     for base, lines in straight.values():
         if len(lines) >= 2:

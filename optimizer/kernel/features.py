@@ -79,7 +79,7 @@ def _two_d(n: cst.CSTNode) -> bool:
 
 
 def _kernel_features(t: Tree, f: KernelFacts) -> set[str]:
-    fn = f.kernel.node  # type: ignore[union-attr]
+    fn = f.parsed.node
     toks: set[str] = set()
     calls = [(call_name(n), n) for n in walk(fn) if isinstance(n, cst.Call)]
     names = {n for n, _ in calls}
@@ -174,7 +174,7 @@ def _one_row_per_program(t: Tree, f: KernelFacts, loops: Sequence[cst.CSTNode], 
     program id times a constexpr alone is a block start (``pid * BLOCK``), a row only in a kernel that reduces."""
     from optimizer.kernel.flow import var_names
 
-    fn = f.kernel.node  # type: ignore[union-attr]
+    fn = f.parsed.node
     for line in fn.body.body:
         for stmt in line.body if isinstance(line, cst.SimpleStatementLine) else []:
             if not (isinstance(stmt, cst.Assign) and isinstance(stmt.value, cst.Call)

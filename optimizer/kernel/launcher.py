@@ -102,7 +102,7 @@ def shared_tensor_args(t: Tree, kernels: set[str] | None = None) -> int:
 def pointer_params(f: KernelFacts, op: str) -> set[str]:
     """Parameters an address of ``op`` (``tl.load`` / ``tl.store``) is based on (``flow.pointer_bases``)."""
     return {b for a in f.accesses if a.op == op
-            for b in pointer_bases(f.kernel, arg_value(a.node, "pointer", 0))}  # type: ignore[arg-type]
+            for b in pointer_bases(f.parsed, arg_value(a.node, "pointer", 0))}
 
 
 def intermediate_roundtrips(t: Tree, kernels: dict[str, KernelFacts]) -> list[dict[str, Any]]:

@@ -82,6 +82,12 @@ class KernelFacts:
 
     # ---------------------------------------------------------------- facts every reader shares
     @property
+    def parsed(self) -> CstKernel:
+        """The kernel's parse (``analyze`` always records it; ``kernel`` is optional for facts built by hand)."""
+        assert self.kernel is not None, "kernel facts built without their kernel node"
+        return self.kernel
+
+    @property
     def pid_dims(self) -> int:
         return max(self.pid, default=-1) + 1
 

@@ -94,8 +94,8 @@ def find_repeats(kernel: CstKernel, tree: Tree) -> tuple[list[Repeat], list[str]
             if len(vals) != 1:
                 continue
             address = vals[0]
-        divs = [n for n in walk(address) if isinstance(n, cst.BinaryOperation)
-                and isinstance(n.operator, cst.FloorDivide) and _bcast(n.left) is not None
+        divs = [(n, lane) for n in walk(address) if isinstance(n, cst.BinaryOperation)
+                and isinstance(n.operator, cst.FloorDivide) and (lane := _bcast(n.left)) is not None
                 and isinstance(n.right, cst.Integer)]
         if not divs:
             continue
@@ -103,8 +103,7 @@ def find_repeats(kernel: CstKernel, tree: Tree) -> tuple[list[Repeat], list[str]
         if len(divs) > 1:
             why.append(f"{label}: several `idx // R` lane indices in one address")
             continue
-        div = divs[0]
-        idx, axis = _bcast(div.left)  # type: ignore[misc]
+        div, (idx, axis) = divs[0]
         factor = int(cst.ensure_type(div.right, cst.Integer).evaluated_value)
         if not _pow2(factor):
             why.append(f"{label}: `{idx} // {factor}`: the repeat factor is not a power of two")
