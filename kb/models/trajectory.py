@@ -253,7 +253,10 @@ class Round(_Model):
 
     def content(self) -> dict[str, Any]:
         """What the round found, as JSON data: every field but the volatile ones and its index."""
-        return self.model_dump(mode="json", exclude=set(VOLATILE_ROUND_FIELDS | {"index"}))
+        doc = self.model_dump(mode="json", exclude=set(VOLATILE_ROUND_FIELDS | {"index"}))
+        if doc.get("target") is None:  # new with issue 30: absent, it leaves earlier rounds' content hashes as they were
+            doc.pop("target", None)
+        return doc
 
 
 class ProblemRef(_Model):

@@ -106,3 +106,13 @@ def test_content_hash_ignores_ids_and_times_only():
     copy = t.model_copy(update={"id": "abc-2", "rounds": [later]})
     assert copy.content_hash() == t.content_hash()
     assert t.model_copy(update={"device": "H200"}).content_hash() != t.content_hash()
+
+
+def test_a_round_without_a_target_hashes_as_before_and_one_with_a_target_differs() -> None:
+    from kb.models import Round, TargetEffect
+
+    plain = Round(index=1, outcome="neutral")
+    assert "target" not in plain.content()  # rounds recorded before Round.target keep their content hashes
+    eff = TargetEffect(cause="register_spills", before_ms=0.3, after_ms=0.0, verdict="removed")
+    targeted = plain.model_copy(update={"target": eff})
+    assert targeted.content()["target"]["verdict"] == "removed"
