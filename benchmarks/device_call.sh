@@ -139,11 +139,13 @@ for step in "$@"; do
         > "$OUT/ablation.log" 2>&1; echo "ablation rc=$?"
       grep -v "Loading weights\|os.fork\|_fork_exec" "$OUT/ablation.log" | tail -40 ;;
     account)    # issue 30: the measured account of the gap (ncu raw metrics) of labelled items' initial and fix kernels,
-      # resumed from the committed benchmarks/results/diagnosis/gpu_account/rows.jsonl; arg = BUDGET_S[/SET[/item,item]]
+      # resumed from the committed gpu_account_SET/rows.jsonl (inside benchmarks/results/diagnosis's archive);
+      # arg = BUDGET_S[/SET[/item,item]]
       b=${arg%%/*}; t=$(box "${b:-300}"); rest=${arg#*/}; [ "$rest" = "$arg" ] && rest=""; set_=${rest%%/*}; items=""
-      [ "$rest" != "${rest#*/}" ] && items=${rest#*/}; mkdir -p "$OUT/account"
-      [ -f benchmarks/results/diagnosis/gpu_account/rows.jsonl ] && cp benchmarks/results/diagnosis/gpu_account/rows.jsonl "$OUT/account/"
-      timeout "$t" python3 benchmarks/diagnosis/gpu_account.py "$OUT/account" --set "${set_:-beyond}" ${items:+--items "$items"} \
+      [ "$rest" != "${rest#*/}" ] && items=${rest#*/}; set_=${set_:-beyond}; mkdir -p "$OUT/account"
+      rm -rf /tmp/diagres && python3 benchmarks/_data.py unpack benchmarks/results/diagnosis /tmp/diagres > /dev/null
+      [ -f "/tmp/diagres/gpu_account_$set_/rows.jsonl" ] && cp "/tmp/diagres/gpu_account_$set_/rows.jsonl" "$OUT/account/"
+      timeout "$t" python3 benchmarks/diagnosis/gpu_account.py "$OUT/account" --set "$set_" ${items:+--items "$items"} \
         --budget-s $(( t - 40 )) 2>&1 | grep -v "Loading weights\|os.fork\|_fork_exec" | tail -40
       pack account ;;
     sandbox)    # the candidate sandbox's claims on the GPU path (issue 32)

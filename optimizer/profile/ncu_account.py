@@ -176,7 +176,7 @@ def raw_units(text: str) -> dict[str, str]:
     rows = list(csv.reader(io.StringIO("\n".join(lines[:2]))))
     if len(rows) < 2:
         return {}
-    return {name: unit for name, unit in zip(rows[0], rows[1], strict=False) if "__" in name}
+    return {name: unit for name, unit in zip(rows[0], rows[1], strict=False) if "__" in name and unit.strip()}
 
 
 class MeasuredFinding(BaseModel):
