@@ -76,6 +76,8 @@ def portable_command(command: str | None) -> str | None:
 
 
 def _run_info(out: Path) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """The runs of a result dir and the ceilings of the latest run that measured them (each run's own ceilings are
+    in its entry: ``run_ceilings`` picks them per operator)."""
     runs, ceilings = [], None
     for r in read_jsonl(out / "runs.jsonl"):
         if r.get("event") != "start":
@@ -88,6 +90,13 @@ def _run_info(out: Path) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
         if c.get("copy_gbps") and c.get("bf16_tflops"):
             ceilings = c  # the latest run that measured them
     return runs, ceilings
+
+
+def run_ceilings(runs: list[dict[str, Any]], r: dict[str, Any], latest: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The ceilings measured by the run that produced result ``r`` (a campaign folds runs on several GPUs: an H100
+    session is held to the H100's copy bandwidth, not the H200's), else the latest run's."""
+    own = next((x["ceilings"] for x in runs if x["run"] == r.get("run")), None)
+    return own if own and own.get("copy_gbps") and own.get("bf16_tflops") else latest
 
 
 def per_case_rows(op: str, r: dict[str, Any], peaks_measured: Any) -> list[dict[str, Any]]:
@@ -240,7 +249,8 @@ def build(out: Path) -> dict[str, Any]:
     start_set = initial_set(results)
     runs, ceilings = _run_info(out)
     peaks_measured = peaks_from_ceilings(ceilings)
-    cases = {op: per_case_rows(op, r, peaks_measured) for op, r in results.items()}
+    cases = {op: per_case_rows(op, r, peaks_from_ceilings(run_ceilings(runs, r, ceilings)))
+             for op, r in results.items()}
     ops = [per_op_row(op, r, cases[op]) for op, r in results.items()]
     timed = [o for o in ops if o["speedup"] is not None]
     speed = [o["speedup"] for o in timed]
@@ -382,6 +392,8 @@ def render_md(rep: dict[str, Any], figures: list[str]) -> str:
           f"- Peaks for roofline fractions: {p['datasheet']['source']}. Matmul operators use the tensor-core rate of their "
           "dtype (tf32 for fp32); other operators the fp32 CUDA-core rate; a case is memory-bound when its memory floor is the larger.",
           "- Ceilings measured in the run: " + (p["measured_in_run"]["source"] if p["measured_in_run"] else "none recorded")
+          + " (the latest run's; each operator's attainable floor and headroom use the ceilings of the run, and so the "
+          "GPU, that produced its result)"
           + f"; figures measured on this workplace's H200s before: {p['measured_here_kinds_md']['source']}.",
           "- Timing: `optimizer.harness.timing.bench_cuda` (median of event-timed reps after warm-up, a 256 MB buffer zeroed "
           "before every rep to flush L2), eager / initial / best back to back in one process per operator; torch.compile "
