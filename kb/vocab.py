@@ -113,7 +113,9 @@ CAUSE_FAMILIES: dict[str, tuple[str, ...]] = {
                          "elementwise-chain-fusion", "repeated-index-load-dedup"),
     "loop_reductions": ("looped-row-reduction",),
     "serial_tail": ("enlarge-tiny-blocks",),
-    "register_spills": ("register-spill-relief",),
+    # a tl.dot kernel that spills (an autotuned matmul whose chosen config holds a large accumulator) has no straight-
+    # line row block for spill relief to shrink; the tile search re-tiles it, never with fewer warps or a larger tile
+    "register_spills": ("register-spill-relief", "matmul-tile-config-search"),
     "fma_dot": ("tf32-for-fp32-matmul", "low-precision-operands-fp32-accumulate"),
     "small_dot_tiles": ("matmul-tile-config-search", "persistent-tile-loop"),
     "l2_unfriendly_order": ("grouped-program-order",),
