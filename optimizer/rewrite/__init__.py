@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from optimizer.rewrite.engine import Target, Transform, applier, parse_tree, targets
     from optimizer.rewrite.errors import NotApplicable
 
+    TRANSFORMS: dict[str, Any]  # built by __getattr__ on first use
+
 __all__ = ["TRANSFORMS", "KernelFacts", "ModuleFacts", "NotApplicable", "Target", "Transform", "applier",
            "module_facts", "parse_tree", "targets"]
 

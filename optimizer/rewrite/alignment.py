@@ -330,7 +330,7 @@ class AlignmentHints:
         for site, text in zip(t.sites, p.args, strict=True):
             t.tree.add_keyword(site.call, PARAM, f"{HELPER}({text})")
         helper = statements(_HELPER_SRC)
-        helper[0] = helper[0].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])  # type: ignore[attr-defined]
+        helper[0] = helper[0].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
         t.tree.insert_after(p.anchor, helper)
         rows = f", {len(p.rows)} row offset(s) hinted tl.multiple_of" if p.rows else ""
         rows += f", {len(p.wraps)} wrapped index(es) (% n) hinted ALIGN-contiguous" if p.wraps else ""

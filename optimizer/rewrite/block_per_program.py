@@ -52,7 +52,7 @@ from optimizer.rewrite.common import (
 )
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
-from optimizer.rewrite.tree import arg_value, call_name, walk
+from optimizer.rewrite.tree import arg_value, body_of, call_name, walk
 
 __all__ = ["BlockPerProgram"]
 
@@ -61,7 +61,7 @@ _CMP_INVERSE = {cst.LessThan: ">=", cst.GreaterThanEqual: "<", cst.GreaterThan: 
 
 
 def _top(t: Target) -> list[cst.BaseStatement]:
-    return list(t.kernel.node.body.body)  # type: ignore[attr-defined]
+    return body_of(t.kernel.node)
 
 
 def _pid_line(t: Target) -> cst.SimpleStatementLine | None:
@@ -112,7 +112,7 @@ def _carried(t: Target) -> tuple[dict[str, cst.Assign], list[str]]:
     top = []
     for s in _top(t):  # the body of a final `if <pid condition>:` becomes top-level code
         wraps = isinstance(s, cst.If) and s.orelse is None and _names(s.test) & dep and not _is_return(s.body)
-        top += list(s.body.body) if wraps else [s]  # type: ignore[union-attr]
+        top += body_of(s) if wraps and isinstance(s, cst.If) else [s]
     for i, s in enumerate(top):
         if not isinstance(s, (cst.For, cst.While)):
             continue
@@ -223,7 +223,9 @@ class BlockPerProgram:
         n = bound or new_params[0]
         d = _split(t) if point.get("form") == "2d" else None
         if d is None:
-            tree.replace(pid_line.body[0].value, f"tl.program_id(0) * {block} + tl.arange(0, {block})")  # type: ignore[union-attr]
+            pid = pid_line.body[0]
+            assert isinstance(pid, cst.Assign)  # _pid_line finds the line by its assignment
+            tree.replace(pid.value, f"tl.program_id(0) * {block} + tl.arange(0, {block})")
             tree.insert_after(pid_line, f"{ok} = {var} < {n}\n")
             grid = f"(triton.cdiv({g0}, {value}),)"
             shape = f"{block} elements per program"

@@ -130,7 +130,7 @@ def _grid_literals(t: Target, value: int, host: str | None) -> tuple[list[tuple[
     divides = False
     for n in (m for scope in scopes for m in walk(scope)):
         cdiv = isinstance(n, cst.Call) and call_name(n) in ("triton.cdiv", "cdiv") and len(n.args) == 2
-        if cdiv and is_block(n.args[1].value):  # type: ignore[attr-defined]
+        if cdiv and isinstance(n, cst.Call) and is_block(n.args[1].value):
             divides = True
             if isinstance(n.args[1].value, cst.Integer):
                 found.append((n.args[1].value, 0))
@@ -209,8 +209,8 @@ class BlockScale:
                 continue
             plan = _Plan(name, v, form, node)
             for other in names:
-                if other != name and sized[other]:
-                    plan.other_tile *= int(sized[other])
+                if other != name and (size := sized[other]):
+                    plan.other_tile *= int(size)
             arg = t.sites[0].arg_for(t.kernel, name)
             host = arg.value if isinstance(arg, cst.Name) else None
             if form == "grid":

@@ -60,7 +60,7 @@ from optimizer.kernel.flow import var_names
 from optimizer.rewrite.common import fresh
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
-from optimizer.rewrite.tree import arg_value, call_name, skip_ids, walk
+from optimizer.rewrite.tree import arg_value, body_of, call_name, skip_ids, walk
 
 __all__ = ["ChunkedRowPasses"]
 
@@ -118,7 +118,7 @@ def _outside(node: cst.CSTNode, reductions: list[cst.Call], skip: set[int]) -> s
 
 def _plan(t: Target) -> tuple[_Plan | None, list[str]]:
     k, code = t.kernel.node, t.tree.code
-    top = list(k.body.body)  # type: ignore[attr-defined]
+    top = body_of(k)
     bad = [f"a {type(s).__name__.lower()} statement (the kernel must be straight-line code)"
            for s in top if not isinstance(s, cst.SimpleStatementLine)]
     if bad:
@@ -337,7 +337,7 @@ class ChunkedRowPasses:
         new_name = fresh(t, f"{k.name}_chunked")
         chunk = "CHUNK"
         body = _chunked_body(t, plan, chunk)
-        top = list(k.node.body.body)  # type: ignore[attr-defined]
+        top = body_of(k.node)
         pre = "".join(tree.module.code_for_node(s) for s in top[:top.index(plan.cols)])
         header = tree.module.code_for_node(k.node.with_changes(body=cst.IndentedBlock(body=[
             cst.SimpleStatementLine([cst.Pass()])]))).replace(f"def {k.name}(", f"def {new_name}(", 1)
@@ -362,7 +362,7 @@ class ChunkedRowPasses:
         n_arg = tree.code(site.arg_for(k, plan.bound))  # type: ignore[arg-type]
         call_text = tree.code(site.call)
         fast = cst.ensure_type(cst.parse_expression(call_text), cst.Call)
-        fast = fast.with_changes(func=fast.func.with_changes(value=cst.Name(new_name)))  # type: ignore[attr-defined]
+        fast = fast.with_changes(func=fast.func.with_changes(value=cst.Name(new_name)))
         args = list(fast.args)
         if args:
             args[-1] = args[-1].with_changes(comma=comma)

@@ -94,7 +94,7 @@ def and_mask(t: Target, call: cst.Call, term: str, is_load: bool) -> None:
 def top_statement(t: Target, call: cst.Call) -> cst.SimpleStatementLine | None:
     """The kernel's top-level statement that is ``call`` alone (an atomic or store whose value is unused), else None
     (the call sits in a loop or a branch, or its value is used)."""
-    return next((s for s in t.kernel.node.body.body  # type: ignore[attr-defined]
+    return next((s for s in t.kernel.node.body.body
                  if isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Expr)
                  and s.body[0].value is call), None)
 

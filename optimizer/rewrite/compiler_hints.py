@@ -27,7 +27,7 @@ import libcst as cst
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.launch_knobs import NOT_LITERAL, literal_value
-from optimizer.rewrite.tree import dotted
+from optimizer.rewrite.tree import body_of, dotted
 
 __all__ = ["CompilerHints", "expr_text"]
 
@@ -52,7 +52,9 @@ def _arange_offsets(body: list[cst.BaseStatement]) -> list[tuple[cst.SimpleState
     """Top-level ``v = [pid * B +] tl.arange(0, B)`` assignments: (their line, v, the block expression B)."""
     out = []
     for line in body:
-        for stmt in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue
+        for stmt in line.body:
             if not (isinstance(stmt, cst.Assign) and len(stmt.targets) == 1
                     and isinstance(stmt.targets[0].target, cst.Name)):
                 continue
@@ -83,7 +85,7 @@ def _plan(t: Target, ctx: RecipeContext, params: dict[str, Any]) -> _Plan:
     value = int(params.get("value", 16))
     k = t.kernel
     src = ast.unparse(ast.parse(textwrap.dedent(t.tree.module.code_for_node(k.node))))
-    body = list(k.node.body.body)  # type: ignore[attr-defined]
+    body = body_of(k.node)
     plan = _Plan()
     constexpr_vals: dict[str, Any] = next(
         (r.get("constexprs", {}) for r in ctx.launches if r.get("kernel") == k.name), {}
@@ -147,5 +149,5 @@ class CompilerHints:
         for line, text in plan.after:
             t.tree.insert_after(line, text)
         if plan.first:
-            t.tree.insert_above(_first_statement(list(t.kernel.node.body.body)), "".join(plan.first))  # type: ignore[attr-defined]
+            t.tree.insert_above(_first_statement(body_of(t.kernel.node)), "".join(plan.first))
         return f"{t.kernel.name}: " + "; ".join(plan.hinted)

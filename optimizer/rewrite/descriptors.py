@@ -39,14 +39,14 @@ import importlib.util
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import libcst as cst
 
 from optimizer.rewrite.common import fresh, single_site_reasons
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
-from optimizer.rewrite.tree import arg_value, call_name, range_args, statements, walk
+from optimizer.rewrite.tree import arg_value, body_of, call_name, range_args, statements, walk
 from optimizer.triton_types import elem_bytes
 
 __all__ = ["DotTensorDescriptor", "descriptor_reasons", "plan_descriptors", "rewrite_descriptors"]
@@ -161,7 +161,7 @@ class _Kernel:
                 self.assigns.setdefault(n.targets[0].target.value, []).append(n)
             elif isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name):
                 self.augs.setdefault(n.target.value, []).append(n)
-        self.top = list(t.kernel.node.body.body)  # type: ignore[attr-defined]
+        self.top = body_of(t.kernel.node)
         self.loops = [n for n in walk(t.kernel.node) if isinstance(n, cst.For)]
 
     def top_of(self, node: cst.CSTNode) -> cst.BaseStatement:
@@ -229,7 +229,7 @@ def _advance(kn: _Kernel, name: str, load: cst.Call, strides: dict[int, str],
     loop = kn.loop_of(load)
     if len(augs) != 1 or loop is None or not isinstance(augs[0].operator, cst.AddAssign):
         return f"{name} is advanced other than once by += in the loop around its load"
-    body = list(loop.body.body)  # type: ignore[attr-defined]
+    body = body_of(loop)
     line = next((s for s in body if isinstance(s, cst.SimpleStatementLine) and s.body[0] is augs[0]), None)
     at = next((i for i, s in enumerate(body) if any(m is load for m in walk(s))), None)
     if line is None or at is None or body.index(line) < at:
@@ -241,14 +241,15 @@ def _advance(kn: _Kernel, name: str, load: cst.Call, strides: dict[int, str],
     start, step = (args[0], args[2] if len(args) == 3 else "1") if len(args) > 1 else ("0", "1")
     var = loop.target.value
     facs = _factors(augs[0].value)
-    axis, per = None, None
+    axis: int | None = None
+    per: list[cst.BaseExpression] = []  # set with axis below, or by the fallback when none is found
     for ax, s in strides.items():
         hit = [f for f in facs if _norm(f) == _norm(s)]
         if s != "1" and hit:
             axis, per = ax, [f for f in facs if f is not hit[0]]
     if axis is None:
         axis, per = unit, facs
-    per_text = " * ".join(_code(f) for f in per) or "1"  # type: ignore[union-attr]
+    per_text = " * ".join(_code(f) for f in per) or "1"
     base = var if start == "0" else f"({var} - {start})"
     if _norm(per_text) == _norm(step):
         return axis, base
@@ -287,7 +288,7 @@ def _access(kn: _Kernel, call: cst.Call, is_load: bool) -> Access | str:
         if s < 0:
             return f"address of {_code(ptr)} subtracts {_code(e)}"
         d = kn.single(e.value) if isinstance(e, cst.Name) and not kn.augs.get(e.value) else None
-        if d is not None and isinstance(_bare(d), cst.BinaryOperation) and isinstance(_bare(d).operator, cst.Add):  # type: ignore[attr-defined]
+        if d is not None and isinstance(bare := _bare(d), cst.BinaryOperation) and isinstance(bare.operator, cst.Add):
             todo = list(_sum_terms(d)) + todo
             continue
         terms.append(e)
@@ -466,7 +467,7 @@ def _host_bytes(t: Target, a: Access, e: cst.BaseExpression | str) -> str | None
     missing: list[str] = []
 
     class Sub(cst.CSTTransformer):
-        def leave_Name(self, orig: cst.Name, upd: cst.Name) -> cst.BaseExpression:  # type: ignore[override]
+        def leave_Name(self, orig: cst.Name, upd: cst.Name) -> cst.BaseExpression:
             arg = site.arg_for(k, orig.value) if orig.value in k.params else None
             if arg is None:
                 missing.append(orig.value)
@@ -475,7 +476,8 @@ def _host_bytes(t: Target, a: Access, e: cst.BaseExpression | str) -> str | None
             simple = isinstance(arg, (cst.Name, cst.Integer, cst.Attribute, cst.Call))
             return cst.parse_expression(text if simple else f"({text})")
 
-    done = _bare(node.visit(Sub()))
+    # Sub replaces names by expressions only, so the visited expression stays one
+    done = _bare(cast(cst.BaseExpression, node.visit(Sub())))
     if missing:
         return None
     text = _code(done).strip()
@@ -485,7 +487,7 @@ def _host_bytes(t: Target, a: Access, e: cst.BaseExpression | str) -> str | None
 
 def _offset_core(t: Target, e: cst.BaseExpression) -> cst.BaseExpression | None:
     """The factors of a scalar offset term that do not depend on a program id (their product must stay aligned)."""
-    keep = []
+    keep: list[cst.BaseExpression] = []
     for f in _factors(e):
         if isinstance(f, cst.Integer):
             keep.append(f)
@@ -587,15 +589,19 @@ def rewrite_descriptors(t: Target, plan: Plan) -> str:
         coords = f"[{', '.join(a.coords)}]"
         if a.is_load:
             new = f"{a.desc}.load({coords})" + (".T" if a.transposed else "")
-            tree.edit(a.call, lambda old, new=new: cst.parse_expression(f"{new} if {flag} else {_code(old).strip()}"))
+            def load(old: cst.CSTNode, new: str = new) -> cst.CSTNode:
+                return cst.parse_expression(f"{new} if {flag} else {_code(old).strip()}")
+            tree.edit(a.call, load)
         else:
             val = arg_value(a.call, "value", 1)
             v = _code(val).strip() + (".T" if a.transposed else "")  # type: ignore[arg-type]
             stmt = next(s for s in walk(a.anchor)
                         if isinstance(s, cst.SimpleStatementLine) and any(m is a.call for m in walk(s)))
             make = made[id(a.anchor)].pop() if stmt is a.anchor else ""  # the store's own line: one if/else
-            tree.edit(stmt, lambda old, d=a.desc, c=coords, v=v, make=make: cst.parse_statement(
-                f"if {flag}:\n{make}    {d}.store({c}, {v})\nelse:\n    {_code(old).strip()}\n"))
+            def store(old: cst.CSTNode, d: str = a.desc, c: str = coords, v: str = v, make: str = make) -> cst.CSTNode:
+                return cst.parse_statement(
+                    f"if {flag}:\n{make}    {d}.store({c}, {v})\nelse:\n    {_code(old).strip()}\n")
+            tree.edit(stmt, store)
     for a in plan.accesses:
         lines = made.pop(id(a.anchor), None)
         if lines:
@@ -605,8 +611,8 @@ def rewrite_descriptors(t: Target, plan: Plan) -> str:
     for acc, _what, e in alignment_terms(t, plan):
         host = _code(site.arg_for(k, acc.base)).strip()  # type: ignore[arg-type]
         checks.append(f"{host}.data_ptr()" if e is None else _host_bytes(t, acc, e))
-    units = [f"{_code(a).strip()} == 1" for acc in plan.accesses if acc.unit_param
-             and (a := site.arg_for(k, acc.unit_param)) is not None]
+    units = [f"{_code(arg).strip()} == 1" for acc in plan.accesses if acc.unit_param
+             and (arg := site.arg_for(k, acc.unit_param)) is not None]
     ok = " and ".join([f"{OK_HELPER}({', '.join(dict.fromkeys(checks))})", *dict.fromkeys(units)])  # type: ignore[arg-type]
     tree.add_keyword(site.call, flag, ok)
     if site.statement is not None:

@@ -35,7 +35,7 @@ from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.dot_tiles_dict import dict_form, dict_reasons, dict_tile, rewrite_dicts
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.errors import NotApplicable
-from optimizer.rewrite.tree import Tree, arg_value, call_name, dotted, expand_defs, expr, walk
+from optimizer.rewrite.tree import Tree, arg_value, body_of, call_name, dotted, expand_defs, expr, walk
 
 __all__ = ["DotTileSearch", "literal_int_arg", "meta_grid", "pinned_tiles"]
 
@@ -485,7 +485,7 @@ def _without(args: Any, drop: set[str]) -> list[cst.Arg]:
 
 
 def _pid_lines(t: Target) -> list[cst.SimpleStatementLine]:
-    top = list(t.kernel.node.body.body)  # type: ignore[attr-defined]
+    top = body_of(t.kernel.node)
     return [s for s in top if isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Assign)
             and call_name(s.body[0].value) == "tl.program_id"]
 
@@ -503,7 +503,7 @@ def _extent(t: Target, e: cst.BaseExpression, tile: str) -> str | None:
 def _persistent_reasons(t: Target) -> list[str]:
     names = roles(t)
     ax = _axis_roles(t, names) if names else {}
-    top = list(t.kernel.node.body.body)  # type: ignore[attr-defined]
+    top = body_of(t.kernel.node)
     lines = _pid_lines(t)
     out = []
     if t.facts.pid_calls != 2 or len(lines) != 2 or set(t.facts.pid) != {0, 1} or len(_elements(t)) != 2:
@@ -526,7 +526,7 @@ def _persist(t: Target, names: dict[str, str], ax: dict[int, str]) -> None:
     from optimizer.rewrite.common import fresh
 
     tree = t.tree
-    top = list(t.kernel.node.body.body)  # type: ignore[attr-defined]
+    top = body_of(t.kernel.node)
     lines = _pid_lines(t)
     rest = top[top.index(lines[1]) + 1:]
     var = {ax_: tree.code(ln.body[0].targets[0].target) for ax_, ln in zip(sorted(t.facts.pid), lines, strict=True)}  # type: ignore[attr-defined]

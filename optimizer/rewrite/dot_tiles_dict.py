@@ -55,9 +55,10 @@ def _entries(d: cst.Dict) -> dict[str, cst.DictElement]:
 
 def _values(d: cst.Dict, keys: list[str]) -> dict[str, int] | None:
     ent = _entries(d)
-    if not all(k in ent and isinstance(ent[k].value, cst.Integer) for k in keys):
+    ints = {k: v for k in keys if k in ent and isinstance(v := ent[k].value, cst.Integer)}
+    if not all(k in ints for k in keys):
         return None
-    return {k: int(ent[k].value.value) for k in keys}  # type: ignore[union-attr]
+    return {k: int(ints[k].value) for k in keys}
 
 
 def _recorded(t: Target, ctx: RecipeContext, names: dict[str, str]) -> dict[str, int] | None:
@@ -98,8 +99,8 @@ def dict_tile(t: Target, ctx: RecipeContext, names: dict[str, str]) -> dict[str,
     ent = _entries(d)
     for opt, default in (("num_warps", 4), ("num_stages", 3)):
         kw = t.sites[0].keyword(opt)
-        if opt in ent and isinstance(ent[opt].value, cst.Integer):
-            cur[opt] = int(ent[opt].value.value)  # type: ignore[union-attr]
+        if opt in ent and isinstance(v := ent[opt].value, cst.Integer):
+            cur[opt] = int(v.value)
         elif kw is not None and isinstance(kw.value, cst.Integer):
             cur[opt] = int(kw.value.value)
         else:
@@ -113,7 +114,9 @@ def rewrite_dicts(t: Target, ctx: RecipeContext, names: dict[str, str], point: d
     site = t.sites[0]
     at_launch = {opt for opt in _OPTIONS if site.keyword(opt) is not None}
     for opt in at_launch:
-        t.tree.replace(site.keyword(opt).value, str(point[opt]))  # type: ignore[union-attr]
+        kw = site.keyword(opt)
+        assert kw is not None  # at_launch: the options the launch passes
+        t.tree.replace(kw.value, str(point[opt]))
     for d in dicts:
         ent = _entries(d)
         for key, v in {names[r]: point[r] for r in names}.items():
@@ -125,7 +128,9 @@ def rewrite_dicts(t: Target, ctx: RecipeContext, names: dict[str, str], point: d
                 t.tree.replace(ent[opt].value, str(point[opt]))
         new = [opt for opt in opts if opt not in ent]
         if new:
-            t.tree.edit(d, lambda node, new=new: _append(node, {opt: point[opt] for opt in new}))
+            def add(node: cst.CSTNode, new: list[str] = new) -> cst.CSTNode:
+                return _append(node, {opt: point[opt] for opt in new})
+            t.tree.edit(d, add)
     return len(dicts)
 
 

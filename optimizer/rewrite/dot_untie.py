@@ -56,7 +56,8 @@ def _axis(sub: cst.Subscript) -> int | None:
     def kind(e: cst.BaseSlice) -> str:
         if isinstance(e, cst.Slice):
             return "slice"
-        v = e.value  # type: ignore[attr-defined]
+        assert isinstance(e, cst.Index)  # libcst's other kind of subscript element
+        v = e.value
         return "none" if isinstance(v, cst.Name) and v.value == "None" else "?"
     kinds = [kind(e) for e in els]
     return {("slice", "none"): 0, ("none", "slice"): 1}.get((kinds[0], kinds[1]))
@@ -178,11 +179,11 @@ def _untie(tree: Tree, k: CstKernel, dot: cst.Call) -> tuple[str, str]:
     names = {r: (_ROLE_NAMES[r] if _ROLE_NAMES[r] not in used else f"{_ROLE_NAMES[r]}_T") for r in ("M", "N", "K")}
     uses = [n for n in walk(k.node.body) if isinstance(n, cst.Name) and n.value == block]
     for u in uses:
-        role = _role_of_use(k, u, roles)
-        if role is None:
+        use_role = _role_of_use(k, u, roles)
+        if use_role is None:
             stmt = tree.statement_of(k.node, u)
             raise NotApplicable(f"cannot tell which tile `{tree.code(stmt) if stmt else block}` sizes")
-        tree.replace(u, names[role])
+        tree.replace(u, names[use_role])
     sites = tree.launches_of(k.name)
     if not sites:
         raise NotApplicable(f"{k.name} is not launched")

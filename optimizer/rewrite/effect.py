@@ -165,12 +165,12 @@ class _StripLaunchArgs(cst.CSTTransformer):
     def __init__(self, kernels: set[str]) -> None:
         self.kernels = kernels
 
-    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):  # type: ignore[override]
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):
         if any(dotted(d.decorator).endswith("jit") for d in original_node.decorators):
             return cst.RemovalSentinel.REMOVE
         return updated_node
 
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:  # type: ignore[override]
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         if isinstance(original_node.func, cst.Subscript) and dotted(original_node.func.value) in self.kernels:
             return updated_node.with_changes(args=[])
         return updated_node

@@ -163,7 +163,7 @@ def prepared_first(fn: Applier, trigger: str, prepare: Callable[[str], tuple[str
 
     def variants(params: dict[str, Any], ctx: RecipeContext, limit: int) -> list[RewriteResult]:
         try:
-            return fn.variants(params, ctx, limit)  # type: ignore[attr-defined,no-any-return]
+            return fn.variants(params, ctx, limit)  # type: ignore[attr-defined]
         except NotApplicable as exc:
             new_ctx, why = prepared(ctx, exc)
         return [rebase(r, ctx, why) for r in fn.variants(params, new_ctx, limit)]  # type: ignore[attr-defined]

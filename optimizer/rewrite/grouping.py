@@ -39,7 +39,7 @@ import libcst as cst
 from optimizer.rewrite.common import defaulted_positional_reasons
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
-from optimizer.rewrite.tree import call_name, statements, walk
+from optimizer.rewrite.tree import body_of, call_name, leading_lines, statements, walk
 
 __all__ = ["PARAM", "GroupedProgramOrder"]
 
@@ -141,7 +141,7 @@ def _plan(t: Target) -> _Plan | str:
         return f"{name} already has {PARAM}; tune it as a launch parameter"
     if not any(isinstance(n, cst.Call) and call_name(n) == "tl.dot" for n in walk(k.node)):
         return f"{name} has no tl.dot: program order matters for operand reuse in tiled matmuls"
-    body = list(k.node.body.body)  # type: ignore[attr-defined]
+    body = body_of(k.node)
     pids: dict[int, tuple[cst.BaseStatement, str]] = {}
     for stmt in body:
         if (pa := _pid_axis(stmt)) is not None:
@@ -218,7 +218,7 @@ class GroupedProgramOrder:
                  f"{p.m} = _first_m + ({p.pid} % _in_group) % _group_m\n"
                  f"{p.n} = ({p.pid} % _in_group) // _group_m\n")
         new = statements(p.counts + remap)
-        new[0] = new[0].with_changes(leading_lines=p.first.leading_lines)  # type: ignore[attr-defined]
+        new[0] = new[0].with_changes(leading_lines=leading_lines(p.first))
         t.tree.edit(p.first, lambda _old: cst.FlattenSentinel(new))
         t.tree.remove(p.second)
         t.tree.add_params(t.kernel.node, [f"{PARAM}: tl.constexpr"])

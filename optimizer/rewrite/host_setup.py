@@ -152,9 +152,11 @@ class HostSetupCache:
         tree = target.tree
         found, _ = _sites(target)
         for call, site in found:
-            tree.edit(call, lambda c, site=site: c.with_changes(  # type: ignore[attr-defined]
-                func=cst.Name(HELPER),
-                args=[cst.Arg(cst.SimpleString(repr(site))), cst.Arg(c.func), *c.args]))  # type: ignore[attr-defined]
+            def memoized(c: cst.CSTNode, site: str = site) -> cst.CSTNode:
+                assert isinstance(c, cst.Call)  # the edited setup call
+                return c.with_changes(func=cst.Name(HELPER),
+                                      args=[cst.Arg(cst.SimpleString(repr(site))), cst.Arg(c.func), *c.args])
+            tree.edit(call, memoized)
         first = next(s for s in tree.module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef)))
         tree.insert_before(first, "\n\n" + _HELPER_SRC.strip("\n") + "\n")
         return (f"per-call host setup memoized per shape/dtype/alignment: {', '.join(s for _, s in found)} "

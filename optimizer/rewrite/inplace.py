@@ -47,7 +47,7 @@ from optimizer.kernel.flow import ATOMICS
 from optimizer.rewrite.common import fresh, single_site_reasons
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
-from optimizer.rewrite.tree import arg_value, call_name, walk
+from optimizer.rewrite.tree import arg_value, body_of, call_name, walk
 from optimizer.rewrite.tree import node_code as _code
 
 __all__ = ["InplaceOutput"]
@@ -157,7 +157,7 @@ def _assign_of(t: Target, name: str) -> cst.Assign | None:
 
 
 def _statement_index(fn: cst.FunctionDef, node: cst.CSTNode) -> int:
-    body = list(fn.body.body)  # type: ignore[attr-defined]
+    body = body_of(fn)
     return next((i for i, s in enumerate(body) if any(m is node for m in walk(s))), -1)
 
 
@@ -279,7 +279,7 @@ class InplaceOutput:
         if not (isinstance(c, cst.Call) and call_name(c) == "tl.arange" and isinstance(start, cst.Integer)
                 and start.value == "0"):
             return [f"{cols[0]} is not tl.arange(0, BLOCK)"]
-        blk = _code(arg_value(c, "end", 1))  # type: ignore[arg-type]
+        end = _code(arg_value(c, "end", 1))  # type: ignore[arg-type]
         if not self._is_pid0(kn, cst.parse_expression(row)) or "*" in stride:
             return [f"row {row} is not tl.program_id(0) (row form)"]
         if not mask.startswith(f"{cols[0]}<") or mask.split("<", 1)[1] not in k.params:
@@ -292,14 +292,14 @@ class InplaceOutput:
         if len(shape) != 1:
             return [f"the launcher does not unpack R, C = {src}.shape (2-D rows, coverage unproven)"]
         r, cc = (_code(e.value) for e in shape[0].targets[0].target.elements)  # type: ignore[attr-defined]
-        nc = _norm(_code(site.arg_for(k, ncols))) if site.arg_for(k, ncols) is not None else None
+        nc = _norm(_code(a_nc)) if (a_nc := site.arg_for(k, ncols)) is not None else None
         out = []
         if [_norm(e) for e in elems] != [r]:
             out.append(f"grid {elems} is not ({r},), one program per row")
         if nc != cc:
             out.append(f"{ncols} is not passed {cc}")
-        if host(blk) != f"triton.next_power_of_2({cc})":
-            out.append(f"{blk} is not triton.next_power_of_2({cc}) (a row might not be covered)")
+        if host(end) != f"triton.next_power_of_2({cc})":
+            out.append(f"{end} is not triton.next_power_of_2({cc}) (a row might not be covered)")
         if stride not in k.params or host(stride) not in {cc, f"{buf}.stride(0)", f"{_norm(src)}.stride(0)"}:
             out.append(f"the row stride {stride} is not {cc} or {buf}.stride(0)")
         return out
@@ -321,13 +321,14 @@ class InplaceOutput:
         fn = t.sites[0].function
         f = self._fresh(t)
         if isinstance(f, dict):
+            assert fn is not None  # _fresh refuses a launch outside a function
             p, buf = f["param"], f["buf"]
             reasons, offset, mask = _rmw_reasons(t, kn, p, p)
             if p in t.facts.rebound_params:
                 reasons.append(f"{p} is rebound in the kernel")
-            site_at = _statement_index(fn, t.sites[0].call)  # type: ignore[arg-type]
-            between = [s for s in list(fn.body.body)[_statement_index(fn, f["assign"]) + 1:site_at]]  # type: ignore[union-attr]
-            if any(not _meta_only(fn, buf, s) for s in between):  # type: ignore[arg-type]
+            site_at = _statement_index(fn, t.sites[0].call)
+            between = [s for s in body_of(fn)[_statement_index(fn, f["assign"]) + 1:site_at]]
+            if any(not _meta_only(fn, buf, s) for s in between):
                 reasons.append(f"{buf} is used between the clone and the launch (not only its size or strides)")
             whole = [a for a in t.sites[0].call.args if isinstance(a.value, cst.Name) and a.value.value == buf]
             if len(whole) != 1:
@@ -341,17 +342,18 @@ class InplaceOutput:
             return {"mode": "fresh", **f, "kernel": kn} if not reasons else [f"fresh-output form: {r}" for r in reasons]
         g = self._inplace(t)
         if isinstance(g, dict):
+            assert fn is not None  # _inplace refuses a launch outside a function
             reasons, _, _ = _rmw_reasons(t, kn, g["in"], g["out"])
-            uses = _uses(fn, g["buf"])  # type: ignore[arg-type]
-            copy_stmt = t.tree.statement_of(fn, g["copy"])  # type: ignore[arg-type]
+            uses = _uses(fn, g["buf"])
+            copy_stmt = t.tree.statement_of(fn, g["copy"])
             whole = [a for a in t.sites[0].call.args if isinstance(a.value, cst.Name) and a.value.value == g["buf"]]
             known = {id(g["assign"].targets[0].target), id(g["copy"].args[0].value), *(id(a.value) for a in whole)}
-            meta = {id(n.value) for n in walk(fn) if isinstance(n, cst.Attribute) and n.attr.value in _META}  # type: ignore[arg-type]
+            meta = {id(n.value) for n in walk(fn) if isinstance(n, cst.Attribute) and n.attr.value in _META}
             if any(id(u) not in known and id(u) not in meta for u in uses):
                 reasons.append(f"{g['buf']} is used other than by the launch, its size and the copy back")
             if not isinstance(copy_stmt, cst.SimpleStatementLine) or len(copy_stmt.body) != 1:
                 reasons.append("the copy back is not a statement of its own")
-            elif _statement_index(fn, copy_stmt) < _statement_index(fn, t.sites[0].call):  # type: ignore[arg-type]
+            elif _statement_index(fn, copy_stmt) < _statement_index(fn, t.sites[0].call):
                 reasons.append("the copy back comes before the launch")
             if len(whole) != 1:
                 reasons.append(f"{g['buf']} is passed to the launch {len(whole)} times")
@@ -392,7 +394,8 @@ class InplaceOutput:
                     f"reads {src} through {p} and stores to {new} (saves the clone's read + write pass)")
         dst, buf = plan["dst"], plan["buf"]
         fn = site.function
-        for u in _uses(fn, buf):  # type: ignore[arg-type]
+        assert fn is not None  # the in-place plan's launch is inside a function (_inplace)
+        for u in _uses(fn, buf):
             if u is not plan["assign"].targets[0].target and u is not plan["copy"].args[0].value:
                 tree.replace(u, dst)
         tree.remove(t.tree.statement_of(fn, plan["assign"]))  # type: ignore[arg-type]

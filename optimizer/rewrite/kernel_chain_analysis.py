@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import cast
 
 import libcst as cst
 
 from optimizer.kernel.analyze import kernel_facts
 from optimizer.kernel.flow import ATOMICS, NEW_ALLOC, is_allocation, var_names
 from optimizer.kernel.model import KernelFacts
-from optimizer.rewrite.tree import CstKernel, CstLaunch, Tree, arg_value, call_name, walk
+from optimizer.rewrite.tree import CstKernel, CstLaunch, Tree, arg_value, body_of, call_name, walk
 from optimizer.rewrite.tree import expand_defs as _expand
 from optimizer.rewrite.tree import node_code as _code
 from optimizer.rewrite.tree import skip_ids as _skip_ids
@@ -80,7 +81,7 @@ class _Kernel:
 
     @property
     def body(self) -> list[cst.BaseStatement]:
-        return list(self.kernel.node.body.body)  # type: ignore[attr-defined]
+        return body_of(self.kernel.node)
 
 
 @dataclass
@@ -120,7 +121,7 @@ def _single_defs(k: CstKernel) -> dict[str, cst.BaseExpression]:
             for name in names:
                 counts[name] = counts.get(name, 0) + 1
     out: dict[str, cst.BaseExpression] = {}
-    for s in k.node.body.body:  # type: ignore[attr-defined]
+    for s in k.node.body.body:
         if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Assign):
             a = s.body[0]
             if len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name):
@@ -144,12 +145,13 @@ def _canon(e: cst.BaseExpression, kern: _Kernel) -> str:
     skip = _skip_ids(x)
 
     class _Host(cst.CSTTransformer):
-        def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:  # type: ignore[override]
+        def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
             if id(original_node) in skip or original_node.value not in kern.host:
                 return updated_node
             return cst.Name(f"HOST_{abs(hash(norm_text(kern.host[original_node.value])))}")
 
-    return norm_text(_code(x.visit(_Host())))
+    # _Host replaces names by expressions only, so the visited expression stays one
+    return norm_text(_code(cast(cst.BaseExpression, x.visit(_Host()))))
 
 
 class _Reject(Exception):

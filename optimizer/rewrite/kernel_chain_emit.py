@@ -8,12 +8,12 @@ launch at the last launch's place; allocations of dropped buffers removed when n
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 import libcst as cst
 
 from optimizer.rewrite.kernel_chain_analysis import Access, Chain, Forward, bound_in, norm_text, var_names
-from optimizer.rewrite.tree import Tree, arg_value, call_name, is_docstring, walk
+from optimizer.rewrite.tree import Tree, arg_value, call_name, is_docstring, leading_lines, suite_statements, walk
 from optimizer.rewrite.tree import node_code as _code
 from optimizer.rewrite.tree import skip_ids as _skip_ids
 
@@ -47,11 +47,12 @@ def rewrite_chain(tree: Tree, c: Chain) -> str:
             else:
                 pid_seen.setdefault(var, axis)
         rw = _Rewriter(kern.rename, _skip_ids(kern.kernel.node), exprs, stmts)
-        new_body = kern.kernel.node.body.visit(rw)
-        part = [s for s in new_body.body if not is_docstring(s)]  # type: ignore[attr-defined]
+        # the rewriter edits statements and expressions inside the body, never the body itself: it stays a suite
+        new_body = cast(cst.BaseSuite, kern.kernel.node.body.visit(rw))
+        part = [s for s in suite_statements(new_body) if not is_docstring(s)]
         if part:
             note = cst.EmptyLine(comment=cst.Comment(f"# from {kern.name}"))
-            part[0] = part[0].with_changes(leading_lines=[*part[0].leading_lines, note])
+            part[0] = part[0].with_changes(leading_lines=[*leading_lines(part[0]), note])
         body += part
     used = set().union(*(var_names(s) for s in body)) if body else set()
     params = [p for p in c.params if p[0] in used]
@@ -115,7 +116,7 @@ class _Rewriter(cst.CSTTransformer):
             return updated_node.with_changes(value=self.rename[original_node.value])
         return updated_node
 
-    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):
         updated_node = super().on_leave(original_node, updated_node)  # type: ignore[assignment]
         fn = self.exprs.get(id(original_node)) or self.stmts.get(id(original_node))
         return fn(updated_node) if fn is not None else updated_node
@@ -156,7 +157,7 @@ def _value_arg(call: cst.Call) -> int | None:
 
 
 def _store_edit(fw: Forward):
-    def fn(line: cst.CSTNode) -> cst.CSTNode:
+    def fn(line: cst.CSTNode) -> cst.CSTNode | cst.FlattenSentinel[cst.BaseStatement] | cst.RemovalSentinel:
         assert isinstance(line, cst.SimpleStatementLine)
         call = line.body[0].value  # type: ignore[attr-defined]
         i = _value_arg(call)
@@ -165,7 +166,7 @@ def _store_edit(fw: Forward):
         bind = cst.parse_statement(f"{fw.name} = {value}\n") if fw.temp else None
         if fw.drop_store:
             if bind is None:
-                return cst.RemovalSentinel.REMOVE  # type: ignore[return-value]
+                return cst.RemovalSentinel.REMOVE
             return bind.with_changes(leading_lines=line.leading_lines)
         if bind is None:
             return line

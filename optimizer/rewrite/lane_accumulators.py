@@ -147,7 +147,7 @@ def loop_reductions(t: Target) -> tuple[list[_Site], list[str]]:
     bad: list[str] = []
     static = set(t.kernel.constexprs) | module_names(t.tree.module)
     for loop in (n for n in walk(k) if isinstance(n, cst.For)):
-        body = loop_statements(list(loop.body.body), static)  # type: ignore[attr-defined]
+        body = loop_statements(list(loop.body.body), static)
         for s in body:
             m = _match(s, code)
             if m is None:
@@ -238,7 +238,8 @@ class LaneAccumulators:
             final = (f"{s.acc} += tl.sum({lanes}, axis=0)" if combine is None
                      else f"{s.acc} = {combine}({s.acc}, {s.fn}({lanes}, axis=0))")
             tree.insert_before(s.loop, f"{lanes} = {start}\n")
-            tree.replace(s.stmt.body[0], cst.parse_statement(step + "\n").body[0])  # type: ignore[attr-defined,index]
+            new = cst.ensure_type(cst.parse_statement(step + "\n"), cst.SimpleStatementLine)
+            tree.replace(s.stmt.body[0], new.body[0])
             tree.insert_after(s.loop, f"{final}\n")
             done.append(f"{s.acc} ({s.fn})")
         return (f"{t.kernel.name}: {len(done)} per-chunk block reduction(s) -> per-lane [{block}] accumulators reduced "

@@ -37,15 +37,13 @@ def _packed(tree: Tree, site: CstLaunch, name: str, star: str) -> tuple[cst.Assi
         return None
     v = assigns[0].value
     if star == "**":
-        if isinstance(v, cst.Dict) and all(
-            isinstance(e, cst.DictElement)
-            and isinstance(e.key, cst.SimpleString)
-            and isinstance(e.key.evaluated_value, str)
-            and e.key.evaluated_value.isidentifier()
-            for e in v.elements
-        ):
-            return assigns[0], [cst.Arg(e.value, keyword=cst.Name(e.key.evaluated_value), equal=_EQ)  # type: ignore[union-attr]
-                                for e in v.elements]
+        # (value, key) of each `"key": value` entry whose key is an identifier; all of them: the dict is all such
+        keyed = [(e.value, key) for e in v.elements
+                 if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
+                 and isinstance(key := e.key.evaluated_value, str) and key.isidentifier()
+                 ] if isinstance(v, cst.Dict) else []
+        if isinstance(v, cst.Dict) and len(keyed) == len(v.elements):
+            return assigns[0], [cst.Arg(value, keyword=cst.Name(key), equal=_EQ) for value, key in keyed]
         if isinstance(v, cst.Call) and call_name(v) == "dict" and all(a.keyword is not None for a in v.args):
             return assigns[0], [cst.Arg(a.value, keyword=a.keyword, equal=_EQ) for a in v.args]
         return None
@@ -64,7 +62,7 @@ def inline_launch_args(source: str) -> tuple[str, str]:
             continue
         plan: list[tuple[cst.Arg, cst.Assign, list[cst.Arg]]] = []
         for a in stars:
-            got = _packed(tree, site, a.value.value, a.star) if isinstance(a.value, cst.Name) else None  # type: ignore[arg-type]
+            got = _packed(tree, site, a.value.value, a.star) if isinstance(a.value, cst.Name) else None
             if got is None:
                 plan = []
                 break

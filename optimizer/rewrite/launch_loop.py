@@ -57,6 +57,7 @@ argument"), an error and never a wrong result, which validation at the problem's
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,7 +67,7 @@ from optimizer.kernel.flow import ATOMICS, bound_values, pointer_bases
 from optimizer.rewrite.common import fresh, grid_node, single_site_reasons
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
-from optimizer.rewrite.tree import CstKernel, arg_value, call_name, is_docstring, skip_ids, walk
+from optimizer.rewrite.tree import CstKernel, arg_value, body_of, call_name, is_docstring, skip_ids, walk
 
 __all__ = ["LaunchLoopGrid"]
 
@@ -127,7 +128,7 @@ def _nest(t: Target) -> tuple[list[cst.For], list[str]]:
         return [], ["the loop is not `for v in range(n)`"]
     if len(around) == 2:
         outer, inner = around
-        body = list(outer.body.body)  # type: ignore[attr-defined]
+        body = body_of(outer)
         if len(body) != 1 or body[0] is not inner or outer.orelse is not None:
             return [], [f"the loop over {names[0]} holds more than the loop over {names[1]} (a perfect nest is needed)"]
         if names[0] == names[1] or _uses(inner.iter, [names[0]]):
@@ -135,14 +136,13 @@ def _nest(t: Target) -> tuple[list[cst.For], list[str]]:
     return around, []
 
 
-def _aliases(t: Target, body: list[cst.CSTNode],
+def _aliases(t: Target, body: Sequence[cst.CSTNode],
              var: list[str]) -> tuple[dict[str, cst.BaseExpression], list[str]]:
     """``s = T[b]`` / ``s, p = T[b], U[b]`` statements -> {alias: slice}, or the reasons they cannot be inlined."""
     out: dict[str, cst.BaseExpression] = {}
     for s in body:
-        one = isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Assign) \
-            and len(s.body[0].targets) == 1
-        pairs = bound_values(s.body[0]) if one else []  # type: ignore[attr-defined, arg-type]
+        small = s.body[0] if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 else None
+        pairs = bound_values(small) if isinstance(small, cst.Assign) and len(small.targets) == 1 else []
         if not pairs or any(v is None or _slice_of(v, var) is None for _, v in pairs):
             return {}, [f"the loop over {var[-1]} holds more than the launch: `{t.tree.code(s).splitlines()[0]}` "
                         f"(it would run once, not once per iteration; only aliases `s = T[{', '.join(var)}]` inline)"]
@@ -212,7 +212,7 @@ class LaunchLoopGrid:
                 if not isinstance(ax, cst.Integer) or int(ax.value) in axes:
                     return [f"the kernel reads {t.tree.code(c)}, an axis the loops would take"], {}
         inner = loops[-1]
-        body = list(inner.body.body)  # type: ignore[attr-defined]
+        body = body_of(inner)
         at = next((i for i, s in enumerate(body) if s is site.statement), None)
         if at is None or inner.orelse is not None:
             return [f"the loop over {var[-1]} holds more than the launch (its other statements would run once, not "
@@ -304,7 +304,7 @@ class LaunchLoopGrid:
         prologue = "".join(f"{its[v]} = tl.program_id({ax}).to(tl.int64)\n" for v, ax in zip(var, axes, strict=True))
         prologue += "".join(f"{p} = {p} + " + " + ".join(f"{its[v]} * {strides[p, v]}" for v in s.dims) + "\n"
                             for p, s in sliced.items())
-        first = k.node.body.body[0]  # type: ignore[attr-defined]
+        first = k.node.body.body[0]
         (tree.insert_after if is_docstring(first) else tree.insert_before)(first, prologue)
         tree.add_params(k.node, list(strides.values()))
         for a in site.call.args:

@@ -39,22 +39,23 @@ def _uses(t: Target, value: int) -> tuple[list[cst.Integer], list[cst.Integer], 
             isinstance(n, cst.Call)
             and call_name(n) == "tl.arange"
             and len(n.args) == 2
-            and int_literal(n.args[1].value) == value
+            and isinstance(end := n.args[1].value, cst.Integer)
+            and int_literal(end) == value
         ):
-            placed.append(n.args[1].value)  # type: ignore[arg-type]
+            placed.append(end)
         elif isinstance(n, cst.Call) and call_name(n) in ("tl.zeros", "tl.full") and n.args \
                 and isinstance(shape := n.args[0].value, (cst.Tuple, cst.List)):
-            placed += [e.value for e in shape.elements if int_literal(e.value) == value]  # type: ignore[misc]
+            placed += [v for e in shape.elements if isinstance(v := e.value, cst.Integer) and int_literal(v) == value]
         elif isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Multiply):
             for lit, other in ((n.left, n.right), (n.right, n.left)):
-                if int_literal(lit) == value and ((isinstance(other, cst.Name) and other.value in pids)
-                                           or call_name(other) == "tl.program_id"):
-                    placed.append(lit)  # type: ignore[arg-type]
+                if isinstance(lit, cst.Integer) and int_literal(lit) == value and (
+                        (isinstance(other, cst.Name) and other.value in pids) or call_name(other) == "tl.program_id"):
+                    placed.append(lit)
                     blockish = True
         elif isinstance(n, cst.For) and call_name(n.iter) in LOOP_RANGES:
             args = range_args(n.iter)
-            if len(args) >= 3 and int_literal(args[2].value) == value:
-                placed.append(args[2].value)
+            if len(args) >= 3 and isinstance(step := args[2].value, cst.Integer) and int_literal(step) == value:
+                placed.append(step)
                 blockish = True
     return every, placed, blockish
 

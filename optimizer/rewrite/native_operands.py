@@ -74,7 +74,7 @@ def _assigned_values(t: Target, name: str) -> list[cst.BaseExpression]:
             and isinstance(n.target, cst.Name)
             and n.target.value == name
         ):
-            out.append(n.value if n.value is not None else cst.Name("None"))  # type: ignore[arg-type]
+            out.append(n.value if n.value is not None else cst.Name("None"))
     return out
 
 
@@ -116,11 +116,11 @@ class LowPrecisionOperands:
         sig = launch_record(t, ctx).get("signature") or {}
         plan, notes = [], []
         stored = {
-            sig.get(p)
+            ptr
             for c in walk(t.kernel.node.body)
             if isinstance(c, cst.Call) and call_name(c) == "tl.store" and c.args
             for p in {n.value for n in walk(c.args[0].value) if isinstance(n, cst.Name)}
-            if isinstance(sig.get(p), str) and sig[p].startswith("*")
+            if isinstance(ptr := sig.get(p), str) and ptr.startswith("*")
         }
         out_name = {"*bf16": "bfloat16", "*fp16": "float16"}.get(next(iter(stored))) if len(stored) == 1 else None
         # outputs are judged under their dtype's tolerance: a 16-bit output uses that entry, anything else fp32's

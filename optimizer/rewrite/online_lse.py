@@ -51,7 +51,7 @@ import libcst as cst
 
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
-from optimizer.rewrite.tree import Tree, call_name, skip_ids, statements, walk
+from optimizer.rewrite.tree import Tree, body_of, call_name, leading_lines, skip_ids, statements, walk
 
 __all__ = ["OnlineLogsumexp"]
 
@@ -185,7 +185,7 @@ def _reads(stmts: list[cst.CSTNode], names: set[str]) -> bool:
 
 def _body(loop: cst.CSTNode) -> list[cst.BaseStatement]:
     if isinstance(loop, cst.For) and isinstance(loop.body, cst.IndentedBlock):
-        return list(loop.body.body)
+        return body_of(loop)
     return []
 
 
@@ -272,7 +272,7 @@ def _match(tree: Tree, body: list[cst.BaseStatement], i: int) -> _Match:
 def _find(t: Target) -> _Match | str:
     """The first top-level loop pair that matches, else the reason of the closest match (a loop with a running max)."""
     tree = t.tree
-    body = list(t.kernel.node.body.body)  # type: ignore[attr-defined]
+    body = body_of(t.kernel.node)
     reason, rm_found = _NONE, False
     for i, stmt in enumerate(body):
         if not isinstance(stmt, cst.For):
@@ -329,13 +329,13 @@ class OnlineLogsumexp:
                     f"{s} = {s} * tl.exp({m} - {m}_ref) + tl.exp({x} - {m}_ref)\n")
         online = statements(bind + step + f"{m} = {m}_new\n")
         last = _body(p.loop1)[-1]
-        online[0] = online[0].with_changes(leading_lines=last.leading_lines)  # type: ignore[attr-defined]
+        online[0] = online[0].with_changes(leading_lines=leading_lines(last))
         after: list[cst.BaseStatement] = []
         if p.red is not None:
             after = [_bare(p.red), *statements(f"{s} = {s} * tl.exp({m} - {p.r})\n")]
         init = _bare(p.init).with_changes(leading_lines=p.loop1.leading_lines)
 
-        def fuse(loop: cst.CSTNode) -> cst.CSTNode:
+        def fuse(loop: cst.CSTNode) -> cst.FlattenSentinel[cst.BaseStatement]:
             assert isinstance(loop, cst.For) and isinstance(loop.body, cst.IndentedBlock)
             body = loop.body.with_changes(body=[*loop.body.body[:-1], *online])
             return cst.FlattenSentinel([init, loop.with_changes(body=body, leading_lines=[]), *after])

@@ -16,7 +16,7 @@ import libcst as cst
 
 from optimizer.rewrite.common import fresh, grid_node, top_statement
 from optimizer.rewrite.engine import Target
-from optimizer.rewrite.tree import is_docstring, walk
+from optimizer.rewrite.tree import body_of, is_docstring, walk
 
 __all__ = ["PID", "body", "loop_lines", "persistent_grid", "persistent_reasons", "replace_body"]
 
@@ -26,7 +26,7 @@ PID = re.compile(r"tl\.program_id\(\s*(?:axis\s*=\s*)?0\s*\)")
 
 def body(t: Target) -> list[cst.BaseStatement]:
     """The kernel's top-level statements without its docstring."""
-    stmts = list(t.kernel.node.body.body)  # type: ignore[attr-defined]
+    stmts = body_of(t.kernel.node)
     return stmts[1:] if stmts and is_docstring(stmts[0]) else stmts
 
 

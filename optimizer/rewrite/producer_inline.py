@@ -31,7 +31,7 @@ store did.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import libcst as cst
 
@@ -88,14 +88,14 @@ class ProducerInline:
         if f.loops or f.reductions or f.dots or f.atomics or f.branches or f.early_returns:
             out.append("not straight-line element-wise code (loops, branches, reductions, atomics or dots)")
         axes = {_code(arg_value(c, "axis", 0) or cst.Integer("0")) for c in walk(k.node.body)
-                if call_name(c) == "tl.program_id"}
+                if isinstance(c, cst.Call) and call_name(c) == "tl.program_id"}
         if axes != {"0"}:
             out.append(f"needs exactly one program axis, axis 0 (has {sorted(axes) or 'none'})")
         if out:
             return None, out
         defs: dict[str, cst.BaseExpression] = {}
         stores: list[cst.Call] = []
-        for s in k.node.body.body:  # type: ignore[attr-defined]
+        for s in k.node.body.body:
             small = s.body if isinstance(s, cst.SimpleStatementLine) else None
             if small is None or len(small) != 1:
                 return None, [f"`{_code(s)[:60]}` is not a single simple statement"]
@@ -237,14 +237,14 @@ class ProducerInline:
         idx = plan.idx
 
         class _At(cst.CSTTransformer):
-            def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:  # type: ignore[override]
+            def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
                 if call_name(original_node) != "tl.load":
                     return updated_node
                 base, _ = _ptr_parts(arg_value(original_node, "pointer", 0), set(plan.inputs))  # type: ignore[misc]
                 m = f", mask={mask}, other={plan.others.get(base, '0')}" if mask else ""
                 return cst.parse_expression(f"tl.load({names[base]} + {e}{m})")
 
-            def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:  # type: ignore[override]
+            def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
                 if updated_node.value == idx:
                     return cst.parse_expression(e)
                 if updated_node.value == plan.out_param:
@@ -256,4 +256,5 @@ class ProducerInline:
             def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.Attribute:
                 return updated_node.with_changes(attr=original_node.attr)
 
-        return _code(plan.value.visit(_At()))
+        # _At's leaves give expressions only, so the visited expression stays one
+        return _code(cast(cst.BaseExpression, plan.value.visit(_At())))

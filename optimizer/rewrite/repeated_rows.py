@@ -28,9 +28,9 @@ R``) repeats columns the same way.
 
 Domain (refused otherwise): a launched kernel; a ``tl.load`` without mask or ``other`` of a pointer name assigned
 once (advanced only by ``+=`` of values with no lane index) or of an inline address, the address holding one
-``idx[:, None] // R`` (or ``idx[None, :] // R``) with R an integer literal, a power of two >= 2, ``idx`` built from
-``tl.arange(0, B)`` plus multiples of constexpr blocks (``kernel.lane_index.ArangeIndex``), and no other lane index on that
-axis of the address; the pointer name read by nothing but such loads and its advances.
+``idx[:, None] // R`` (or ``idx[None, :] // R``) with R an integer literal, a power of two >= 2, ``idx`` built
+from ``tl.arange(0, B)`` plus multiples of constexpr blocks (``kernel.lane_index.ArangeIndex``), and no other lane
+index on that axis of the address; the pointer name read by nothing but such loads and its advances.
 """
 
 from __future__ import annotations

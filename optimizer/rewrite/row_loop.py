@@ -28,7 +28,7 @@ from optimizer.kernel.flow import names as _names
 from optimizer.rewrite.common import fresh
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.errors import NotApplicable
-from optimizer.rewrite.tree import walk
+from optimizer.rewrite.tree import body_of, walk
 
 __all__ = ["rows_as_loop"]
 
@@ -39,7 +39,7 @@ def rows_as_loop(t: Target, pid_var: str, param: str, bound: str, n_rows: str | 
     row count as the launcher computes it (default: the grid's first axis as written)."""
     tree, kernel = t.tree, t.kernel.name
     k, site = t.kernel, t.sites[0]
-    top = list(k.node.body.body)  # type: ignore[attr-defined]
+    top = body_of(k.node)
     i = next(
         (
             j

@@ -49,7 +49,7 @@ import libcst as cst
 from optimizer.rewrite.context import RecipeContext, RewriteResult
 from optimizer.rewrite.engine import prepared_first
 from optimizer.rewrite.errors import NotApplicable
-from optimizer.rewrite.tree import Tree, arg_value, call_name, walk
+from optimizer.rewrite.tree import Tree, arg_value, body_of, call_name, walk
 
 __all__ = ["regrid_row_broadcast", "regridded_first"]
 
@@ -114,7 +114,7 @@ def _try(tree: Tree, name: str) -> str | None:
     if len(sites) != 1:
         return f"launched from {len(sites)} places"
     site = sites[0]
-    body = list(k.node.body.body)  # type: ignore[attr-defined]
+    body = body_of(k.node)
     if not all(isinstance(s, cst.SimpleStatementLine) for s in body):
         return "not straight-line code"
     if any(isinstance(n, cst.Call) and call_name(n) in _NOT_ELEMENTWISE for n in walk(k.node)):
@@ -173,14 +173,14 @@ def _try(tree: Tree, name: str) -> str | None:
         tree.replace(b, f"({cols} < {d}) & ({offs} < {n})")
     rendered = cst.parse_module(tree.render())
     new_k = next(f for f in rendered.body if isinstance(f, cst.FunctionDef) and f.name.value == name)
-    stmts = list(new_k.body.body)  # type: ignore[attr-defined]
+    stmts = body_of(new_k)
     before = [s for s in stmts[:i0] if not _pid_only(s, rendered)]
     rest = stmts[i0 + 1:]
     hoisted, loop = [], []
     loop_names = {offs, cols, c0}
     for s in rest:
         txt = rendered.code_for_node(s).strip()
-        x = s.body[0] if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 else None  # type: ignore[attr-defined]
+        x = s.body[0] if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 else None
         loads = [c for c in walk(s) if isinstance(c, cst.Call) and call_name(c) == "tl.load"]
         if isinstance(x, cst.Assign) and len(loads) == 1:
             ptr = arg_value(loads[0], "pointer", 0)
@@ -206,10 +206,10 @@ def _try(tree: Tree, name: str) -> str | None:
             ),
         ]
     )
-    new_body = cst.parse_statement(f"def _f():\n{textwrap.indent(text, '    ')}\n").body  # type: ignore[attr-defined]
+    new_body = cst.parse_statement(f"def _f():\n{textwrap.indent(text, '    ')}\n").body
     tree2 = Tree(rendered.code)
     k2 = tree2.kernels[name]
-    tree2.edit(k2.node, lambda f: f.with_changes(body=new_body))  # type: ignore[attr-defined]
+    tree2.edit(k2.node, lambda f: f.with_changes(body=new_body))
     tree2.replace(tree2.launches_of(name)[0].grid, f"({rows},)")
     tree.__dict__.update(Tree(tree2.render()).__dict__)
     _DONE[0] = (f"{name}: the flat grid over {rows} x {tree.code(dh)} elements -> one "

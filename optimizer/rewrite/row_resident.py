@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,7 +50,7 @@ import libcst as cst
 from optimizer.rewrite.common import fresh, single_site_reasons
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
-from optimizer.rewrite.tree import Tree, arg_value, call_name, range_args, walk
+from optimizer.rewrite.tree import Tree, arg_value, body_of, call_name, range_args, walk
 
 __all__ = ["RowResident"]
 
@@ -78,7 +79,7 @@ def _header(loop: cst.For, code: Any) -> tuple[str, str, str] | None:
     return loop.target.value, code(args[1].value), code(args[2].value)
 
 
-def _assigns(stmts: list[cst.CSTNode]) -> dict[str, str]:
+def _assigns(stmts: Sequence[cst.CSTNode]) -> dict[str, str]:
     """name -> text of the value of its (last) simple assignment among ``stmts``."""
     out = {}
     for s in stmts:
@@ -94,7 +95,7 @@ def _plan(t: Target) -> tuple[_Plan | None, list[str]]:
     bad = single_site_reasons(t)
     if t.facts.dots:
         bad.append("has tl.dot")
-    body = list(k.node.body.body)  # type: ignore[attr-defined]
+    body = body_of(k.node)
     loops = [s for s in body if isinstance(s, cst.For)]
     every = [n for n in walk(k.node) if isinstance(n, (cst.For, cst.While))]
     if len(every) != len(loops):
@@ -126,10 +127,10 @@ def _plan(t: Target) -> tuple[_Plan | None, list[str]]:
     return _Plan(loops, [h[0] for h in heads], bound, blocks, host or ""), []  # type: ignore[index]
 
 
-def _loads(loop: cst.For) -> list[tuple[cst.CSTNode, cst.Call]]:
+def _loads(loop: cst.For) -> list[tuple[cst.BaseStatement, cst.Call]]:
     """(top-level statement, tl.load call) for every load in the loop's body, in order."""
     out = []
-    for s in loop.body.body:  # type: ignore[attr-defined]
+    for s in body_of(loop):
         for n in walk(s):
             if isinstance(n, cst.Call) and call_name(n) == "tl.load":
                 out.append((s, n))
@@ -197,12 +198,12 @@ def _shared(t: Target, plan: _Plan) -> list[tuple[cst.Call, cst.Call, list[str]]
     """(first load, later load, []) pairs a single load can serve; pairs that cannot are left out."""
     written = {_base(arg_value(n, "pointer", 0)) for n in walk(t.kernel.node)  # type: ignore[arg-type]
                if isinstance(n, cst.Call) and call_name(n) in _WRITES and arg_value(n, "pointer", 0) is not None}
-    top = list(t.kernel.node.body.body)  # type: ignore[attr-defined]
+    top = body_of(t.kernel.node)
     zero, steps = set(plan.vars), set(plan.blocks)
     out: list[tuple[cst.Call, cst.Call, list[str]]] = []
     first_loads: dict[str, tuple[int, cst.CSTNode, cst.Call, str]] = {}
     for li, loop in enumerate(plan.loops):
-        body = list(loop.body.body)  # type: ignore[attr-defined]
+        body = body_of(loop)
         for stmt, ld in _loads(loop):
             ptr = arg_value(ld, "pointer", 0)
             if ptr is None or _base(ptr) in written:
@@ -296,7 +297,7 @@ class RowResident:
         call_text = code(site.call)
         nb = f"triton.next_power_of_2({plan.host_bound})"
         fast = cst.ensure_type(cst.parse_expression(call_text), cst.Call)
-        fast = fast.with_changes(func=fast.func.with_changes(value=cst.Name(new_name)))  # type: ignore[attr-defined]
+        fast = fast.with_changes(func=fast.func.with_changes(value=cst.Name(new_name)))
         args = [a for a in fast.args if not (a.keyword is not None and a.keyword.value in (*plan.blocks, "num_warps"))]
         steps = "".join(f"{b}={nb}, " for b in plan.blocks)
         extra = cst.ensure_type(
@@ -322,7 +323,7 @@ class RowResident:
 def _plan_loops_only(t: Target) -> tuple[_Plan, list[str]]:
     """The loop plan of the kernel copy (it has no launch of its own)."""
     code, k = t.tree.code, t.kernel
-    loops = [s for s in k.node.body.body if isinstance(s, cst.For)]  # type: ignore[attr-defined]
+    loops = [s for s in k.node.body.body if isinstance(s, cst.For)]
     heads = [_header(lp, code) for lp in loops]
     return _Plan(loops, [h[0] for h in heads], heads[0][1], list(dict.fromkeys(h[2] for h in heads)), ""), []  # type: ignore[index]
 

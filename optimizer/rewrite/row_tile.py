@@ -30,14 +30,15 @@ weight vector) broadcast unchanged. ``tl.num_programs(0)`` (the kernel's own row
 
 from __future__ import annotations
 
+import functools
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
 from optimizer.rewrite.compiler_hints import expr_text
 from optimizer.rewrite.launch_knobs import NOT_LITERAL, literal_value
-from optimizer.rewrite.tree import CstKernel, Tree, arg_value, dotted, kids, skip_ids, walk
+from optimizer.rewrite.tree import CstKernel, Tree, arg_value, body_of, dotted, kids, skip_ids, walk
 
 __all__ = ["ROW_OK", "plan_row_tile", "tile_refusal"]
 
@@ -99,7 +100,7 @@ def _constexpr_if(k: CstKernel, stmt: cst.CSTNode) -> bool:
     return bool(names) and names <= set(k.constexprs)
 
 
-def _small(stmts: list[cst.CSTNode]) -> list[cst.CSTNode]:
+def _small(stmts: Sequence[cst.CSTNode]) -> list[cst.CSTNode]:
     """Statement lines flattened into their small statements; compound statements stay."""
     out: list[cst.CSTNode] = []
     for s in stmts:
@@ -111,7 +112,7 @@ def _block(suite: cst.BaseSuite) -> list[cst.CSTNode]:
     return _small(list(suite.body))
 
 
-def _straight(k: CstKernel, stmts: list[cst.CSTNode]) -> list[cst.CSTNode]:
+def _straight(k: CstKernel, stmts: Sequence[cst.CSTNode]) -> list[cst.CSTNode]:
     """The statements in order, the branches of constexpr ``if``s inlined (both: either may be compiled)."""
     out: list[cst.CSTNode] = []
     for stmt in stmts:
@@ -125,7 +126,7 @@ def _straight(k: CstKernel, stmts: list[cst.CSTNode]) -> list[cst.CSTNode]:
 
 
 def after_pid(k: CstKernel, pid: cst.Assign) -> list[cst.CSTNode]:
-    body = _small(list(k.node.body.body))  # type: ignore[attr-defined]
+    body = _small(body_of(k.node))
     return _straight(k, body[body.index(pid) + 1:])
 
 
@@ -209,7 +210,16 @@ def tile_refusal(k: CstKernel, pid: cst.Assign) -> str | None:
 
 
 def _parens(old: cst.CSTNode, new: cst.BaseExpression) -> cst.BaseExpression:
-    return new.with_changes(lpar=old.lpar, rpar=old.rpar)  # type: ignore[attr-defined]
+    assert isinstance(old, cst.BaseExpression)  # the edited call
+    return new.with_changes(lpar=old.lpar, rpar=old.rpar)
+
+
+def _row_vector(old: cst.CSTNode) -> cst.CSTNode:
+    """``tl.arange(..)`` -> ``tl.arange(..)[None, :]`` (its parentheses kept outside)."""
+    assert isinstance(old, cst.BaseExpression)  # the edited call
+    return cst.Subscript(old.with_changes(lpar=[], rpar=[]), cst.ensure_type(cst.parse_expression("x[None, :]"),
+                                                                             cst.Subscript).slice,
+                         lpar=old.lpar, rpar=old.rpar)
 
 
 def _new_args(text: str) -> list[cst.Arg]:
@@ -253,13 +263,12 @@ def plan_row_tile(tree: Tree, k: CstKernel, pid: cst.Assign, pid_line: cst.BaseS
         if not isinstance(n, cst.Call):
             continue
         name = _fname(n)
-        if name == "tl.num_programs" and _is_int((_positional(n) or [arg_value(n, "axis")])[0], (0,)):
+        if name == "tl.num_programs" and _is_int(pos[0] if (pos := _positional(n)) else arg_value(n, "axis"), (0,)):
             tree.edit(n, lambda old: _parens(old, cst.Name(bound)))  # the row count, not the tiled grid's
         elif name == "tl.arange":
-            tree.edit(n, lambda old: cst.Subscript(old.with_changes(lpar=[], rpar=[]), cst.parse_expression(  # type: ignore[attr-defined]
-                "x[None, :]").slice, lpar=old.lpar, rpar=old.rpar))  # type: ignore[attr-defined]
+            tree.edit(n, _row_vector)
         elif name in _REDUCTIONS or name in _SCANS:
-            tree.edit(n, lambda old, r=name in _REDUCTIONS: _set_axis(old, r))
+            tree.edit(n, functools.partial(_set_axis, reduce=name in _REDUCTIONS))
             n_red += 1
     accesses = _row_accesses(k, pid)
     for n in accesses:

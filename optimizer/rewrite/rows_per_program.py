@@ -40,7 +40,7 @@ from optimizer.rewrite.launch_knobs import NOT_LITERAL, grid_expr, literal_value
 from optimizer.rewrite.launch_params import LaunchParams
 from optimizer.rewrite.row_loop import rows_as_loop
 from optimizer.rewrite.row_tile import plan_row_tile, tile_refusal
-from optimizer.rewrite.tree import CstKernel, CstLaunch, Tree, arg_value, dotted, walk
+from optimizer.rewrite.tree import CstKernel, CstLaunch, Tree, arg_value, body_of, dotted, walk
 
 __all__ = ["WIDE_ROW_BLOCK", "RowsPerProgram", "apply_rows_per_program", "row_index"]
 
@@ -54,8 +54,10 @@ WIDE_ROW_BLOCK = 8192
 
 def row_index(t: Target) -> tuple[cst.SimpleStatementLine, cst.Assign] | None:
     """The top-level ``x = tl.program_id(0)`` (its line and the assignment)."""
-    for line in t.kernel.node.body.body:  # type: ignore[attr-defined]
-        for stmt in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+    for line in body_of(t.kernel.node):
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue
+        for stmt in line.body:
             if (isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0].target, cst.Name)
                     and isinstance(stmt.value, cst.Call) and dotted(stmt.value.func).endswith("program_id")):
                 pos = [a.value for a in stmt.value.args if a.keyword is None]
@@ -115,8 +117,10 @@ class _Plan:
 
 def _plan(t: Target, ctx: RecipeContext, params: dict[str, Any]) -> _Plan | str:
     k, tree, param = t.kernel, t.tree, str(params.get("param") or "ROWS_PER_PROGRAM")
-    pid_line, pid = row_index(t)  # type: ignore[misc]
-    var = pid.targets[0].target.value  # type: ignore[attr-defined]
+    row = row_index(t)
+    assert row is not None  # selects() took the kernel for its row index
+    pid_line, pid = row
+    var = cst.ensure_type(pid.targets[0].target, cst.Name).value  # row_index: a plain name
     if any(isinstance(n, cst.Call) and dotted(n.func) == "tl.dot" for n in walk(k.node)):
         return f"{k.name} is a tiled tl.dot kernel: its tiles are tuned by block sizes, not rows per program"
     if any(isinstance(n, cst.Return) for n in walk(k.node)):
@@ -192,7 +196,7 @@ def _host_count(tree: Tree, k: CstKernel, site: CstLaunch, g0: cst.BaseExpressio
         return None
 
     class _Sub(cst.CSTTransformer):
-        def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:  # type: ignore[override]
+        def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:
             return cst.parse_expression(subs[id(original_node)]) if id(original_node) in subs else updated_node
 
     return tree.code(g0.visit(_Sub()))  # type: ignore[arg-type]
@@ -201,7 +205,7 @@ def _host_count(tree: Tree, k: CstKernel, site: CstLaunch, g0: cst.BaseExpressio
 def _grid_statement(t: Target, g0: cst.CSTNode) -> cst.BaseStatement | None:
     """The top-level statement of the launching function that builds the grid (holds its first axis ``g0``)."""
     f = t.sites[0].function
-    return next((s for s in (f.body.body if f is not None else ()) if any(n is g0 for n in walk(s))), None)  # type: ignore[union-attr]
+    return next((s for s in (body_of(f) if f is not None else ()) if any(n is g0 for n in walk(s))), None)
 
 
 def _choose(plan: _Plan, ctx: RecipeContext, kernel: CstKernel, options: list[int]) -> int:

@@ -44,7 +44,7 @@ from optimizer.rewrite.context import RecipeContext, RewriteResult
 from optimizer.rewrite.engine import Target, applier
 from optimizer.rewrite.errors import NotApplicable
 from optimizer.rewrite.online_lse import OnlineLogsumexp
-from optimizer.rewrite.tree import arg_value, call_name, walk
+from optimizer.rewrite.tree import arg_value, body_of, call_name, walk
 
 __all__ = ["Welford", "apply_single_pass_fusion"]
 
@@ -79,7 +79,7 @@ def _is_deviation(t: Target, e: cst.CSTNode, x: str, mean: str) -> bool:
 
 def _match(t: Target) -> dict[str, Any]:
     """The two-pass mean/variance pattern of the target kernel, or NotApplicable with the reason."""
-    top = list(t.kernel.node.body.body)  # type: ignore[attr-defined]
+    top = body_of(t.kernel.node)
     code = t.tree.code
     reason = "no loop ending in `acc += x` followed by a squared-deviation loop over the same chunks"
     for i, loop1 in enumerate(top):
@@ -91,8 +91,8 @@ def _match(t: Target) -> dict[str, Any]:
         acc, inline = acc_x[0], None
         prefix = list(loop1.body.body[:-1])
         j = next((k for k in range(i + 1, len(top)) if isinstance(top[k], cst.For)), None)
-        loop2 = top[j] if j is not None else None
-        body2 = list(loop2.body.body) if loop2 is not None else []  # type: ignore[attr-defined]
+        loop2 = cst.ensure_type(top[j], cst.For) if j is not None else None  # j: the next loop
+        body2 = body_of(loop2) if loop2 is not None else []
         if isinstance(acc_x[1], cst.Name):
             x = acc_x[1].value
         else:  # `acc += tl.load(...)...`: the second loop names the same expression (`x = tl.load(...)...`)
@@ -116,7 +116,7 @@ def _match(t: Target) -> dict[str, Any]:
             reason = f"the sum loop into {acc} is not followed by a second loop"
             continue
         between = top[i + 1:j]
-        if (code(loop1.target), code(loop1.iter)) != (code(loop2.target), code(loop2.iter)):  # type: ignore[attr-defined]
+        if (code(loop1.target), code(loop1.iter)) != (code(loop2.target), code(loop2.iter)):
             reason = "the two loops iterate differently"
             continue
         if [code(s) for s in body2[:len(prefix)]] != [code(s) for s in prefix]:

@@ -37,7 +37,7 @@ from optimizer.rewrite.common import fresh
 from optimizer.rewrite.context import RecipeContext, RewriteResult
 from optimizer.rewrite.engine import Target, parse_tree, targets
 from optimizer.rewrite.errors import NotApplicable
-from optimizer.rewrite.tree import arg_value, call_name, walk
+from optimizer.rewrite.tree import arg_value, body_of, call_name, walk
 
 __all__ = ["ChunkedRowReduction", "apply_register_spill_relief"]
 
@@ -48,7 +48,7 @@ _NEUTRAL = {"tl.sum": ("tl.zeros([{c}], dtype=tl.float32)", "{a} += {e}"),
 
 def _plan(t: Target) -> tuple[dict[str, Any] | None, list[str]]:
     k, code = t.kernel.node, t.tree.code
-    top = list(k.body.body)  # type: ignore[attr-defined]
+    top = body_of(k)
     bad = [f"a {type(s).__name__.lower()} statement (the kernel must be straight-line code)"
            for s in top if not isinstance(s, cst.SimpleStatementLine) and not _constexpr_if(s, t.kernel.constexprs)]
     if bad:
@@ -76,8 +76,8 @@ def _plan(t: Target) -> tuple[dict[str, Any] | None, list[str]]:
     if len(bounds) != 1:
         bad.append(f"the row block is not bounded by exactly one `{cols} < n` comparison")
     i0 = top.index(cols_stmt)
-    loop: list[cst.CSTNode] = []
-    after: list[cst.CSTNode] = []
+    loop: list[cst.BaseStatement] = []
+    after: list[cst.BaseStatement] = []
     reductions = []
     for s in top[i0 + 1:]:
         red = [n for n in walk(s) if isinstance(n, cst.Call) and call_name(n) in _NEUTRAL
@@ -172,7 +172,7 @@ def _constexpr_if(s: cst.CSTNode, constexprs: list[str]) -> bool:
         isinstance(st, cst.SimpleStatementLine) and all(isinstance(x, (cst.Assign, cst.AugAssign)) for x in st.body)
         for b in branches
         for st in b.body
-    )  # type: ignore[attr-defined]
+    )
     return bool(test) and test <= set(constexprs) and plain and not isinstance(s.orelse, cst.If)
 
 

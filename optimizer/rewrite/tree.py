@@ -9,15 +9,16 @@ two names aliased one block). Statements can gain neighbours before or after the
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias, cast
 
 import libcst as cst
 from libcst.metadata import ExpressionContext, ExpressionContextProvider, MetadataWrapper, PositionProvider
 
-__all__ = ["LOOP_RANGES", "CstKernel", "CstLaunch", "Tree", "arg_value", "call_name", "dotted", "expand_defs", "expr",
-           "is_docstring", "node_code", "range_args", "skip_ids", "statements", "walk"]
+__all__ = ["LOOP_RANGES", "CstKernel", "CstLaunch", "Edit", "Tree", "arg_value", "body_of", "call_name", "dotted",
+           "expand_defs", "expr", "is_docstring", "leading_lines", "node_code", "range_args", "skip_ids", "statements",
+           "suite_statements", "walk"]
 
 #: the iterables a kernel loop is written with: Python's range and Triton's (pipelined / unrolled) ranges
 LOOP_RANGES = ("range", "tl.range", "tl.static_range", "triton.language.range", "triton.language.static_range")
@@ -40,6 +41,28 @@ def statements(text: str, indent: str = "    ") -> list[cst.BaseStatement]:
     mod = cst.parse_module(text if text.endswith("\n") else text + "\n",
                            config=cst.PartialParserConfig(default_indent=indent))
     return list(mod.body)
+
+
+def body_of(node: cst.FunctionDef | cst.BaseCompoundStatement | cst.Else | cst.Finally) -> list[cst.BaseStatement]:
+    """The statements of ``node``'s body, as ``list(node.body.body)``.
+
+    Every kernel, loop and branch the transforms edit has an indented block, whose entries are statements. A
+    one-line body (``def f(x): return x``) holds small statements instead: they come back unchanged, typed as the
+    indented block's (the callers' isinstance tests on statement kinds pass over them as they always did).
+    """
+    return suite_statements(node.body)
+
+
+def suite_statements(suite: cst.BaseSuite) -> list[cst.BaseStatement]:
+    """``list(suite.body)``: the statements of an indented block (``body_of`` says how a one-line suite reads)."""
+    return cast(list[cst.BaseStatement], list(suite.body))
+
+
+def leading_lines(stmt: cst.BaseStatement) -> Sequence[cst.EmptyLine]:
+    """The blank lines and comments above a statement (both kinds of statement have them; their base does not say
+    so)."""
+    assert isinstance(stmt, (cst.SimpleStatementLine, cst.BaseCompoundStatement))  # libcst's two kinds of statement
+    return stmt.leading_lines
 
 
 def dotted(node: cst.CSTNode | None) -> str:
@@ -171,22 +194,35 @@ class _Collector:
             heuristics=any(n.endswith("heuristics") for n in names))
 
 
+def _index_value(e: cst.SubscriptElement) -> cst.BaseExpression:
+    """The expression of a subscript element ``k[e]``; a slice (``k[a:b]``) has none and fails as reading its
+    ``.value`` did."""
+    if isinstance(e.slice, cst.Index):
+        return e.slice.value
+    raise AttributeError(f"'{type(e.slice).__name__}' object has no attribute 'value'")
+
+
+#: a node edit: a function of the updated node, giving its replacement (several statements: a FlattenSentinel)
+Edit: TypeAlias = Callable[[cst.CSTNode], "cst.CSTNode | cst.FlattenSentinel[Any] | cst.RemovalSentinel"]
+
+
 class _Apply(cst.CSTTransformer):
     def __init__(self, tree: Tree) -> None:
         self.t = tree
 
-    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):
         key = id(original_node)
+        node: Any = updated_node  # an edit after one that flattened a statement receives its FlattenSentinel
         for fn in self.t._edits.get(key, []):
-            updated_node = fn(updated_node)
+            node = fn(node)
         before, after = self.t._before.get(key, []), self.t._after.get(key, [])
-        if isinstance(updated_node, cst.FlattenSentinel):  # an edit that replaced a statement by several
-            return cst.FlattenSentinel([*before, *updated_node.nodes, *after])
+        if isinstance(node, cst.FlattenSentinel):  # an edit that replaced a statement by several
+            return cst.FlattenSentinel([*before, *node.nodes, *after])
         if key in self.t._removed:
             return cst.FlattenSentinel([*before, *after]) if before or after else cst.RemovalSentinel.REMOVE
         if before or after:
-            return cst.FlattenSentinel([*before, updated_node, *after])
-        return updated_node
+            return cst.FlattenSentinel([*before, node, *after])
+        return node
 
 
 @dataclass
@@ -204,13 +240,16 @@ class Tree:
         self.kernels = col.kernels
         self.launches = []
         for call, func, stmt in col.calls:
-            target = dotted(call.func.value)  # type: ignore[attr-defined]
+            sub = call.func
+            assert isinstance(sub, cst.Subscript)  # the collector takes calls of a subscript only
+            target = dotted(sub.value)
             if target in self.kernels:
-                grid = call.func.slice[0].slice.value if call.func.slice else None  # type: ignore[attr-defined]
-                if len(call.func.slice) > 1:  # type: ignore[attr-defined]
-                    grid = cst.Tuple([cst.Element(e.slice.value) for e in call.func.slice])  # type: ignore[attr-defined]
-                self.launches.append(CstLaunch(target, call, grid, func, stmt))
-        self._edits: dict[int, list[Callable[[cst.CSTNode], cst.CSTNode]]] = {}
+                grid = _index_value(sub.slice[0]) if sub.slice else None
+                if len(sub.slice) > 1:
+                    grid = cst.Tuple([cst.Element(_index_value(e)) for e in sub.slice])
+                # a subscript always has an element: the parser gives no empty one
+                self.launches.append(CstLaunch(target, call, cast(cst.BaseExpression, grid), func, stmt))
+        self._edits: dict[int, list[Edit]] = {}
         self._before: dict[int, list[cst.BaseStatement]] = {}
         self._after: dict[int, list[cst.BaseStatement]] = {}
         self._removed: set[int] = set()
@@ -258,7 +297,7 @@ class Tree:
         return best
 
     # ------------------------------------------------------------------ editing
-    def edit(self, node: cst.CSTNode, fn: Callable[[cst.CSTNode], cst.CSTNode]) -> None:
+    def edit(self, node: cst.CSTNode, fn: Edit) -> None:
         """Rewrite ``node``: ``fn`` receives it with its children's edits already applied."""
         self._edits.setdefault(id(node), []).append(fn)
 
@@ -278,7 +317,7 @@ class Tree:
         head = statements(new)
         if id(stmt) not in self._lifted:  # the first insertion takes the lines above; later ones follow it
             self._lifted.add(id(stmt))
-            head[0] = head[0].with_changes(leading_lines=stmt.leading_lines)  # type: ignore[attr-defined]
+            head[0] = head[0].with_changes(leading_lines=leading_lines(stmt))
             self.edit(stmt, lambda node: node.with_changes(leading_lines=()))
         self.insert_before(stmt, head)
 
@@ -286,8 +325,9 @@ class Tree:
         """Replace a compound statement (an ``if``) by ``prefix`` and its own (already edited) body."""
         head = statements(prefix) if isinstance(prefix, str) and prefix else (prefix or [])
 
-        def fn(node: cst.CSTNode) -> cst.CSTNode:
-            return cst.FlattenSentinel([*head, *node.body.body])  # type: ignore[attr-defined]
+        def fn(node: cst.CSTNode) -> cst.FlattenSentinel[cst.BaseStatement]:
+            assert isinstance(node, cst.BaseCompoundStatement)  # the compound, its children's edits applied
+            return cst.FlattenSentinel([*head, *body_of(node)])
         self.edit(compound, fn)
 
     def remove(self, stmt: cst.CSTNode) -> None:
@@ -357,11 +397,12 @@ def expand_defs(e: cst.BaseExpression, defs: dict[str, cst.BaseExpression], dept
     skip = skip_ids(e)
 
     class _Sub(cst.CSTTransformer):
-        def leave_Name(  # type: ignore[override]
+        def leave_Name(
                 self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
             if id(original_node) in skip or original_node.value not in defs:
                 return updated_node
             inner = expand_defs(defs[original_node.value], defs, depth + 1)
             return inner.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
-    return e.visit(_Sub())  # type: ignore[return-value]
+    # _Sub replaces names by expressions only, so the visited expression stays one
+    return cast(cst.BaseExpression, e.visit(_Sub()))

@@ -39,7 +39,7 @@ from optimizer.kernel.flow import names as _names
 from optimizer.rewrite.common import fresh, host_arg_text
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.persistent import body, loop_lines, persistent_grid, replace_body
-from optimizer.rewrite.tree import arg_value, call_name, skip_ids, walk
+from optimizer.rewrite.tree import arg_value, body_of, call_name, skip_ids, walk
 
 __all__ = ["FINISH_VECTOR", "vector_reasons", "vector_rewrite"]
 
@@ -68,7 +68,7 @@ def _read(e: cst.CSTNode) -> set[str]:
 def _defs(t: Target) -> dict[str, list[cst.BaseStatement]]:
     """Top-level statements by the names they assign."""
     out: dict[str, list[cst.BaseStatement]] = {}
-    for stmt in t.kernel.node.body.body:  # type: ignore[attr-defined]
+    for stmt in t.kernel.node.body.body:
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 targets, _ = _targets(small)
@@ -103,7 +103,7 @@ def hoistable(t: Target, names: set[str]) -> tuple[list[cst.BaseStatement], list
             _, value = _targets(small)
             if value is not None:
                 need += sorted(_read(value))
-    order = list(t.kernel.node.body.body)  # type: ignore[attr-defined]
+    order = body_of(t.kernel.node)
     return sorted(stmts, key=order.index), why
 
 

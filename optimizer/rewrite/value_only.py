@@ -34,7 +34,7 @@ import libcst as cst
 
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
-from optimizer.rewrite.tree import Tree, call_name, skip_ids, statements, walk
+from optimizer.rewrite.tree import Tree, body_of, call_name, skip_ids, statements, walk
 
 __all__ = ["ValueOnlyReduction"]
 
@@ -131,7 +131,7 @@ def _reduction_target(tree: Tree, rest: list[cst.BaseStatement], where: cst.Call
 
 
 def _plan(t: Target) -> _Plan | str:
-    body = list(t.kernel.node.body.body)  # type: ignore[attr-defined]
+    body = body_of(t.kernel.node)
     reason = _NONE
     for i, stmt in enumerate(body):
         a = _assign_of(stmt)
