@@ -35,6 +35,7 @@ scalar loads and no ``cp.async`` to the same ``cp.async`` pipeline as K=4096. No
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -325,7 +326,7 @@ class AlignmentHints:
             t.tree.edit(w, lambda m: _wrap(_wrap(m, "tl.multiple_of", PARAM), "tl.max_contiguous", PARAM))
         for c, axis in p.cmps:
             shape = PARAM if axis == -1 else f"[1, {PARAM}]" if axis == 1 else f"[{PARAM}, 1]"
-            t.tree.edit(c, lambda m, shape=shape: _wrap(m, "tl.max_constancy", shape))  # type: ignore[misc]
+            t.tree.edit(c, functools.partial(_wrap, head="tl.max_constancy", tail=shape))
         t.tree.add_params(t.kernel.node, [f"{PARAM}: tl.constexpr"])
         for site, text in zip(t.sites, p.args, strict=True):
             t.tree.add_keyword(site.call, PARAM, f"{HELPER}({text})")

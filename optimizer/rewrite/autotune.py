@@ -71,13 +71,13 @@ class _Plan:
             for name, val in (cfg.get("kwargs") or {}).items():
                 real = alias(k, name)
                 knob = find_knob(t.tree, k, sites, real) if real else None
-                if knob is None or any(site.keyword(real) is None for site in sites):  # type: ignore[arg-type]
+                if not real or knob is None or any(site.keyword(real) is None for site in sites):  # no real: no knob
                     self.dropped.add(name)
                     continue
-                if any(_host_uses_elsewhere(t.tree, site, real) for site in sites):  # type: ignore[arg-type]
+                if any(_host_uses_elsewhere(t.tree, site, real) for site in sites):
                     self.host_sized.add(name)
                     continue
-                self.tuned[real] = knob  # type: ignore[index]
+                self.tuned[real] = knob
                 kwargs[real] = val
             mapped.append({**{o: cfg[o] for o in _OPTIONS if o in cfg}, "kwargs": kwargs})
         self.unique = list({repr(sorted((k2, repr(v)) for k2, v in c.items())): c for c in mapped}.values())
@@ -146,8 +146,7 @@ def _meta_grid(tree: Tree, site: CstLaunch, tuned: dict[str, Knob]) -> None:
     if any(tree.lines(n) != (first, first) for n, _ in hits):
         raise NotApplicable("multi-line grid expression: cannot rewrite it into lambda META")
     for n, name in hits:
-        tree.edit(n, lambda old, text=f"META[{name!r}]": cst.parse_expression(text).with_changes(  # type: ignore[misc]
-            lpar=old.lpar, rpar=old.rpar))
+        tree.replace_in_parens(n, f"META[{name!r}]")
     lam = cst.ensure_type(cst.parse_expression("lambda META: 0"), cst.Lambda)
     tree.edit(g, lambda node: lam.with_changes(body=node))
 
@@ -178,7 +177,7 @@ class Autotune:
         text = (f"@triton.autotune(\n{ind}    configs=[\n{cfg_lines}{ind}    ],\n{ind}    key={point['key']!r},\n"
                 f"{ind})\n")
         deco = cst.ensure_type(cst.parse_statement(text + "def _f():\n    pass\n"), cst.FunctionDef).decorators[0]
-        tree.edit(k.node, lambda f: f.with_changes(decorators=[deco, *f.decorators]))  # type: ignore[attr-defined]
+        tree.add_decorator(k.node, deco)
         uses_options = {o for c in point["configs"] for o in _OPTIONS if o in c}
         for site in t.sites:
             _remove_keywords(tree, site.call, {*plan.tuned, *uses_options})

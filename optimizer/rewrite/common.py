@@ -6,7 +6,7 @@ import libcst as cst
 
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
-from optimizer.rewrite.tree import CstLaunch, Tree, arg_value, call_name, walk
+from optimizer.rewrite.tree import CstLaunch, Tree, arg_value, call_name, index_value, walk
 
 __all__ = [
     "and_mask",
@@ -63,7 +63,9 @@ def fresh(t: Target, base: str) -> str:
 def grid_node(site: CstLaunch, tree: Tree | None = None) -> cst.BaseExpression:
     """The node to rewrite for the launch's grid: the value of ``grid = ...`` when the launch names a variable
     assigned once in the launching function (and used by this launch only), else the subscript ``kernel[<this>]``."""
-    own = site.call.func.slice[0].slice.value  # type: ignore[attr-defined]
+    sub = site.call.func
+    assert isinstance(sub, cst.Subscript)  # a launch is a call of kernel[grid] (Tree collects no other)
+    own = index_value(sub.slice[0])
     if tree is not None and isinstance(own, cst.Name) and site.function is not None:
         assigns = tree.assignments(site.function, own.value)
         uses = [n for n in walk(site.function) if isinstance(n, cst.Name) and n.value == own.value]

@@ -174,14 +174,16 @@ def _host_bound(t: Target, names: dict[str, str]) -> bool:
     block_m``): a fixed point edits that binding, and every host use of it -- the grid computed from it,
     ``triton.cdiv(m, block_m) * triton.cdiv(n, block_n)`` on a 1-D program id -- follows without a grid edit."""
     site = t.sites[0]
+    host: dict[str, str] = {}  # tile -> the host name passed for it
     for name in names.values():
         arg = site.arg_for(t.kernel, name)
         node = _tile_node(t, name)
         if not isinstance(arg, cst.Name) or node is None or node is arg:
             return False
+        host[name] = arg.value
     if site.function is None:
         return False
-    tiles = {site.arg_for(t.kernel, n).value for n in names.values()}  # type: ignore[union-attr]
+    tiles = set(host.values())
     defs: dict[str, cst.BaseExpression] = {}
     for n in walk(site.function):
         if (isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name)
@@ -190,8 +192,7 @@ def _host_bound(t: Target, names: dict[str, str]) -> bool:
             defs[key] = n.value if key not in defs else cst.Name("_ambiguous_")
     grid = t.tree.code(expand_defs(site.grid, defs))
     # the grid must be computed from the M and N tiles' host names, or it would keep the old tiling
-    return all(re.search(rf"\b{re.escape(site.arg_for(t.kernel, names[r]).value)}\b", grid)  # type: ignore[union-attr]
-               for r in ("BLOCK_M", "BLOCK_N"))
+    return all(re.search(rf"\b{re.escape(host[names[r]])}\b", grid) for r in ("BLOCK_M", "BLOCK_N"))
 
 
 def meta_grid(t: Target) -> cst.BaseExpression | None:
@@ -379,9 +380,13 @@ class DotTileSearch:
             key = [p for p in k.params if p not in k.constexprs and p in ("M", "N", "K")] or \
                   [p for p in k.params if p not in k.constexprs and p.lower() in ("m", "n", "k")]
             deco = cst.Decorator(decorator=expr(f"triton.autotune(\n    configs=[\n{lines}    ],\n    key={key!r},\n)"))
-            tree.edit(k.node, lambda f: f.with_changes(decorators=[deco, *f.decorators]))  # type: ignore[attr-defined]
+            tree.add_decorator(k.node, deco)
             drop = {*names.values(), "num_warps", "num_stages"}
-            tree.edit(site.call, lambda c: c.with_changes(args=_without(c.args, drop)))  # type: ignore[attr-defined]
+
+            def dropped(c: cst.CSTNode) -> cst.CSTNode:
+                assert isinstance(c, cst.Call)  # the launch
+                return c.with_changes(args=_without(c.args, drop))
+            tree.edit(site.call, dropped)
             if not meta:  # a META grid already reads the tiles the autotuner passes
                 new = [_grid_elem(tree, e, cur[by_name[ax[i]]], host.get(ax[i]), f"META[{ax[i]!r}]") if i in ax
                        else tree.code(e) for i, e in enumerate(_elements(t))]

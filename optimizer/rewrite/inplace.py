@@ -68,12 +68,12 @@ def _terms(e: cst.BaseExpression) -> list[cst.BaseExpression]:
 class _Kernel:
     def __init__(self, t: Target) -> None:
         self.t = t
-        self.defs: dict[str, list[cst.BaseExpression]] = {}
+        self.defs: dict[str, list[cst.BaseExpression | cst.AugAssign]] = {}  # a value, or an update of the name
         for n in walk(t.kernel.node.body):
             if isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name):
                 self.defs.setdefault(n.targets[0].target.value, []).append(n.value)
             elif isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name):
-                self.defs.setdefault(n.target.value, []).append(n)  # type: ignore[arg-type]
+                self.defs.setdefault(n.target.value, []).append(n)
         self.order = {id(n): i for i, n in enumerate(walk(t.kernel.node))}
 
     def one(self, name: str) -> cst.BaseExpression | None:
@@ -101,7 +101,8 @@ class _Kernel:
         terms = self.terms(ptr)
         if terms is None:
             return None
-        return terms[0].value, "+".join(sorted(_norm(_code(x)) for x in terms[1:]))  # type: ignore[attr-defined]
+        base = cst.ensure_type(terms[0], cst.Name)  # terms() gives a parameter's name first
+        return base.value, "+".join(sorted(_norm(_code(x)) for x in terms[1:]))
 
 
 def _rmw_reasons(t: Target, kn: _Kernel, p_in: str, p_out: str) -> tuple[list[str], str | None, str | None]:
@@ -218,8 +219,8 @@ class InplaceOutput:
             if a is None or not (isinstance(a.value, cst.Call) and call_name(a.value) == "torch.empty_like"
                                  and a.value.args and _norm(_code(a.value.args[0].value)) == _norm(dst)):
                 continue
-            p_out = next((p for p in k.params if isinstance(site.arg_for(k, p), cst.Name)
-                          and site.arg_for(k, p).value == buf), None)  # type: ignore[union-attr]
+            p_out = next((p for p in k.params if isinstance(out_arg := site.arg_for(k, p), cst.Name)
+                          and out_arg.value == buf), None)
             p_in = next((p for p in k.params
                          if (x := site.arg_for(k, p)) is not None and _norm(_code(x)) == _norm(dst)), None)
             if p_out is None or p_in is None:

@@ -83,7 +83,8 @@ def _chains(t: Target) -> tuple[list[str], list[Chain]]:
     block = block_of(site.function, site.statement)
     if block is None:
         return ["the launch statement is not in a block"], []
-    idx = [i for i, s in enumerate(block) if launch_stmt(t.tree, s) is not None]
+    launched = {i: ls for i, s in enumerate(block) if (ls := launch_stmt(t.tree, s)) is not None}
+    idx = list(launched)
     me = next((i for i in idx if block[i] is site.statement), None)
     if me is None:
         return ["the launch is not a statement of its own (`kernel[grid](...)`)"], []
@@ -91,9 +92,9 @@ def _chains(t: Target) -> tuple[list[str], list[Chain]]:
     pos = idx.index(me)
     lo = hi = pos
     reasons = []
-    while lo > 0 and grid_text(launch_stmt(t.tree, block[idx[lo - 1]])) == grid:  # type: ignore[arg-type]
+    while lo > 0 and grid_text(launched[idx[lo - 1]]) == grid:
         lo -= 1
-    while hi + 1 < len(idx) and grid_text(launch_stmt(t.tree, block[idx[hi + 1]])) == grid:  # type: ignore[arg-type]
+    while hi + 1 < len(idx) and grid_text(launched[idx[hi + 1]]) == grid:
         hi += 1
     for j in (lo - 1, hi + 1):
         if 0 <= j < len(idx):

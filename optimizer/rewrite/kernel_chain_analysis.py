@@ -95,7 +95,7 @@ class Access:
     param: str
     address: str | None  # canonical address text (None: not comparable)
     mask: str | None
-    top: cst.BaseStatement | None  # the top-level statement holding it when it is not inside a loop / branch
+    top: cst.SimpleStatementLine | None  # the top-level statement holding it when it is not inside a loop / branch
 
 
 @dataclass
@@ -197,9 +197,10 @@ class Chain:
     # ---------------------------------------------------------------- checks
     def _analyse(self) -> None:
         tree = self.tree
-        sites = [launch_stmt(tree, self.block[i]) for i in self.window]
-        assert all(s is not None for s in sites)
-        names = [s.kernel for s in sites]  # type: ignore[union-attr]
+        found = [launch_stmt(tree, self.block[i]) for i in self.window]
+        sites = [s for s in found if s is not None]
+        assert len(sites) == len(found)
+        names = [s.kernel for s in sites]
         if len(set(names)) != len(names):
             raise _Reject(f"a kernel is launched twice in the chain ({', '.join(names)})")
         opts: list[list[tuple[str, str]]] = []
@@ -233,7 +234,7 @@ class Chain:
             self.kernels.append(kern)
         if any(o != opts[0] for o in opts):
             raise _Reject(f"the launches pass different launch options ({'; '.join(str(dict(o)) for o in opts)})")
-        self.options = [(n, self.tree.code(a.value)) for a in sites[0].call.args  # type: ignore[union-attr]
+        self.options = [(n, self.tree.code(a.value)) for a in sites[0].call.args
                         if a.keyword is not None and (n := a.keyword.value) not in self.kernels[0].kernel.params]
         self._between()
         self._buffers()
@@ -257,7 +258,7 @@ class Chain:
 
     def _accesses(self, ki: int) -> list[Access]:
         kern = self.kernels[ki]
-        top_of: dict[int, cst.BaseStatement] = {}
+        top_of: dict[int, cst.SimpleStatementLine] = {}
         for s in kern.body:
             if isinstance(s, cst.SimpleStatementLine):
                 for n in walk(s):
@@ -302,8 +303,8 @@ class Chain:
                 raise _Reject(f"{wname} accesses {buf} more than once or atomically; only one plain store can be "
                               "forwarded")
             st = own[0]
-            if st.top is None or not (len(st.top.body) == 1 and isinstance(st.top.body[0], cst.Expr)  # type: ignore[attr-defined]
-                                      and st.top.body[0].value is st.call):  # type: ignore[attr-defined]
+            if st.top is None or not (len(st.top.body) == 1 and isinstance(st.top.body[0], cst.Expr)
+                                      and st.top.body[0].value is st.call):
                 raise _Reject(f"{wname} stores {buf} inside a loop or branch (the value cannot be forwarded)")
             if st.address is None or "tl.program_id" not in st.address:
                 raise _Reject(f"{wname} stores {buf} at an address that does not depend on the program id "
@@ -496,9 +497,9 @@ class Chain:
     def self_copy(self, a: Access, name: str) -> bool:
         """``name = tl.load(<forwarded>)`` with no mask-dependent ``other``: the statement can go."""
         s = a.top
-        if s is None or len(s.body) != 1 or not isinstance(s.body[0], cst.Assign):  # type: ignore[attr-defined]
+        if s is None or len(s.body) != 1 or not isinstance(s.body[0], cst.Assign):
             return False
-        asg = s.body[0]  # type: ignore[attr-defined]
+        asg = s.body[0]
         kern = self.kernels[a.k]
         return (asg.value is a.call and len(asg.targets) == 1 and isinstance(asg.targets[0].target, cst.Name)
                 and kern.rename.get(asg.targets[0].target.value, asg.targets[0].target.value) == name

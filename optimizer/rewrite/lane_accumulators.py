@@ -174,8 +174,8 @@ def loop_reductions(t: Target) -> tuple[list[_Site], list[str]]:
 def _block(t: Target) -> tuple[str | None, list[str]]:
     code = t.tree.code
     ranges = [n for n in walk(t.kernel.node) if isinstance(n, cst.Call) and call_name(n) == "tl.arange"]
-    ends = sorted({code(arg_value(r, "end", 1)) for r in ranges if arg_value(r, "end", 1) is not None})  # type: ignore[arg-type]
-    if any(code(arg_value(r, "start", 0)) != "0" for r in ranges if arg_value(r, "start", 0) is not None):  # type: ignore[arg-type]
+    ends = sorted({code(end) for r in ranges if (end := arg_value(r, "end", 1)) is not None})
+    if any(code(start) != "0" for r in ranges if (start := arg_value(r, "start", 0)) is not None):
         return None, ["a block range does not start at 0"]
     if len(ends) != 1:
         return None, [

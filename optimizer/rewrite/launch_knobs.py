@@ -59,8 +59,7 @@ class Knob:
         text = repr(value)
         if self.nodes:
             for node in self.nodes:
-                tree.edit(node, lambda old, text=text: cst.parse_expression(text).with_changes(  # type: ignore[misc]
-                    lpar=old.lpar, rpar=old.rpar))
+                tree.replace_in_parens(node, text)
         else:
             for site in self.sites:
                 tree.add_keyword(site.call, self.name, text)

@@ -144,10 +144,10 @@ def _sum_of_exp(tree: Tree, stmt: cst.CSTNode) -> tuple[str, str, str] | None:
 
 def _whole_axis0(red: cst.Call) -> bool:
     pos = _pos(red)
-    kws = [a for a in red.args if a.keyword is not None]
-    axis = pos[1] if len(pos) > 1 else next((a.value for a in kws if a.keyword.value == "axis"), None)  # type: ignore[union-attr]
+    kws = [(a.keyword.value, a.value) for a in red.args if a.keyword is not None]
+    axis = pos[1] if len(pos) > 1 else next((v for name, v in kws if name == "axis"), None)
     return (isinstance(axis, cst.Integer) and axis.value == "0" and len(pos) <= 2
-            and all(a.keyword.value == "axis" for a in kws) and not any(a.star for a in red.args))  # type: ignore[union-attr]
+            and all(name == "axis" for name, _ in kws) and not any(a.star for a in red.args))
 
 
 def _chunk_max(tree: Tree, stmt: cst.CSTNode) -> tuple[str, str] | None:
@@ -215,7 +215,7 @@ def _second_loop(body: list[cst.BaseStatement], i: int, m: str) -> tuple[list[cs
         j += 1
     if j == len(body):
         raise _Refused(f"the running max {m} is not followed by a second loop over the same chunks")
-    return body[i + 1:j], body[j]  # type: ignore[return-value]
+    return body[i + 1:j], cst.ensure_type(body[j], cst.For)  # the loop stopped at a for
 
 
 def _match_scalar(tree: Tree, body: list[cst.BaseStatement], i: int) -> _Match:
@@ -235,12 +235,13 @@ def _match_scalar(tree: Tree, body: list[cst.BaseStatement], i: int) -> _Match:
     s, x2, _r = se
     if x2 != x:
         raise _Refused(f"the sum exponentiates {x2}, the max runs over {x}")
-    init = next((b for b in between if (a := _assign(b)) and a[0] == s), None)
+    init = next((b for b in between if isinstance(b, cst.SimpleStatementLine) and (a := _assign(b)) and a[0] == s),
+                None)
     if init is None or len(between) != 1:
         raise _Refused(f"between the loops there must be only {s}'s initialisation")
     if _reads([*_body(loop1), *_body(loop2)[:-1]], {s}) or _reads([init], {m, x}):
         raise _Refused(f"the loops read {s} beyond the sum, or {s}'s initialisation depends on the max")
-    return _Match(loop1, loop2, init, None, m, x, s, None)  # type: ignore[arg-type]
+    return _Match(loop1, loop2, init, None, m, x, s, None)
 
 
 def _match(tree: Tree, body: list[cst.BaseStatement], i: int) -> _Match:
@@ -259,14 +260,16 @@ def _match(tree: Tree, body: list[cst.BaseStatement], i: int) -> _Match:
     s, x2, r = se
     if x2 != x:
         raise _Refused(f"the sum exponentiates {x2}, the max runs over {x}")
-    red = next((b for b in between if (a := _assign(b)) and a[0] == r and (c := _call(a[1], "tl.max"))
+    red = next((b for b in between if isinstance(b, cst.SimpleStatementLine) and (a := _assign(b)) and a[0] == r
+                and (c := _call(a[1], "tl.max"))
                 and _pos(c) and _u(tree, _pos(c)[0]) == m), None)
-    init = next((b for b in between if (a := _assign(b)) and a[0] == s), None)
+    init = next((b for b in between if isinstance(b, cst.SimpleStatementLine) and (a := _assign(b)) and a[0] == s),
+                None)
     if red is None or init is None or len(between) != 2:
         raise _Refused(f"between the loops there must be only {r} = tl.max({m}, ...) and {s}'s initialisation")
     if _reads([*_body(loop1), *_body(loop2)[:-1]], {s, r}) or _reads([init], {m, r, x}):
         raise _Refused(f"the loops read {s} or {r} beyond the sum, or {s}'s initialisation depends on the max")
-    return _Match(loop1, loop2, init, red, m, x, s, r)  # type: ignore[arg-type]
+    return _Match(loop1, loop2, init, red, m, x, s, r)
 
 
 def _find(t: Target) -> _Match | str:

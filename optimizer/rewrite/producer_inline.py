@@ -69,11 +69,11 @@ def _ptr_parts(ptr: cst.BaseExpression | None, base_names: set[str]) -> tuple[st
     if ptr is None:
         return None
     terms = _terms(ptr)
-    bases = [i for i, t in enumerate(terms) if isinstance(t, cst.Name) and t.value in base_names]
+    bases = [(i, t.value) for i, t in enumerate(terms) if isinstance(t, cst.Name) and t.value in base_names]
     if len(terms) < 2 or len(bases) != 1:
         return None
-    rest = [_code(t) for i, t in enumerate(terms) if i != bases[0]]
-    return terms[bases[0]].value, cst.parse_expression(" + ".join(rest))  # type: ignore[attr-defined]
+    rest = [_code(t) for i, t in enumerate(terms) if i != bases[0][0]]
+    return bases[0][1], cst.parse_expression(" + ".join(rest))
 
 
 class ProducerInline:
@@ -105,8 +105,8 @@ class ProducerInline:
                 if name in defs:
                     return None, [f"`{name}` is assigned twice"]
                 defs[name] = st.value
-            elif isinstance(st, cst.Expr) and call_name(st.value) == "tl.store":
-                stores.append(st.value)  # type: ignore[arg-type]
+            elif isinstance(st, cst.Expr) and isinstance(st.value, cst.Call) and call_name(st.value) == "tl.store":
+                stores.append(st.value)
             else:
                 return None, [f"`{_code(st)[:60]}` is neither an assignment nor the store"]
         if len(stores) != 1:

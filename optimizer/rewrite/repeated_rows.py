@@ -108,9 +108,11 @@ class RepeatedIndexLoads:
             sub = "[:, None]" if r.axis == 0 else "[None, :]"
             t.tree.replace(r.div, f"_ladder_run_heads({r.index} // {r.factor}, {r.factor}){sub}")
             helper = "_ladder_repeat_rows" if r.axis == 0 else "_ladder_repeat_cols"
-            t.tree.edit(r.load, lambda m, h=helper, f=r.factor: cst.parse_expression(  # type: ignore[misc]
-                f"{h}(__x__, {f})").with_changes(
-                    args=[cst.Arg(m), cst.Arg(cst.Integer(str(f)))]))
+            def repeat(m: cst.CSTNode, h: str = helper, f: int = r.factor) -> cst.CSTNode:
+                assert isinstance(m, cst.BaseExpression)  # the edited load
+                return cst.parse_expression(f"{h}(__x__, {f})").with_changes(
+                    args=[cst.Arg(m), cst.Arg(cst.Integer(str(f)))])
+            t.tree.edit(r.load, repeat)
             for b in r.blocks:
                 blocks[b] = max(blocks.get(b, 1), r.factor)
             notes.append(f"{r.index} // {r.factor} ({'rows' if r.axis == 0 else 'columns'})")

@@ -193,9 +193,14 @@ def _row_dependent(stmts: list[cst.CSTNode], var: str) -> set[str]:
     return dep
 
 
+def _row_var(pid: cst.Assign) -> str:
+    """The row index's name: ``pid`` is ``rows_per_program.row_index``'s assignment, of a plain name."""
+    return cst.ensure_type(pid.targets[0].target, cst.Name).value
+
+
 def _row_accesses(k: CstKernel, pid: cst.Assign) -> list[cst.Call]:
     """Loads and stores whose address (first positional argument) depends on the row index."""
-    dep = _row_dependent(after_pid(k, pid), pid.targets[0].target.value)  # type: ignore[attr-defined]
+    dep = _row_dependent(after_pid(k, pid), _row_var(pid))
     return [n for n in walk(k.node) if isinstance(n, cst.Call) and _fname(n) in ("tl.load", "tl.store")
             and _positional(n) and _mentions(_positional(n)[0], dep)]
 
@@ -204,7 +209,7 @@ def tile_refusal(k: CstKernel, pid: cst.Assign) -> str | None:
     """Why the kernel cannot be row-tiled (None: it can)."""
     why = _check(k, pid)
     if why is None and not _row_accesses(k, pid):
-        var = pid.targets[0].target.value  # type: ignore[attr-defined]
+        var = _row_var(pid)
         why = f"no load or store of {k.name} is addressed by the row index {var}"
     return why
 
@@ -257,7 +262,7 @@ def plan_row_tile(tree: Tree, k: CstKernel, pid: cst.Assign, pid_line: cst.BaseS
                   bound: str) -> str:
     """Edit ``tree`` so kernel ``k`` processes ``param`` rows per program as a tile (``bound`` rows in all); return
     the description. ``tile_refusal`` must have passed."""
-    var = pid.targets[0].target.value  # type: ignore[attr-defined]
+    var = _row_var(pid)
     n_red = 0
     for n in walk(k.node):
         if not isinstance(n, cst.Call):

@@ -27,7 +27,7 @@ import math
 import textwrap
 import tokenize
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import libcst as cst
 
@@ -199,7 +199,8 @@ def _host_count(tree: Tree, k: CstKernel, site: CstLaunch, g0: cst.BaseExpressio
         def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:
             return cst.parse_expression(subs[id(original_node)]) if id(original_node) in subs else updated_node
 
-    return tree.code(g0.visit(_Sub()))  # type: ignore[arg-type]
+    # _Sub's leaves give expressions only, so the visited expression stays one
+    return tree.code(cast(cst.BaseExpression, g0.visit(_Sub())))
 
 
 def _grid_statement(t: Target, g0: cst.CSTNode) -> cst.BaseStatement | None:
@@ -246,7 +247,7 @@ class RowsPerProgram:
         tree, k, site = t.tree, t.kernel, t.sites[0]
         (param, r), = ((n, v) for n, v in point.items() if n != "form")
         bound = plan.n_rows or "n_rows_rpp"
-        var = plan.pid.targets[0].target.value  # type: ignore[attr-defined]
+        var = cst.ensure_type(plan.pid.targets[0].target, cst.Name).value  # row_index: a plain name
         if "form" not in point:
             return rows_as_loop(t, var, param, bound, plan.n_rows, r, plan.tile_reason or "", plan.rows_text)
         desc = plan_row_tile(tree, k, plan.pid, plan.pid_line, param, bound)

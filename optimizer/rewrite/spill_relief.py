@@ -59,11 +59,14 @@ def _plan(t: Target) -> tuple[dict[str, Any] | None, list[str]]:
                       and _block_range(s.body[0].value) is not None), None)
     if cols_stmt is None:
         return None, [*bad, "no top-level `cols = tl.arange(0, BLOCK)` (or `cols = pid * BLOCK + tl.arange(0, BLOCK)`)"]
-    ar, offset = _block_range(cols_stmt.body[0].value)  # type: ignore[attr-defined,misc]
+    cols_assign = cols_stmt.body[0]
+    block_range = _block_range(cols_assign.value) if isinstance(cols_assign, cst.Assign) else None
+    assert isinstance(cols_assign, cst.Assign) and block_range is not None  # what cols_stmt was found by
+    ar, offset = block_range
     if offset is not None and any(call_name(n) == "tl.arange" or isinstance(n, cst.Subscript) for n in walk(offset)):
         bad.append(f"the block range's offset `{code(offset)}` is not a scalar")
     block = arg_value(ar, "end", 1)
-    cols = code(cols_stmt.body[0].targets[0].target)  # type: ignore[attr-defined]
+    cols = code(cols_assign.targets[0].target)
     if (
         code(arg_value(ar, "start", 0)) != "0"  # type: ignore[arg-type]
         or not isinstance(block, cst.Name)
@@ -108,7 +111,8 @@ def _plan(t: Target) -> tuple[dict[str, Any] | None, list[str]]:
         if red:
             reductions += red
             after.append(s)
-        elif after or isinstance(s.body[0], cst.Expr):  # type: ignore[attr-defined]
+        elif after or (isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Expr)):
+            # (s is a statement line here: compound statements were refused, constexpr ifs taken above)
             after.append(s)
         else:
             loop.append(s)
@@ -151,14 +155,15 @@ def _plan(t: Target) -> tuple[dict[str, Any] | None, list[str]]:
 def _block_range(value: cst.BaseExpression) -> tuple[cst.Call, cst.BaseExpression | None] | None:
     """``tl.arange(0, B)`` -> (the arange, None); ``X + tl.arange(0, B)`` (a program's piece of the row) -> (the
     arange, X); else None."""
-    if call_name(value) == "tl.arange":
-        return value, None  # type: ignore[return-value]
+    if isinstance(value, cst.Call) and call_name(value) == "tl.arange":
+        return value, None
     if (
         isinstance(value, cst.BinaryOperation)
         and isinstance(value.operator, cst.Add)
+        and isinstance(value.right, cst.Call)
         and call_name(value.right) == "tl.arange"
     ):
-        return value.right, value.left  # type: ignore[return-value]
+        return value.right, value.left
     return None
 
 

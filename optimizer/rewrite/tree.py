@@ -17,8 +17,8 @@ import libcst as cst
 from libcst.metadata import ExpressionContext, ExpressionContextProvider, MetadataWrapper, PositionProvider
 
 __all__ = ["LOOP_RANGES", "CstKernel", "CstLaunch", "Edit", "Tree", "arg_value", "body_of", "call_name", "dotted",
-           "expand_defs", "expr", "is_docstring", "leading_lines", "node_code", "range_args", "skip_ids", "statements",
-           "suite_statements", "walk"]
+           "expand_defs", "expr", "index_value", "is_docstring", "leading_lines", "node_code", "range_args", "skip_ids",
+           "statements", "suite_statements", "walk"]
 
 #: the iterables a kernel loop is written with: Python's range and Triton's (pipelined / unrolled) ranges
 LOOP_RANGES = ("range", "tl.range", "tl.static_range", "triton.language.range", "triton.language.static_range")
@@ -194,7 +194,7 @@ class _Collector:
             heuristics=any(n.endswith("heuristics") for n in names))
 
 
-def _index_value(e: cst.SubscriptElement) -> cst.BaseExpression:
+def index_value(e: cst.SubscriptElement) -> cst.BaseExpression:
     """The expression of a subscript element ``k[e]``; a slice (``k[a:b]``) has none and fails as reading its
     ``.value`` did."""
     if isinstance(e.slice, cst.Index):
@@ -244,9 +244,9 @@ class Tree:
             assert isinstance(sub, cst.Subscript)  # the collector takes calls of a subscript only
             target = dotted(sub.value)
             if target in self.kernels:
-                grid = _index_value(sub.slice[0]) if sub.slice else None
+                grid = index_value(sub.slice[0]) if sub.slice else None
                 if len(sub.slice) > 1:
-                    grid = cst.Tuple([cst.Element(_index_value(e)) for e in sub.slice])
+                    grid = cst.Tuple([cst.Element(index_value(e)) for e in sub.slice])
                 # a subscript always has an element: the parser gives no empty one
                 self.launches.append(CstLaunch(target, call, cast(cst.BaseExpression, grid), func, stmt))
         self._edits: dict[int, list[Edit]] = {}
@@ -329,6 +329,20 @@ class Tree:
             assert isinstance(node, cst.BaseCompoundStatement)  # the compound, its children's edits applied
             return cst.FlattenSentinel([*head, *body_of(node)])
         self.edit(compound, fn)
+
+    def replace_in_parens(self, node: cst.CSTNode, text: str) -> None:
+        """Replace the expression ``node`` by ``text`` (parsed when rendered), keeping ``node``'s own parentheses."""
+        def fn(old: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(old, cst.BaseExpression)
+            return cst.parse_expression(text).with_changes(lpar=old.lpar, rpar=old.rpar)
+        self.edit(node, fn)
+
+    def add_decorator(self, func: cst.FunctionDef, deco: cst.Decorator) -> None:
+        """Put ``deco`` above the function's other decorators."""
+        def fn(f: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(f, cst.FunctionDef)
+            return f.with_changes(decorators=[deco, *f.decorators])
+        self.edit(func, fn)
 
     def remove(self, stmt: cst.CSTNode) -> None:
         self._removed.add(id(stmt))

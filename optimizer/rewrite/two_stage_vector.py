@@ -65,9 +65,9 @@ def _read(e: cst.CSTNode) -> set[str]:
     return _names(e, frozenset(skip_ids(e))) - {"tl", "triton"}
 
 
-def _defs(t: Target) -> dict[str, list[cst.BaseStatement]]:
+def _defs(t: Target) -> dict[str, list[cst.SimpleStatementLine]]:
     """Top-level statements by the names they assign."""
-    out: dict[str, list[cst.BaseStatement]] = {}
+    out: dict[str, list[cst.SimpleStatementLine]] = {}
     for stmt in t.kernel.node.body.body:
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
@@ -99,7 +99,7 @@ def hoistable(t: Target, names: set[str]) -> tuple[list[cst.BaseStatement], list
             continue
         if stmt not in stmts:
             stmts.append(stmt)
-        for small in stmt.body:  # type: ignore[attr-defined]
+        for small in stmt.body:
             _, value = _targets(small)
             if value is not None:
                 need += sorted(_read(value))
@@ -126,7 +126,9 @@ def vector_rewrite(t: Target, a: Any, point: dict[str, Any]) -> str:
     """Edit ``t.tree`` into the persistent vector form (see the module docstring); returns the description."""
     tree, k, site = t.tree, t.kernel, t.sites[0]
     ptr = arg_value(a.node, "pointer", 0)
-    param, offs = ptr.left.value, ptr.right.value  # type: ignore[union-attr]
+    # vector_reasons passed: the pointer is param + offs, two names
+    assert isinstance(ptr, cst.BinaryOperation) and isinstance(ptr.left, cst.Name) and isinstance(ptr.right, cst.Name)
+    param, offs = ptr.left.value, ptr.right.value
     mask_node = arg_value(a.node, "mask", 3)
     mask = tree.code(mask_node) if mask_node is not None else None
     val = tree.code(arg_value(a.node, "val", 1))  # type: ignore[arg-type]

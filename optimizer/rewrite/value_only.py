@@ -111,7 +111,9 @@ def _plan_one(tree: Tree, body: list[cst.BaseStatement], i: int, idx: str, call:
         if target is None:
             return "the masked values do not feed a max/min reduction assigned to a name"
         masks.append((cmp, *target))
-    return _Plan(idx, x, red, axis, keep, body[i], extreme, masks)  # type: ignore[arg-type]
+    argmax = body[i]
+    assert isinstance(argmax, cst.SimpleStatementLine)  # plan() found the argmax's assignment on it (_assign_of)
+    return _Plan(idx, x, red, axis, keep, argmax, extreme, masks)
 
 
 def _reduction_target(tree: Tree, rest: list[cst.BaseStatement], where: cst.Call, red: str,
@@ -125,8 +127,9 @@ def _reduction_target(tree: Tree, rest: list[cst.BaseStatement], where: cst.Call
         if (a and isinstance(a[1], cst.Call) and call_name(a[1]) == red and _axis(tree, a[1]) == axis
                 and _positional(a[1])):
             arg = _positional(a[1])[0]
-            if arg is where or (masked_name and isinstance(arg, cst.Name) and arg.value == masked_name):
-                return s, a[0]  # type: ignore[return-value]
+            if isinstance(s, cst.SimpleStatementLine) and (  # as _assign_of found it
+                    arg is where or (masked_name and isinstance(arg, cst.Name) and arg.value == masked_name)):
+                return s, a[0]
     return None
 
 
