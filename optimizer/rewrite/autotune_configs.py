@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import ast
 import math
-from typing import Any
+from typing import Any, cast
 
 import libcst as cst
 
@@ -94,8 +94,9 @@ def _expand(comp: cst.ListComp) -> list[dict[str, Any] | None] | None:
     out = []
     for combo in itertools.product(*[v for _n, v in loops]):
         env = {n: repr(x) for (n, _v), x in zip(loops, combo, strict=True)}
-        elt = comp.elt.visit(_Substitute(env))
-        out.append(_parse_config(cst.Element(elt)))  # type: ignore[arg-type]
+        # _Substitute replaces names by expressions only, so the visited element stays an expression
+        elt = cast(cst.BaseExpression, comp.elt.visit(_Substitute(env)))
+        out.append(_parse_config(cst.Element(elt)))
     return out
 
 
@@ -153,7 +154,10 @@ def parsed_configs(t: Target) -> list[dict[str, Any]] | None:
     if lst is None:
         return None
     cfgs = _expand(lst) if isinstance(lst, cst.ListComp) else [_parse_config(e) for e in lst.elements]
-    return None if cfgs is None or not cfgs or any(c is None for c in cfgs) else cfgs  # type: ignore[return-value]
+    if cfgs is None or not cfgs:
+        return None
+    parsed = [c for c in cfgs if c is not None]
+    return parsed if len(parsed) == len(cfgs) else None
 
 
 def _elem_bytes(t: Target, ctx: RecipeContext) -> int:

@@ -214,7 +214,9 @@ class BlockPerProgram:
         block = fresh(t, param) if param in k.params else param
         value, var = point[param], t.facts.pid[0]
         vector: set[str] = set()
-        g0 = t.launches[0].grid_elements[0]  # type: ignore[index]
+        elems = t.launches[0].grid_elements
+        assert elems is not None  # preconditions: single_site_reasons refuses a grid that is not a tuple
+        g0 = elems[0]
         bound = next((p for p in k.params if host_arg_text(t, p) == g0), None)
         new_params = [] if bound else [fresh(t, "n_elems_bpp")]
         ok = fresh(t, "block_ok")

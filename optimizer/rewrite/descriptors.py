@@ -111,7 +111,7 @@ def _bcast_axis(e: cst.CSTNode) -> int | None:
 
 
 def _bcasts(e: cst.CSTNode) -> list[tuple[int, cst.Subscript]]:
-    return [(ax, n) for n in walk(e) if (ax := _bcast_axis(n)) is not None]  # type: ignore[misc]
+    return [(ax, n) for n in walk(e) if isinstance(n, cst.Subscript) and (ax := _bcast_axis(n)) is not None]
 
 
 @dataclass

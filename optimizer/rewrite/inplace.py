@@ -387,10 +387,12 @@ class InplaceOutput:
             kn: _Kernel = plan["kernel"]
             for a in t.facts.accesses:
                 ptr = arg_value(a.node, "pointer", 0)
-                if a.op != "tl.store" or kn.split(ptr) is None or kn.split(ptr)[0] != p:  # type: ignore[index]
+                if a.op != "tl.store" or (split := kn.split(ptr)) is None or split[0] != p:
                     continue
-                rest = kn.terms(ptr)[1:]  # type: ignore[index]
-                tree.replace(ptr, " + ".join([new, *(_code(x) for x in rest)]))  # type: ignore[arg-type]
+                terms = kn.terms(ptr)
+                assert ptr is not None and terms is not None  # split() found them
+                rest = terms[1:]
+                tree.replace(ptr, " + ".join([new, *(_code(x) for x in rest)]))
             return (f"{k.name}: {buf} = {src}.clone() written in place -> {buf} = torch.empty_like({src}); the kernel "
                     f"reads {src} through {p} and stores to {new} (saves the clone's read + write pass)")
         dst, buf = plan["dst"], plan["buf"]

@@ -159,7 +159,9 @@ def _value_arg(call: cst.Call) -> int | None:
 def _store_edit(fw: Forward):
     def fn(line: cst.CSTNode) -> cst.CSTNode | cst.FlattenSentinel[cst.BaseStatement] | cst.RemovalSentinel:
         assert isinstance(line, cst.SimpleStatementLine)
-        call = line.body[0].value  # type: ignore[attr-defined]
+        store = line.body[0]
+        call = store.value if isinstance(store, cst.Expr) else None
+        assert isinstance(call, cst.Call)  # a forwarded store is a call statement of its own (Chain checks)
         i = _value_arg(call)
         assert i is not None
         value = _code(call.args[i].value)

@@ -140,20 +140,24 @@ def _aliases(t: Target, body: Sequence[cst.CSTNode],
              var: list[str]) -> tuple[dict[str, cst.BaseExpression], list[str]]:
     """``s = T[b]`` / ``s, p = T[b], U[b]`` statements -> {alias: slice}, or the reasons they cannot be inlined."""
     out: dict[str, cst.BaseExpression] = {}
+    assigns: list[cst.Assign] = []  # each statement's one assignment
     for s in body:
         small = s.body[0] if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 else None
         pairs = bound_values(small) if isinstance(small, cst.Assign) and len(small.targets) == 1 else []
+        if isinstance(small, cst.Assign):
+            assigns.append(small)
         if not pairs or any(v is None or _slice_of(v, var) is None for _, v in pairs):
             return {}, [f"the loop over {var[-1]} holds more than the launch: `{t.tree.code(s).splitlines()[0]}` "
                         f"(it would run once, not once per iteration; only aliases `s = T[{', '.join(var)}]` inline)"]
         for n, v in pairs:
             if n in out:
                 return {}, [f"the alias {n} is bound twice in the loop"]
-            out[n] = v  # type: ignore[assignment]
+            assert v is not None  # tested above
+            out[n] = v
     fn, call = t.sites[0].function, t.sites[0].call
     whole = {id(a.value) for a in call.args}
     skip = skip_ids(fn) if fn is not None else set()
-    targets = {id(n) for s in body for n in walk(s.body[0].targets[0].target)}  # type: ignore[attr-defined]
+    targets = {id(n) for a in assigns for n in walk(a.targets[0].target)}
     for m in walk(fn) if fn is not None else []:
         if isinstance(m, cst.Name) and m.value in out and id(m) not in skip | targets | whole:
             return {}, [f"the alias {m.value} is used other than as a whole argument of the launch (it cannot "

@@ -102,11 +102,12 @@ def _plan(t: Target) -> tuple[_Plan | None, list[str]]:
         bad.append("a nested loop or a while loop (only top-level row loops are made resident)")
     if len(loops) < 2:
         return None, [*bad, f"{len(loops)} top-level row loop(s): nothing is loaded twice"]
-    heads = [_header(lp, code) for lp in loops]
-    if None in heads or len({h[1] for h in heads}) != 1:  # type: ignore[index]
+    found = [_header(lp, code) for lp in loops]
+    heads = [h for h in found if h is not None]
+    if len(heads) != len(found) or len({h[1] for h in heads}) != 1:
         return None, [*bad, "the loops are not all `for v in range(0, n, BLOCK)` over one n"]
-    bound = heads[0][1]  # type: ignore[index]
-    blocks = list(dict.fromkeys(h[2] for h in heads))  # type: ignore[index]
+    bound = heads[0][1]
+    blocks = list(dict.fromkeys(h[2] for h in heads))
     bad += [f"the loop step {b} is not a constexpr parameter" for b in blocks if b not in k.constexprs]
     if bound not in k.params:
         bad.append(f"the loop bound {bound} is not a kernel parameter")
@@ -124,7 +125,7 @@ def _plan(t: Target) -> tuple[_Plan | None, list[str]]:
             bad.append("the launch is not a statement of its own (its result is used)")
     if bad:
         return None, bad
-    return _Plan(loops, [h[0] for h in heads], bound, blocks, host or ""), []  # type: ignore[index]
+    return _Plan(loops, [h[0] for h in heads], bound, blocks, host or ""), []
 
 
 def _loads(loop: cst.For) -> list[tuple[cst.BaseStatement, cst.Call]]:
@@ -196,8 +197,8 @@ def _canon(e: cst.BaseExpression | None, defs: dict[str, str], zero: set[str], s
 
 def _shared(t: Target, plan: _Plan) -> list[tuple[cst.Call, cst.Call, list[str]]]:
     """(first load, later load, []) pairs a single load can serve; pairs that cannot are left out."""
-    written = {_base(arg_value(n, "pointer", 0)) for n in walk(t.kernel.node)  # type: ignore[arg-type]
-               if isinstance(n, cst.Call) and call_name(n) in _WRITES and arg_value(n, "pointer", 0) is not None}
+    written = {_base(wp) for n in walk(t.kernel.node) if isinstance(n, cst.Call) and call_name(n) in _WRITES
+               and (wp := arg_value(n, "pointer", 0)) is not None}
     top = body_of(t.kernel.node)
     zero, steps = set(plan.vars), set(plan.blocks)
     out: list[tuple[cst.Call, cst.Call, list[str]]] = []

@@ -124,13 +124,13 @@ def _match(t: Target) -> dict[str, Any]:
             continue
         if inline:
             prefix = [*prefix, body2[len(prefix)]]
-        mean_stmt = next((s for s in between if (a := _assigned(s)) and any(
+        mean_def = next(((s, a[0]) for s in between if (a := _assigned(s)) and any(
             isinstance(n, cst.Call) and call_name(n) == "tl.sum" and code(arg_value(n, "input", 0)) == acc  # type: ignore[arg-type]
             for n in walk(a[1]))), None)
-        if mean_stmt is None:
+        if mean_def is None:
             reason = f"no `mean = tl.sum({acc}, ...) / n` between the loops"
             continue
-        mean = _assigned(mean_stmt)[0]  # type: ignore[index]
+        mean_stmt, mean = mean_def
         tail = body2[len(prefix):]
         last = _accumulate(tail[-1]) if tail else None
         if last is None:

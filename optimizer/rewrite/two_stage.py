@@ -106,9 +106,10 @@ class TwoStageReduction:
         if a.mask is not None:
             out.append(f"{a.op}({a.pointer}) is masked")
         ptr = arg_value(a.node, "pointer", 0)
-        if ptr is None or _target_param(t, ptr) is None:
+        target = _target_param(t, ptr) if ptr is not None else None
+        if target is None:
             out.append(f"target {a.pointer} is not a pointer parameter (plus an integer literal)")
-        if not out and host_arg_text(t, _target_param(t, ptr)[0]) is None:  # type: ignore[index,arg-type]
+        if not out and target is not None and host_arg_text(t, target[0]) is None:
             out.append("the launch does not pass the output pointer")
         return out
 
