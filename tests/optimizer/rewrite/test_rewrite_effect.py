@@ -168,3 +168,23 @@ def test_preview_falls_to_the_next_family_when_the_chosen_one_is_a_noop(monkeypa
     pre = dg._preview_or_next(None, out)
     assert pre.family == "enlarge-tiny-blocks" and not pre.refused
     assert pre.description.startswith("compiler-hints-contiguity refused (compiler_hints: no-op")
+
+
+def test_a_change_seen_in_the_first_configuration_compiles_no_other(tmp_path, monkeypatch) -> None:
+    """Many recorded configurations (an autotuned kernel's): a rewrite whose first configuration already compiles to
+    different PTX is settled there; the rest are compiled only when that pair is identical."""
+    from optimizer.rewrite import effect
+
+    recs = [_record(tmp_path, ADD) | {"ir_args": {**_record(tmp_path, ADD)["ir_args"], "n": 98304 + 1024 * i}}
+            for i in range(6)]
+    batches: list[int] = []
+    real = effect._compile
+
+    def counting(jobs, target, timeout_s):
+        batches.append(len(jobs))
+        return real(jobs, target, timeout_s)
+
+    monkeypatch.setattr(effect, "_compile", counting)
+    warps = ADD.replace("BLOCK=1024)", "BLOCK=1024, num_warps=8)")
+    assert compiled_identity(ADD, warps, recs) is None
+    assert batches == [2]  # one pair, not twelve compiles
