@@ -495,6 +495,13 @@ def _pid_lines(t: Target) -> list[cst.SimpleStatementLine]:
             and call_name(s.body[0].value) == "tl.program_id"]
 
 
+def _pid_target(line: cst.SimpleStatementLine) -> cst.BaseAssignTargetExpression:
+    """What a ``_pid_lines`` line assigns."""
+    a = line.body[0]
+    assert isinstance(a, cst.Assign)  # _pid_lines takes assignment lines only
+    return a.targets[0].target
+
+
 def _extent(t: Target, e: cst.BaseExpression, tile: str) -> str | None:
     """Kernel-side ``tl.cdiv(n, TILE)`` for a host grid element ``triton.cdiv(<host n>, <tile>)``."""
     if not (isinstance(e, cst.Call) and call_name(e) in ("triton.cdiv", "cdiv") and len(e.args) == 2):
@@ -534,7 +541,7 @@ def _persist(t: Target, names: dict[str, str], ax: dict[int, str]) -> None:
     top = body_of(t.kernel.node)
     lines = _pid_lines(t)
     rest = top[top.index(lines[1]) + 1:]
-    var = {ax_: tree.code(ln.body[0].targets[0].target) for ax_, ln in zip(sorted(t.facts.pid), lines, strict=True)}  # type: ignore[attr-defined]
+    var = {ax_: tree.code(_pid_target(ln)) for ax_, ln in zip(sorted(t.facts.pid), lines, strict=True)}
     ext = [_extent(t, e, ax[i]) for i, e in enumerate(_elements(t))]
     n0, n1, tile = fresh(t, "num_tiles_0"), fresh(t, "num_tiles_1"), fresh(t, "tile_id")
     body = "".join(textwrap.indent(tree.module.code_for_node(s), "    ") for s in rest)

@@ -117,9 +117,9 @@ class _Rewriter(cst.CSTTransformer):
         return updated_node
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):
-        updated_node = super().on_leave(original_node, updated_node)  # type: ignore[assignment]
+        new = super().on_leave(original_node, updated_node)
         fn = self.exprs.get(id(original_node)) or self.stmts.get(id(original_node))
-        return fn(updated_node) if fn is not None else updated_node
+        return fn(new) if fn is not None else new
 
 
 def _fresh_module(tree: Tree, base: str) -> str:

@@ -83,8 +83,9 @@ def inline_launch_args(source: str) -> tuple[str, str]:
             return c.with_changes(args=out)
 
         tree.edit(site.call, spell)
+        assert site.function is not None  # _packed found each packing assignment in it
         for _a, assign, _args in plan:
-            stmt = tree.statement_of(site.function, assign)  # type: ignore[arg-type]
+            stmt = tree.statement_of(site.function, assign)
             if stmt is not None:
                 tree.remove(stmt)
         done.append(f"{site.kernel}: {', '.join(a.star + tree.code(a.value) for a, _s, _g in plan)}")

@@ -15,7 +15,7 @@ a kernel with a ``tl.dot`` (it names a dot's reduction depth, never a row block)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 import libcst as cst
 
@@ -40,7 +40,7 @@ def literal_value(node: cst.CSTNode) -> Any:
     return NOT_LITERAL
 
 
-def _is_number(node: cst.CSTNode | None) -> bool:
+def _is_number(node: cst.CSTNode | None) -> TypeGuard[cst.Integer | cst.Float]:
     return isinstance(node, (cst.Integer, cst.Float))
 
 
@@ -194,7 +194,7 @@ def find_knob(tree: Tree, k: CstKernel, sites: list[CstLaunch], name: str) -> Kn
             g, _ = grid_expr(tree, site)
             repeats = [n for n in walk(g)
                        if n is not lit and (v := literal_value(n)) is not NOT_LITERAL and v == current]
-            if repeats and any(_is_number(x := site.arg_for(k, c)) and literal_value(x) == current  # type: ignore[arg-type]
+            if repeats and any(_is_number(x := site.arg_for(k, c)) and literal_value(x) == current
                                for c in k.constexprs if c != real):
                 return None  # the grid repeats a literal two blocks pass (BLOCK_M=BLOCK_N=64): whose axis is unknown
             nodes += repeats

@@ -131,7 +131,11 @@ class RecipeEntry:
     def build(self) -> Applier:
         if (self.transform is None) == (self.applier is None):
             raise ValueError(f"recipe kind {self.kind!r}: give exactly one of transform / applier")
-        fn: Applier = applier(self.transform) if self.transform is not None else self.applier  # type: ignore[assignment]
+        if self.transform is not None:
+            fn: Applier = applier(self.transform)
+        else:
+            assert self.applier is not None  # exactly one of the two (tested above)
+            fn = self.applier
         for p in self.prepare:
             fn = prepared_first(fn, p.trigger, p.prepare, p.label)
         return fn

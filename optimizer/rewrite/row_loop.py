@@ -53,13 +53,15 @@ def rows_as_loop(t: Target, pid_var: str, param: str, bound: str, n_rows: str | 
     if i is None:
         raise NotApplicable(f"{kernel}: `{pid_var} = tl.program_id(0)` is not a top-level statement")
     pid_line, rest = top[i], top[i + 1:]
+    pid_assign = pid_line.body[0] if isinstance(pid_line, cst.SimpleStatementLine) else None
+    assert isinstance(pid_assign, cst.Assign)  # what line i was found by
     before = set(k.params) | {n for s in top[:i] for m in walk(s) for n in _targets(m)[0]}
     rebound = sorted({n for s in rest for m in walk(s) if isinstance(m, (cst.Assign, cst.AugAssign, cst.For))
                       for n in _targets(m)[0]} & before - {pid_var})
     saved = {n: fresh(t, f"{n}_rpp0") for n in rebound}
     first = fresh(t, f"{pid_var}_first")
     body = "".join(textwrap.indent(tree.module.code_for_node(s), "        ") for s in rest)
-    text = (f"{first} = {tree.code(pid_line.body[0].value)} * {param}\n"  # type: ignore[attr-defined]
+    text = (f"{first} = {tree.code(pid_assign.value)} * {param}\n"
             + "".join(f"{s} = {n}\n" for n, s in saved.items())
             + f"for _rpp in tl.static_range({param}):\n"
             + "".join(f"    {n} = {s}\n" for n, s in saved.items())
