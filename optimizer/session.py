@@ -245,17 +245,11 @@ class Session:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
         raw_id = f"{self.problem.name}-{self.backend}-{stamp}-{secrets.token_hex(2)}"
         tid = re.sub(r"[^A-Za-z0-9._:-]", "-", raw_id)[:128]
-        traj = Trajectory(
-            id=tid,
-            problem=ProblemRef(
-                name=self.problem.name,
-                path=str(self.problem.path),
-                sha256=self.problem.sha256,
-                cases=self.problem.cases_for(self.backend),
-            ),
-            backend=self.backend,  # type: ignore[arg-type]  # a str checked by check_backend at the CLI; kb's literal
-            proposer=self.proposer.name,
-        )
+        problem = ProblemRef(name=self.problem.name, path=str(self.problem.path), sha256=self.problem.sha256,
+                             cases=self.problem.cases_for(self.backend))
+        # backend: a str checked by check_backend at the CLI; the model validates it against kb's literal again
+        traj = Trajectory.model_validate(
+            {"id": tid, "problem": problem, "backend": self.backend, "proposer": self.proposer.name})
         self._warm_kb()
         lock = None
         if self.backend in ("cuda", "ascend"):  # timing sessions never share a device
@@ -742,8 +736,8 @@ class Session:
             if c.case in self.methods or c.method not in ("do_bench", "cudagraph"):
                 continue
             self.methods[c.case] = c.method
-            traj.timing_methods[c.case] = CaseMethod(method=c.method, decided_ms=c.decided_ms, note=c.method_note,  # type: ignore[arg-type]
-                                                     unseen=unseen)
+            traj.timing_methods[c.case] = CaseMethod.model_validate(  # method: one of the two kept just above
+                {"method": c.method, "decided_ms": c.decided_ms, "note": c.method_note, "unseen": unseen})
 
     @staticmethod
     def _close_stages(rnd: Round, sc: stages.StageClock) -> None:

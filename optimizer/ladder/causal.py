@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from kb.models import EscalationTests, EvidenceItem
 from kb.models.cards import PatternCard
-from kb.vocab import CAUSE_CLASS
+from kb.vocab import CAUSE_CLASS, Level
 from optimizer.ladder import keys
 from optimizer.ladder.causes.account import account_view
 from optimizer.ladder.decide import Decision, break_tie, decide, fall_back
@@ -30,13 +30,13 @@ class CausalStep:
                  level: str = ""):
         self.decision, self.family, self.refusals, self.tests, self.level = decision, family, refusals, tests, level
 
-    def evidence(self, level: str) -> EvidenceItem:
+    def evidence(self, level: Level) -> EvidenceItem:
         d = self.decision
         data = d.model_dump(mode="json") | {
             "family": self.family.id if self.family else None,
             "refusals": self.refusals,
         }
-        return EvidenceItem(level=level, kind="cause_decision", reference=d.cause,  # type: ignore[arg-type]
+        return EvidenceItem(level=level, kind="cause_decision", reference=d.cause,
                             summary=(d.summary() + (f"; family {self.family.id}" if self.family else "")
                                      + (f"; refused: {'; '.join(self.refusals[:3])}" if self.refusals else ""))[:2000],
                             data=data)

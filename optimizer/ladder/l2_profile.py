@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from kb.models import EscalationTests, EvidenceItem, Symptoms
-from kb.vocab import BottleneckClass, Level
+from kb.vocab import BottleneckClass, Level, is_bottleneck_class
 from optimizer.harness import measure
 from optimizer.harness.problem import case_label
 from optimizer.ladder import keys
@@ -119,11 +119,12 @@ class ProfileLevel:
         if ev is None or not ev.timing_cases:
             return _fail(f"no timing for this candidate ({ev.timing_error if ev else 'not evaluated'})", [])
         per_case, evidence, signals_all = self._classify_cases(ctx)
-        cls, share = dominant_class([(c, ms, k) for c, ms, k in per_case])
+        found, share = dominant_class([(c, ms, k) for c, ms, k in per_case])
+        cls: BottleneckClass = found if is_bottleneck_class(found) else "unknown"  # the classifier's classes are these
         localized = cls != "unknown"
         signal_tokens = sorted({t for s in signals_all for t in s})
         feats = ctx.cache.get(keys.FEATURES)
-        symptoms = Symptoms(bottleneck_classes=[cls] if localized else [], profile_signals=signal_tokens,  # type: ignore[list-item]
+        symptoms = Symptoms(bottleneck_classes=[cls] if localized else [], profile_signals=signal_tokens,
                             code_features=feats.tokens if feats else [])
         refs = match_cards(ctx, symptoms, f"{cls} {' '.join(signal_tokens)}", bottleneck=cls) if localized else []
         chosen, single, note = (
@@ -161,7 +162,7 @@ class ProfileLevel:
         refs_out = ([step.family] if step.family else []) + [
             r for r in refs if not step.family or r.id != step.family.id
         ]
-        return LevelResult(level="L2", evidence=evidence, bottleneck=cls, matched_cards=refs_out[:2], tests=tests,  # type: ignore[arg-type]
+        return LevelResult(level="L2", evidence=evidence, bottleneck=cls, matched_cards=refs_out[:2], tests=tests,
                            chosen=chosen_final, best=best, rationale=tests.notes, data=data,
                            findings=findings, decision=step.decision)
 
