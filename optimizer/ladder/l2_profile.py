@@ -312,16 +312,15 @@ class ProfileLevel:
         such. Stored for ``decide`` (``keys.account``). GPU with ncu only (``settings.ncu_account``); untested in CI."""
         from optimizer.ladder.measured_account import case_account
         from optimizer.profile.cuda import ncu_available
-        from optimizer.profile.ncu_account import MeasuredAccount
 
         if not ncu_available() or ctx.evaluation is None:
             return None
-        data, error = case_account(ctx, ctx.candidate)
-        if data is None:
+        acc, error = case_account(ctx, ctx.candidate)
+        if acc is None:
             return EvidenceItem(level="L2", kind="gap_account", reference="ncu",
                                 summary=f"no measured account: {error}")
+        data = acc.model_dump(mode="json")
         ctx.cache[keys.account(ctx.source_sha)] = data  # decide ranks causes by it
-        acc = MeasuredAccount.model_validate(data)
         cov = acc.coverage
         unexplained = [f.kind for f in acc.top(5) if not f.explained_by and (f.share or 0) >= 0.1]
         summary = (f"[{acc.case}] {acc.measured_ms:.4g} ms, roofline {acc.roofline_ms or 0:.4g} ms, gap "

@@ -10,7 +10,6 @@ unchanged" become visible in the trajectory.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from kb.models import TargetEffect
 from optimizer.harness import measure
@@ -18,16 +17,16 @@ from optimizer.harness.problem import case_label
 from optimizer.ladder import keys
 from optimizer.ladder.causes.account import target_effect
 from optimizer.ladder.types import LadderContext
+from optimizer.profile.ncu_account import MeasuredAccount, measured_account
 from optimizer.profile.roofline import compute_kind, peaks_for
 
 __all__ = ["case_account", "round_target"]
 
 
-def case_account(ctx: LadderContext, candidate: Path) -> tuple[dict[str, Any] | None, str]:
-    """(the ``MeasuredAccount`` JSON of ``candidate`` at the problem's largest case, error); (None, why) without
-    ncu, an evaluation or cases."""
+def case_account(ctx: LadderContext, candidate: Path) -> tuple[MeasuredAccount | None, str]:
+    """(the ``MeasuredAccount`` of ``candidate`` at the problem's largest case, ""); (None, why) without ncu, an
+    evaluation, cases or a profiled launch."""
     from optimizer.profile.cuda import ncu_available
-    from optimizer.profile.ncu_account import measured_account
 
     ev = ctx.evaluation
     cases = ctx.problem.cases_for("cuda")
@@ -42,7 +41,7 @@ def case_account(ctx: LadderContext, candidate: Path) -> tuple[dict[str, Any] | 
     acc = measured_account(got.rows, bytes_moved=ctx.problem.bytes_moved(case), flops=ctx.problem.flops(case),
                            peaks=peaks_for(ev.device), compute=compute_kind(feats.tokens if feats else [], ev.launches),
                            case=case_label(case))
-    return acc.model_dump(mode="json"), ""
+    return acc, ""
 
 
 def round_target(ctx: LadderContext, candidate: Path, cause: str) -> TargetEffect:
@@ -50,12 +49,11 @@ def round_target(ctx: LadderContext, candidate: Path, cause: str) -> TargetEffec
     ``candidate``."""
     key = keys.account(ctx.source_sha)
     if key not in ctx.cache:
-        before, why = case_account(ctx, ctx.candidate)
-        if before is not None:
-            ctx.cache[key] = before
-    before = ctx.cache.get(key)
+        base, _ = case_account(ctx, ctx.candidate)
+        if base is not None:
+            ctx.cache[key] = base.model_dump(mode="json")
     after, why = case_account(ctx, candidate)
-    fields = target_effect(cause, before, after)
+    fields = target_effect(cause, ctx.cache.get(key), after.model_dump(mode="json") if after is not None else None)
     if after is None:
         fields["note"] = f"candidate not measured: {why}"
     return TargetEffect.model_validate(fields)

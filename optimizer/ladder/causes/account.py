@@ -4,21 +4,22 @@ L2's measured account (``optimizer.profile.ncu_account.MeasuredAccount``, GPU wi
 splits a case's gap to its roofline into measured parts; each part names the listed causes that can produce it
 (``explained_by``: an idle-SM tail can come from a serial tail, launch overhead or tiny programs). Read here:
 
-- ``cause_shares``: per listed cause, the share of the gap that the parts it can explain account for (the sum over
-  those parts, capped at 1). It is an upper bound on what removing the cause can win: a part listing three causes
-  counts for each of them.
-- ``unexplained_parts``: parts of at least ``MIN_PART`` of the gap that no listed cause explains, as lines naming
-  the part, its measured value and its share. They are reported, never forced onto the nearest cause.
+- ``account_view``: per listed cause, the share of the gap that the parts it can explain account for (the sum over
+  those parts, capped at 1: an upper bound on what removing the cause can win, since a part listing three causes
+  counts for each of them), and the parts of at least ``MIN_PART`` of the gap that no listed cause explains, as lines
+  naming the part and its share. Those are reported, never forced onto the nearest cause.
+- ``target_effect``: the parts a decided cause explains, on a round's base and on its candidate.
 
-``optimizer.ladder.decide`` reads the shares: among structural causes that could decide, the one with the largest
-measured share leads when it is ahead by ``ACCOUNT_MARGIN`` (the account outweighs the dominance prior); a structural
-cause whose parts take less than ``NEGLIGIBLE`` of a well-covered gap cannot decide on its own (removing it cannot
-win much, whatever its code evidence says).
+``optimizer.ladder.decide`` reads the view: among structural causes that could decide, the one with the largest
+measured share leads when it is ahead by ``ACCOUNT_MARGIN`` (the account outweighs the dominance prior); a decided
+structural cause whose parts take less than ``NEGLIGIBLE`` of a well-covered gap is noted in the decision.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from optimizer.profile.ncu_account import MeasuredAccount
 
 __all__ = ["ACCOUNT_MARGIN", "MIN_COVERAGE", "MIN_PART", "NEGLIGIBLE", "REMOVED", "UNCHANGED", "AccountView",
            "account_view", "target_effect"]
@@ -27,7 +28,7 @@ __all__ = ["ACCOUNT_MARGIN", "MIN_COVERAGE", "MIN_PART", "NEGLIGIBLE", "REMOVED"
 MIN_COVERAGE = 0.5
 #: a cause whose measured share leads by this much takes the lead from a better-scored structural cause
 ACCOUNT_MARGIN = 0.15
-#: a structural cause whose parts account for less than this share of a covered gap does not decide
+#: a decided structural cause whose parts account for less than this share of a covered gap is noted as such
 NEGLIGIBLE = 0.05
 #: an unexplained part this large is reported by the decision
 MIN_PART = 0.1
@@ -63,24 +64,20 @@ def account_view(acc: dict[str, Any] | None) -> AccountView | None:
     """The view of a ``MeasuredAccount.model_dump(mode="json")`` (None for no account, or one that failed)."""
     if not acc or "findings" not in acc:
         return None
-    gap = float(acc.get("gap_ms") or 0.0)
-    parts = [p for p in acc.get("findings", []) if p.get("share") is not None]
-    named = sum(float(p.get("ms") or 0.0) for p in parts)
-    coverage = min(1.0, named / gap) if gap > 0 else None
+    account = MeasuredAccount.model_validate(acc)
     shares: dict[str, float] = {}
-    unexplained: list[str] = []
     by_kind: dict[str, float] = {}
-    for p in parts:
-        share = float(p["share"])
-        for cause in p.get("explained_by") or []:
-            shares[cause] = min(1.0, shares.get(cause, 0.0) + share)
-        if not p.get("explained_by"):
-            by_kind[p["kind"]] = by_kind.get(p["kind"], 0.0) + share
-    for kind, share in sorted(by_kind.items(), key=lambda kv: -kv[1]):
-        if share >= MIN_PART:
-            unexplained.append(f"{kind} {share:.0%} of the gap (no listed cause)")
-    return AccountView({c: round(s, 4) for c, s in shares.items()}, unexplained, coverage,
-                       str(acc.get("case", "")), gap)
+    for p in account.findings:
+        if p.share is None:
+            continue
+        for cause in p.explained_by:
+            shares[cause] = min(1.0, shares.get(cause, 0.0) + p.share)
+        if not p.explained_by:
+            by_kind[p.kind] = by_kind.get(p.kind, 0.0) + p.share
+    unexplained = [f"{kind} {share:.0%} of the gap (no listed cause)"
+                   for kind, share in sorted(by_kind.items(), key=lambda kv: -kv[1]) if share >= MIN_PART]
+    return AccountView({c: round(s, 4) for c, s in shares.items()}, unexplained, account.coverage, account.case,
+                       account.gap_ms)
 
 
 def _cause_parts(acc: dict[str, Any], cause: str) -> dict[str, float]:
@@ -107,9 +104,7 @@ def target_effect(cause: str, before: dict[str, Any] | None, after: dict[str, An
     if not parts:
         out["note"] = f"the base's account shows no part that {cause} explains"
         return out
-    after_parts = {p["kind"]: 0.0 for p in after.get("findings", [])}
-    for p in after.get("findings", []):
-        after_parts[p["kind"]] += float(p.get("ms") or 0.0)
+    after_parts = MeasuredAccount.model_validate(after).by_kind()
     b = sum(parts.values())
     a = sum(after_parts.get(k, 0.0) for k in parts)
     ratio = a / b if b > 0 else 1.0
