@@ -14,10 +14,16 @@ module stays free of grpc.
     ├── Unavailable              (code "unavailable": index not loaded, KB locked by another writer)
     ├── StorageError             (code "storage": disk full, corrupt file; KB left as it was)
     └── ToolchainError           (code "toolchain": a compiler, profiler or environment is missing)
+
+A broad ``except Exception`` belongs only at a process, thread or per-item boundary (a CLI command, a gRPC method,
+a worker's top level, one session of a campaign); there :func:`log_error` logs the error with its type and
+traceback under a short id, which the caller puts into the message or record the user sees.
 """
 
 from __future__ import annotations
 
+import logging
+import secrets
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, get_args
 
 from kb.vocab import CardKind
@@ -39,6 +45,7 @@ __all__ = [
     "FieldError",
     "error_for_code",
     "field_error",
+    "log_error",
 ]
 
 _REGISTRY: dict[str, type[LadderError]] = {}
@@ -109,6 +116,17 @@ class StorageError(LadderError):
 
 class ToolchainError(LadderError):
     code = "toolchain"
+
+
+def log_error(logger: logging.Logger, exc: BaseException, where: str, *, level: int = logging.ERROR) -> str:
+    """Log ``exc`` (type, message, traceback) at ``level`` under a new error id and return the id.
+
+    For the broad catches at boundaries only: the id (12 hex digits, as the gRPC edge reports it) goes into the
+    message or record the user sees, so that the traceback in the log can be found from it. ``where`` names the
+    boundary ("gRPC /ladder.Knowledge/Search", "campaign session mm-1")."""
+    error_id = secrets.token_hex(6)
+    logger.log(level, "error %s in %s: %s: %s", error_id, where, type(exc).__name__, exc, exc_info=exc)
+    return error_id
 
 
 class FieldError(NamedTuple):

@@ -9,13 +9,12 @@ from __future__ import annotations
 import contextvars
 import hmac
 import logging
-import secrets
 from collections.abc import Callable
 from typing import Any
 
 import grpc
 
-from kb.errors import LadderError
+from kb.errors import LadderError, log_error
 from kb.settings import Principal, Settings
 from retrieval.errors import CODE_KEY, ERROR_ID_KEY, FIELD_KEY, status_for
 from retrieval.throttle import AuthThrottle, client_address
@@ -70,7 +69,7 @@ def _lenient(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], A
     def parse(raw: bytes) -> Any:
         try:
             return deserializer(raw)
-        except Exception as e:  # noqa: BLE001 - DecodeError and friends: the bytes are the client's fault
+        except Exception as e:  # noqa: BLE001 - wire boundary: untrusted bytes; any parse failure is the client's
             return _Malformed(e)
 
     return parse
@@ -180,7 +179,7 @@ class ErrorInterceptor(grpc.ServerInterceptor):
                 field = header_safe(e.field or "")
                 context.set_trailing_metadata(((CODE_KEY, e.code), (FIELD_KEY, field)))
                 context.abort(status_for(e), f"{field}: {e.message}" if field else e.message)
-            except Exception as e:  # noqa: BLE001 - a bug: INTERNAL with an id, never blamed on the caller
+            except Exception as e:  # noqa: BLE001 - gRPC method boundary: a bug is INTERNAL with an error id
                 if _aborted(context):  # context.abort() raised it (auth, deadline): the status is already set
                     raise
                 _internal(context, method, e)
@@ -194,8 +193,7 @@ def _aborted(context: grpc.ServicerContext) -> bool:
 
 
 def _internal(context: grpc.ServicerContext, method: str, error: BaseException) -> None:
-    error_id = secrets.token_hex(6)
-    log.error("internal error %s in %s: %s: %s", error_id, method, type(error).__name__, error, exc_info=error)
+    error_id = log_error(log, error, f"gRPC {method}")
     context.set_trailing_metadata(((CODE_KEY, "internal"), (ERROR_ID_KEY, error_id)))
     context.abort(grpc.StatusCode.INTERNAL, f"internal error {error_id}: the server failed on this request (not "
                   "your input); its log holds the details under this id")
