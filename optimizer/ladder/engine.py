@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from kb.models import EscalationTests, EvidenceItem, StopDecision
 from kb.vocab import LEVELS, Level
+from optimizer.harness import stages
 from optimizer.ladder.l1_triage import TriageLevel
 from optimizer.ladder.l2_profile import ProfileLevel
 from optimizer.ladder.l3_ir import IRLevel
@@ -84,7 +85,8 @@ def run_ladder(ctx: LadderContext, *, max_level: Level = "L4", stop_early: bool 
         ctx.prefetch_ir()  # the compile for L3 runs on the host's CPU while L2 profiles on the GPU
     for name in LEVELS[: LEVELS.index(max_level) + 1]:
         try:
-            res = levels[name].run(ctx)
+            with stages.span(name):  # the round's stages break "ladder" down per level (``ladder bench rounds``)
+                res = levels[name].run(ctx)
         except Exception as exc:  # a level bug must not end the session: record it and escalate
             reason = f"{name} failed: {type(exc).__name__}: {exc}"[:800]
             res = LevelResult(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from optimizer.harness import stages
 from optimizer.ladder.engine import LadderOutcome
 from optimizer.ladder.select import recipe_context
 from optimizer.ladder.types import LadderContext
@@ -22,7 +23,8 @@ class OfflineProposer:
             raise NotApplicable("the ladder chose no family")
         if card.recipe is None:
             raise NotApplicable(f"{card.id} has no machine-applicable recipe")
-        rctx = recipe_context(ctx, card.id, stop.bottleneck)
+        with stages.span("context"):  # the kernel model and facts the transform reads
+            rctx = recipe_context(ctx, card.id, stop.bottleneck)
         rctx.new_filename = new_filename
         res = apply_recipe(card.recipe, rctx)
         hypothesis = (f"{stop.bottleneck} (localized at {stop.level}); {card.title}: {res.description} "
@@ -37,7 +39,8 @@ class OfflineProposer:
         card, stop = outcome.chosen, outcome.stop
         if card is None or stop is None or card.recipe is None:
             return [self.propose(ctx, outcome, new_filename=new_filename)]
-        rctx = recipe_context(ctx, card.id, stop.bottleneck)
+        with stages.span("context"):
+            rctx = recipe_context(ctx, card.id, stop.bottleneck)
         rctx.new_filename = new_filename
         out = []
         for res in apply_recipe_variants(card.recipe, rctx, limit=limit):

@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from kb.models import Recipe
+from optimizer.harness import stages
 from optimizer.rewrite.context import RecipeContext, RewriteResult
 from optimizer.rewrite.domains import check_domain, check_point
 from optimizer.rewrite.effect import effect_reasons
@@ -36,13 +37,16 @@ def apply_recipe(recipe: Recipe | dict[str, Any], ctx: RecipeContext, *, compile
     tried = list(ctx.tried)
     for _ in range(_NOOP_RETRIES):  # a point that cannot change the kernel is passed over for the next one
         try:
-            res = fn(r.params, replace(ctx, tried=tried) if noop else ctx)
+            with stages.span("transform"):
+                res = fn(r.params, replace(ctx, tried=tried) if noop else ctx)
         except NotApplicable:
             if not noop:
                 raise
             break
         check_point(res, ctx, _current_warps(ctx), kind=r.kind, params=r.params)
-        why = effect_reasons(ctx.source, res.source, ctx.launches, target=ctx.effect_target if compile_check else None)
+        with stages.span("effect"):  # the no-op check: compiles base and candidate when compile_check
+            why = effect_reasons(ctx.source, res.source, ctx.launches,
+                                 target=ctx.effect_target if compile_check else None)
         if not why:
             return res
         noop += why
@@ -78,7 +82,8 @@ def apply_recipe_variants(recipe: Recipe | dict[str, Any], ctx: RecipeContext, l
     if fn is None:
         raise NotApplicable(_no_applier(r.kind))
     check_domain(r.kind, r.params, r.requires, r.forbids, ctx)
-    out = _variants(fn, r, ctx, limit)
+    with stages.span("transform"):
+        out = _variants(fn, r, ctx, limit)
     kept, refused = [], []
     for (
         res
@@ -88,7 +93,8 @@ def apply_recipe_variants(recipe: Recipe | dict[str, Any], ctx: RecipeContext, l
         except NotApplicable as exc:
             refused.append(str(exc))
             continue
-        why = effect_reasons(ctx.source, res.source, ctx.launches, target=ctx.effect_target)
+        with stages.span("effect"):
+            why = effect_reasons(ctx.source, res.source, ctx.launches, target=ctx.effect_target)
         if why:
             refused.append(f"{r.kind}: " + "; ".join(why))
         else:

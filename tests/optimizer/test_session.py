@@ -87,7 +87,12 @@ def test_rounds_attribute_every_second_to_a_stage(offline_run) -> None:
         assert "other" in top and all(v >= 0 for v in r.stages.values())
         assert sum(top.values()) == pytest.approx(r.duration_s, abs=0.01)
     assert {"evaluate", "evaluate/reference", "evaluate/candidate", "evaluate/candidate/judge"} <= set(r0.stages)
-    assert {"launches", "ladder", "ladder/kb", "proposer", "evaluate", "persist", "progress"} <= set(r1.stages)
+    assert {"launches", "ladder", "proposer", "evaluate", "persist", "progress"} <= set(r1.stages)
+    # the ladder per level and the proposer per step (kernel facts, the transform, the no-op compile check)
+    assert {"ladder/L1", "proposer/context", "proposer/transform", "proposer/effect"} <= set(r1.stages)
+    assert any(k.startswith("ladder/") and k.endswith("/kb") for k in r1.stages)  # KB calls inside a level
+    assert r1.stages["ladder/L1"] <= r1.stages["ladder"]
+    assert r1.stages["proposer/transform"] + r1.stages["proposer/effect"] <= r1.stages["proposer"] + 0.01
     for r in (r1, r2):
         assert r.stages["evaluate/candidate/judge"] <= r.stages["evaluate/candidate"] <= r.stages["evaluate"]
     stored = Trajectory.model_validate_json((out / "trajectory.json").read_text())
