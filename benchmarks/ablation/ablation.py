@@ -152,6 +152,8 @@ def summarize(traj: Any, problem: dict[str, Any], arm: str, *, wall_s: float, sa
         "arm": arm, "problem": problem["id"], "set": problem["set"], "cause": problem["cause"],
         "cause_source": problem["cause_source"], "label_families": labels, "headroom": problem["headroom"],
         "backend": traj.backend, "device": traj.device, "trajectory_id": traj.id,
+        # the code the arm ran: the device copy has no .git, so the caller passes the commit (device_call.sh)
+        "code_rev": os.environ.get("LADDER_CODE_REV") or None,
         "status": "truncated" if truncated else "done", "truncated": truncated,
         "baseline_passed": bool(traj.rounds and traj.rounds[0].outcome == "baseline"),
         "rounds_run": len(traj.rounds) - 1, "initial_ms": traj.initial_ms, "best_ms": traj.best_ms,
