@@ -99,7 +99,7 @@ class KnowledgeBase:
                 if settings.seed_on_open:
                     kb.seed(progress=progress)
                 kb.load_index(progress=progress)
-        except BaseException:
+        except BaseException:  # cleanup boundary: close the store on any failure, then re-raise it unchanged
             store.close()
             raise
         return kb

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from kb.errors import log_error
+
 __all__ = ["OnnxEncoder", "build", "cache_dir"]
 
 log = logging.getLogger(__name__)
@@ -123,6 +125,8 @@ def build(st_model: Any, model_path: Path) -> tuple[OnnxEncoder | None, str]:
         # index lookup and gRPC need next (on 2 cores this doubled the service latency); the output is unchanged.
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         session = ort.InferenceSession(str(dest), opts, providers=["CPUExecutionProvider"])
-    except Exception as exc:  # noqa: BLE001 - onnx missing, export unsupported, unwritable cache: keep torch
-        return None, f"{type(exc).__name__}: {exc}"[:300]
+    except Exception as exc:  # noqa: BLE001 - optional-accelerator boundary: torch.onnx and onnxruntime raise
+        # undeclared types (export unsupported, a runtime Fail, an unwritable cache); any of them keeps torch
+        error_id = log_error(log, exc, "the ONNX export of the embedding model", level=logging.INFO)
+        return None, f"{type(exc).__name__}: {exc}"[:300] + f" (error {error_id})"
     return OnnxEncoder(session, st_model.tokenizer, int(st_model.max_seq_length or 256)), str(dest)

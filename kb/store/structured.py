@@ -153,7 +153,7 @@ class StructuredStore(CauseStore):
                 _MIGRATIONS[version](self._db)
                 self._db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(version),))
                 self._db.execute("COMMIT")
-            except BaseException:
+            except BaseException:  # transaction boundary: roll back on any failure, then re-raise it unchanged
                 self._db.execute("ROLLBACK")
                 raise
 
@@ -203,7 +203,7 @@ class StructuredStore(CauseStore):
                 self._db.execute("BEGIN IMMEDIATE")
                 yield self._db
                 self._db.execute("COMMIT")
-            except BaseException as e:
+            except BaseException as e:  # transaction boundary: roll back on any failure, re-raise it (as StorageError)
                 if self._db.in_transaction:
                     self._db.execute("ROLLBACK")
                 if isinstance(e, sqlite3.OperationalError) and "full" in str(e).lower():

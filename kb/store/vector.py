@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from kb.errors import StorageError
+from kb.errors import StorageError, log_error
 from kb.search.embedding import DIM
 
 __all__ = ["VectorIndex"]
@@ -54,9 +54,11 @@ class VectorIndex:
         try:
             self._open_collection()
             self._load_all()
-        except Exception as e:  # noqa: BLE001 - chroma raises many types on corrupt segments
+        except Exception as e:  # noqa: BLE001 - recovery boundary: chroma raises undeclared types on corrupt segments
             aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
-            log.warning("vector index at %s is unreadable (%s); moving it to %s and rebuilding", self.path, e, aside)
+            error_id = log_error(log, e, f"reading the vector index at {self.path}", level=logging.WARNING)
+            log.warning("vector index at %s is unreadable (error %s); moving it to %s and rebuilding", self.path,
+                        error_id, aside)
             self._client = self._col = None
             _forget_chroma_system(self.path)
             if self.path.exists():
@@ -64,8 +66,8 @@ class VectorIndex:
             try:
                 self._open_collection()
                 self._load_all()
-            except Exception as e2:  # noqa: BLE001 - as above: any chroma failure becomes one StorageError
-                raise StorageError(f"cannot create a vector index at {self.path}: {e2}") from e2
+            except Exception as e2:  # noqa: BLE001 - translation boundary: any chroma failure becomes one StorageError
+                raise StorageError(f"cannot create a vector index at {self.path}: {type(e2).__name__}: {e2}") from e2
 
     def _open_collection(self) -> None:
         import chromadb
@@ -116,7 +118,7 @@ class VectorIndex:
             try:
                 write(self._col)
                 return
-            except Exception as e:  # noqa: BLE001 - chroma raises its own types for I/O failures
+            except Exception as e:  # noqa: BLE001 - translation boundary: chroma's own I/O error types -> StorageError
                 self.persist_error = f"{type(e).__name__}: {e}"
         raise StorageError(f"cannot {what} under {self.path} ({self.persist_error}); search serves them from memory, "
                            "and the index is brought up to date when the KB is next opened (or by `ladder kb rebuild`)")
@@ -159,9 +161,11 @@ class VectorIndex:
     def reset(self) -> None:
         """Drop every vector (used by ``ladder kb rebuild``)."""
         if self._client is not None:
+            from chromadb.errors import NotFoundError
+
             try:
                 self._client.delete_collection(_COLLECTION)
-            except Exception:  # noqa: BLE001 - absent collection
+            except (NotFoundError, ValueError):  # absent collection (earlier chromadb releases raised ValueError)
                 pass
         self._open_collection()
         self._load_all()
@@ -182,8 +186,11 @@ class VectorIndex:
             if m.shape[0] > EXACT_LIMIT and self._col is not None and self.persist_error is None:
                 try:
                     hits = self._ann(vec, n, allowed)
-                except Exception as e:  # noqa: BLE001 - a damaged HNSW segment: the exact path still answers
-                    log.warning("ANN query failed (%s); answering with an exact scan. Run `ladder kb rebuild`.", e)
+                except Exception as e:  # noqa: BLE001 - fallback boundary: a damaged HNSW segment raises undeclared
+                    # chroma types; the exact path still answers
+                    error_id = log_error(log, e, "an ANN query", level=logging.WARNING)
+                    log.warning("ANN query failed (error %s); answering with an exact scan. Run `ladder kb rebuild`.",
+                                error_id)
                     hits = None
                 if hits is not None:
                     return hits
