@@ -19,6 +19,7 @@ from kb.vocab import Level
 from optimizer.ladder.decide import Decision
 from optimizer.ladder.findings import Finding
 from optimizer.ladder.types import CardRef, LevelResult
+from optimizer.rewrite.context import unified_diff
 
 __all__ = ["Diagnosis", "RewritePreview", "diagnose"]
 
@@ -145,8 +146,20 @@ def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str 
     out.decision = next((r.decision for r in reversed(outcome.results) if r.decision is not None), None)
     if rewrite:
         out.rewrite = _preview_or_next(ctx, outcome)
+        if out.rewrite.source:  # a patch of the candidate itself: `git apply` / `patch -p1` from the working directory
+            name = patch_path(cand)
+            out.rewrite.diff = unified_diff(cand.read_text(), out.rewrite.source, name, name)
     out.phase_s = clock.finish(time.perf_counter() - t_start)
     return out
+
+
+def patch_path(path: Path) -> str:
+    """The name a patch gives ``path``: relative to the working directory when the file lies under it (so `git apply`
+    and `patch -p1` find it from there), else the file's name (apply it from the file's folder)."""
+    try:
+        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return Path(path).name
 
 
 def rewrite_preview(ctx: Any, outcome: Any) -> RewritePreview:

@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from kb.sanitize import terminal_text
 from optimizer.cli._common import connect_kb, emit_json, friendly_errors, out_console
 
 if TYPE_CHECKING:
@@ -197,8 +198,15 @@ def diagnose_command(
             "family's first point as a diff; not validated or timed)",
         ),
     ] = False,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="with --rewrite: write the rewritten candidate to this file (never the candidate)"),
+    ] = None,
 ) -> None:
-    """Run the evidence levels without rewriting: per level the evidence, class, matched cards and tests."""
+    """Run the evidence levels without rewriting: per level the evidence, class, matched cards and tests.
+
+    With ``--rewrite`` the diff is printed last and unwrapped, naming the candidate on both sides: ``ladder diagnose
+    ... --rewrite > fix.patch && git apply fix.patch`` (or ``patch -p1``) from the same directory applies it."""
     from kb.vocab import is_level
     from optimizer.diagnosis import diagnose
     from optimizer.harness.triton_env import select_triton
@@ -206,6 +214,8 @@ def diagnose_command(
 
     if not is_level(max_level):
         raise typer.BadParameter("--max-level must be one of L1, L2, L3, L4")
+    if out is not None and not rewrite:
+        raise typer.BadParameter("--out writes the rewritten candidate: add --rewrite", param_hint="--out")
     backend = check_backend(backend)
     select_triton(triton)
     result = diagnose(problem, candidate, backend=backend, max_level=max_level, kb=connect_kb(server, home, token),
@@ -214,8 +224,23 @@ def diagnose_command(
         emit_json(result)
     else:
         _print_diagnosis(out_console(json_out), result)
+    if out is not None and result.rewrite is not None:
+        _write_rewrite(out, result, out_console(json_out))
     if not result.validation.passed:
         raise typer.Exit(1)
+
+
+def _write_rewrite(out: Path, d: Diagnosis, console: Console) -> None:
+    rw = d.rewrite
+    if rw is None or not rw.source:
+        console.print(f"--out: nothing written to {out} (no rewrite)")
+        return
+    if out.resolve() == Path(d.candidate).resolve():
+        raise typer.BadParameter(f"{out} is the candidate itself: write the rewrite elsewhere (or apply the printed "
+                                 "diff)", param_hint="--out")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(rw.source)
+    console.print(f"wrote the rewritten candidate to {out}")
 
 
 def _print_diagnosis(console: Console, d: Diagnosis) -> None:
@@ -263,4 +288,8 @@ def _print_diagnosis(console: Console, d: Diagnosis) -> None:
         else:
             console.print(f"[bold]rewrite[/bold] {rw.family} ({rw.kind}, {rw.points} point(s) a round would screen): "
                           f"{rw.description[:300]}")
-            console.print(rw.diff, markup=False, highlight=False)
+            console.file.flush()
+            # the diff verbatim (rich would wrap it at the console width when stdout is not a terminal): it applies
+            # with `git apply` / `patch -p1`; terminal control characters cannot occur in a rewrite of Python source
+            # the ladder parsed, but are stripped all the same
+            typer.echo(terminal_text(rw.diff), nl=not rw.diff.endswith("\n"), file=console.file)

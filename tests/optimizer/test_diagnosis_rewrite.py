@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -20,7 +21,8 @@ def client(kb):
     return LocalKBClient(kb=kb)
 
 
-def test_preview_is_the_chosen_familys_rewrite(client, tmp_path: Path) -> None:
+def test_preview_is_the_chosen_familys_rewrite(client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)  # the patch names the candidate from the working directory
     folder = ROOT / "benchmarks" / "suite" / "swiglu"
     cand = folder / "naive.py"
     d = diagnose(folder, cand, backend="interpreter", max_level="L4", kb=client, workdir=tmp_path, validate=False,
@@ -29,7 +31,14 @@ def test_preview_is_the_chosen_familys_rewrite(client, tmp_path: Path) -> None:
     assert isinstance(rw, RewritePreview) and d.chosen is not None
     assert not rw.refused, rw.refused
     assert rw.family == d.chosen.id and rw.kind == (d.chosen.recipe or {}).get("kind")
-    assert rw.points >= 1 and rw.diff.startswith("--- a/naive.py")
+    # a patch of the candidate itself, named from the working directory: it applies with `git apply`
+    assert rw.points >= 1 and rw.diff.startswith("--- a/benchmarks/suite/swiglu/naive.py\n+++ b/benchmarks/suite/swiglu/naive.py")
+    work = tmp_path / "apply"
+    (work / "benchmarks/suite/swiglu").mkdir(parents=True)
+    (work / "benchmarks/suite/swiglu/naive.py").write_text(cand.read_text())
+    (work / "fix.patch").write_text(rw.diff)
+    subprocess.run(["git", "apply", "fix.patch"], cwd=work, check=True, capture_output=True)
+    assert (work / "benchmarks/suite/swiglu/naive.py").read_text() == rw.source
     assert rw.source != cand.read_text()
     ast.parse(rw.source)
     assert "rewrite" in d.model_dump(mode="json")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,49 @@ def test_diagnose_rewrite_flag_reports_why_there_is_none(app: typer.Typer) -> No
                                   "--rewrite", "--json"])
     rw = json.loads(js.stdout)["rewrite"]
     assert rw["refused"].startswith("the ladder chose no family") and rw["diff"] == ""
+
+
+def _preview_diagnosis(cand: Path, source: str):
+    from kb.models import Timing, TimingProtocol, Validation
+    from optimizer.diagnosis import Diagnosis, RewritePreview, patch_path
+    from optimizer.rewrite.context import unified_diff
+
+    name = patch_path(cand)
+    return Diagnosis(problem="p", candidate=cand, backend="interpreter", validation=Validation(passed=True),
+                     timing=Timing(protocol=TimingProtocol(method="unavailable-interpreter")), summary="stop at L1",
+                     rewrite=RewritePreview(family="f", kind="k", description="d", source=source, points=1,
+                                            diff=unified_diff(cand.read_text(), source, name, name)))
+
+
+def test_diagnose_rewrite_prints_a_patch_that_applies_and_out_writes_it(app: typer.Typer, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 29 item 7: the diff is printed verbatim (no wrapping at 80 columns when stdout is not a terminal) and
+    applies with `patch -p1`; --out writes the rewritten candidate, never over the candidate itself."""
+    import optimizer.diagnosis as diagnosis
+
+    monkeypatch.chdir(tmp_path)
+    cand = tmp_path / "kern.py"
+    long_line = "    y = " + " + ".join(f"x{i}" for i in range(40)) + "\n"  # 200+ columns
+    cand.write_text("def f(x):\n    y = x\n    return y\n")
+    new = cand.read_text().replace("    y = x\n", long_line)
+    monkeypatch.setattr(diagnosis, "diagnose", lambda *a, **k: _preview_diagnosis(cand, new))
+    res = CliRunner().invoke(app, ["diagnose", str(cand), "--rewrite", "--backend", "interpreter"])
+    assert res.exit_code == 0, res.output
+    assert "+" + long_line in res.stdout  # one line, as long as it is
+    patch = res.stdout[res.stdout.index("--- a/kern.py"):]
+    (tmp_path / "fix.patch").write_text(patch)
+    subprocess.run(["patch", "-p1", "-i", "fix.patch"], cwd=tmp_path, check=True, capture_output=True)
+    assert cand.read_text() == new
+    cand.write_text("def f(x):\n    y = x\n    return y\n")
+    out = tmp_path / "sub" / "kern_fixed.py"
+    res = CliRunner().invoke(app, ["diagnose", str(cand), "--rewrite", "--backend", "interpreter", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert out.read_text() == new and "wrote the rewritten candidate" in res.output
+    res = CliRunner().invoke(app, ["diagnose", str(cand), "--rewrite", "--backend", "interpreter", "--out", str(cand)])
+    assert res.exit_code != 0 and "is the candidate itself" in res.output
+    assert cand.read_text() == "def f(x):\n    y = x\n    return y\n"  # untouched
+    res = CliRunner().invoke(app, ["diagnose", str(cand), "--backend", "interpreter", "--out", str(out)])
+    assert res.exit_code != 0 and "add --rewrite" in res.output
 
 
 def test_diagnose_text_and_failing_candidate(app: typer.Typer) -> None:
