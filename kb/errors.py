@@ -15,7 +15,7 @@ module stays free of grpc.
     ├── StorageError             (code "storage": disk full, corrupt file; KB left as it was)
     └── ToolchainError           (code "toolchain": a compiler, profiler or environment is missing)
 
-A broad ``except Exception`` belongs only at a process, thread or per-item boundary (a CLI command, a gRPC method,
+A catch of every ``Exception`` belongs only at a process, thread or per-item boundary (a CLI command, a gRPC method,
 a worker's top level, one session of a campaign); there :func:`log_error` logs the error with its type and
 traceback under a short id, which the caller puts into the message or record the user sees.
 """

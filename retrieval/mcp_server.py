@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import logging
 import sys
 import threading
 from collections import deque
@@ -29,7 +30,7 @@ import anyio
 from pydantic import BaseModel, ValidationError
 
 from kb.client import KBClient
-from kb.errors import InvalidArgument, LadderError, Unavailable, field_error
+from kb.errors import InvalidArgument, LadderError, Unavailable, field_error, log_error
 from kb.models import AnyCard
 from kb.models.search import (
     CardFilter,
@@ -43,6 +44,7 @@ from kb.sanitize import terminal_text, terminal_tree
 __all__ = ["LazyClient", "build_server", "serve_stdio"]
 
 M = TypeVar("M", bound=BaseModel)
+log = logging.getLogger(__name__)
 
 INSTRUCTIONS = (
     "Kernel Ladder knowledge base for Triton kernel optimization: pattern cards (rewrites with preconditions and "
@@ -78,6 +80,7 @@ class LazyClient:
     def __init__(self, factory: Callable[[], KBClient], timeout: float = OPEN_TIMEOUT) -> None:
         self._client: KBClient | None = None
         self._error: BaseException | None = None
+        self._error_id = ""
         self._done = threading.Event()
         self._timeout = timeout
         threading.Thread(target=self._open, args=(factory,), name="kb-open", daemon=True).start()
@@ -85,8 +88,8 @@ class LazyClient:
     def _open(self, factory: Callable[[], KBClient]) -> None:
         try:
             self._client = factory()
-        except BaseException as e:  # noqa: BLE001 - surfaced on every tool call
-            self._error = e
+        except BaseException as e:  # noqa: BLE001 - opener thread boundary: surfaced on every tool call, with its id
+            self._error, self._error_id = e, log_error(log, e, "opening the KB for the MCP server")
         finally:
             self._done.set()
 
@@ -94,7 +97,8 @@ class LazyClient:
         if not self._done.wait(self._timeout):
             raise Unavailable(f"the KB did not open within {self._timeout:.0f}s")
         if self._error is not None:
-            raise Unavailable(f"the KB could not be opened: {self._error}")
+            raise Unavailable(f"the KB could not be opened: {type(self._error).__name__}: {self._error} "
+                              f"(error {self._error_id})")
         assert self._client is not None
         return self._client
 

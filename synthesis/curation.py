@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import logging
 import threading
 import time
 import uuid
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from kb.errors import Conflict, InvalidArgument, NotFound
+from kb.errors import Conflict, InvalidArgument, NotFound, log_error
 from kb.models import AnyCard, CauseRecord, PatternCard, parse_card
 from kb.service import KnowledgeBase, check_storable
 from synthesis.mining import CachedEmbed, Embed, FamilyIndex
@@ -33,6 +34,8 @@ from synthesis.models import (
     card_on_approval,
 )
 from synthesis.pipeline import SynthesisConfig, synthesize
+
+log = logging.getLogger(__name__)
 
 __all__ = ["Curator", "Job", "ProposalPage", "ReviewAction"]
 
@@ -82,7 +85,7 @@ def _decode_cursor(cursor: str) -> tuple[str, str] | None:
         at, pid = (str(v) for v in json.loads(base64.urlsafe_b64decode(cursor.encode())))
         at.encode(), pid.encode()  # a lone surrogate cannot be bound as SQLite text
         return at, pid
-    except Exception as e:  # noqa: BLE001 - any malformed token is the caller's mistake
+    except (ValueError, TypeError, RecursionError) as e:  # base64/JSON/unicode errors, a non-pair: the caller's token
         raise InvalidArgument("cursor is not one returned by ListProposals; pass '' for the first page",
                               field="cursor") from e
 
@@ -165,9 +168,10 @@ class Curator:
         def work() -> None:
             try:
                 self.run(only_new=only_new, job_id=job_id)
-            except Exception as e:  # noqa: BLE001 - reported through the job record
+            except Exception as e:  # noqa: BLE001 - job thread boundary: reported through the job record, with its id
                 if not self._closing.is_set():  # a job cut off by shutdown is marked failed at the next open
-                    self._job_update(job_id, state="failed", message=f"{type(e).__name__}: {e}")
+                    error_id = log_error(log, e, f"synthesis job {job_id}")
+                    self._job_update(job_id, state="failed", message=f"{type(e).__name__}: {e} (error {error_id})")
 
         t = threading.Thread(target=work, name=f"job-{job_id}", daemon=True)
         self._threads.append(t)

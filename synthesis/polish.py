@@ -11,15 +11,18 @@ Settings come from the environment: ``LADDER_LLM_BASE_URL``, ``LADDER_LLM_API_KE
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from typing import Any
 
 from pydantic import ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from kb.errors import ToolchainError
+from kb.errors import ToolchainError, log_error
 from kb.models import parse_card
 from synthesis.models import Proposal
+
+log = logging.getLogger(__name__)
 
 __all__ = ["LLMSettings", "make_client", "polish_proposals"]
 
@@ -115,6 +118,8 @@ def polish_proposals(
             out.append(_apply(p, answer))
         except (ValueError, TypeError, ValidationError, KeyError, IndexError, AttributeError) as e:
             out.append(p.model_copy(update={"reviewer_notes": f"polish skipped: {type(e).__name__}: {e}"[:500]}))
-        except Exception as e:  # noqa: BLE001 - network/API errors from any OpenAI-compatible server
-            out.append(p.model_copy(update={"reviewer_notes": f"polish failed: {type(e).__name__}: {e}"[:500]}))
+        except Exception as e:  # noqa: BLE001 - per-proposal boundary: any OpenAI-compatible server's network/API errors
+            error_id = log_error(log, e, f"polishing proposal {p.id}", level=logging.WARNING)
+            note = f"polish failed: {type(e).__name__}: {e}"[:480] + f" (error {error_id})"
+            out.append(p.model_copy(update={"reviewer_notes": note}))
     return out

@@ -18,6 +18,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from kb.errors import log_error
 from kb.service import KnowledgeBase
 from kb.settings import Settings
 from retrieval.server.interceptors import AuthInterceptor, ErrorInterceptor
@@ -144,9 +145,9 @@ def create_server(settings: Settings, *, kb: KnowledgeBase | None = None, block_
             for name in ("", *SERVICES):
                 health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
             log.info("KB loaded from %s: serving on port %d", settings.home, port)
-        except BaseException as e:  # noqa: BLE001 - reported through health + handle.error
+        except BaseException as e:  # noqa: BLE001 - loader thread boundary: reported through health + handle.error
             handle.error = e
-            log.error("KB failed to load: %s", e)
+            log_error(log, e, f"loading the KB from {settings.home}")
         finally:
             handle.loaded.set()
 

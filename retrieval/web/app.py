@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from http.cookies import SimpleCookie
+from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
@@ -138,7 +138,7 @@ class _BoundedHTTPServer(ThreadingHTTPServer):
             return
         try:
             super().process_request(request, client_address)
-        except BaseException:
+        except BaseException:  # cleanup boundary: give the slot back on any failure, then re-raise it unchanged
             self._slots.release()
             raise
 
@@ -178,7 +178,7 @@ class _Handler(BaseHTTPRequestHandler):
         c = SimpleCookie()
         try:
             c.load(self.headers.get("Cookie", ""))
-        except Exception:  # noqa: BLE001 - a malformed cookie header is treated as none
+        except CookieError:  # a malformed cookie header is treated as none
             return {}
         return {k: m.value for k, m in c.items()}
 
