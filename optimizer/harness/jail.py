@@ -381,8 +381,8 @@ def enter(spec: dict[str, Any]) -> None:
             _unshare(CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC)  # the mount namespace is the child's alone
         else:
             _prctl(PR_SET_CHILD_SUBREAPER, 1)
-    except BaseException as exc:  # noqa: BLE001
-        _die(f"sandbox setup failed: {exc}")
+    except BaseException as exc:  # noqa: BLE001 - process boundary (the supervisor, before any untrusted import):
+        _die(f"sandbox setup failed: {type(exc).__name__}: {exc}")  # exits SETUP_FAILED, the parent reads stderr
     isolate = bool(spec.get("isolate"))
     r, w = os.pipe()  # the worker's wait status, from the namespace's init to the supervisor
     pid = os.fork()
@@ -397,8 +397,8 @@ def enter(spec: dict[str, Any]) -> None:
             os.chdir(spec["scratch"])
             if not spec.get("keep_caps"):
                 _drop_privileges()
-        except BaseException as exc:  # noqa: BLE001
-            _die(f"sandbox setup failed: {exc}")
+        except BaseException as exc:  # noqa: BLE001 - process boundary (the forked worker, before any untrusted import)
+            _die(f"sandbox setup failed: {type(exc).__name__}: {exc}")
         if not isolate:
             os.close(w)
             return

@@ -30,6 +30,7 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -38,6 +39,7 @@ import time
 from pathlib import Path
 from typing import Any, TypedDict
 
+from kb.errors import log_error
 from optimizer.harness import stages
 from optimizer.harness.contracts import (
     ContractError,
@@ -68,6 +70,8 @@ class _Run(TypedDict):
 
 def _hack_findings(findings: list[Finding]) -> list[HackFinding]:
     return [HackFinding(f.code, f.severity, f.message, f.line) for f in findings]
+
+log = logging.getLogger(__name__)
 
 __all__ = ["ProblemInfo", "describe_problem", "run_judged"]
 
@@ -104,8 +108,11 @@ class _Verdicts:
             try:
                 self.result = run_worker(to_wire(req), readable=[str(ref_dir), str(cand_dir), str(self.ctl_dir)],
                                          writable=[str(self.judge_dir)], **jrun)
-            except Exception as exc:  # noqa: BLE001 - a judge that cannot run fails the case that waits for it
-                self.result = SandboxResult("error", f"error: the judge could not start: {exc!r}"[:2000])
+            except Exception as exc:  # noqa: BLE001 - thread boundary: a judge that cannot run fails the case that
+                # waits for it
+                error_id = log_error(log, exc, f"starting the judge of {request.problem}", level=logging.INFO)
+                self.result = SandboxResult("error",
+                                            f"error: the judge could not start (error {error_id}): {exc!r}"[:2000])
 
         self.thread = threading.Thread(target=judge, name="ladder-judge", daemon=True)
         self.thread.start()

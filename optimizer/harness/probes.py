@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import importlib
+import logging
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,8 @@ from optimizer.triton_types import pointer_type
 
 if TYPE_CHECKING:  # pydantic and the KB models stay out of the worker's import until a contract is built
     from optimizer.harness.contracts import LaunchRecord
+
+log = logging.getLogger(__name__)
 
 __all__ = ["GlobalSnapshot", "LaunchRecorder", "OpRecorder", "classify_exception", "poison_allocator"]
 
@@ -149,8 +152,11 @@ def _called_grid(grid: Any, meta: dict[str, Any]) -> Any:
         dims = list(got) if isinstance(got, (tuple, list)) else [got]
         if dims and all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
             return dims
-    except Exception:  # noqa: BLE001 - a grid that needs something else: keep what it is
-        pass
+    except Exception as exc:  # noqa: BLE001 - user-code boundary: the candidate's grid callable may raise anything;
+        # a grid that needs something else is kept as what it is
+        from kb.errors import log_error  # here: the KB models (pydantic) stay out of the worker's import
+
+        log_error(log, exc, "evaluating a launch's grid", level=logging.DEBUG)
     return repr(grid)
 
 
@@ -171,13 +177,13 @@ class LaunchRecorder:
             from triton.runtime.jit import JITFunction
 
             classes.append(JITFunction)
-        except Exception:  # pragma: no cover - triton missing
+        except ImportError:  # pragma: no cover - triton missing
             pass
         try:
             from triton.runtime.interpreter import InterpretedFunction
 
             classes.append(InterpretedFunction)
-        except Exception:  # pragma: no cover
+        except ImportError:  # pragma: no cover - triton missing, or one without the interpreter
             pass
         recorder = self
         for cls in classes:
@@ -203,7 +209,8 @@ class LaunchRecorder:
         self.count += 1
         try:
             rec = _describe_launch(fn, args, kwargs, grid)
-        except Exception as exc:  # never let bookkeeping break a launch
+        except Exception as exc:  # noqa: BLE001 - untrusted-code boundary: the launch's own arguments; never let
+            # bookkeeping break a launch (the error is recorded in the launch record)
             rec = {"kernel": getattr(fn, "__name__", "?"), "error": repr(exc)}
         key = repr(
             (
@@ -260,7 +267,7 @@ def _resolve(module: str, attr: str) -> Any:
         for part in attr.split("."):
             obj = getattr(obj, part)
         return obj
-    except Exception:
+    except (ImportError, AttributeError):  # a module or name of this list that this Triton/torch build lacks
         return None
 
 

@@ -32,14 +32,17 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import inspect
+import logging
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from kb.errors import InvalidArgument, NotFound
+from kb.errors import InvalidArgument, NotFound, log_error
 from optimizer.labels import case_label  # re-exported: the harness names cases as every layer does
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "DEFAULT_TOLERANCES",
@@ -93,7 +96,7 @@ def load_module(path: str | Path, prefix: str = "ladder_user") -> ModuleType:
     sys.modules[name] = module  # dataclasses / triton.jit look the module up by name
     try:
         spec.loader.exec_module(module)
-    except Exception:
+    except Exception:  # cleanup boundary: the module's own import raised; forget it, then re-raise unchanged
         sys.modules.pop(name, None)
         raise
     return module
@@ -274,7 +277,8 @@ class Problem:
         case's keys: a broken size helper only loses the ordering)."""
         try:
             return self.bytes_moved(case) or self.flops(case) or 0.0
-        except Exception:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - user-code boundary: the problem's size helpers
+            log_error(log, exc, f"{self.name}: the size of case {case_label(case)}", level=logging.DEBUG)
             return 0.0
 
     # -- helpers ------------------------------------------------------------------------------------------
@@ -310,7 +314,9 @@ class Problem:
                 try:
                     model = self.make_model(case, seed=0, device=device)
                     inputs = self.make_inputs(case, 0, device=device)
-                except Exception:  # noqa: BLE001 - the problem's own fault shows up in validation
+                except Exception as exc:  # noqa: BLE001 - user-code boundary: the problem's own fault shows up in
+                    # validation
+                    log_error(log, exc, f"{self.name}: building case {case_label(case)}", level=logging.DEBUG)
                     continue
                 tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
                 if isinstance(model, torch.nn.Module):
@@ -318,7 +324,8 @@ class Problem:
                 try:
                     with torch.no_grad():
                         out = model(*inputs)
-                except Exception:  # noqa: BLE001
+                except Exception as exc:  # noqa: BLE001 - user-code boundary: the reference's forward
+                    log_error(log, exc, f"{self.name}: the reference on case {case_label(case)}", level=logging.DEBUG)
                     out = None
                 tensors += [t for t in _flat(out) if isinstance(t, torch.Tensor)]
                 seen |= {_dtype_name(t) for t in tensors if t.is_floating_point()}

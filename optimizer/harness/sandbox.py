@@ -104,11 +104,13 @@ def kill_tree(pid: int, wait: Any) -> None:
 def _rss_mb(pid: int) -> float:
     try:
         import psutil
-
+    except ImportError:
+        return 0.0
+    try:
         p = psutil.Process(pid)
         procs = [p, *p.children(recursive=True)]
         return sum(q.memory_info().rss for q in procs) / 2**20
-    except Exception:
+    except (psutil.Error, OSError):  # the process ended meanwhile, or its /proc entry is not ours to read
         return 0.0
 
 
@@ -146,7 +148,7 @@ def _zygote(env: dict[str, str], interpreter: bool) -> Any:
         if z is None or not z.alive:
             try:
                 z = ZygoteClient(env)
-            except Exception:
+            except (OSError, RuntimeError, ValueError):  # cannot spawn, "failed to start", a garbled first line
                 return None
             _ZYGOTES[key] = z
         return z

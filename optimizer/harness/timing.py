@@ -68,7 +68,7 @@ try:  # bound at import time on purpose (see module docstring)
     _torch = _torch_module
     _CudaEvent = _torch.cuda.Event
     _cuda_sync = _torch.cuda.synchronize
-except Exception:  # noqa: BLE001  pragma: no cover - ImportError, or a broken CUDA library's OSError: no timing
+except (ImportError, OSError):  # pragma: no cover - no torch, or a broken CUDA library: no timing
     _torch = None
 _do_bench: Any = None
 _do_bench_cudagraph: Any = None
@@ -189,7 +189,8 @@ def bench_method(fn: Callable[[], Any], method: str | None, *, warmup_ms: float 
         bind_timers()
         try:
             return summarize(float(x) for x in _do_bench_cudagraph(fn, rep=rep_ms, return_mode="all")), "cudagraph"
-        except Exception as exc:  # noqa: BLE001  a launcher that cannot be captured: time it the other way, say so
+        except Exception as exc:  # noqa: BLE001  untrusted-code boundary: a launcher that cannot be captured (any
+            # type, from torch, Triton or the candidate) is timed the other way, and the method says why
             _settle()
             return (bench_cuda(fn, warmup_ms=warmup_ms, rep_ms=rep_ms, flush_bytes=flush_bytes),
                     f"do_bench (cudagraph capture failed: {type(exc).__name__})")
@@ -373,7 +374,8 @@ def time_interleaved(
             if graph_below_us is not None:
                 try:  # the deciding kernel's device time: one CUDA-graph block
                     graph_ms = summarize(_cuda_block(fns[decider], True, warmup_ms, rep_ms)).median_ms
-                except Exception:  # noqa: BLE001  not capturable: decided on do_bench; the trial below says why
+                except Exception:  # noqa: BLE001  untrusted-code boundary: not capturable, decided on do_bench; the
+                    # trial below records why
                     _settle()
             method, note = choose_method(decided_ms, graph_below_us, graph_ms)
         else:
@@ -383,7 +385,8 @@ def time_interleaved(
                 for r in roles:
                     _cuda_block(fns[r], True, warmup_ms, rep_ms)
                 graph = True
-            except Exception as exc:  # noqa: BLE001  capture is not possible for this launcher: say so and time without graphs
+            except Exception as exc:  # noqa: BLE001  untrusted-code boundary: capture is not possible for this
+                # launcher (recorded in the note): time without graphs
                 _settle()
                 fell_back = True
                 note = (f"cudagraph capture failed ({type(exc).__name__}: {str(exc)[:200]}); every kernel of this case "

@@ -157,7 +157,8 @@ def gpu_identity(backend: str) -> str:
         import torch
 
         return f"{torch.cuda.get_device_name(0)}|cuda:{dev}"
-    except Exception:  # noqa: BLE001
+    except (ImportError, OSError, RuntimeError, AssertionError):  # no torch, a broken CUDA library, no device, a CPU
+        # build (torch asserts "not compiled with CUDA"): the index names the device
         return f"cuda:{dev}"
 
 

@@ -300,7 +300,7 @@ def reference_case(problem: Problem, case: dict[str, Any], seeds: list[int],
     refs: dict[str, Any] = {"outs": [], "inputs_after": [], "probe": None}
     try:
         ref_model = problem.make_model(case, seed=0, device=device)
-    except Exception as exc:  # a broken problem, not a broken candidate
+    except Exception as exc:  # noqa: BLE001 - user-code boundary: a broken problem, not a broken candidate (recorded)
         meta["error"] = f"reference construction failed: {exc!r}"
         return refs, meta
     ref_ops = OpRecorder()
@@ -375,7 +375,7 @@ def observe_case(problem: Problem, cand_cls: type, case: dict[str, Any], seeds: 
     }
     try:
         cand = problem.instantiate(cand_cls, case, seed=0, device=device)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - untrusted-code boundary: the candidate's constructor (recorded)
         obs["construct_error"] = f"{classify_exception(exc)}: candidate construction failed: {exc!r}"[:2000]
         return outs, obs
     cand_ops = OpRecorder()
@@ -393,7 +393,7 @@ def observe_case(problem: Problem, cand_cls: type, case: dict[str, Any], seeds: 
             with torch.no_grad(), cand_ops:
                 out = cand(*inputs)
             _sync(device)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - untrusted-code boundary: the candidate's forward (recorded)
             obs["seed_error"] = f"{classify_exception(exc)}: {type(exc).__name__}: {exc}"[:2000]
             return outs, obs
         obs["launches"].append(launches.count - n_before)
@@ -417,7 +417,7 @@ def observe_case(problem: Problem, cand_cls: type, case: dict[str, Any], seeds: 
                 out = cand(*probe)
             _sync(device)
             outs["probe"] = {"out": _portable(out)[0], "inputs_after": _inplace(problem, probe)}
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - untrusted-code boundary: the candidate's forward (recorded)
             obs["probe_error"] = repr(exc)[:500]
     return outs, obs
 

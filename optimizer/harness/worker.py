@@ -98,7 +98,7 @@ def _device_name(backend: str) -> str:
         npu_torch: Any = torch  # torch-npu adds ``torch.npu`` when imported; torch's own stubs do not declare it
         try:
             return str(npu_torch.npu.get_device_name())
-        except Exception:
+        except (AttributeError, RuntimeError):  # torch-npu not imported, or no NPU visible to it
             return "npu"
     return "cpu"
 
@@ -217,7 +217,7 @@ def _interpreter_shims(*, dry: bool = False) -> None:
     _device_query_stand_in()
     try:
         from triton.runtime.autotuner import Autotuner
-    except Exception:  # pragma: no cover
+    except ImportError:  # pragma: no cover - no Triton (or one without the autotuner)
         return
 
     def _cpu_bench(kernel_call: Any, quantiles: Any = None, **_: Any) -> list[float]:
@@ -293,7 +293,8 @@ def _evaluate(req: EvaluateRequest) -> EvaluateResult | ErrorResult:
         else:  # in-process (tools and tests only: here the candidate can reach the comparison)
             run = validate_candidate(problem, cand_cls, smallest_first(problem, req.cases), req.seeds, device=device,
                                      snapshot=snapshot, launches=launches, stop_on_failure=True)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - untrusted-code boundary: the candidate's import and forward raise
+        # anything; the failure (kind, type, traceback) is the case's result
         kind = classify_exception(exc)
         return _failure(kind if stage == "validate" or kind != "runtime_error" else "import_error", stage, exc)
     validated, val_compile = time.perf_counter(), compile_clock.seconds
@@ -303,7 +304,7 @@ def _evaluate(req: EvaluateRequest) -> EvaluateResult | ErrorResult:
     if run.validation.passed and req.timing is not None and backend in ("cuda", "ascend"):
         try:
             result.timing = _time_unrecorded(launches, req, problem, cand_cls, device, backend)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - untrusted-code boundary: timing runs the candidate; recorded
             result.timing_error = f"{classify_exception(exc)}: {type(exc).__name__}: {exc}"[:2000]
     c_val, c_all = val_compile, compile_clock.seconds
     result.phase_s = {"compile": c_all, "validation": max(0.0, validated - t0 - c_val),
@@ -420,7 +421,8 @@ def _judge(req: JudgeRequest, problem: Any = None) -> JudgeResult:
         obs = json.loads(Path(req.obs_file).read_text())
         t2 = time.perf_counter()
         cv, found = judge_case(problem, req.case, req.seeds, refs, req.meta, outs, obs)
-    except Exception as exc:  # noqa: BLE001 - whatever the candidate wrote, it fails the case, never the judge
+    except Exception as exc:  # noqa: BLE001 - untrusted-data boundary: whatever the candidate wrote fails the case,
+        # never the judge
         cv, found = CaseValidation(case=case_label(req.case), passed=False,
                                    message=f"bad_output: the candidate's outputs could not be read: {exc!r}"[:2000]), []
     phase_s = {"problem": t0 - tp, "load": t2 - t0, "compare": time.perf_counter() - t2}
@@ -439,7 +441,7 @@ def _describe(req: DescribeRequest) -> DescribeResult:
     for case in [*problem.smoke_cases, *problem.cases]:
         try:
             sizes[case_label(case)] = [problem.bytes_moved(case), problem.flops(case)]
-        except Exception:  # noqa: BLE001 - a broken size helper only loses the ordering
+        except Exception:  # noqa: BLE001 - user-code boundary: a broken size helper only loses the ordering
             sizes[case_label(case)] = [None, None]
     try:
         params = [n for n, p in inspect.signature(problem.module.Model.forward).parameters.items() if n != "self"
@@ -547,7 +549,8 @@ def _launches(req: LaunchesRequest) -> LaunchesResult:
         cand = problem.instantiate(cand_cls, case, seed=0, device="cpu")
         with torch.no_grad():
             cand(*inputs)
-    except Exception as exc:  # host code reading garbage outputs; the launches before it are what we need
+    except Exception as exc:  # noqa: BLE001 - untrusted-code boundary: host code reading garbage outputs; the
+        # launches before it are what we need (the stop is recorded in the note)
         note = f"forward stopped after {rec.count} launch(es): {type(exc).__name__}: {exc}"[:600]
     finally:
         rec.uninstall()
@@ -563,7 +566,7 @@ def _compile_check(req: CompileCheckRequest) -> CompileCheckResult | ErrorResult
     problem = load_problem(req.problem)
     try:
         cand_cls = load_candidate(req.candidate)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - untrusted-code boundary: the candidate's import raises anything
         return _failure("import_error", "import", exc)
     import triton  # noqa: F401  (for _versions)
 
@@ -595,7 +598,7 @@ def run_request(req_path: Path, res_path: Path, token: str) -> int:
         result = _TASKS[req.task](req)
     except ContractError as exc:
         result = ErrorResult(error=WorkerError(kind="bad_request", stage="request", message=str(exc)[:4000]))
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - worker process boundary: recorded in the result (kind, traceback)
         from optimizer.harness.probes import classify_exception
 
         result = _failure(classify_exception(exc), str(raw.get("task", "?")) if isinstance(raw, dict) else "?", exc)

@@ -75,7 +75,7 @@ def _child(msg: dict[str, Any]) -> None:
         from optimizer.harness.worker import run_request
 
         code = run_request(Path(msg["req"]), Path(msg["res"]), msg["token"])
-    except BaseException:  # noqa: BLE001 - report and exit, whatever happened
+    except BaseException:  # noqa: BLE001 - process boundary (a forked child): report and exit, whatever happened
         import traceback
 
         traceback.print_exc()
@@ -101,7 +101,8 @@ def _warm_imports() -> None:
     for name in _WARM_IMPORTS:
         try:
             importlib.import_module(name)
-        except Exception:  # noqa: BLE001  an optimisation only: a module that fails here fails again where it is used
+        except (ImportError, OSError, RuntimeError):  # a missing module, a broken shared library, a version check at
+            # import: an optimisation only, a module that fails here fails again where it is used
             pass
 
 

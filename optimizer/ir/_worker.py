@@ -374,10 +374,11 @@ def main(argv: list[str]) -> int:
         result["ok"] = True
         if req["mode"] != "plain":  # every stage is in stages/ now; the cache only duplicates it
             shutil.rmtree(out / "cache", ignore_errors=True)
-    except BaseException as exc:  # reported to the parent, which raises the right LadderError
+    except BaseException as exc:  # noqa: BLE001 - worker process boundary: reported (type, traceback) to the
+        # parent, which raises the right LadderError
         result.update(error_type=type(exc).__name__, message=str(exc), traceback=traceback.format_exc())
     result["timings"]["worker_s"] = time.perf_counter() - t0
-    with contextlib.suppress(Exception):
+    with contextlib.suppress(OSError, ValueError):  # a closed or broken stdout: the result file still goes out
         sys.stdout.flush()
     (out / "result.json").write_text(json.dumps(result, default=str))
     return 0 if result["ok"] else 1

@@ -281,7 +281,9 @@ def _eval(node: ast.AST, values: dict[str, Any]) -> float | None:
     try:
         expr = ast.Expression(body=cast(ast.expr, node))
         out = eval(compile(expr, "<expr>", "eval"), {"__builtins__": {}}, dict(values))  # noqa: S307 -- names only
-    except Exception:  # noqa: BLE001 -- anything not a plain arithmetic of known values
+    except (NameError, TypeError, ArithmeticError, ValueError, AttributeError, LookupError, SyntaxError,
+            RecursionError, MemoryError):  # anything not a plain arithmetic of known values (an unknown name,
+        # a call, a division by zero, an AST compile() refuses)
         return None
     return float(out) if isinstance(out, (int, float)) and not isinstance(out, bool) else None
 
