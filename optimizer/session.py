@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import logging
 import re
 import secrets
 import shutil
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from kb.client import KBClient
-from kb.errors import InvalidArgument
+from kb.errors import InvalidArgument, LadderError, log_error
 from kb.models import (
     CaseMethod,
     EvidenceItem,
@@ -62,6 +63,8 @@ from optimizer.phases import PhaseClock, TimedKB
 from optimizer.proposers.base import Proposal, Proposer
 from optimizer.rewrite.errors import NotApplicable
 from optimizer.settings import LadderSettings
+
+log = logging.getLogger(__name__)
 
 __all__ = ["default_candidate", "derived_unseen_cases", "detect_backend", "make_proposer", "problem_input_dtypes",
            "select_best", "Session", "unseen_cases"]
@@ -100,7 +103,7 @@ def detect_backend() -> str:
 
         if importlib.util.find_spec("torch_npu") is not None:
             return "ascend"
-    except Exception:
+    except (ImportError, OSError):  # no torch, or a broken CUDA library under it: the interpreter backend
         pass
     return "interpreter"
 
@@ -190,7 +193,8 @@ def problem_input_dtypes(problem: Problem) -> list[str]:
 
     try:
         xs = problem.make_inputs(problem.smoke_cases[0], 0)
-    except Exception:
+    except Exception as exc:  # noqa: BLE001 - user-code boundary: the problem's own make_inputs may raise anything
+        log_error(log, exc, f"{problem.name}: make_inputs of the first smoke case", level=logging.DEBUG)
         return []
     return [str(x.dtype).removeprefix("torch.") for x in xs if isinstance(x, torch.Tensor)]
 
@@ -270,8 +274,9 @@ class Session:
             def run() -> None:
                 try:
                     warm()
-                except Exception:  # the first query loads it again and reports a real failure there
-                    pass
+                except Exception as exc:  # noqa: BLE001 - thread boundary: the first query loads it again and
+                    # reports a real failure there
+                    log_error(log, exc, "warming the KB's query encoder", level=logging.DEBUG)
 
             threading.Thread(target=run, name="kb-warm", daemon=True).start()
 
@@ -631,8 +636,12 @@ class Session:
             try:
                 stored = self.kb.submit_trajectory(traj)
                 self.progress("submitted", {"stored": stored, "id": traj.id})
-            except Exception as exc:  # the trajectory is on disk; submission can be retried with ladder synthesize
-                self.progress("submit_failed", {"error": f"{type(exc).__name__}: {exc}"})
+            except Exception as exc:  # noqa: BLE001 - KB boundary (often a server): the trajectory is on disk;
+                # submission can be retried with ladder synthesize
+                error = f"{type(exc).__name__}: {exc}"
+                if not isinstance(exc, LadderError):  # a domain error's message says what to do; anything else: an id
+                    error += f" (error {log_error(log, exc, f'submitting {traj.id}', level=logging.INFO)})"
+                self.progress("submit_failed", {"error": error})
         self.progress("done", {"trajectory": traj, "path": str(self.out / "trajectory.json")})
         return traj
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from collections.abc import Callable
 from functools import wraps
@@ -16,9 +17,11 @@ from rich.markup import escape
 from rich.segment import Segment
 from rich.text import Text
 
-from kb.errors import LadderError
+from kb.errors import LadderError, log_error
 from kb.sanitize import terminal_text
 from kb.settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 class SafeConsole(Console):
@@ -141,10 +144,14 @@ def friendly_errors(fn: Callable[P, R]) -> Callable[P, R]:
         except OSError as e:
             _say_error("os", f"{e.strerror or e}{': ' + str(e.filename) if getattr(e, 'filename', None) else ''}")
             raise typer.Exit(2) from None
-        except Exception as e:  # noqa: BLE001 - the last resort: one line, never a traceback
+        except Exception as e:  # noqa: BLE001 - CLI command boundary, the last resort: one line, never a traceback
             if os.environ.get("LADDER_DEBUG"):
                 raise
-            _say_error("internal", f"{type(e).__name__}: {e} (set LADDER_DEBUG=1 to see the traceback)")
+            # the traceback goes to the command's log where it has one (`ladder serve`), never to the terminal
+            level = logging.ERROR if logging.getLogger().handlers else logging.DEBUG
+            error_id = log_error(log, e, f"command {fn.__name__}", level=level)
+            _say_error("internal", f"error {error_id}: {type(e).__name__}: {e} (set LADDER_DEBUG=1 to see the "
+                       "traceback)")
             raise typer.Exit(1) from None
 
     return wrapper

@@ -146,6 +146,8 @@ def query_command(
     json_out: bool = JsonOpt,
 ) -> None:
     """Hybrid search over the KB (embedded by default, a snapshot with LADDER_SNAPSHOT, or --server)."""
+    from pydantic import ValidationError
+
     from kb.errors import InvalidArgument
 
     try:
@@ -153,7 +155,7 @@ def query_command(
         flt = CardFilter.model_validate({"kinds": [kind] if kind else [], "backends": [backend] if backend else [],
                                          "levels": [level] if level else []})
         q = SearchQuery(text=text, top_k=top_k, filter=flt, mode=mode)
-    except Exception as e:  # pydantic ValidationError -> one clear line
+    except ValidationError as e:  # -> one clear line
         raise InvalidArgument(str(e).splitlines()[-2].strip() if "\n" in str(e) else str(e), field="query") from e
     client = _reader(server, home, token, create=home is None)  # the default home is seeded on first use
     with client:

@@ -61,7 +61,7 @@ def _reviewer(name: str | None) -> str:
         return name
     try:
         return getpass.getuser()
-    except Exception:  # noqa: BLE001 - no login name in some containers
+    except (OSError, KeyError, ImportError):  # no login name in some containers (no pwd entry for the uid)
         return "reviewer"
 
 

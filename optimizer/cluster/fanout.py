@@ -14,11 +14,12 @@ environment (``LADDER_LLM_*``), never shipped.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from kb.errors import InvalidArgument, ToolchainError
+from kb.errors import InvalidArgument, ToolchainError, log_error
 from optimizer.cluster.progress import Aggregator, Progress
 from optimizer.cluster.spec import (
     ClusterResult,
@@ -28,6 +29,8 @@ from optimizer.cluster.spec import (
     new_campaign_id,
 )
 from optimizer.cluster.task import RETRYABLE, Connect, require_central_kb, run_session
+
+log = logging.getLogger(__name__)
 
 __all__ = ["run_cluster", "task_options"]
 
@@ -155,8 +158,10 @@ def _drive(specs: list[SessionSpec], opts: dict[str, Any], connect: Connect | No
         for ref in done:
             try:
                 agg.finished(refs[ref], ray.get(ref))
-            except Exception as exc:  # noqa: BLE001 - retries exhausted or a non-retryable error: recorded, others go on
-                agg.failed(refs[ref], f"{type(exc).__name__}: {exc}")
+            except Exception as exc:  # noqa: BLE001 - per-session boundary: retries exhausted or a non-retryable
+                # error is recorded with its id, the other sessions go on
+                error_id = log_error(log, exc, f"campaign session {refs[ref]}", level=logging.INFO)
+                agg.failed(refs[ref], f"{type(exc).__name__}: {exc} (error {error_id})")
         if stop is not None and stop():
             for ref in pending:
                 ray.cancel(ref, force=True)

@@ -15,6 +15,7 @@ a log file per attempt, next to the session's outputs.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import queue
 import subprocess
@@ -152,11 +153,12 @@ def worker_main() -> int:
     try:
         send({"result": run_session(spec, lambda e, d: send({"event": e, "data": d}))})
         return 0
-    except Exception as exc:  # noqa: BLE001 - reported to the driver, which decides on a retry
-        import traceback
+    except Exception as exc:  # noqa: BLE001 - worker process boundary: reported to the driver, which decides on a retry
+        from kb.errors import log_error
 
-        traceback.print_exc()
-        send({"error": f"{type(exc).__name__}: {exc}", "retryable": isinstance(exc, RETRYABLE)})
+        # the traceback goes to this worker's log (its stderr: logging's last resort where nothing is configured)
+        error_id = log_error(logging.getLogger(__name__), exc, f"campaign session {spec.key}")
+        send({"error": f"{type(exc).__name__}: {exc} (error {error_id})", "retryable": isinstance(exc, RETRYABLE)})
         return 1
 
 

@@ -16,6 +16,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
+from kb.errors import InvalidArgument
 from kb.vocab import BottleneckClass
 from optimizer.ir.types import IRReport
 from optimizer.phases import PhaseClock
@@ -85,7 +86,8 @@ def capture_report(launches: Sequence[dict[str, Any]], *, target: str, cache_dir
 
     rec = hot_launch(launches, hot_kernel, case)
     if rec is None:
-        raise RuntimeError("no recorded kernel launch to compile (validate the candidate first)")
+        raise InvalidArgument("no recorded kernel launch to compile: validate the candidate first (its forward must "
+                              "launch a @triton.jit kernel)", field="launches")
     options = {k: v for k, v in (rec.get("options") or {}).items() if k in _OPTIONS}
     key = ir_cache_key(rec, target, options)
     disk = Path(cache_dir) / "ir" / f"{key}.json"

@@ -10,8 +10,13 @@ sorted items -- the case the GPU's time is spent on, whatever the list order.
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any
+
+from kb.errors import log_error
+
+log = logging.getLogger(__name__)
 
 __all__ = ["HEADROOM_RULE", "RULE", "autotuned_note", "config_label", "headroom_case", "launch_configs",
            "representative_case"]
@@ -25,7 +30,9 @@ def _size(problem: Any, case: dict[str, Any]) -> float:
     for fn in ("bytes_moved", "flops"):
         try:
             v = getattr(problem, fn)(case)
-        except Exception:  # noqa: BLE001 -- a problem's size hook that fails on a case gives no size
+        except Exception as exc:  # noqa: BLE001 -- user-code boundary: a problem's size hook that fails on a case
+            # gives no size
+            log_error(log, exc, f"the problem's {fn} hook", level=logging.DEBUG)
             v = None
         if v:
             return float(v)
@@ -55,7 +62,8 @@ def representative_case(problem: Any, cases: list[dict[str, Any]] | None = None,
     def bytes_of(c: dict[str, Any]) -> float:
         try:
             return float(problem.bytes_moved(c) or 0)
-        except Exception:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 -- user-code boundary: the problem's bytes_moved hook
+            log_error(log, exc, "the problem's bytes_moved hook", level=logging.DEBUG)
             return 0.0
 
     fits = [(c, s) for c, s in sized if bytes_of(c) <= cap_bytes]
@@ -87,7 +95,9 @@ def headroom_case(problem: Any, case_ms: dict[str, float], device: str,
         ms = case_ms.get(case_label(c))
         try:
             flops, moved = problem.flops(c), problem.bytes_moved(c)
-        except Exception:  # noqa: BLE001 -- a problem's size hook that fails gives this case no fraction
+        except Exception as exc:  # noqa: BLE001 -- user-code boundary: a problem's size hook that fails gives this
+            # case no fraction
+            log_error(log, exc, "the problem's size hooks", level=logging.DEBUG)
             continue
         frac = roofline_fraction(flops, moved, ms, peaks, compute="tensor") if ms else None
         if frac is not None and float(moved or 0) <= cap_bytes:

@@ -11,6 +11,7 @@ the tied causes whose family applies is acted on (``decide.break_tie``). At-the-
 
 from __future__ import annotations
 
+from kb.errors import LadderError
 from kb.models import EscalationTests, EvidenceItem
 from kb.models.cards import PatternCard
 from kb.vocab import CAUSE_CLASS, Level
@@ -78,7 +79,7 @@ def _family(ctx: LadderContext, d: Decision, tokens: list[str]) -> tuple[CardRef
             continue
         try:
             card = ctx.kb.get_card(fid)
-        except Exception as exc:  # KB errors (missing card, unavailable) are recorded, never guessed around
+        except LadderError as exc:  # KB errors (missing card, unavailable) are recorded, never guessed around
             refusals.append(f"{fid}: not in the KB ({type(exc).__name__})")
             continue
         if not isinstance(card, PatternCard) or card.status != "active":

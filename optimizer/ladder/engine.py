@@ -16,8 +16,10 @@ evidence item of every round.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
+from kb.errors import log_error
 from kb.models import EscalationTests, EvidenceItem, StopDecision
 from kb.vocab import LEVELS, Level
 from optimizer.harness import stages
@@ -27,6 +29,8 @@ from optimizer.ladder.l3_ir import IRLevel
 from optimizer.ladder.l4_compiler import CompilerLevel
 from optimizer.ladder.policy import LadderPolicy, ladder_policy
 from optimizer.ladder.types import CardRef, LadderContext, LadderLevel, LevelResult
+
+log = logging.getLogger(__name__)
 
 __all__ = ["LadderOutcome", "default_levels", "run_ladder"]
 
@@ -87,8 +91,9 @@ def run_ladder(ctx: LadderContext, *, max_level: Level = "L4", stop_early: bool 
         try:
             with stages.span(name):  # the round's stages break "ladder" down per level (``ladder bench rounds``)
                 res = levels[name].run(ctx)
-        except Exception as exc:  # a level bug must not end the session: record it and escalate
-            reason = f"{name} failed: {type(exc).__name__}: {exc}"[:800]
+        except Exception as exc:  # noqa: BLE001 - per-level boundary: a level bug must not end the session
+            error_id = log_error(log, exc, f"ladder level {name}", level=logging.INFO)
+            reason = f"{name} failed (error {error_id}): {type(exc).__name__}: {exc}"[:800]
             res = LevelResult(
                 level=name,
                 tests=EscalationTests(localized=False, single_family=False, justified=False, notes=reason),

@@ -13,15 +13,19 @@ reused when it still holds the stages.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 from pathlib import Path
 from typing import Any
 
+from kb.errors import LadderError, log_error
 from kb.models import EvidenceItem
 from kb.vocab import BottleneckClass
 from optimizer.ir.gap_account import GapAccount, GapFinding, account_launch, unexplained_findings
 from optimizer.ladder.findings import EvidenceRef, Finding
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "ACCOUNT_CAUSES",
@@ -84,7 +88,7 @@ def _compiled(
     if workdir and (Path(workdir) / "result.json").is_file():
         try:
             cap = load_capture(workdir)
-        except Exception:  # noqa: BLE001 -- a stale work directory: compile again
+        except (LadderError, OSError, KeyError, ValueError):  # a stale or torn work directory: compile again
             cap = None
     if cap is None:
         cap = capture_kernel(f"{rec['file']}::{rec['kernel']}", target, rec.get("ir_args") or {}, options=options,
@@ -143,8 +147,9 @@ def launch_accounts(
                     f.significant = False
                 acc.notes.append(f"{share:.0%} of the recorded launches' tensor bytes: figures only, no inefficiency")
             accounts.append(acc)
-        except Exception as exc:  # noqa: BLE001 -- a configuration that does not compile is reported, not fatal
-            notes.append(f"{r.get('kernel')}: account failed: {type(exc).__name__}: {exc}"[:300])
+        except Exception as exc:  # noqa: BLE001 -- per-configuration boundary: one that fails is reported, not fatal
+            error_id = log_error(log, exc, f"the gap account of {r.get('kernel')}", level=logging.INFO)
+            notes.append(f"{r.get('kernel')}: account failed (error {error_id}): {type(exc).__name__}: {exc}"[:300])
     if len(recs) > MAX_ACCOUNTS:
         notes.append(f"{len(recs) - MAX_ACCOUNTS} further launch configuration(s) not accounted")
     return accounts, notes
@@ -215,7 +220,9 @@ def account_evidence(ctx: Any, report: Any, findings: list[Any], decision: Any =
         if isinstance(accounts, BaseException):
             raise accounts
         got, notes = accounts if accounts is not None else level_accounts(ctx, report)
-    except Exception as exc:  # noqa: BLE001 -- the account is additive evidence; its failure is reported
+    except Exception as exc:  # noqa: BLE001 -- additive-evidence boundary: its failure is reported, never fatal
+        if not isinstance(accounts, BaseException):  # one raised before was logged where it was caught
+            log_error(log, exc, "the L3 gap account", level=logging.INFO)
         return [
             EvidenceItem(level="L3", kind="gap_account", summary=f"account failed: {type(exc).__name__}: {exc}"[:400])
         ]

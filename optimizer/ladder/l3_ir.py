@@ -13,9 +13,11 @@ that maps to source lines of the kernel.
 
 from __future__ import annotations
 
+import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
 
+from kb.errors import LadderError, log_error
 from kb.models import EscalationTests, EvidenceItem, Symptoms
 from kb.vocab import BottleneckClass, Level
 from optimizer.ir import SIGNATURE_CLASS
@@ -25,6 +27,8 @@ from optimizer.ladder.causal import causal_step, merge_tests
 from optimizer.ladder.causes import ir_findings
 from optimizer.ladder.select import choose_family, match_cards
 from optimizer.ladder.types import LadderContext, LevelResult
+
+log = logging.getLogger(__name__)
 
 __all__ = ["IRLevel"]
 
@@ -45,7 +49,8 @@ class IRLevel:
     def run(self, ctx: LadderContext) -> LevelResult:
         try:
             report = ctx.ir_report()
-        except Exception as exc:  # toolchain missing, compile failure: the level yields nothing actionable
+        except (LadderError, OSError) as exc:  # toolchain missing, compile failure (ToolchainError / InvalidArgument
+            # from the capture worker): the level yields nothing actionable; a bug is left to the engine's boundary
             reason = f"IR capture failed: {type(exc).__name__}: {exc}"[:600]
             tests = EscalationTests(localized=False, single_family=False, justified=False, notes=f"(1) {reason}")
             return LevelResult(level="L3", tests=tests, inconclusive=True, rationale=reason,
@@ -132,7 +137,9 @@ class IRLevel:
                 loads = sorted({n for s in report.signatures if s.name.endswith("global_load") for n in s.source_lines})
                 extra = account_findings(accounts[0], block_range=st.block_range if st else True, load_lines=loads)
                 findings = with_account(findings, extra)
-            except Exception as exc:  # noqa: BLE001 -- reported as account evidence below
+            except Exception as exc:  # noqa: BLE001 -- additive-evidence boundary: reported as account evidence below,
+                # never the level's decision
+                log_error(log, exc, "the L3 gap account", level=logging.INFO)
                 accounts = exc
         step = causal_step(ctx, "L3", findings)
         evidence.append(step.evidence("L3"))
@@ -210,7 +217,8 @@ def _config_evidence(ctx: LadderContext, report: object) -> list[EvidenceItem]:
     for rec, fut in zip(others, futures, strict=True):
         try:
             rows[config_label(rec)] = fut.result()
-        except Exception as exc:  # noqa: BLE001 -- a config that does not compile is reported, not fatal
+        except Exception as exc:  # noqa: BLE001 -- per-configuration boundary: one that does not compile is reported
+            log_error(log, exc, f"the IR capture of {config_label(rec)}", level=logging.INFO)
             rows[config_label(rec)] = [f"compile failed: {type(exc).__name__}"]
     every = set.intersection(*(set(v) for v in rows.values())) if rows else set()
     some = sorted({x for v in rows.values() for x in v} - every)

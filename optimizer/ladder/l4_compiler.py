@@ -12,7 +12,7 @@ source, and the family's card cites the same signature or invariant.
 
 from __future__ import annotations
 
-from kb.errors import NotFound
+from kb.errors import LadderError, NotFound
 from kb.models import EscalationTests, EvidenceItem
 from kb.models.cards import InvariantCard, PatternCard
 from kb.vocab import Level
@@ -44,8 +44,9 @@ class CompilerLevel:
                 s.name for s in report.signatures if s.name in SIGNATURE_CLASS
             ]
             account = explain(report, ctx.kb, focus=focus or None, compiler_source=ctx.settings.compiler_source)
-        except Exception as exc:  # noqa: BLE001  capture compiles with Triton (any error type) and explain reads the KB:
-            # every failure, a KB ``Unavailable`` included, becomes an inconclusive L4 that names it (type and message)
+        except (LadderError, OSError) as exc:  # the capture (its worker's failures arrive as ToolchainError /
+            # InvalidArgument) and explain's KB reads: each, a KB ``Unavailable`` included, becomes an inconclusive L4
+            # that names it (type and message); anything else is a bug, recorded with an error id by the engine
             reason = f"L4 could not run: {type(exc).__name__}: {exc}"[:600]
             return LevelResult(
                 level="L4",

@@ -9,6 +9,7 @@ beats every other eligible card (the score by 15%). Test (3) is per level.
 
 from __future__ import annotations
 
+from kb.errors import LadderError
 from kb.models import Symptoms
 from kb.models.search import QuickMatchQuery, SearchHit
 from optimizer.ladder import keys
@@ -106,7 +107,7 @@ def _contraindicated(ctx: LadderContext, symptoms: Symptoms, text: str) -> set[s
     try:
         hits = ctx.kb.search(SearchQuery(text=(text or " ".join(sorted(symptoms.tokens())))[:4000], top_k=5,
                                          filter=CardFilter(kinds=["anti_signal"], backends=[ctx.kb_backend])))
-    except Exception:
+    except LadderError:  # a KB that cannot search forbids nothing here (its errors are the tree's)
         return set()
     out: set[str] = set()
     mine = symptoms.tokens()

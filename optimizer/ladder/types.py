@@ -8,6 +8,7 @@ matched card ids), so ``ladder diagnose`` prints exactly what ``ladder optimize`
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from kb.client import KBClient
+from kb.errors import log_error
 from kb.models import EscalationTests, EvidenceItem, Round
 from kb.models.search import SearchHit
 from kb.vocab import Backend, BottleneckClass, Level, is_backend
@@ -29,6 +31,8 @@ from optimizer.settings import LadderSettings
 
 if TYPE_CHECKING:
     from optimizer.ir import IRReport
+
+log = logging.getLogger(__name__)
 
 __all__ = ["EVIDENCE_SOURCES", "CardRef", "LadderContext", "LadderLevel", "LevelResult", "card_ref"]
 
@@ -177,8 +181,9 @@ class LadderContext:
         def capture() -> None:
             try:
                 capture_report(launches, memo={}, **kwargs)
-            except Exception:  # noqa: BLE001 -- the level's own ir_report() call captures again and reports it
-                pass
+            except Exception as exc:  # noqa: BLE001 -- thread boundary: the level's own ir_report() call captures
+                # again and reports it
+                log_error(log, exc, f"the IR prefetch of {sha[:8]}", level=logging.DEBUG)
 
         worker = threading.Thread(target=capture, name=f"ir-prefetch-{sha[:8]}", daemon=True)
         self.cache[keys.ir_prefetch(sha)] = worker

@@ -10,11 +10,12 @@ python code block; anything else is a failed proposal, not a guess.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from dataclasses import replace
 from typing import Any
 
-from kb.errors import InvalidArgument
+from kb.errors import InvalidArgument, LadderError, log_error
 from optimizer.ladder.engine import LadderOutcome
 from optimizer.ladder.select import recipe_context
 from optimizer.ladder.types import LadderContext
@@ -24,6 +25,8 @@ from optimizer.rewrite.context import RecipeContext, unified_diff
 from optimizer.rewrite.errors import NotApplicable
 from optimizer.rewrite.recipe import can_apply
 from optimizer.settings import LadderSettings
+
+log = logging.getLogger(__name__)
 
 __all__ = ["LLMProposer", "build_messages", "extract_code", "structural_section"]
 
@@ -155,7 +158,7 @@ class LLMProposer:
         for cid in outcome.cards_cited[:2]:
             try:
                 cards.append(ctx.kb.get_card(cid))
-            except Exception:
+            except LadderError:  # a cited card the KB cannot give (gone, KB unavailable): the prompt goes without it
                 continue
         messages = build_messages(ctx, outcome, cards)
         try:
@@ -165,8 +168,9 @@ class LLMProposer:
                 temperature=self.settings.llm_temperature,
                 max_tokens=self.settings.llm_max_tokens,
             )
-        except Exception as exc:
-            raise NotApplicable(f"LLM request failed: {type(exc).__name__}: {exc}"[:500]) from None
+        except Exception as exc:  # noqa: BLE001 - external-service boundary: any OpenAI-compatible client's errors
+            error_id = log_error(log, exc, f"the LLM request for {ctx.problem.name}", level=logging.INFO)
+            raise NotApplicable(f"LLM request failed (error {error_id}): {type(exc).__name__}: {exc}"[:500]) from None
         text = resp.choices[0].message.content or ""
         code = extract_code(text)
         if code.strip() == ctx.source.strip():
