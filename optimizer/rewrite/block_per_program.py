@@ -48,6 +48,7 @@ from optimizer.rewrite.common import (
     grid_node,
     host_arg_text,
     launch_record,
+    launch_statement,
     single_site_reasons,
 )
 from optimizer.rewrite.context import RecipeContext
@@ -251,8 +252,9 @@ class BlockPerProgram:
             if value == "fit":
                 value = fresh(t, "block_bpp")
                 gnode = grid_node(site, tree)  # before the grid's own assignment when the launch names a variable
-                at = (tree.statement_of(site.function, gnode) if site.function is not None else None) or site.statement
-                tree.insert_before(at, f"{value} = min(1024, triton.next_power_of_2({dh}))\n")  # type: ignore[arg-type]
+                at = tree.statement_of(site.function, gnode) if site.function is not None else None
+                tree.insert_before(at if at is not None else launch_statement(site),
+                                   f"{value} = min(1024, triton.next_power_of_2({dh}))\n")
             grid = f"(triton.cdiv({g0}, {dh}), triton.cdiv({dh}, {value}))"
             shape = f"a row x {block}-column tile per program (no per-element {var} // {d}, {var} % {d})"
         returns, wrap, _ = _guards(t)

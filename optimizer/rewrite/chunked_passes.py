@@ -57,7 +57,7 @@ from typing import Any
 import libcst as cst
 
 from optimizer.kernel.flow import var_names
-from optimizer.rewrite.common import fresh
+from optimizer.rewrite.common import fresh, launch_arg, launch_statement
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.tree import arg_value, body_of, call_name, skip_ids, walk
@@ -359,7 +359,7 @@ class ChunkedRowPasses:
                                  leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
         tree.insert_after(k.node, cst.Module([]).code_for_node(fdef))
         site = t.sites[0]
-        n_arg = tree.code(site.arg_for(k, plan.bound))  # type: ignore[arg-type]
+        n_arg = tree.code(launch_arg(t, plan.bound))  # preconditions: the launch passes it
         call_text = tree.code(site.call)
         fast = cst.ensure_type(cst.parse_expression(call_text), cst.Call)
         fast = fast.with_changes(func=fast.func.with_changes(value=cst.Name(new_name)))
@@ -369,9 +369,10 @@ class ChunkedRowPasses:
         kw = cst.ensure_type(cst.parse_expression(f"f({chunk}={int(point['CHUNK'])})"), cst.Call).args[0]
         fast = fast.with_changes(args=[*args, kw])
         limit = int(point["LIMIT"])
-        tree.insert_before(site.statement, (f"if {n_arg} > {limit}:\n    {cst.Module([]).code_for_node(fast)}\n"  # type: ignore[arg-type]
-                                            f"else:\n    {call_text}\n"))
-        tree.remove(site.statement)  # type: ignore[arg-type]
+        stmt = launch_statement(site)  # preconditions: the launch has one
+        tree.insert_before(stmt, (f"if {n_arg} > {limit}:\n    {cst.Module([]).code_for_node(fast)}\n"
+                                  f"else:\n    {call_text}\n"))
+        tree.remove(stmt)
         passes = body.count(f"for {body.split('for ', 1)[1].split(' ', 1)[0]} in range(")
         return (f"{k.name}: the {plan.colsname} row block (register spills) -> {new_name}, {passes} loop(s) over "
                 f"{point['CHUNK']}-wide chunks (one per reduction pass, the stores in the last), launched when "

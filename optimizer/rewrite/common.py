@@ -6,16 +6,21 @@ import libcst as cst
 
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
-from optimizer.rewrite.tree import CstLaunch, Tree, arg_value, call_name, index_value, walk
+from optimizer.rewrite.errors import NotApplicable
+from optimizer.rewrite.tree import CstLaunch, Tree, arg_value, call_name, index_value, node_code, walk
 
 __all__ = [
     "and_mask",
+    "call_arg",
     "defaulted_positional_reasons",
     "fresh",
     "grid_node",
     "host_arg_text",
+    "launch_arg",
     "launch_record",
+    "launch_statement",
     "single_site_reasons",
+    "statement_reasons",
 ]
 
 
@@ -77,6 +82,44 @@ def grid_node(site: CstLaunch, tree: Tree | None = None) -> cst.BaseExpression:
 def host_arg_text(t: Target, param: str) -> str | None:
     a = t.sites[0].arg_for(t.kernel, param)
     return t.tree.code(a) if a is not None else None
+
+
+def launch_arg(t: Target, param: str, site: CstLaunch | None = None) -> cst.BaseExpression:
+    """The expression the launch (``site``, else the target's first) passes for kernel parameter ``param``; refused
+    when it passes none (the parameter keeps its default, or the launch spells its arguments out of reach)."""
+    site = site if site is not None else t.sites[0]
+    a = site.arg_for(t.kernel, param)
+    if a is None:
+        raise NotApplicable(f"the launch of {t.kernel.name} does not pass {param}")
+    return a
+
+
+def launch_statement(site: CstLaunch) -> cst.BaseStatement:
+    """The launch's own statement line, which host rewrites insert next to or replace. A launch in a one-line suite
+    (``if n: k[grid](x)``) or in a compound statement's header has none: refused (an edit keyed on no statement
+    would be dropped when the tree is rendered, leaving the rewrite half done)."""
+    if site.statement is None:
+        raise NotApplicable(_no_statement(site))
+    return site.statement
+
+
+def statement_reasons(t: Target) -> list[str]:
+    """``launch_statement``'s refusal as a precondition: the first launch has no statement line of its own."""
+    return [_no_statement(s) for s in t.sites[:1] if s.statement is None]
+
+
+def _no_statement(site: CstLaunch) -> str:
+    return (f"the launch of {site.kernel} is not a statement line of its own (a one-line suite such as "
+            "`if n: kernel[grid](...)`): the host rewrite inserts next to it")
+
+
+def call_arg(call: cst.Call, name: str, pos: int | None = None) -> cst.BaseExpression:
+    """``arg_value`` of an argument ``call`` must pass (keyword ``name`` or positional ``pos``); refused when it
+    does not (the argument is missing, or passed through ``*args`` the transform cannot read)."""
+    v = arg_value(call, name, pos)
+    if v is None:
+        raise NotApplicable(f"`{node_code(call)}` does not pass {name} where the rewrite reads it")
+    return v
 
 
 def launch_record(t: Target, ctx: RecipeContext) -> dict:

@@ -35,7 +35,7 @@ from typing import Any
 import libcst as cst
 
 from optimizer.kernel.flow import rank_of
-from optimizer.rewrite.common import fresh, single_site_reasons, top_statement
+from optimizer.rewrite.common import fresh, launch_arg, single_site_reasons, top_statement
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.tree import arg_value, call_name, statements, walk
@@ -116,7 +116,7 @@ class PrivatizedHistogram:
         tree, k, site = t.tree, t.kernel, t.sites[0]
         a, stmt, p, idx = self._parts(t)
         assert stmt is not None and p is not None and idx is not None
-        host = tree.code(site.arg_for(k, p))  # type: ignore[arg-type]
+        host = tree.code(launch_arg(t, p))  # preconditions: a named tensor
         nb, pb, hist, bins = fresh(t, "n_bins"), fresh(t, "PRIV_BINS"), fresh(t, "hist"), fresh(t, "bins")
         mask = arg_value(a.node, "mask", 2)
         valid = f"({idx} >= 0) & ({idx} < {pb})"

@@ -35,7 +35,13 @@ from typing import Any, cast
 
 import libcst as cst
 
-from optimizer.rewrite.common import defaulted_positional_reasons, fresh, single_site_reasons
+from optimizer.rewrite.common import (
+    defaulted_positional_reasons,
+    fresh,
+    launch_arg,
+    launch_statement,
+    single_site_reasons,
+)
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.tree import CstKernel, CstLaunch, arg_value, call_name, expand_defs, walk
@@ -55,7 +61,10 @@ class _Plan:
     inputs: dict[str, str] = field(default_factory=dict)  # producer pointer param -> host argument text
     scalars: dict[str, str] = field(default_factory=dict)  # producer scalar param -> host argument text
     others: dict[str, str] = field(default_factory=dict)  # producer pointer param -> its loads' other= text
-    loads: list[cst.Call] = field(default_factory=list)  # the consumer's loads of the buffer
+    #: the consumer's loads of the buffer, each with the E of its address ``buf + E``
+    loads: list[tuple[cst.Call, cst.BaseExpression]] = field(default_factory=list)
+    #: id of each load in ``value`` -> the producer pointer parameter it reads (its address is ``param + idx``)
+    load_params: dict[int, str] = field(default_factory=dict)
 
 
 def _terms(e: cst.BaseExpression) -> list[cst.BaseExpression]:
@@ -137,7 +146,7 @@ class ProducerInline:
             return None, [f"the stored value uses the producer's own mask or program id ({own})"]
         if any(call_name(c) in ("tl.arange", "tl.program_id") for c in walk(expanded)):
             return None, ["the stored value uses tl.arange / tl.program_id directly"]
-        plan_inputs, others = {}, {}
+        plan_inputs, others, load_params = {}, {}, {}
         for c in walk(expanded):
             if isinstance(c, cst.Call) and call_name(c) == "tl.load":
                 lp = _ptr_parts(arg_value(c, "pointer", 0), ptrs)
@@ -146,6 +155,7 @@ class ProducerInline:
                 o = arg_value(c, "other", 2)
                 others[lp[0]] = _code(o) if o is not None else "0"
                 plan_inputs[lp[0]] = ""
+                load_params[id(c)] = lp[0]
         site = t.sites[0]
         host = {p: _code(a) for p in k.params if (a := site.arg_for(k, p)) is not None}
         buf = host.get(out_param)
@@ -162,7 +172,8 @@ class ProducerInline:
         scalars = {n: host[n] for n in names if n in k.params and n not in plan_inputs and n != out_param and n in host}
         if any(n in k.constexprs for n in scalars):
             return None, ["the stored value uses a constexpr of the producer"]
-        return _Plan(c_kernel, c_site, c_param, expanded, idx, out_param, plan_inputs, scalars, others, loads), []
+        return _Plan(c_kernel, c_site, c_param, expanded, idx, out_param, plan_inputs, scalars, others, loads,
+                     load_params), []
 
     def _consumer(self, t: Target, site: CstLaunch, buf: str) -> tuple[Any, list[str]]:
         tree, fn = t.tree, site.function
@@ -175,8 +186,8 @@ class ProducerInline:
         stmts = list(body.body)
         i = next(j for j, s in enumerate(stmts) if s is site.statement)
         nxt = stmts[i + 1] if i + 1 < len(stmts) else None
-        c_site = next((s for s in tree.launches if nxt is not None and s.statement is nxt), None)
-        if c_site is None or c_site.kernel == t.kernel.name:
+        c_site = next((s for s in tree.launches if s.statement is nxt), None) if nxt is not None else None
+        if nxt is None or c_site is None or c_site.kernel == t.kernel.name:
             return None, ["the next statement does not launch another kernel"]
         ck = tree.kernels[c_site.kernel]
         if len(tree.launches_of(ck.name)) != 1 or ck.autotuned or ck.heuristics:
@@ -186,7 +197,7 @@ class ProducerInline:
         c_params = [p for p in ck.params if (a := c_site.arg_for(ck, p)) is not None and _code(a) == buf]
         if len(c_params) != 1:
             return None, [f"{ck.name} does not take `{buf}` as exactly one argument"]
-        allowed = {id(n) for n in walk(site.statement)} | {id(n) for n in walk(nxt)}  # type: ignore[arg-type]
+        allowed = {id(n) for n in walk(site.statement)} | {id(n) for n in walk(nxt)}
         allocs = [a for a in tree.assignments(fn, buf)]
         allowed |= {id(n) for a in allocs for n in walk(a)}
         stray = [n for n in walk(fn) if isinstance(n, cst.Name) and n.value == buf and id(n) not in allowed]
@@ -195,8 +206,9 @@ class ProducerInline:
         cp = c_params[0]
         loads, uses = [], [n for n in walk(ck.node.body) if isinstance(n, cst.Name) and n.value == cp]
         for c in walk(ck.node.body):
-            if isinstance(c, cst.Call) and call_name(c) == "tl.load" and _ptr_parts(arg_value(c, "pointer", 0), {cp}):
-                loads.append(c)
+            if (isinstance(c, cst.Call) and call_name(c) == "tl.load"
+                    and (parts := _ptr_parts(arg_value(c, "pointer", 0), {cp})) is not None):
+                loads.append((c, parts[1]))
         if len(loads) != len(uses) or not loads:
             return None, [f"{ck.name} uses `{cp}` other than as `tl.load({cp} + E, ...)`"]
         return (ck, c_site, cp, loads), []
@@ -214,9 +226,7 @@ class ProducerInline:
         assert plan is not None
         tree, ck = t.tree, plan.consumer
         new_names = {p: fresh(t, f"{p}_pi") for p in [*plan.inputs, *plan.scalars]}
-        for c in plan.loads:
-            ptr = arg_value(c, "pointer", 0)
-            _base, e = _ptr_parts(ptr, {plan.buf_param})  # type: ignore[misc]
+        for c, e in plan.loads:
             mask = arg_value(c, "mask", 1)
             other = arg_value(c, "other", 2)
             e_text, m_text = f"({_code(e)})", (_code(mask) if mask is not None else None)
@@ -226,8 +236,8 @@ class ProducerInline:
         tree.add_params(ck.node, list(new_names.values()))
         for p, host in {**plan.inputs, **plan.scalars}.items():
             tree.add_keyword(plan.c_site.call, new_names[p], host)
-        tree.remove(t.sites[0].statement)  # type: ignore[arg-type]
-        buf = _code(t.sites[0].arg_for(t.kernel, plan.out_param))  # type: ignore[arg-type]
+        tree.remove(launch_statement(t.sites[0]))  # _consumer: the launch has its own statement line
+        buf = _code(launch_arg(t, plan.out_param))  # _plan: the launch passes the output (the scratch buffer's name)
         return (f"{t.kernel.name} (element-wise, writes scratch `{buf}`) "
                 f"recomputed inside {ck.name} at its {len(plan.loads)} load(s) of it; the producer launch and the "
                 f"scratch round trip are gone (inputs {sorted(plan.inputs)} loaded at the consumer's index)")
@@ -240,7 +250,7 @@ class ProducerInline:
             def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
                 if call_name(original_node) != "tl.load":
                     return updated_node
-                base, _ = _ptr_parts(arg_value(original_node, "pointer", 0), set(plan.inputs))  # type: ignore[misc]
+                base = plan.load_params[id(original_node)]  # every load in the value: _plan matched `param + idx`
                 m = f", mask={mask}, other={plan.others.get(base, '0')}" if mask else ""
                 return cst.parse_expression(f"tl.load({names[base]} + {e}{m})")
 

@@ -47,7 +47,7 @@ from typing import Any
 
 import libcst as cst
 
-from optimizer.rewrite.common import fresh, single_site_reasons
+from optimizer.rewrite.common import call_arg, fresh, launch_statement, single_site_reasons
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.tree import Tree, arg_value, body_of, call_name, range_args, walk
@@ -79,6 +79,13 @@ def _header(loop: cst.For, code: Any) -> tuple[str, str, str] | None:
     return loop.target.value, code(args[1].value), code(args[2].value)
 
 
+def _headers(loops: Sequence[cst.For], code: Any) -> list[tuple[str, str, str]] | None:
+    """The ``_header`` of every loop, or None when some loop has none."""
+    found = [_header(lp, code) for lp in loops]
+    heads = [h for h in found if h is not None]
+    return heads if len(heads) == len(found) else None
+
+
 def _assigns(stmts: Sequence[cst.CSTNode]) -> dict[str, str]:
     """name -> text of the value of its (last) simple assignment among ``stmts``."""
     out = {}
@@ -102,9 +109,8 @@ def _plan(t: Target) -> tuple[_Plan | None, list[str]]:
         bad.append("a nested loop or a while loop (only top-level row loops are made resident)")
     if len(loops) < 2:
         return None, [*bad, f"{len(loops)} top-level row loop(s): nothing is loaded twice"]
-    found = [_header(lp, code) for lp in loops]
-    heads = [h for h in found if h is not None]
-    if len(heads) != len(found) or len({h[1] for h in heads}) != 1:
+    heads = _headers(loops, code)
+    if heads is None or len({h[1] for h in heads}) != 1:
         return None, [*bad, "the loops are not all `for v in range(0, n, BLOCK)` over one n"]
     bound = heads[0][1]
     blocks = list(dict.fromkeys(h[2] for h in heads))
@@ -284,10 +290,11 @@ class RowResident:
         for first, later, _ in pairs:
             if id(first) not in raws:
                 raws[id(first)] = fresh(st, f"row_vals{len(raws)}")
-                stmt = sub.statement_of(sk.node, first)
-                ptr, mask = arg_value(first, "pointer", 0), arg_value(first, "mask", 1)
-                load = f"tl.load({sub.code(ptr)}" + (f", mask={sub.code(mask)})" if mask is not None else ")")  # type: ignore[arg-type]
-                sub.insert_before(stmt, f"{raws[id(first)]} = {load}\n")  # type: ignore[arg-type]
+                stmt = sub.enclosing_statement(sk.node, first)
+                ptr = call_arg(first, "pointer", 0)  # _shared pairs loads with a pointer only
+                mask = arg_value(first, "mask", 1)
+                load = f"tl.load({sub.code(ptr)}" + (f", mask={sub.code(mask)})" if mask is not None else ")")
+                sub.insert_before(stmt, f"{raws[id(first)]} = {load}\n")
                 _use(sub, first, raws[id(first)])
             _use(sub, later, raws[id(first)])
         for lp, var in zip(splan.loops, splan.vars, strict=True):
@@ -311,8 +318,9 @@ class RowResident:
         stmt_text = (
             f"if {plan.host_bound} <= {limit}:\n    {cst.Module([]).code_for_node(fast)}\nelse:\n    {call_text}\n"
         )
-        t.tree.insert_before(site.statement, stmt_text)  # type: ignore[arg-type]
-        t.tree.remove(site.statement)  # type: ignore[arg-type]
+        stmt = launch_statement(site)  # _plan: the launch is a statement of its own
+        t.tree.insert_before(stmt, stmt_text)
+        t.tree.remove(stmt)
         return (
             f"{k.name}: {len(plan.loops)} loops over one row -> {new_name}, the row loaded once and kept in registers "
             f"({len(pairs)} repeated load(s) served by {len(raws)}), "
@@ -325,8 +333,9 @@ def _plan_loops_only(t: Target) -> tuple[_Plan, list[str]]:
     """The loop plan of the kernel copy (it has no launch of its own)."""
     code, k = t.tree.code, t.kernel
     loops = [s for s in k.node.body.body if isinstance(s, cst.For)]
-    heads = [_header(lp, code) for lp in loops]
-    return _Plan(loops, [h[0] for h in heads], heads[0][1], list(dict.fromkeys(h[2] for h in heads)), ""), []  # type: ignore[index]
+    heads = _headers(loops, code)
+    assert heads, "a copy of the kernel whose loops _plan found (all `for v in range(0, n, BLOCK)`, at least two)"
+    return _Plan(loops, [h[0] for h in heads], heads[0][1], list(dict.fromkeys(h[2] for h in heads)), ""), []
 
 
 def _use(tree: Tree, load: cst.Call, raw: str) -> None:

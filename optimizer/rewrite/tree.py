@@ -296,6 +296,14 @@ class Tree:
                 best = n
         return best
 
+    def enclosing_statement(self, scope: cst.CSTNode, node: cst.CSTNode) -> cst.BaseStatement:
+        """``statement_of`` for a node the caller found inside ``scope``, which has one (at worst ``scope`` itself,
+        a function or a compound statement); a node from elsewhere is the caller's error."""
+        stmt = self.statement_of(scope, node)
+        if stmt is None:
+            raise ValueError(f"`{node_code(node)}` is not inside the scope it was looked up in")
+        return stmt
+
     # ------------------------------------------------------------------ editing
     def edit(self, node: cst.CSTNode, fn: Edit) -> None:
         """Rewrite ``node``: ``fn`` receives it with its children's edits already applied."""

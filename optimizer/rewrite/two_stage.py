@@ -41,7 +41,15 @@ from typing import Any
 import libcst as cst
 
 from optimizer.kernel.flow import rank_of
-from optimizer.rewrite.common import fresh, host_arg_text, single_site_reasons, top_statement
+from optimizer.rewrite.common import (
+    call_arg,
+    fresh,
+    host_arg_text,
+    launch_statement,
+    single_site_reasons,
+    statement_reasons,
+    top_statement,
+)
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.persistent import body, loop_lines, persistent_grid, persistent_reasons, replace_body
@@ -87,7 +95,7 @@ class TwoStageReduction:
         same = t.facts.same_address_atomics
         if not same:
             return ["no atomic hits the same address from every program"]
-        out = single_site_reasons(t)
+        out = single_site_reasons(t) + statement_reasons(t)
         if len(same) > 1:
             out.append(f"{len(same)} same-address atomics (the rewrite handles one)")
         a = same[0]
@@ -96,11 +104,13 @@ class TwoStageReduction:
             out.append(f"{a.op} merges differently from a sum (only tl.atomic_add is rewritten)")
         if a.in_loop or stmt is None:
             out.append(f"{a.op}({a.pointer}) is not a top-level statement (in a loop, a branch, or its value used)")
+        if arg_value(a.node, "val", 1) is None:
+            out.append(f"{a.op}({a.pointer}, ...) passes its value through *args (the rewrite reads it)")
         if out:
             return out
         if self._vector(t):
             why = persistent_reasons(t, a) + vector_reasons(t, a)
-            val = t.tree.code(arg_value(a.node, "val", 1))  # type: ignore[arg-type]
+            val = t.tree.code(call_arg(a.node, "val", 1))  # tested above
             return [f"the added value {val} is a block, not a scalar per program, and the vector form does not apply: "
                     f"{'; '.join(why)}"] if why else []
         if a.mask is not None:
@@ -136,7 +146,9 @@ class TwoStageReduction:
         assert a is not None
         if point.get("form") == "vector":
             return vector_rewrite(t, a, point)
-        param, offset = _target_param(t, arg_value(a.node, "pointer", 0))  # type: ignore[misc,arg-type]
+        target = _target_param(t, call_arg(a.node, "pointer", 0))
+        assert target is not None  # preconditions: the scalar form's target is a pointer parameter (plus a literal)
+        param, offset = target
         out_host = host_arg_text(t, param)
         partials, finish = fresh(t, "partials_tsr"), fresh(t, f"{k.name}_finish")
         dims = len(t.launches[0].grid_elements or [])
@@ -145,7 +157,7 @@ class TwoStageReduction:
             lin += " + tl.num_programs(0) * (tl.program_id(1)" + (
                 " + tl.num_programs(1) * tl.program_id(2))" if dims == 3 else ")"
             )
-        val = tree.code(arg_value(a.node, "val", 1))  # type: ignore[arg-type]
+        val = tree.code(call_arg(a.node, "val", 1))  # preconditions: passed, not through *args
         n_prog = " * ".join(f"({g})" for g in t.launches[0].grid_elements or [])
         persistent = point.get("programs")
         if persistent:  # the body above the atomic loops over the original programs; one partial store after it
@@ -158,14 +170,15 @@ class TwoStageReduction:
         else:
             tree.replace(a.node, f"tl.store({partials} + {lin}, {val})")
             tree.add_params(k.node, [partials])
+        stmt = launch_statement(site)  # preconditions: the launch has its own statement line
         tree.insert_before(
-            site.statement,  # type: ignore[arg-type]
+            stmt,
             f"{partials} = torch.empty({n_prog}, device={out_host}.device, dtype=torch.float32)\n",
         )
         tree.add_keyword(site.call, partials, partials)
         block = point["second_stage_block"]
         tree.insert_after(
-            site.statement,  # type: ignore[arg-type]
+            stmt,
             f"{finish}[(1,)]({partials}, {out_host}, {partials}.numel(), {offset}, BLOCK={block})\n",
         )
         tree.insert_after(k.node, _FINISH.format(name=finish, kernel=k.name))

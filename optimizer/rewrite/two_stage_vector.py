@@ -36,7 +36,7 @@ import libcst as cst
 
 from optimizer.kernel.flow import assigned as _targets
 from optimizer.kernel.flow import names as _names
-from optimizer.rewrite.common import fresh, host_arg_text
+from optimizer.rewrite.common import call_arg, fresh, host_arg_text, launch_statement
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.persistent import body, loop_lines, persistent_grid, replace_body
 from optimizer.rewrite.tree import arg_value, body_of, call_name, skip_ids, walk
@@ -131,7 +131,7 @@ def vector_rewrite(t: Target, a: Any, point: dict[str, Any]) -> str:
     param, offs = ptr.left.value, ptr.right.value
     mask_node = arg_value(a.node, "mask", 3)
     mask = tree.code(mask_node) if mask_node is not None else None
-    val = tree.code(arg_value(a.node, "val", 1))  # type: ignore[arg-type]
+    val = tree.code(call_arg(a.node, "val", 1))  # the vector form: its value is a block, so passed
     hoisted, _ = hoistable(t, {offs} | (_read(mask_node) if mask_node is not None else set()) - set(k.params))
     out_host = host_arg_text(t, param)
     partials, finish = fresh(t, "partials_tsr"), fresh(t, f"{k.name}_finish")
@@ -145,13 +145,14 @@ def vector_rewrite(t: Target, a: Any, point: dict[str, Any]) -> str:
                      f"    {acc} += {add}.to(tl.float32)",
                      f"tl.store({partials} + tl.program_id(0) * {n_out} + {offs}, {acc}{store_mask})"])
     tree.add_params(k.node, [partials, n_blocks, n_out])
-    tree.insert_before(site.statement, f"{partials} = torch.zeros(({progs}, {out_host}.numel()), "  # type: ignore[arg-type]
-                                       f"device={out_host}.device, dtype=torch.float32)\n")
+    stmt = launch_statement(site)  # the caller's preconditions: the launch has its own statement line
+    tree.insert_before(stmt, f"{partials} = torch.zeros(({progs}, {out_host}.numel()), "
+                             f"device={out_host}.device, dtype=torch.float32)\n")
     tree.add_keyword(site.call, partials, partials)
     tree.add_keyword(site.call, n_blocks, g0)
     tree.add_keyword(site.call, n_out, f"{out_host}.numel()")
-    tree.insert_after(site.statement, f"{finish}[(triton.cdiv({out_host}.numel(), 128),)]({partials}, {out_host}, "  # type: ignore[arg-type]
-                                      f"{partials}.shape[0], {out_host}.numel(), BLOCK_P=32, BLOCK=128)\n")
+    tree.insert_after(stmt, f"{finish}[(triton.cdiv({out_host}.numel(), 128),)]({partials}, {out_host}, "
+                            f"{partials}.shape[0], {out_host}.numel(), BLOCK_P=32, BLOCK=128)\n")
     tree.insert_after(k.node, FINISH_VECTOR.format(name=finish, kernel=k.name))
     return (f"{k.name}: tl.atomic_add({a.pointer}, <vector>) from every program -> {progs} persistent programs, "
             f"each adding its blocks' vectors in an fp32 register row stored to {partials}, and {finish}, a second "

@@ -37,6 +37,11 @@ def test_two_dimensional_grid_linearizes_the_program_index() -> None:
     ("tl.atomic_add(out_ptr, tl.sum(x, axis=0))", "tl.atomic_add(out_ptr + offs, x)", "no atomic hits the same address"),
     ("tl.atomic_add(out_ptr, tl.sum(x, axis=0))", "tl.atomic_add(out_ptr, x)", "is a block, not a scalar"),
     ("tl.atomic_add(out_ptr, tl.sum(x, axis=0))", "if n > 0:\n        tl.atomic_add(out_ptr, tl.sum(x, axis=0))", "not a top-level"),
+    # the value through *args: the rewrite read None (AttributeError)
+    ("tl.atomic_add(out_ptr, tl.sum(x, axis=0))", "tl.atomic_add(out_ptr, *[tl.sum(x, axis=0)])",
+     "passes its value through"),
+    # a launch in a one-line suite has no statement line: the partials buffer and the second pass were dropped
+    ("        sum_kernel[", "        if n: sum_kernel[", "not a statement line of its own"),
 ])
 def test_refusals(old: str, new: str, reason: str) -> None:
     src = (KERNELS / "atomic_sum.py").read_text().replace(old, new)
