@@ -43,7 +43,7 @@ from typing import Any, cast
 
 import libcst as cst
 
-from optimizer.rewrite.common import fresh, single_site_reasons
+from optimizer.rewrite.common import call_arg, fresh, launch_arg, single_site_reasons
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.tree import arg_value, body_of, call_name, range_args, statements, walk
@@ -267,6 +267,8 @@ def _access(kn: _Kernel, call: cst.Call, is_load: bool) -> Access | str:
         return f"{what} without a pointer argument"
     if mask is None:
         return f"{what} of {_code(ptr)} has no mask: the descriptor's shape is unknown"
+    if not is_load and arg_value(call, "value", 1) is None:
+        return f"store of {_code(ptr)} passes no value the descriptor store can read (none, or through *args)"
     if is_load:
         other = arg_value(call, "other", 2)
         if other is not None and not (isinstance(other, (cst.Integer, cst.Float)) and float(other.value) == 0.0):
@@ -593,8 +595,7 @@ def rewrite_descriptors(t: Target, plan: Plan) -> str:
                 return cst.parse_expression(f"{new} if {flag} else {_code(old).strip()}")
             tree.edit(a.call, load)
         else:
-            val = arg_value(a.call, "value", 1)
-            v = _code(val).strip() + (".T" if a.transposed else "")  # type: ignore[arg-type]
+            v = _code(call_arg(a.call, "value", 1)).strip() + (".T" if a.transposed else "")  # _access: passed
             stmt = next(s for s in walk(a.anchor)
                         if isinstance(s, cst.SimpleStatementLine) and any(m is a.call for m in walk(s)))
             make = made[id(a.anchor)].pop() if stmt is a.anchor else ""  # the store's own line: one if/else
@@ -609,11 +610,15 @@ def rewrite_descriptors(t: Target, plan: Plan) -> str:
     tree.add_params(k.node, [f"{flag}: tl.constexpr"])
     checks = []
     for acc, _what, e in alignment_terms(t, plan):
-        host = _code(site.arg_for(k, acc.base)).strip()  # type: ignore[arg-type]
-        checks.append(f"{host}.data_ptr()" if e is None else _host_bytes(t, acc, e))
+        if e is None:  # the base pointer itself
+            checks.append(f"{_code(launch_arg(t, acc.base)).strip()}.data_ptr()")
+            continue
+        nbytes = _host_bytes(t, acc, e)
+        assert nbytes is not None  # descriptor_reasons: every term is an expression of the launch's arguments
+        checks.append(nbytes)
     units = [f"{_code(arg).strip()} == 1" for acc in plan.accesses if acc.unit_param
              and (arg := site.arg_for(k, acc.unit_param)) is not None]
-    ok = " and ".join([f"{OK_HELPER}({', '.join(dict.fromkeys(checks))})", *dict.fromkeys(units)])  # type: ignore[arg-type]
+    ok = " and ".join([f"{OK_HELPER}({', '.join(dict.fromkeys(checks))})", *dict.fromkeys(units)])
     tree.add_keyword(site.call, flag, ok)
     if site.statement is not None:
         tree.insert_before(site.statement,

@@ -112,11 +112,12 @@ def roles(t: Target) -> dict[str, str] | None:
 def literal_int_arg(t: Target, e: cst.BaseExpression | None) -> cst.Integer | None:
     if isinstance(e, cst.Integer):
         return e
-    if isinstance(e, cst.Name):
-        assigns = t.tree.assignments(t.sites[0].function, e.value)
+    fn = t.sites[0].function
+    if isinstance(e, cst.Name) and fn is not None:  # (a module-level launch's names are not followed)
+        assigns = t.tree.assignments(fn, e.value)
         if len(assigns) == 1 and isinstance(assigns[0].value, cst.Integer):
             return assigns[0].value
-        unpacked = [v.value for n in walk(t.sites[0].function) if isinstance(n, cst.Assign) and len(n.targets) == 1  # type: ignore[arg-type]
+        unpacked = [v.value for n in walk(fn) if isinstance(n, cst.Assign) and len(n.targets) == 1
                     and isinstance(n.targets[0].target, cst.Tuple) and isinstance(n.value, cst.Tuple)
                     and len(n.targets[0].target.elements) == len(n.value.elements)
                     for tg, v in zip(n.targets[0].target.elements, n.value.elements, strict=True)
@@ -150,6 +151,15 @@ def _param_default(t: Target, name: str) -> cst.Integer | None:
 
 def _is_method(f: cst.FunctionDef) -> bool:
     return bool(f.params.params) and f.params.params[0].name.value == "self"
+
+
+def _launch_literal(t: Target, name: str) -> cst.Integer:
+    """``literal_int_arg`` of the tile the launch passes for ``name``; refused, as the preconditions do, when it is
+    not a literal."""
+    lit = literal_int_arg(t, t.sites[0].arg_for(t.kernel, name))
+    if lit is None:
+        raise NotApplicable(f"{name} is not a literal at the launch (derived from shapes)")
+    return lit
 
 
 def _tile_node(t: Target, name: str) -> cst.BaseExpression | None:
@@ -296,7 +306,7 @@ class DotTileSearch:
         if ctx is not None and dict_form(t, names):
             return dict_tile(t, ctx, names)
         site = t.sites[0]
-        cur = {r: int(literal_int_arg(t, site.arg_for(t.kernel, n)).value) for r, n in names.items()}  # type: ignore[union-attr]
+        cur = {r: int(_launch_literal(t, n).value) for r, n in names.items()}
         for opt, default in (("num_warps", 4), ("num_stages", 3)):
             kw = site.keyword(opt)
             lit = literal_int_arg(t, kw.value) if kw is not None else None
@@ -322,13 +332,14 @@ class DotTileSearch:
 
             return config_list_points(t, ctx, params)
         names = roles(t)
-        cfgs = self._configs(t, ctx, params, names)  # type: ignore[arg-type]
-        if dict_form(t, names):  # type: ignore[arg-type]
+        assert names is not None  # preconditions: the dot's tiles are three distinct constexprs
+        cfgs = self._configs(t, ctx, params, names)
+        if dict_form(t, names):
             # fixed points only: host code reads the tile from the dict too, which an autotuner would bypass
             pts: list[dict[str, Any]] = [{"mode": "fixed", **c} for c in cfgs[: int(params.get("fixed_variants", 4))]]
             return [p for p in pts if p["mode"] in modes] if (modes := params.get("modes")) else pts
         # autotuning needs a grid over META: one exists, or the axes say which grid element each tile divides
-        tunable = meta_grid(t) is not None or _axes_map(t, names)  # type: ignore[arg-type]
+        tunable = meta_grid(t) is not None or _axes_map(t, names)
         pts = [{"mode": "autotune", "configs": cfgs}] if len(cfgs) >= 2 and tunable else []
         pts += [{"mode": "fixed", **c} for c in cfgs[: int(params.get("fixed_variants", 4))]]
         if cfgs and params.get("persistent", True) and not _persistent_reasons(t):
@@ -398,7 +409,9 @@ class DotTileSearch:
                 f"grid over META" + (f"; no tensor-descriptor variant: {'; '.join(why)}" if why else "")
             )
         for role, name in names.items():
-            tree.replace(_tile_node(t, name), str(point[role]))  # type: ignore[arg-type]
+            node = _tile_node(t, name)
+            assert node is not None  # preconditions: each tile is a literal at the launch (dict form: returned above)
+            tree.replace(node, str(point[role]))
         def new_grid() -> list[str]:  # the grid elements with the new tiles (when the launch passed literals)
             return (
                 []

@@ -44,7 +44,7 @@ from typing import Any
 import libcst as cst
 
 from optimizer.kernel.flow import ATOMICS
-from optimizer.rewrite.common import fresh, single_site_reasons
+from optimizer.rewrite.common import fresh, launch_arg, single_site_reasons
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.tree import arg_value, body_of, call_name, walk
@@ -229,9 +229,10 @@ class InplaceOutput:
         return ["no <buffer> = torch.empty_like(x) passed to the kernel beside x and copied back by x.copy_(<buffer>) "
                 "(the in-place form)"]
 
-    def _coverage(self, t: Target, kn: _Kernel, p: str, buf: str, src: str, offset: str, mask: str) -> list[str]:
-        """Reasons the launch is not shown to write every element of the fresh output."""
-        site, k, fn = t.sites[0], t.kernel, t.sites[0].function
+    def _coverage(self, t: Target, fn: cst.FunctionDef, kn: _Kernel, p: str, buf: str, src: str, offset: str,
+                  mask: str) -> list[str]:
+        """Reasons the launch (in ``fn``) is not shown to write every element of the fresh output."""
+        site, k = t.sites[0], t.kernel
         tensors = {_norm(src), buf}
         elems = t.launches[0].grid_elements or []
 
@@ -261,9 +262,11 @@ class InplaceOutput:
                 if nh is None or not any(nh == f"{x}.numel()" for x in tensors):
                     return [f"the launch does not pass {n} as the numel of {buf} "
                             "(coverage of the fresh output unproven)"]
+                if bh is None:  # a defaulted block the launch leaves out, or a global: the grid's divisor is unread
+                    return [f"the launch does not pass {blk.value} (coverage of the fresh output unproven)"]
                 g = _norm(elems[0]) if len(elems) == 1 else ""
-                arg_n = _norm(_code(site.arg_for(k, n)))  # type: ignore[arg-type]
-                arg_b = _norm(_code(site.arg_for(k, blk.value)))  # type: ignore[arg-type]
+                arg_n = _norm(_code(launch_arg(t, n)))  # passed: host(n) read it
+                arg_b = _norm(_code(launch_arg(t, blk.value)))  # passed: host(blk) read it
                 if g not in {f"triton.cdiv({a},{b})" for a in (arg_n, nh) for b in (arg_b, bh)}:
                     return [f"grid {elems} is not (triton.cdiv(n, BLOCK),) over the numel: coverage unproven"]
                 return []
@@ -277,22 +280,23 @@ class InplaceOutput:
         c = bound(cols[0])
         row, stride = prod[0].split("*", 1)
         start = arg_value(c, "start", 0) if isinstance(c, cst.Call) else None
+        end_node = arg_value(c, "end", 1) if isinstance(c, cst.Call) else None
         if not (isinstance(c, cst.Call) and call_name(c) == "tl.arange" and isinstance(start, cst.Integer)
-                and start.value == "0"):
+                and start.value == "0" and end_node is not None):
             return [f"{cols[0]} is not tl.arange(0, BLOCK)"]
-        end = _code(arg_value(c, "end", 1))  # type: ignore[arg-type]
+        end = _code(end_node)
         if not self._is_pid0(kn, cst.parse_expression(row)) or "*" in stride:
             return [f"row {row} is not tl.program_id(0) (row form)"]
         if not mask.startswith(f"{cols[0]}<") or mask.split("<", 1)[1] not in k.params:
             return [f"mask {mask} is not {cols[0]} < n_cols"]
         ncols = mask.split("<", 1)[1]
-        shape = [a for a in walk(fn) if isinstance(a, cst.Assign) and len(a.targets) == 1  # type: ignore[arg-type]
-                 and isinstance(a.targets[0].target, cst.Tuple) and len(a.targets[0].target.elements) == 2
+        shape = [tg for a in walk(fn) if isinstance(a, cst.Assign) and len(a.targets) == 1
+                 and isinstance(tg := a.targets[0].target, cst.Tuple) and len(tg.elements) == 2
                  and isinstance(a.value, cst.Attribute) and a.value.attr.value == "shape"
                  and _norm(_code(a.value.value)) in tensors]
         if len(shape) != 1:
             return [f"the launcher does not unpack R, C = {src}.shape (2-D rows, coverage unproven)"]
-        r, cc = (_code(e.value) for e in shape[0].targets[0].target.elements)  # type: ignore[attr-defined]
+        r, cc = (_code(e.value) for e in shape[0].elements)
         nc = _norm(_code(a_nc)) if (a_nc := site.arg_for(k, ncols)) is not None else None
         out = []
         if [_norm(e) for e in elems] != [r]:
@@ -339,7 +343,8 @@ class InplaceOutput:
                    and _norm(_code(n.value)) == src for n in walk(t.sites[0].call)):
                 reasons.append(f"a launch argument reads {src}'s strides (the input is made contiguous)")
             if not reasons:
-                reasons += self._coverage(t, kn, p, buf, src, offset, mask)  # type: ignore[arg-type]
+                assert offset is not None and mask is not None  # _rmw_reasons gives both when it finds no reason
+                reasons += self._coverage(t, fn, kn, p, buf, src, offset, mask)
             return {"mode": "fresh", **f, "kernel": kn} if not reasons else [f"fresh-output form: {r}" for r in reasons]
         g = self._inplace(t)
         if isinstance(g, dict):
@@ -381,7 +386,7 @@ class InplaceOutput:
             p, buf, src = plan["param"], plan["buf"], _code(plan["src"])
             new = fresh(t, f"{p}_out")
             tree.replace(plan["assign"].value, f"torch.empty_like({src}, memory_format=torch.contiguous_format)")
-            tree.replace(site.arg_for(k, p), f"{src}.contiguous()")  # type: ignore[arg-type]
+            tree.replace(launch_arg(t, p), f"{src}.contiguous()")  # _fresh: the launch passes the clone for p
             tree.add_keyword(site.call, new, buf)
             tree.add_params(k.node, [new])
             kn: _Kernel = plan["kernel"]
@@ -401,7 +406,7 @@ class InplaceOutput:
         for u in _uses(fn, buf):
             if u is not plan["assign"].targets[0].target and u is not plan["copy"].args[0].value:
                 tree.replace(u, dst)
-        tree.remove(t.tree.statement_of(fn, plan["assign"]))  # type: ignore[arg-type]
+        tree.remove(t.tree.enclosing_statement(fn, plan["assign"]))  # _assign_of found it in fn
         tree.remove(plan["copy_stmt"])
         return (f"{k.name}: fresh {buf} = torch.empty_like({dst}) copied back by {dst}.copy_({buf}) -> the kernel "
                 f"writes {dst} in place (saves the buffer and the copy's read + write pass)")

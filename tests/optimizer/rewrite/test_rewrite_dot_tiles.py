@@ -61,6 +61,15 @@ def test_refusals(kernel: str, reason: str) -> None:
         apply_recipe(RECIPE, RecipeContext(source=(KERNELS / f"{kernel}.py").read_text()))
 
 
+def test_a_module_level_launch_passing_a_tile_by_name_is_refused() -> None:
+    """A launch outside any function has no launcher to find the name's binding in (it used to walk None)."""
+    src = (KERNELS / "dot_tile.py").read_text().split("class ModelNew")[0] + (
+        "BK = 32\na, b = torch.randn(20, 17), torch.randn(17, 30)\nc = torch.empty((20, 30), dtype=torch.float32)\n"
+        "tile_mm_kernel[(1,)](a, b, c, 20, 30, 17, BM=32, BN=32, BK=BK)\n")
+    with pytest.raises(NotApplicable, match="BK .BLOCK_K. is not a literal at the launch"):
+        apply_recipe(RECIPE, RecipeContext(source=src))
+
+
 @pytest.mark.parametrize("kernel", ["dot_kloop", "dot_linear_relu"])
 def test_persistent_variant_loops_over_tiles_and_matches(kernel: str, tmp_path: Path) -> None:
     out = variants(kernel, num_sms=3)  # few programs: every program walks several tiles
