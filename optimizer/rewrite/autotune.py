@@ -102,8 +102,9 @@ def _remove_keywords(tree: Tree, call: cst.Call, names: set[str]) -> None:
     present = [a for a in call.args if a.keyword is not None and a.keyword.value in names]
     if not present:
         return
-    if call.args[0] in present:
-        raise NotApplicable(f"cannot remove the only argument {call.args[0].keyword.value}")  # type: ignore[union-attr]
+    first = call.args[0].keyword
+    if call.args[0] in present and first is not None:  # (in present: a keyword)
+        raise NotApplicable(f"cannot remove the only argument {first.value}")
 
     def fn(c: cst.CSTNode) -> cst.CSTNode:
         assert isinstance(c, cst.Call)

@@ -55,6 +55,7 @@ class _Plan:
     block_arg: cst.BaseExpression  # what the launch passes for B
     ncols_arg: cst.BaseExpression  # what the launch passes for the argument the column mask compares against
     recorded: list[int]  # B at the recorded launches
+    grid: cst.Tuple | cst.List  # the launch's one-element grid, as the rewrite edits it (``grid_node``)
 
 
 def _arange_block(call: cst.Call, constexprs: list[str]) -> str | None:
@@ -147,15 +148,19 @@ class ColumnTiles:
         ncols_arg = site.arg_for(t.kernel, bound) if bound else None
         if bound and ncols_arg is None:
             out.append(f"the launch does not pass {bound}")
+        grid = grid_node(site, t.tree)
+        if not isinstance(grid, (cst.Tuple, cst.List)):  # a grid variable the launcher also uses elsewhere
+            out.append(f"the grid variable `{t.tree.code(grid)}` is used beyond this launch (its tuple cannot be "
+                       "edited for the launch alone)")
         rec = launch_record(t, ctx)
         recorded = [int(v) for r in ctx.launches if r.get("kernel") == t.kernel.name
                     for v in [{**(r.get("ir_args") or {}), **(r.get("constexprs") or {})}.get(block)]
                     if isinstance(v, int)]
         if rec and recorded and max(recorded) <= min(TILES):
             out.append(f"the recorded {block} (at most {max(recorded)}) already fits one {min(TILES)}-column tile")
-        if out or block_arg is None or ncols_arg is None:
+        if out or block_arg is None or ncols_arg is None or not isinstance(grid, (cst.Tuple, cst.List)):
             return None, out
-        return _Plan(block, arange, block_arg, ncols_arg, recorded), []
+        return _Plan(block, arange, block_arg, ncols_arg, recorded, grid), []
 
     def preconditions(self, t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[str]:
         return self._plan(t, ctx)[1]
@@ -176,9 +181,8 @@ class ColumnTiles:
         width = f"min({t.tree.code(plan.block_arg)}, {c})"
         ncols = t.tree.code(plan.ncols_arg)
         t.tree.replace(plan.arange, f"tl.program_id(1) * {plan.block} + tl.arange(0, {plan.block})")
-        grid = grid_node(site, t.tree)
-        rows = t.tree.code(grid.elements[0].value)  # type: ignore[attr-defined]
-        t.tree.replace(grid, f"({rows}, triton.cdiv({ncols}, {width}))")
+        rows = t.tree.code(plan.grid.elements[0].value)  # _plan: one element (grid_elements)
+        t.tree.replace(plan.grid, f"({rows}, triton.cdiv({ncols}, {width}))")
         t.tree.replace(plan.block_arg, width)
         t.tree.add_keyword(site.call, "num_warps", str(point["num_warps"]))
         return (f"{t.kernel.name}: one row per program -> (rows, column tiles) grid; {plan.block} = "

@@ -96,6 +96,7 @@ class Access:
     address: str | None  # canonical address text (None: not comparable)
     mask: str | None
     top: cst.SimpleStatementLine | None  # the top-level statement holding it when it is not inside a loop / branch
+    pointer: cst.BaseExpression  # the call's pointer argument (an access without one refuses the chain)
 
 
 @dataclass
@@ -277,7 +278,7 @@ class Chain:
                 raise _Reject(f"{kern.name}: cannot tell which buffer `{self.tree.code(ptr)}` addresses")
             mask = arg_value(n, "mask", 1 if op == "tl.load" else 2)
             out.append(Access(ki, n, op, norm_text(kern.host[bases[0]]), bases[0], _canon(ptr, kern),
-                               _canon(mask, kern) if mask is not None else None, top_of.get(id(n))))
+                               _canon(mask, kern) if mask is not None else None, top_of.get(id(n)), ptr))
         return out
 
     def _buffers(self) -> None:
@@ -321,7 +322,7 @@ class Chain:
                 if a.top is None:
                     raise _Reject(f"{rname} reads {buf} inside a loop or branch (a per-iteration location)")
                 if a.address != st.address:
-                    here, there = (self.tree.code(arg_value(x.call, "pointer", 0)) for x in (a, st))  # type: ignore[arg-type]
+                    here, there = (self.tree.code(x.pointer) for x in (a, st))
                     raise _Reject(f"{rname} reads {buf} at `{here}`, not where {wname} wrote it (`{there}`): "
                                   "another program's value")
                 if st.mask is not None and a.mask != st.mask:
@@ -388,7 +389,9 @@ class Chain:
         m = re.search(r"dtype\s*=\s*torch\.(\w+)", text)
         if m:
             return _TL_DTYPES.get(m.group(1))
-        call = alloc.body[0].value  # type: ignore[attr-defined]
+        assign = alloc.body[0]
+        assert isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Call)  # allocation(): buf = <call>
+        call = assign.value
         if isinstance(call.func, cst.Attribute) and call.func.attr.value in NEW_ALLOC:
             return None  # ``x.new_empty(n)``: the dtype of x, unknown here (the store casts to its pointer's type)
         if not call_name(call).endswith("_like"):

@@ -159,13 +159,14 @@ def loop_reductions(t: Target) -> tuple[list[_Site], list[str]]:
                     )
                 continue
             acc, fn, value = m
+            assert isinstance(s, cst.SimpleStatementLine)  # _match matches statement lines only
             others = [n for o in body if o is not s for n in walk(o) if isinstance(n, cst.Name) and n.value == acc]
             if others:
                 bad.append(
                     f"`{acc}` is also read or written elsewhere in its loop (a running value other code depends on)"
                 )
                 continue
-            sites.append(_Site(s, loop, acc, fn, value))  # type: ignore[arg-type]
+            sites.append(_Site(s, loop, acc, fn, value))
     if not sites and not bad:
         bad.append("no tl.sum / tl.max / tl.min accumulates into a scalar inside a for loop")
     return sites, bad

@@ -112,28 +112,32 @@ def _slice_of(e: cst.BaseExpression, var: list[str]) -> tuple[cst.BaseExpression
     return e, idx
 
 
-def _nest(t: Target) -> tuple[list[cst.For], list[str]]:
-    """The loops the launch runs in, outermost first (one, or a perfect nest of two), or the reasons."""
+def _nest(t: Target) -> tuple[list[cst.For], list[tuple[str, str]], list[str]]:
+    """The loops the launch runs in, outermost first (one, or a perfect nest of two), with their ``_loop_var``; or
+    the reasons."""
     site = t.sites[0]
     if site.function is None or site.statement is None:
-        return [], ["the launch is not inside a host loop"]
+        return [], [], ["the launch is not inside a host loop"]
     around = sorted((f for f in _loops(site.function) if any(n is site.statement for n in walk(f.body))),
                     key=lambda f: -sum(1 for _ in walk(f)))  # outermost first
     if not around:
-        return [], ["the launch is not inside a host loop"]
-    names = [lv[0] if (lv := _loop_var(f)) else "?" for f in around]
+        return [], [], ["the launch is not inside a host loop"]
+    found = [_loop_var(f) for f in around]
+    heads = [lv for lv in found if lv is not None]
+    names = [lv[0] if lv is not None else "?" for lv in found]
     if len(around) > 2:
-        return [], [f"the loop over {names[-2]} is nested in another loop (at most two loops become grid axes)"]
-    if "?" in names:
-        return [], ["the loop is not `for v in range(n)`"]
+        return [], [], [f"the loop over {names[-2]} is nested in another loop (at most two loops become grid axes)"]
+    if len(heads) != len(around):
+        return [], [], ["the loop is not `for v in range(n)`"]
     if len(around) == 2:
         outer, inner = around
         body = body_of(outer)
         if len(body) != 1 or body[0] is not inner or outer.orelse is not None:
-            return [], [f"the loop over {names[0]} holds more than the loop over {names[1]} (a perfect nest is needed)"]
+            return [], [], [f"the loop over {names[0]} holds more than the loop over {names[1]} (a perfect nest is "
+                            "needed)"]
         if names[0] == names[1] or _uses(inner.iter, [names[0]]):
-            return [], [f"the range of the loop over {names[1]} depends on {names[0]} (not a rectangle)"]
-    return around, []
+            return [], [], [f"the range of the loop over {names[1]} depends on {names[0]} (not a rectangle)"]
+    return around, heads, []
 
 
 def _aliases(t: Target, body: Sequence[cst.CSTNode],
@@ -197,10 +201,10 @@ class LaunchLoopGrid:
         site, lf = t.sites[0], t.launches[0]
         if len(lf.grid_elements or []) > 2:
             return [f"grid {lf.grid} already has three axes (the loop needs one)"], {}
-        loops, out = _nest(t)
+        loops, heads, out = _nest(t)
         if out:
             return out, {}
-        var, counts = [_loop_var(f)[0] for f in loops], [_loop_var(f)[1] for f in loops]  # type: ignore[index]
+        var, counts = [v for v, _ in heads], [n for _, n in heads]
         elems = len(lf.grid_elements or [])
         if elems + len(loops) > 3:
             return [f"grid {lf.grid} has {elems} axes and the loops over {', '.join(var)} need {len(loops)} more "
@@ -314,7 +318,9 @@ class LaunchLoopGrid:
         for a in site.call.args:
             value = plan["aliases"].get(a.value.value, a.value) if isinstance(a.value, cst.Name) else a.value
             if _uses(value, var):
-                tree.replace(a.value, tree.code(_slice_of(value, var)[0]))  # type: ignore[index]
+                sl = _slice_of(value, var)
+                assert sl is not None  # _plan: an argument using the loop variables is a whole slice T[v]
+                tree.replace(a.value, tree.code(sl[0]))
         for (p, v), name in strides.items():
             tree.add_keyword(site.call, name, f"{sliced[p].base}.stride({sliced[p].dims.index(v)})")
         for s in plan["loops"][-1].body.body[:-1]:  # the inlined aliases

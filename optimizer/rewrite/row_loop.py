@@ -28,6 +28,7 @@ from optimizer.kernel.flow import names as _names
 from optimizer.rewrite.common import fresh
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.errors import NotApplicable
+from optimizer.rewrite.launch_knobs import grid_expr
 from optimizer.rewrite.tree import body_of, walk
 
 __all__ = ["rows_as_loop"]
@@ -71,13 +72,11 @@ def rows_as_loop(t: Target, pid_var: str, param: str, bound: str, n_rows: str | 
     for s in rest:
         tree.remove(s)
     tree.add_params(k.node, ([] if n_rows else ["n_rows_rpp"]) + [f"{param}: tl.constexpr"])
-    grid = site.grid
-    g = grid
-    if isinstance(grid, cst.Name):
-        assigns = tree.assignments(site.function, grid.value)
-        g = assigns[0].value if len(assigns) == 1 else grid
+    g, _assign = grid_expr(tree, site)
     body_g = g.body if isinstance(g, cst.Lambda) else g
-    g0 = body_g.elements[0].value  # type: ignore[attr-defined]
+    if not isinstance(body_g, (cst.Tuple, cst.List)) or not body_g.elements:  # rows_per_program refuses it first
+        raise NotApplicable("grid is not a tuple expression")
+    g0 = body_g.elements[0].value
     g0_text = tree.code(g0)
     if isinstance(g, cst.Lambda):
         meta = g.params.params[0].name.value if g.params.params else "META"

@@ -82,10 +82,13 @@ def _offs_def(tree: Tree, body: list[cst.BaseStatement], constexprs: list[str]) 
             and call_name(v.right) == "tl.arange"
         ):
             b = tree.code(v.left.right)
+            start, end = arg_value(v.right, "start", 0), arg_value(v.right, "end", 1)
             if (
                 b in constexprs
-                and tree.code(arg_value(v.right, "end", 1)) == b  # type: ignore[arg-type]
-                and tree.code(arg_value(v.right, "start", 0)) == "0"  # type: ignore[arg-type]
+                and end is not None
+                and tree.code(end) == b
+                and start is not None
+                and tree.code(start) == "0"
             ):
                 return i, x.targets[0].target.value, b
     return None
@@ -182,14 +185,15 @@ def _try(tree: Tree, name: str) -> str | None:
         txt = rendered.code_for_node(s).strip()
         x = s.body[0] if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 else None
         loads = [c for c in walk(s) if isinstance(c, cst.Call) and call_name(c) == "tl.load"]
-        if isinstance(x, cst.Assign) and len(loads) == 1:
-            ptr = arg_value(loads[0], "pointer", 0)
+        # (a load whose pointer is not readable, `tl.load(*args)`, stays in the loop: correct, if not hoisted)
+        ptr = arg_value(loads[0], "pointer", 0) if len(loads) == 1 else None
+        if isinstance(x, cst.Assign) and ptr is not None:
             inside = {id(m) for m in walk(loads[0])}
-            reads = {m.value for m in walk(ptr) if isinstance(m, cst.Name)} | {  # type: ignore[arg-type]
+            reads = {m.value for m in walk(ptr) if isinstance(m, cst.Name)} | {
                 m.value for m in walk(x.value) if isinstance(m, cst.Name) and id(m) not in inside}
             if not reads & loop_names:  # a per-row value: one unmasked scalar load before the loop (the row exists)
                 hoisted.append(txt.replace(rendered.code_for_node(loads[0]).strip(),
-                                           f"tl.load({rendered.code_for_node(ptr).strip()})"))  # type: ignore[arg-type]
+                                           f"tl.load({rendered.code_for_node(ptr).strip()})"))
                 continue
         if isinstance(x, cst.Assign):
             loop_names |= {t.target.value for t in x.targets if isinstance(t.target, cst.Name)}

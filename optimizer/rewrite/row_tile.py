@@ -33,6 +33,7 @@ from __future__ import annotations
 import functools
 from collections import deque
 from collections.abc import Iterator, Sequence
+from typing import TypeGuard
 
 import libcst as cst
 
@@ -90,7 +91,7 @@ def _in_ast_order(k: CstKernel) -> Iterator[cst.CSTNode]:
         queue.extend(_children(n))
 
 
-def _constexpr_if(k: CstKernel, stmt: cst.CSTNode) -> bool:
+def _constexpr_if(stmt: cst.CSTNode, k: CstKernel) -> TypeGuard[cst.If]:
     """``if FLAG:`` over constexpr parameters only: resolved at compile time, so the code stays straight-line."""
     if not isinstance(stmt, cst.If):
         return False
@@ -116,10 +117,10 @@ def _straight(k: CstKernel, stmts: Sequence[cst.CSTNode]) -> list[cst.CSTNode]:
     """The statements in order, the branches of constexpr ``if``s inlined (both: either may be compiled)."""
     out: list[cst.CSTNode] = []
     for stmt in stmts:
-        if _constexpr_if(k, stmt):
-            orelse = stmt.orelse  # type: ignore[attr-defined]
+        if _constexpr_if(stmt, k):
+            orelse = stmt.orelse
             rest = [] if orelse is None else [orelse] if isinstance(orelse, cst.If) else _block(orelse.body)
-            out += _straight(k, _block(stmt.body)) + _straight(k, rest)  # type: ignore[attr-defined]
+            out += _straight(k, _block(stmt.body)) + _straight(k, rest)
         else:
             out.append(stmt)
     return out

@@ -262,7 +262,10 @@ class RowsPerProgram:
         else:
             tree.replace(plan.g0, f"triton.cdiv({g0_text}, {param})")
             tree.add_keyword(site.call, param, param)
-            tree.insert_above(_grid_statement(t, plan.g0), f"{param} = {r}\n")  # type: ignore[arg-type]
+            stmt = _grid_statement(t, plan.g0)
+            if stmt is None:  # _plan offers the tile form only where it found it
+                raise NotApplicable("could not find the statement that builds the grid")
+            tree.insert_above(stmt, f"{param} = {r}\n")
         return f"{desc}; {param}={r}, grid {g0_text} -> cdiv({g0_text}, {r})"
 
 

@@ -125,7 +125,8 @@ def _match(t: Target) -> dict[str, Any]:
         if inline:
             prefix = [*prefix, body2[len(prefix)]]
         mean_def = next(((s, a[0]) for s in between if (a := _assigned(s)) and any(
-            isinstance(n, cst.Call) and call_name(n) == "tl.sum" and code(arg_value(n, "input", 0)) == acc  # type: ignore[arg-type]
+            isinstance(n, cst.Call) and call_name(n) == "tl.sum" and (summed := arg_value(n, "input", 0)) is not None
+            and code(summed) == acc
             for n in walk(a[1]))), None)
         if mean_def is None:
             reason = f"no `mean = tl.sum({acc}, ...) / n` between the loops"
@@ -161,18 +162,19 @@ def _match(t: Target) -> dict[str, Any]:
                 f"the load is masked but ({x} - {mean})^2 is not: masked lanes add {mean}^2 (no Welford equivalent)"
             )
             continue
-        init = next((s for s in top[:i] if (a := _assigned(s)) and a[0] == acc
-                     and isinstance(a[1], cst.Call) and call_name(a[1]) in ("tl.zeros", "tl.full")), None)
-        if init is None:
+        init_def = next(((s, a[1]) for s in top[:i] if (a := _assigned(s)) and a[0] == acc
+                         and isinstance(a[1], cst.Call) and call_name(a[1]) in ("tl.zeros", "tl.full")), None)
+        if init_def is None:
             reason = f"{acc} is not initialised with tl.zeros before the first loop"
             continue
+        init, zeros = init_def
         others = [s for s in between if s is not mean_stmt and not ((a := _assigned(s)) and a[0] == acc2)]
         later = (top[j + 1:] if acc2 != acc else []) + others  # one name reused for both sums: later reads are acc2's
         if others or any(acc in _names(s) for s in later) or mean in {n for s in prefix for n in _names(s)}:
             reason = f"{acc} or {acc2} is used beyond the statistics, or other statements sit between the loops"
             continue
         return {"loop1": loop1, "loop2": loop2, "acc": acc, "acc2": acc2, "x": x, "mean": mean, "init": init,
-                "mask": code(load_mask) if load_mask is not None else None, "inline": inline}
+                "zeros": zeros, "mask": code(load_mask) if load_mask is not None else None, "inline": inline}
     raise NotApplicable(reason)
 
 
@@ -198,7 +200,7 @@ class Welford:
         cnt, mw, m2, ok, dl = (
             fresh(t, n) for n in ("welford_count", "welford_mean", "welford_m2", "welford_ok", "welford_delta")
         )
-        zeros = tree.code(_assigned(m["init"])[1])  # type: ignore[index]
+        zeros = tree.code(m["zeros"])
         x, mean = m["x"], m["mean"]
         tree.insert_after(m["init"], f"{cnt} = {zeros}\n{mw} = {zeros}\n{m2} = {zeros}\n")
         ok_expr = f"({m['mask']}).to(tl.float32)" if m["mask"] else "1.0"

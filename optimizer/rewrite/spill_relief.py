@@ -33,7 +33,7 @@ import libcst as cst
 
 from optimizer.kernel.flow import names as _names
 from optimizer.kernel.flow import rank_of
-from optimizer.rewrite.common import fresh
+from optimizer.rewrite.common import call_arg, fresh, launch_arg
 from optimizer.rewrite.context import RecipeContext, RewriteResult
 from optimizer.rewrite.engine import Target, parse_tree, targets
 from optimizer.rewrite.errors import NotApplicable
@@ -65,10 +65,11 @@ def _plan(t: Target) -> tuple[dict[str, Any] | None, list[str]]:
     ar, offset = block_range
     if offset is not None and any(call_name(n) == "tl.arange" or isinstance(n, cst.Subscript) for n in walk(offset)):
         bad.append(f"the block range's offset `{code(offset)}` is not a scalar")
-    block = arg_value(ar, "end", 1)
+    start, block = arg_value(ar, "start", 0), arg_value(ar, "end", 1)
     cols = code(cols_assign.targets[0].target)
     if (
-        code(arg_value(ar, "start", 0)) != "0"  # type: ignore[arg-type]
+        start is None
+        or code(start) != "0"
         or not isinstance(block, cst.Name)
         or block.value not in t.kernel.constexprs
     ):
@@ -83,8 +84,10 @@ def _plan(t: Target) -> tuple[dict[str, Any] | None, list[str]]:
     after: list[cst.BaseStatement] = []
     reductions = []
     for s in top[i0 + 1:]:
-        red = [n for n in walk(s) if isinstance(n, cst.Call) and call_name(n) in _NEUTRAL
-               and rank_of(k, arg_value(n, "input", 0)) >= 1]  # type: ignore[arg-type]
+        calls = [n for n in walk(s) if isinstance(n, cst.Call) and call_name(n) in _NEUTRAL]
+        unread = [n for n in calls if arg_value(n, "input", 0) is None]
+        bad += [f"`{code(n)}` passes its input through *args (the per-lane accumulator reads it)" for n in unread]
+        red = [n for n in calls if (x := arg_value(n, "input", 0)) is not None and rank_of(k, x) >= 1]
         if isinstance(s, cst.If):  # an `if` over constexprs (compiled away): elementwise work of the loop, or after it
             if red:
                 bad.append(f"`if {code(s.test)}:` holds a reduction (only top-level reductions are split per lane)")
@@ -215,7 +218,7 @@ class ChunkedRowReduction:
             acc = fresh(t, f"acc_{i}")
             init, upd = _NEUTRAL[call_name(r)]
             inits.append(f"{acc} = {init.format(c=chunk)}\n")
-            updates.append(upd.format(a=acc, e=tree.code(arg_value(r, "input", 0))) + "\n")  # type: ignore[arg-type]
+            updates.append(upd.format(a=acc, e=tree.code(call_arg(r, "input", 0))) + "\n")  # _plan: passed
             tree.replace(r, f"{call_name(r)}({acc}, axis=0)")
         body = "".join(textwrap.indent(tree.module.code_for_node(s), "    ") for s in plan["loop"])
         tree.remove(plan["cols"])
@@ -231,7 +234,7 @@ class ChunkedRowReduction:
         tree.add_params(k.node, [f"{chunk}: tl.constexpr"])
         width = str(point["CHUNK"])
         if off is not None:  # a chunk never wider than the program's piece, or it would reach into the next one
-            width = f"min({width}, {tree.code(t.sites[0].arg_for(k, plan['block']))})"  # type: ignore[arg-type]
+            width = f"min({width}, {tree.code(launch_arg(t, plan['block']))})"  # preconditions: passed
         tree.add_keyword(t.sites[0].call, chunk, width)
         return (f"{k.name}: the {plan['block']}-wide row block (register spills) -> a loop over {point['CHUNK']}-wide "
                 f"chunks with {len(inits)} per-lane accumulator(s), reduced after the loop")

@@ -44,6 +44,9 @@ def test_tiles_wider_than_the_recorded_block_are_dropped_and_a_narrow_block_is_r
     ("tl.store(c + col_offsets, g.cast(y.dtype) * y, mask=mask)",
      "tl.store(c + col_offsets, g.cast(y.dtype) * y, mask=mask)\n    tl.store(c, 0.0)", "every tile would write it"),
     ("gate_kernel[(a2.shape[0],)]", "gate_kernel[(a2.shape[0], 1)]", "already has 2 axes"),
+    # a grid variable read elsewhere too: the rewrite read `.elements` of the name (AttributeError)
+    ("        gate_kernel[(a2.shape[0],)]", "        grid = (a2.shape[0],)\n        assert len(grid) == 1\n"
+     "        gate_kernel[grid]", "grid variable `grid` is used beyond this launch"),
 ])
 def test_refusals_name_the_failed_precondition(old: str, new: str, reason: str) -> None:
     src = (KERNELS / "wide_row_glu.py").read_text()

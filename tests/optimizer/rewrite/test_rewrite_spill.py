@@ -47,6 +47,13 @@ def test_a_stored_block_is_refused() -> None:
         apply_recipe(RECIPE, RecipeContext(source=src, evidence=SPILL))
 
 
+def test_a_reduction_of_an_unpacked_input_is_refused() -> None:
+    """``tl.sum(*xs, ...)``: no input the accumulator could read (the plan used to take the rank of None)."""
+    src = (KERNELS / "wide_l2norm.py").read_text().replace("tl.sum(x * x, axis=0)", "tl.sum(*[x * x], axis=0)")
+    with pytest.raises(NotApplicable, match="passes its input through"):
+        apply_recipe(RECIPE, RecipeContext(source=src, evidence=SPILL))
+
+
 def test_card_recipe_falls_back_to_a_launch_search_that_keeps_warps() -> None:
     card = {"kind": "register_spill_relief", "params": {"values": [1024], "search": {"num_warps": [2, 4, 8, 16]}}}
     chunked = apply_recipe(card, RecipeContext(source=(KERNELS / "wide_l2norm.py").read_text(), evidence=SPILL))
