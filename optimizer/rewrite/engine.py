@@ -26,7 +26,8 @@ from optimizer.rewrite.context import RecipeContext, RewriteResult, finish, unif
 from optimizer.rewrite.errors import NotApplicable
 from optimizer.rewrite.tree import CstKernel, CstLaunch, Tree
 
-__all__ = ["Target", "Transform", "applier", "parse_tree", "prepared_first", "targets"]
+__all__ = ["Applier", "Target", "Transform", "TransformApplier", "Variants", "VariantsApplier", "applier", "parse_tree",
+           "prepared_first", "targets"]
 
 
 @dataclass
@@ -113,7 +114,34 @@ def _one(
     return finish(tr.kind, ctx, t.tree.render(), desc, point)
 
 
-def applier(tr: Transform) -> Callable[[dict[str, Any], RecipeContext], RewriteResult]:
+Applier = Callable[[dict[str, Any], RecipeContext], RewriteResult]
+#: every point of a recipe not yet tried on this base, at most ``limit`` (``recipe.apply_recipe_variants``)
+Variants = Callable[[dict[str, Any], RecipeContext, int], list[RewriteResult]]
+
+
+class TransformApplier:
+    """An ``APPLIERS`` entry built here: a callable applier that names the transform it applies (``transform``; None
+    for a wrapped applier that is not a transform's), documented as that transform."""
+
+    def __init__(self, apply: Applier, transform: Transform | None, doc: str | None) -> None:
+        self._apply = apply
+        self.transform = transform
+        self.__doc__ = doc
+
+    def __call__(self, params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:
+        return self._apply(params, ctx)
+
+
+class VariantsApplier(TransformApplier):
+    """A ``TransformApplier`` that also gives several points at once: ``variants`` (an applier without it is asked
+    again per point, ``recipe._variants``)."""
+
+    def __init__(self, apply: Applier, transform: Transform | None, doc: str | None, variants: Variants) -> None:
+        super().__init__(apply, transform, doc)
+        self.variants = variants
+
+
+def applier(tr: Transform) -> VariantsApplier:
     """The ``APPLIERS`` entry for ``tr``: the first point not yet tried on this base."""
 
     def apply(params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:
@@ -127,13 +155,7 @@ def applier(tr: Transform) -> Callable[[dict[str, Any], RecipeContext], RewriteR
         _t, pts = _select(tr, ctx, params)
         return [_one(tr, ctx, p, params) for p in pts if p not in ctx.tried][:limit]
 
-    apply.transform = tr  # type: ignore[attr-defined]
-    apply.variants = variants  # type: ignore[attr-defined]
-    apply.__doc__ = type(tr).__doc__
-    return apply
-
-
-Applier = Callable[[dict[str, Any], RecipeContext], RewriteResult]
+    return VariantsApplier(apply, tr, type(tr).__doc__, variants)
 
 
 def prepared_first(fn: Applier, trigger: str, prepare: Callable[[str], tuple[str, str]], label: str = "") -> Applier:
@@ -161,15 +183,16 @@ def prepared_first(fn: Applier, trigger: str, prepare: Callable[[str], tuple[str
             new_ctx, why = prepared(ctx, exc)
         return rebase(fn(params, new_ctx), ctx, why)
 
+    transform = fn.transform if isinstance(fn, TransformApplier) else None
+    if not isinstance(fn, VariantsApplier):  # a composite applier without its own variants is asked again per point
+        return TransformApplier(apply, transform, fn.__doc__)
+    inner = fn.variants
+
     def variants(params: dict[str, Any], ctx: RecipeContext, limit: int) -> list[RewriteResult]:
         try:
-            return fn.variants(params, ctx, limit)  # type: ignore[attr-defined]
+            return inner(params, ctx, limit)
         except NotApplicable as exc:
             new_ctx, why = prepared(ctx, exc)
-        return [rebase(r, ctx, why) for r in fn.variants(params, new_ctx, limit)]  # type: ignore[attr-defined]
+        return [rebase(r, ctx, why) for r in inner(params, new_ctx, limit)]
 
-    apply.transform = getattr(fn, "transform", None)  # type: ignore[attr-defined]
-    if hasattr(fn, "variants"):  # a composite applier without its own variants is asked again per point instead
-        apply.variants = variants  # type: ignore[attr-defined]
-    apply.__doc__ = fn.__doc__
-    return apply
+    return VariantsApplier(apply, transform, fn.__doc__, variants)
