@@ -204,12 +204,27 @@ def _dump(ev: Any) -> dict[str, Any]:
     return out
 
 
-def _load(data: dict[str, Any], candidate: Path) -> Any:
+def _rebase_launches(launches: Any, candidate: Path, stored: str | None) -> list[Any]:
+    """The stored launch records with the kernel file moved to ``candidate``: a hit is the same source under another
+    path (another arm's session folder, possibly deleted since), and L3/L4 compile the kernel from ``file``. Records
+    of a file other than the stored candidate (a module the candidate imports) keep theirs. An entry written before
+    the stored path was recorded (``stored`` None) moves only files that no longer exist."""
+    out = []
+    for r in launches or []:
+        f = r.get("file") if isinstance(r, dict) else None
+        if f and (f == stored if stored is not None else not Path(f).exists()):
+            r = {**r, "file": str(candidate)}
+        out.append(r)
+    return out
+
+
+def _load(data: dict[str, Any], candidate: Path, stored: str | None = None) -> Any:
     from kb.models import TimingProtocol, Validation
     from optimizer.harness.evaluation import Evaluation
     from optimizer.harness.hacks import HackFinding
 
     d = dict(data)
+    d["launches"] = _rebase_launches(d.get("launches"), candidate, stored)
     d["validation"] = Validation.model_validate(d["validation"])
     d["protocol"] = TimingProtocol.model_validate(d["protocol"]) if d.get("protocol") else None
     d["findings"] = [HackFinding(**f) for f in d.get("findings") or []]
@@ -240,10 +255,11 @@ def cached(kind: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
                 return fn(*args, **kwargs)
             rec = cache.get(key)
             if rec is not None:
-                return _load(rec["evaluation"], cand)
+                return _load(rec["evaluation"], cand, rec.get("candidate_path"))
             ev = fn(*args, **kwargs)
             if ev.passed and ev.status == "ok":
                 cache.put(key, {"kind": kind, "problem": a["problem"].name, "gpu": cache.gpu_for(a["backend"]),
+                                "candidate_path": str(cand),
                                 "cost_s": round(float(ev.duration_s), 3), "evaluation": _dump(ev)})
             return ev
 

@@ -89,6 +89,37 @@ def test_a_second_evaluation_of_the_same_source_is_a_hit(setup: Any, tmp_path: P
     assert len(fresh) == 1
 
 
+def test_a_hit_moves_launch_records_to_the_candidate(setup: Any, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """L3/L4 compile the kernel from a launch record's ``file``: a hit must name this candidate, not the session
+    folder of the arm that stored it (the ablation found L3 failing with FileNotFoundError on a resumed run, after the
+    other arm's folder was gone). Records of another file (an imported module) keep theirs."""
+    problem, timer, settings, cand = setup
+    helper = tmp_path / "helper_kernels.py"
+    helper.write_text("# a module the candidate imports\n")
+    judged = timer.judged
+
+    def with_launches(request: Any, backend: str, settings: Any, *, python: str | None = None) -> SandboxResult:
+        res = judged(request, backend, settings, python=python)
+        res.payload["launches"] = [{"kernel": "softmax_kernel", "file": str(Path(request.candidate).resolve()),
+                                    "grid": [4]}, {"kernel": "helper", "file": str(helper), "grid": [1]}]
+        return res
+
+    monkeypatch.setattr(ev_mod, "_judged", with_launches)
+    first = ev_mod.evaluate(problem, cand, backend="cuda", settings=settings)
+    assert first.launches[0]["file"] == str(cand.resolve())
+    other = tmp_path / "b" / "round_00.py"
+    other.parent.mkdir()
+    shutil.copyfile(cand, other)
+    shutil.rmtree(cand.parent)  # the storing arm's folder is gone
+    second = ev_mod.evaluate(problem, other, backend="cuda", settings=settings)
+    assert len(timer.calls) == 1  # a hit
+    assert [r["file"] for r in second.launches] == [str(other.resolve()), str(helper)]
+    # an entry stored before the path was recorded: only files that no longer exist move
+    legacy = timing_cache._rebase_launches([{"file": "/gone/round_03.py"}, {"file": str(helper)}], other, None)
+    assert [r["file"] for r in legacy] == [str(other), str(helper)]
+
+
 def test_a_changed_source_gpu_or_comparison_misses(setup: Any, tmp_path: Path) -> None:
     problem, timer, settings, cand = setup
     ev_mod.evaluate(problem, cand, backend="cuda", settings=settings)
