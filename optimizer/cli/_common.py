@@ -109,6 +109,29 @@ def _say_error(code: str, message: str) -> None:
     err_console.print(f"[bold red]error[/] ({code}): {escape(one_line(message))}", soft_wrap=True)
 
 
+def attach_log_file(path: Path) -> logging.Handler:
+    """Send this process's log records to ``path`` (appended; its folder is created): the project's own loggers
+    (``kb``, ``retrieval``, ``synthesis``, ``optimizer``) from DEBUG, third-party ones from INFO, tracebacks included.
+    Broad catches inside a command log what they caught, with an error id, at INFO or DEBUG; this file is where those
+    ids lead (``ladder --log-file F ...``). The terminal keeps what it showed: WARNING and up on stderr."""
+    path = Path(path).expanduser()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setLevel(logging.DEBUG)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    if not root.handlers:  # Python's last-resort stderr handler stops once the root has one: keep its behaviour
+        terminal = logging.StreamHandler()
+        terminal.setLevel(logging.WARNING)
+        root.addHandler(terminal)
+    root.addHandler(handler)
+    if root.level == logging.NOTSET or root.level > logging.INFO:
+        root.setLevel(logging.INFO)
+    for name in ("kb", "retrieval", "synthesis", "optimizer"):
+        logging.getLogger(name).setLevel(logging.DEBUG)
+    return handler
+
+
 def friendly_errors(fn: Callable[P, R]) -> Callable[P, R]:
     """The CLI's one error path: a domain error (``LadderError``) becomes one clear line on stderr,
     ``error (code): message``, and exit status 2, instead of a traceback. Every command is wrapped in it.
@@ -150,8 +173,8 @@ def friendly_errors(fn: Callable[P, R]) -> Callable[P, R]:
             # the traceback goes to the command's log where it has one (`ladder serve`), never to the terminal
             level = logging.ERROR if logging.getLogger().handlers else logging.DEBUG
             error_id = log_error(log, e, f"command {fn.__name__}", level=level)
-            _say_error("internal", f"error {error_id}: {type(e).__name__}: {e} (set LADDER_DEBUG=1 to see the "
-                       "traceback)")
+            _say_error("internal", f"error {error_id}: {type(e).__name__}: {e} (its traceback: run again with "
+                       "LADDER_DEBUG=1, or with --log-file F / LADDER_LOG_FILE=F and look for the id in F)")
             raise typer.Exit(1) from None
 
     return wrapper

@@ -17,9 +17,13 @@ Every command reports domain errors through ``_common.friendly_errors`` (one lin
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
 from optimizer.cli import kbcmds
+from optimizer.cli._common import attach_log_file
 from optimizer.cli.bench import bench_app
 from optimizer.cli.cluster import cluster_command
 from optimizer.cli.ir import ir_command
@@ -30,6 +34,19 @@ from optimizer.cli.review import review_app, synthesize_command
 
 app = typer.Typer(help="Kernel Ladder: a KB-centred retrieval service and four-level diagnosis ladder for "
                        "Triton kernels.", no_args_is_help=True, pretty_exceptions_enable=False)
+
+
+@app.callback()
+def _global_options(
+    log_file: Annotated[
+        Path | None,
+        typer.Option("--log-file", envvar="LADDER_LOG_FILE",
+                     help="append every log record (DEBUG and up, with tracebacks) to this file: an error id a "
+                          "command prints (\"error 3f9c...\") is found there"),
+    ] = None,
+) -> None:
+    if log_file is not None:
+        attach_log_file(log_file)
 app.command("serve")(kbcmds.serve_command)
 app.command("query")(kbcmds.query_command)
 app.command("health")(kbcmds.health_command)
