@@ -26,7 +26,7 @@ def _tool(name: str) -> str:
 
 
 def test_the_checked_paths_exist():
-    assert {"kb", "retrieval", "synthesis"} <= set(PATHS)
+    assert {"kb", "retrieval", "synthesis", "optimizer"} <= set(PATHS)  # the whole product
     assert [p for p in PATHS if not (ROOT / p).exists()] == []
 
 
@@ -43,3 +43,13 @@ def test_mypy_is_clean_on_the_checked_paths():
     if "No module named mypy" in done.stderr:
         pytest.fail("mypy (dev dependency group) is not installed: run scripts/setup-env.sh")
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-1000:]
+
+
+def test_product_code_tells_no_campaign_history():
+    """Comments and docstrings say why, not which work session found it (issue 33 item 8): "session 11's kernel"
+    goes stale the day it is written; the measured fact that motivates a rule stays."""
+    pattern = re.compile(r"\b[Ss]ession \d+\b")
+    hits = [f"{f.relative_to(ROOT)}:{i}" for pkg in ("kb", "retrieval", "synthesis", "optimizer")
+            for f in sorted((ROOT / pkg).rglob("*.py"))
+            for i, line in enumerate(f.read_text().splitlines(), 1) if pattern.search(line)]
+    assert hits == []

@@ -89,7 +89,7 @@ def ncu(problem: Problem, candidate: Path, *, settings: LadderSettings, kernels:
     from optimizer.profile.cuda import CLASSIFIER_METRICS, ncu_command, parse_ncu_csv, summarize_ncu
 
     # ncu runs inside the worker's jail, whose /tmp is private: its log folder is bound writable, else ncu cannot open
-    # the log, exits 1 at once and writes nothing anywhere (every ncu run on the lent GPU until session 20)
+    # the log, exits 1 at once and writes nothing anywhere
     log = Path(tempfile.mkdtemp(prefix="ladder_ncu_")) / "ncu.csv"
     cases = problem.cases_for("cuda")
     req = RunRequest(problem=str(problem.path), candidate=str(candidate), backend="cuda",

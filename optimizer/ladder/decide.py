@@ -248,8 +248,9 @@ def break_tie(d: Decision, findings: list[Finding]) -> list[Decision]:
     """Decisions for the causes of an unresolved contradiction, in ranking order (score x dominance prior).
 
     A contradiction escalates; when the last level still sees two equally supported structural causes calling for
-    different rewrites, the ladder used to fall back on the L2 class's generic family (session 11's naive kl_div:
-    a buffer round trip and a 256-column loop step tied at 0.60 through L4, and a shared-memory knob was tried).
+    different rewrites, falling back on the L2 class's generic family tries a knob neither cause names (a naive
+    kl_div: a buffer round trip and a 256-column loop step tie at 0.60 through L4; the class's family is a
+    shared-memory knob).
     Both causes are real; the caller takes the first of these whose family applies to the kernel, and the record
     names the contradiction it broke."""
     if d.decided or not d.contradiction or not d.ranking:

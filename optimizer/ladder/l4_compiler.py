@@ -26,8 +26,8 @@ __all__ = ["CompilerLevel"]
 
 
 #: Invariant-card text (condition, constraints, questions) the KB holds and the summary paraphrases: the trajectory
-#: keeps the card ids, pass, stage and source lines, not a copy of the card per round (session 11: it was a fifth of
-#: every committed trajectory).
+#: keeps the card ids, pass, stage and source lines, not a copy of the card per round (a copy per round made up a
+#: fifth of a trajectory's size).
 _KB_TEXT = {"condition", "constraints", "questions", "account"}
 
 

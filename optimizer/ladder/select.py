@@ -131,8 +131,8 @@ def nonimproving_tries(ctx: LadderContext) -> dict[str, int]:
     """Family -> rounds on the current base whose rewrite did not improve (neutral, regressed or failed).
 
     A family that regressed on two bases of this session and never improved counts as spent on every base: its
-    points are a search over one knob, and a new base rarely changes the knob's answer (session 10's scale-softmax
-    tried rows-per-program five times over three bases, 23 s a round, and regressed every time)."""
+    points are a search over one knob, and a new base rarely changes the knob's answer (without this rule a
+    scale-softmax session tried rows-per-program five times over three bases, 23 s a round, regressing each time)."""
     sha = ctx.source_sha
     out: dict[str, int] = {}
     regressed: dict[str, set[str]] = {}

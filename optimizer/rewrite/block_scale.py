@@ -50,8 +50,8 @@ _LARGE = 1024
 _SERIAL_LARGE = 8192
 #: the most elements one program's 2-D tile may hold after scaling (registers: 8 warps x 32 lanes x 64)
 _MAX_TILE = 16384
-#: a scaled grid keeps at least this many programs per SM (session 11: sum_dim's 512-program grid scaled to 128
-#: programs, one per SM or less, ran 0.15x)
+#: a scaled grid keeps at least this many programs per SM (a sum_dim 512-program grid scaled to 128 programs,
+#: one per SM or less, ran 0.15x)
 _MIN_WAVES = 2
 
 
