@@ -37,7 +37,7 @@ app = typer.Typer(help="Kernel Ladder: a KB-centred retrieval service and four-l
 
 
 @app.callback()
-def _global_options(
+def global_options(
     log_file: Annotated[
         Path | None,
         typer.Option("--log-file", envvar="LADDER_LOG_FILE",

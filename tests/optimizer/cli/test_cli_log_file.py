@@ -12,7 +12,7 @@ import typer
 from typer.testing import CliRunner
 
 from optimizer.cli._common import friendly_errors
-from optimizer.cli.app import _global_options
+from optimizer.cli.app import global_options
 
 
 @pytest.fixture
@@ -32,7 +32,7 @@ def restore_logging() -> Iterator[None]:
 
 def _app() -> typer.Typer:
     a = typer.Typer()
-    a.callback()(_global_options)
+    a.callback()(global_options)
 
     @a.command()
     @friendly_errors
