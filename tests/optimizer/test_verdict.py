@@ -14,6 +14,9 @@ from optimizer.harness import verdict
 from optimizer.harness.evaluation import Evaluation, to_timing
 from optimizer.harness.problem import load_problem
 from optimizer.proposers.offline import OfflineProposer
+from optimizer.round.diagnose import full_size_launches
+from optimizer.round.screen import screen_points
+from optimizer.round.select import select
 from optimizer.session import Session
 from optimizer.settings import LadderSettings
 
@@ -103,19 +106,20 @@ def test_winner_is_retimed_and_selection_uses_the_retime(tmp_path: Path, monkeyp
                         "candidate": blocks(1 / confirmed[candidate.name], 0.002, seed=2)}}
         return _ev([r])
 
-    monkeypatch.setattr("optimizer.session.retime", fake_retime)
+    monkeypatch.setattr("optimizer.round.context.retime", fake_retime)
     s = Session(DATA / "softmax", None, kb=FakeKB(LADDER_CARDS), settings=LadderSettings(), backend="cuda",
                 proposer=OfflineProposer(), out_dir=tmp_path)
-    s.floor, s.initial, s.methods = 0.01, tmp_path / "round_00.py", {"c": "do_bench"}
+    setup = s.setup
+    setup.floor, setup.initial, setup.methods = 0.01, tmp_path / "round_00.py", {"c": "do_bench"}
     traj = Trajectory(id="t-1", problem={"name": "softmax"}, backend="cuda",
                       rounds=[Round(index=0, outcome="baseline"), _timed_round(1, 1.3, tmp_path / "round_01.py"),
                               _timed_round(2, 1.1, tmp_path / "round_02.py")])
-    s._select(traj)
+    sel = select(setup, traj)
     assert calls == ["round_01.py", "round_02.py"]  # the best two by in-round speedup
-    assert traj.best_round == 2 and traj.selection.confirmed[1].point == pytest.approx(1.0, abs=0.01)  # 1.3x did not hold
+    assert sel.round == 2 and sel.confirmed[1].point == pytest.approx(1.0, abs=0.01)  # 1.3x did not hold
     traj.rounds = traj.rounds[:2]
-    s._select(traj)
-    assert traj.best_round == 0 and "initial candidate stays best" in traj.selection.note
+    sel = select(setup, traj)
+    assert sel.round == 0 and "initial candidate stays best" in sel.note
 
 
 def test_committed_trajectories_still_load() -> None:
@@ -172,15 +176,15 @@ def test_round_screens_the_points_on_the_largest_case_and_keeps_the_fastest_vali
                           timing_cases=[{"case": "c", "stats": {"median_ms": speed[Path(candidate).read_text()]}, "role_stats": stats}],
                           device="NVIDIA H200")
 
-    monkeypatch.setattr("optimizer.session.evaluate", fake_evaluate)
-    monkeypatch.setattr("optimizer.session.retime", fake_retime)
+    monkeypatch.setattr("optimizer.round.context.evaluate", fake_evaluate)
+    monkeypatch.setattr("optimizer.round.context.retime", fake_retime)
     s = Session(DATA / "softmax", None, kb=FakeKB(LADDER_CARDS), settings=LadderSettings(), backend="cuda",
                 proposer=OfflineProposer(), out_dir=tmp_path)
-    s.methods = {"c": "cudagraph"}
+    s.setup.methods = {"c": "cudagraph"}
     props = [Proposal(source=f"v{j}", diff="", family="block-scale", recipe={"applied": {"BLOCK": 512 << j}},
                       description="", hypothesis="") for j in range(3)]
     clock = PhaseClock()
-    chosen, ev = s._screen(3, props, clock)
+    chosen, ev = screen_points(s.setup, 3, props, clock)
     largest = max(problem.cases, key=lambda c: problem.bytes_moved(c) or 0)
     # every point validated on the largest case only, untimed; the valid ones timed together in one worker
     assert sorted(t for t, _, _ in seen) == ["v0", "v1", "v2"] and all(c == [largest] and not t for _, c, t in seen)
@@ -209,19 +213,19 @@ def test_an_interpreter_session_gives_the_ladder_the_full_size_launches_once_per
         cases_asked.append(case)
         return full, "", {"M": 65536, "N": 1000}
 
-    monkeypatch.setattr("optimizer.session.record_launches", fake_record)
+    monkeypatch.setattr("optimizer.round.context.record_launches", fake_record)
     s = Session(DATA / "softmax", None, kb=FakeKB(LADDER_CARDS), settings=LadderSettings(), backend="interpreter",
                 proposer=OfflineProposer(), out_dir=tmp_path)
     base = tmp_path / "base.py"
     base.write_text("v0")
     smoke = Evaluation(candidate=base, backend="interpreter", status="ok", reason="", validation=Validation(passed=True),
                        launches=[{"kernel": "softmax_kernel", "grid": [4]}])
-    got = s._full_size_launches(base, smoke, PhaseClock())
+    got = full_size_launches(s.setup, base, smoke, PhaseClock())
     assert got.launches == full and smoke.launches == [{"kernel": "softmax_kernel", "grid": [4]}]  # the record is untouched
-    assert s.cache[keys.LAUNCH_CASE] == {"M": 65536, "N": 1000}
-    s._full_size_launches(base, smoke, PhaseClock())
+    assert s.setup.cache[keys.LAUNCH_CASE] == {"M": 65536, "N": 1000}
+    full_size_launches(s.setup, base, smoke, PhaseClock())
     base.write_text("v1")  # a new base is recorded again
-    s._full_size_launches(base, smoke, PhaseClock())
+    full_size_launches(s.setup, base, smoke, PhaseClock())
     assert calls == ["v0", "v1"]
     from optimizer.ladder.cases import representative_case
 
@@ -236,13 +240,13 @@ def test_the_baseline_fixes_each_cases_method_for_the_whole_session(tmp_path: Pa
     traj = Trajectory(id="t-1", problem={"name": "softmax"}, backend="cuda")
     base = _ev([{**_case("small", {"candidate": [0.01] * 8, "aa": [0.01] * 8}), "decided_ms": 0.0101},
                 {**_case("big", {"candidate": [0.4] * 8, "aa": [0.4] * 8}), "method": "do_bench", "decided_ms": 0.41}])
-    s._fix_methods(traj, base, unseen=False)
-    assert s.methods == {"small": "cudagraph", "big": "do_bench"}
+    s.setup.fix_methods(traj, base, unseen=False)
+    assert s.setup.methods == {"small": "cudagraph", "big": "do_bench"}
     assert traj.timing_methods["small"].decided_ms == 0.0101 and not traj.timing_methods["big"].unseen
     later = _ev([{**_case("small", {"candidate": [0.5] * 8}), "method": "do_bench"},
                  {**_case("odd", {"candidate": [0.02] * 8, "initial": [0.02] * 8}), "decided_ms": 0.02}])
-    s._fix_methods(traj, later, unseen=True)
-    assert s.methods == {"small": "cudagraph", "big": "do_bench", "odd": "cudagraph"} and traj.timing_methods["odd"].unseen
+    s.setup.fix_methods(traj, later, unseen=True)
+    assert s.setup.methods == {"small": "cudagraph", "big": "do_bench", "odd": "cudagraph"} and traj.timing_methods["odd"].unseen
 
 
 def test_to_timing_reports_host_time_and_flags_a_host_regression() -> None:
