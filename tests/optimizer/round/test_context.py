@@ -3,17 +3,22 @@ problem, backend and settings; ``ladder diagnose`` opens the same set-up."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
-from kb.errors import InvalidArgument
-from kb.models import Validation
-from optimizer.harness.outcome import Evaluation
-from optimizer.ladder import keys
-from optimizer.phases import PhaseClock
-from optimizer.round.context import RoundSetup, default_candidate
-from optimizer.settings import LadderSettings
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/optimizer: timing_fakes
+
+from timing_fakes import timed_case, timed_eval  # noqa: E402
+
+from kb.errors import InvalidArgument  # noqa: E402
+from kb.models import Trajectory, Validation  # noqa: E402
+from optimizer.harness.outcome import Evaluation  # noqa: E402
+from optimizer.ladder import keys  # noqa: E402
+from optimizer.phases import PhaseClock  # noqa: E402
+from optimizer.round.context import RoundSetup, default_candidate  # noqa: E402
+from optimizer.settings import LadderSettings  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "softmax"
 
@@ -64,3 +69,22 @@ def test_the_ladder_context_shares_the_setups_cache_and_workdir(tmp_path: Path) 
     ctx = s.ladder_context(s.candidate, ev, clock, exclude_cards={"x"})
     assert ctx.problem is s.problem and ctx.cache is s.cache and ctx.workdir == tmp_path and ctx.phases is clock
     assert ctx.backend == "interpreter" and ctx.settings is s.settings and ctx.exclude_cards == {"x"}
+
+
+def test_the_baseline_fixes_each_cases_method_for_the_whole_session(tmp_path: Path) -> None:
+    """One timing truth: the baseline's per-case method (decided from the initial kernel) is recorded and reused;
+    an unseen case gets its own, chosen the same way, and never overwrites a seen case's."""
+    s = _setup(tmp_path)
+    traj = Trajectory(id="t-1", problem={"name": "softmax"}, backend="cuda")
+    small = timed_case("small", {"candidate": [0.01] * 8, "aa": [0.01] * 8})
+    big = timed_case("big", {"candidate": [0.4] * 8, "aa": [0.4] * 8})
+    base = timed_eval([{**small, "decided_ms": 0.0101}, {**big, "method": "do_bench", "decided_ms": 0.41}])
+    s.fix_methods(traj, base, unseen=False)
+    assert s.methods == {"small": "cudagraph", "big": "do_bench"}
+    assert traj.timing_methods["small"].decided_ms == 0.0101 and not traj.timing_methods["big"].unseen
+    odd = timed_case("odd", {"candidate": [0.02] * 8, "initial": [0.02] * 8})
+    later = timed_eval([{**timed_case("small", {"candidate": [0.5] * 8}), "method": "do_bench"},
+                        {**odd, "decided_ms": 0.02}])
+    s.fix_methods(traj, later, unseen=True)
+    assert s.methods == {"small": "cudagraph", "big": "do_bench", "odd": "cudagraph"}
+    assert traj.timing_methods["odd"].unseen
