@@ -82,29 +82,28 @@ def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str 
     ``rewrite``: also ask the offline proposer for the rewrite a round would make (``Diagnosis.rewrite``).
     ``recorded_timing``: ``{"device", "case_ms", "source"}`` measured earlier for this exact candidate source
     (``ladder.keys.RECORDED_TIMING``); a static diagnosis reads its roofline fractions from it."""
-    from optimizer.harness.evaluation import Evaluation, evaluate, record_launches, to_timing
-    from optimizer.harness.problem import load_problem
+    from optimizer.backend import check_backend
+    from optimizer.harness.evaluation import Evaluation
     from optimizer.ladder import keys
     from optimizer.ladder.cases import HEADROOM_RULE, autotuned_note, headroom_case, representative_case
     from optimizer.ladder.cases import RULE as CASE_RULE
     from optimizer.ladder.engine import run_ladder
-    from optimizer.ladder.types import LadderContext
-    from optimizer.phases import PhaseClock, TimedKB
-    from optimizer.session import check_backend, default_candidate, problem_input_dtypes
+    from optimizer.phases import PhaseClock
+    from optimizer.round.context import RoundSetup
     from optimizer.settings import LadderSettings
 
     t_start = time.perf_counter()
     clock = PhaseClock()
     settings = LadderSettings()
     be = check_backend(backend)
-    prob = load_problem(problem)
-    cand = Path(candidate).resolve() if candidate else default_candidate(prob.path)
+    setup = RoundSetup.open(problem, candidate, backend=be, settings=settings, kb=kb, workdir=Path(workdir or "."))
+    prob, cand = setup.problem, setup.candidate
     if validate or be != "interpreter":
-        ev = evaluate(prob, cand, backend=be, settings=settings)
+        ev = setup.evaluate(cand)
         clock.merge(ev.phase_s)
     else:  # static diagnosis only (the labelled benchmark validates its kernels in its own tests)
         ev = Evaluation(candidate=cand, backend=be, status="ok", reason="", validation=Validation(passed=True))
-    timing = to_timing(ev, ev.case_ms(), backend=be, problem=prob)
+    timing = setup.timing(ev, ev.case_ms())
     out = Diagnosis(problem=prob.name, candidate=cand, backend=be, device=ev.device, versions=ev.versions,
                     validation=ev.validation, timing=timing, static_only=ev.static_only or be == "interpreter")
     if not ev.passed:
@@ -116,28 +115,24 @@ def diagnose(problem: str | Path, candidate: str | Path | None, *, backend: str 
                          f"{ev.reason[:200]}); L1 and L3 still report, L2 has no measurement")
     if not validate and be == "interpreter":
         out.notes.append("not validated (validate=False): static diagnosis only")
-    launch_case: dict[str, Any] | None = None
     if be == "interpreter":
         worst = headroom_case(prob, recorded_timing["case_ms"], recorded_timing["device"]) if recorded_timing else None
         rule = f"{HEADROOM_RULE}: {worst[1]:.0%} of it" if worst else CASE_RULE
-        launches, note, launch_case = record_launches(prob, cand, settings,
-                                                      case=worst[0] if worst else representative_case(prob))
+        launches, note, launch_case = setup.record_launches(cand, worst[0] if worst else representative_case(prob))
         if launches:
             ev.launches = launches  # full-size launch records: L1/L3 see the grid and divisibility of a real case
+            setup.cache[keys.LAUNCH_CASE] = launch_case
             out.notes.append(f"static only: L1 and L3 read the launches of case {launch_case} ({rule}), recorded "
                              "without executing any kernel" + (f" ({note})" if note else ""))
             if (tuned := autotuned_note(launches)):
                 out.notes.append(tuned)
-        else:
-            launch_case = None
-            if note:
-                out.notes.append(note)
-    ctx = LadderContext(problem=prob, candidate=cand, backend=be, kb=TimedKB(kb, clock),
-                        settings=settings, evaluation=ev, phases=clock,
-                        workdir=Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="ladder-diagnose-")),
-                        cache={keys.INPUT_DTYPES: problem_input_dtypes(prob)}
-                        | ({keys.LAUNCH_CASE: launch_case} if launch_case else {})
-                        | ({keys.RECORDED_TIMING: recorded_timing} if recorded_timing else {}))
+        elif note:
+            out.notes.append(note)
+    if recorded_timing:
+        setup.cache[keys.RECORDED_TIMING] = recorded_timing
+    if not workdir:  # a scratch folder, made only once the ladder runs
+        setup.workdir = Path(tempfile.mkdtemp(prefix="ladder-diagnose-"))
+    ctx = setup.ladder_context(cand, ev, clock)
     outcome = run_ladder(ctx, max_level=max_level, stop_early=False)
     out.levels = list(outcome.results)
     out.stop, out.chosen = outcome.stop, outcome.chosen

@@ -262,7 +262,8 @@ class Runner:
 
     def run_one(self, arm: str, prob: dict[str, Any]) -> dict[str, Any]:
         from optimizer.harness.timing_cache import open_cache
-        from optimizer.session import Session, make_proposer
+        from optimizer.proposers.factory import make_proposer
+        from optimizer.session import Session
 
         settings = self.settings_for(arm)
         folder = REPO / prob["folder"]

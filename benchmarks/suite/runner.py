@@ -332,7 +332,8 @@ class Runner:
     def run_session(self, op: str) -> dict[str, Any]:
         import json
 
-        from optimizer.session import Session, make_proposer
+        from optimizer.proposers.factory import make_proposer
+        from optimizer.session import Session
 
         settings = self.settings or self.default_settings()
         sess_dir = self.out / op / "session"
@@ -372,8 +373,8 @@ class Runner:
     def _finish_truncated(self, sess_dir: Path) -> Any:
         """The session as it stood when the budget ran out: best round selected over the rounds run, best.py copied."""
         from kb.models import Trajectory
-        from optimizer.session import select_best
         from optimizer.harness.timing import geomean
+        from optimizer.round.select import select_best
 
         traj = Trajectory.model_validate_json((sess_dir / "trajectory.json").read_text())
         traj.best_round = select_best(traj.rounds)

@@ -1,5 +1,5 @@
 """``ladder optimize`` and ``ladder diagnose``: thin commands over ``optimizer.session.Session`` and
-``optimizer.diagnosis.diagnose``.
+``optimizer.diagnosis.diagnose`` (the backend checked by ``optimizer.backend``).
 
 The KB client is obtained through ``retrieval.client.connect(server=..., home=...)`` (``_common.connect_kb``): the
 gRPC service when ``--server`` is given, else the embedded KB. With ``--json`` only JSON goes to stdout (progress
@@ -72,8 +72,10 @@ def optimize_command(
     ] = None,
 ) -> None:
     """Run an optimization session: baseline, then rounds of diagnosis, rewrite and validation."""
+    from optimizer.backend import check_backend
     from optimizer.harness.triton_env import select_triton
-    from optimizer.session import Session, check_backend, make_proposer
+    from optimizer.proposers.factory import make_proposer
+    from optimizer.session import Session
     from optimizer.settings import LadderSettings
 
     console = out_console(json_out)
@@ -208,9 +210,9 @@ def diagnose_command(
     With ``--rewrite`` the diff is printed last and unwrapped, naming the candidate on both sides: ``ladder diagnose
     ... --rewrite > fix.patch && git apply fix.patch`` (or ``patch -p1``) from the same directory applies it."""
     from kb.vocab import is_level
+    from optimizer.backend import check_backend
     from optimizer.diagnosis import diagnose
     from optimizer.harness.triton_env import select_triton
-    from optimizer.session import check_backend
 
     if not is_level(max_level):
         raise typer.BadParameter("--max-level must be one of L1, L2, L3, L4")

@@ -112,7 +112,8 @@ def _relay(report: Report) -> Callable[[str, dict[str, Any]], None]:
 
 def run_session(spec: SessionSpec, report: Report | None = None, connect: Connect | None = None) -> dict[str, Any]:
     """Run one session and submit its trajectory under ``spec.trajectory_id``; returns ClusterResult fields."""
-    from optimizer.session import Session, make_proposer
+    from optimizer.proposers.factory import make_proposer
+    from optimizer.session import Session
     from optimizer.settings import LadderSettings
 
     report = report or (lambda _e, _d: None)

@@ -12,7 +12,8 @@ from optimizer.ladder.engine import LadderOutcome
 from optimizer.ladder.types import LadderContext
 from optimizer.proposers.base import Proposal
 from optimizer.proposers.offline import OfflineProposer
-from optimizer.session import Session, select_best
+from optimizer.round.select import select_best
+from optimizer.session import Session
 from optimizer.settings import LadderSettings
 
 DATA = Path(__file__).parent / "data"

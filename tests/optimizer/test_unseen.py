@@ -10,7 +10,8 @@ from ladder_fakes import LADDER_CARDS, FakeKB
 
 from optimizer.harness.problem import load_problem
 from optimizer.proposers.offline import OfflineProposer
-from optimizer.session import Session, derived_unseen_cases, unseen_cases
+from optimizer.round.unseen import derived_unseen_cases, unseen_cases
+from optimizer.session import Session
 from optimizer.settings import LadderSettings
 
 DATA = Path(__file__).parent / "data"
