@@ -29,9 +29,11 @@ loop accumulating an fp32 register row, one partial row per program, and a secon
 The second kernel sums the partials in a fixed order (a [BLOCK] fp32 vector accumulator over chunks, then one
 tree reduction) and adds the total to the output, so the result no longer depends on the order in which programs
 finish and whatever the output held before the launch (zeros, a bias) is kept, as with the atomic.
-Refused, with the reason: vector atomics outside the vector form's domain, atomics in loops or branches, masked
-scalar atomics, atomic_max/min/xchg/cas
-(their merge differs), a program-dependent target (that is a scatter, not a same-address reduction).
+``tl.atomic_max`` / ``tl.atomic_min`` (merged by max / min), the two branches of one if/else, and grids over
+``META`` take the extensions of ``two_stage_merge.py`` (plain form only). Refused, with the reason: vector atomics
+outside the vector form's domain, atomics in loops or other branches, masked scalar atomics, atomic_xchg/cas and
+mixed operations (their merge differs), atomics on two targets, a program-dependent target (that is a scatter,
+not a same-address reduction).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from optimizer.rewrite.common import (
     fresh,
     host_arg_text,
     launch_statement,
+    meta_grid_of,
     single_site_reasons,
     statement_reasons,
     top_statement,
@@ -54,22 +57,10 @@ from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.persistent import body, loop_lines, persistent_grid, persistent_reasons, replace_body
 from optimizer.rewrite.tree import arg_value
+from optimizer.rewrite.two_stage_merge import MERGES, alternatives, finish_source, meta_programs
 from optimizer.rewrite.two_stage_vector import vector_reasons, vector_rewrite
 
 __all__ = ["TwoStageReduction"]
-
-_FINISH = '''
-@triton.jit
-def {name}(partials_ptr, out_ptr, n_partials, offset, BLOCK: tl.constexpr):
-    """Second stage of {kernel}: sum the per-program partials in a fixed order, add the total to the output."""
-    acc = tl.zeros([BLOCK], dtype=tl.float32)
-    for start in range(0, n_partials, BLOCK):
-        offs = start + tl.arange(0, BLOCK)
-        acc += tl.load(partials_ptr + offs, mask=offs < n_partials, other=0.0)
-    total = tl.sum(acc, axis=0)
-    tl.store(out_ptr + offset, tl.load(out_ptr + offset) + total)
-'''
-
 
 def _target_param(t: Target, ptr: cst.BaseExpression) -> tuple[str, str] | None:
     """(pointer parameter, integer offset text) for ``p`` or ``p + 3``."""
@@ -82,38 +73,45 @@ def _target_param(t: Target, ptr: cst.BaseExpression) -> tuple[str, str] | None:
 
 
 class TwoStageReduction:
-    """Same-address tl.atomic_add -> per-program partials plus a deterministic second-pass kernel."""
+    """Same-address tl.atomic_add / max / min -> per-program partials plus a deterministic second-pass kernel."""
 
     kind = "two_stage_reduction"
     card = "two-stage-reduction"
 
     def _atomic(self, t: Target):
         same = t.facts.same_address_atomics
-        return same[0] if len(same) == 1 else None
+        return same[0] if same and len({a.pointer for a in same}) == 1 else None
 
     def preconditions(self, t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[str]:
         same = t.facts.same_address_atomics
         if not same:
             return ["no atomic hits the same address from every program"]
-        out = single_site_reasons(t) + statement_reasons(t)
-        if len(same) > 1:
-            out.append(f"{len(same)} same-address atomics (the rewrite handles one)")
+        out = single_site_reasons(t, meta_grid=True, decorated=True) + statement_reasons(t)
         a = same[0]
-        stmt = top_statement(t, a.node)
-        if a.op != "tl.atomic_add":
-            out.append(f"{a.op} merges differently from a sum (only tl.atomic_add is rewritten)")
-        if a.in_loop or stmt is None:
+        if len({x.pointer for x in same}) > 1:
+            out.append(f"{len(same)} same-address atomics on {len({x.pointer for x in same})} targets (the rewrite "
+                       "handles one target)")
+        elif len(same) > 1:
+            out += [why] if (why := alternatives(t, [x.node for x in same])) else []
+        elif a.in_loop or top_statement(t, a.node) is None:
             out.append(f"{a.op}({a.pointer}) is not a top-level statement (in a loop, a branch, or its value used)")
-        if arg_value(a.node, "val", 1) is None:
+        if len({x.op for x in same}) > 1 or a.op not in MERGES:
+            out.append(f"{', '.join(sorted({x.op for x in same}))} merge differently from one sum, max or min (only "
+                       "tl.atomic_add, tl.atomic_max or tl.atomic_min, one of them, is rewritten)")
+        if any(arg_value(x.node, "val", 1) is None for x in same):
             out.append(f"{a.op}({a.pointer}, ...) passes its value through *args (the rewrite reads it)")
+        out += [why] if (why := meta_programs(t)[1]) else []
         if out:
             return out
+        if self._vector(t) and (len(same) > 1 or a.op != "tl.atomic_add" or meta_grid_of(t) is not None):
+            return ["a block-valued atomic takes the vector form, which handles one top-level tl.atomic_add under a "
+                    "tuple grid"]
         if self._vector(t):
-            why = persistent_reasons(t, a) + vector_reasons(t, a)
+            vec = persistent_reasons(t, a) + vector_reasons(t, a)
             val = t.tree.code(call_arg(a.node, "val", 1))  # tested above
             return [f"the added value {val} is a block, not a scalar per program, and the vector form does not apply: "
-                    f"{'; '.join(why)}"] if why else []
-        if a.mask is not None:
+                    f"{'; '.join(vec)}"] if vec else []
+        if any(x.mask is not None for x in same):
             out.append(f"{a.op}({a.pointer}) is masked")
         ptr = arg_value(a.node, "pointer", 0)
         target = _target_param(t, ptr) if ptr is not None else None
@@ -133,8 +131,9 @@ class TwoStageReduction:
         plain = {"second_stage_block": block}
         if self._vector(t):  # partial rows of n_out floats per program: fewer programs than the scalar form
             return [{"form": "vector", "programs": int(p)} for p in params.get("vector_programs") or (256, 64)]
-        if persistent_reasons(t, self._atomic(t)):
-            return [plain]
+        a = self._atomic(t)
+        if persistent_reasons(t, a) or a.op != "tl.atomic_add" or len(t.facts.same_address_atomics) > 1:
+            return [plain]  # the persistent loop accumulates a sum of one atomic's values
         return [
             *({"second_stage_block": block, "programs": int(p)} for p in params.get("programs") or (2048, 512)),
             plain,
@@ -151,14 +150,15 @@ class TwoStageReduction:
         param, offset = target
         out_host = host_arg_text(t, param)
         partials, finish = fresh(t, "partials_tsr"), fresh(t, f"{k.name}_finish")
-        dims = len(t.launches[0].grid_elements or [])
+        meta = meta_grid_of(t) if t.launches[0].grid_elements is None else None
+        dims = len(meta[1]) if meta is not None else len(t.launches[0].grid_elements or [])
         lin = "tl.program_id(0)"
         if dims >= 2:
             lin += " + tl.num_programs(0) * (tl.program_id(1)" + (
                 " + tl.num_programs(1) * tl.program_id(2))" if dims == 3 else ")"
             )
         val = tree.code(call_arg(a.node, "val", 1))  # preconditions: passed, not through *args
-        n_prog = " * ".join(f"({g})" for g in t.launches[0].grid_elements or [])
+        n_prog = meta_programs(t)[0] or " * ".join(f"({g})" for g in t.launches[0].grid_elements or [])
         persistent = point.get("programs")
         if persistent:  # the body above the atomic loops over the original programs; one partial store after it
             n_blocks, n_prog, g0 = persistent_grid(t, persistent)
@@ -168,21 +168,24 @@ class TwoStageReduction:
             tree.add_params(k.node, [partials, n_blocks])
             tree.add_keyword(site.call, n_blocks, g0)
         else:
-            tree.replace(a.node, f"tl.store({partials} + {lin}, {val})")
+            for x in t.facts.same_address_atomics:  # one, or the branches of one if/else (alternatives)
+                tree.replace(x.node, f"tl.store({partials} + {lin}, {tree.code(call_arg(x.node, 'val', 1))})")
             tree.add_params(k.node, [partials])
         stmt = launch_statement(site)  # preconditions: the launch has its own statement line
-        tree.insert_before(
-            stmt,
-            f"{partials} = torch.empty({n_prog}, device={out_host}.device, dtype=torch.float32)\n",
-        )
+        if a.op != "tl.atomic_add":  # the merge's identity in every slot: the output's value, in its dtype
+            alloc = f"{out_host}.reshape(-1)[{offset}:{offset} + 1].repeat({n_prog})"
+        else:  # slots of programs a META grid does not launch must add nothing
+            alloc = (f"torch.{'zeros' if meta is not None else 'empty'}({n_prog}, device={out_host}.device, "
+                     "dtype=torch.float32)")
+        tree.insert_before(stmt, f"{partials} = {alloc}\n")
         tree.add_keyword(site.call, partials, partials)
         block = point["second_stage_block"]
         tree.insert_after(
             stmt,
             f"{finish}[(1,)]({partials}, {out_host}, {partials}.numel(), {offset}, BLOCK={block})\n",
         )
-        tree.insert_after(k.node, _FINISH.format(name=finish, kernel=k.name))
-        return (f"{k.name}: tl.atomic_add({a.pointer}, ...) from every program -> one fp32 partial per program "
-                f"({partials}, {n_prog} programs"
+        tree.insert_after(k.node, finish_source(a.op, finish, k.name))
+        return (f"{k.name}: {a.op}({a.pointer}, ...) from every program -> one partial per program "
+                f"({partials}, {n_prog} programs" + (" at most" if meta is not None else "")
                 + (", each looping over the original programs' blocks" if persistent else "")
-                + f") and {finish}, a one-program pass that sums them in a fixed order")
+                + f") and {finish}, a one-program pass that merges them ({MERGES[a.op][1]}) in a fixed order")
