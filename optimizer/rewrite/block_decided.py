@@ -94,7 +94,8 @@ def edit_configs(t: Target, new: list[dict[str, Any]]) -> str:
     texts = [_config_text(c) for c in new]
     if isinstance(arg.value, cst.List):
         old = list(arg.value.elements)
-        comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        comma = next((e.comma for e in old if isinstance(e.comma, cst.Comma)),  # the list's own layout
+                     cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
         added = [cst.Element(expr(x)) for x in texts]
         elems = [e.with_changes(comma=comma) for e in old] + added
         elems[-1] = elems[-1].with_changes(comma=old[-1].comma if old else cst.MaybeSentinel.DEFAULT)

@@ -257,9 +257,11 @@ class BlockScale:
                                f"(range(.., .., {name}))")
                 continue
             plan = _Plan(name, v or 0, form, node, decided, configs)  # 0: decided at run time, not recorded
-            for other in names:
-                if other != name and (size := sized[other]):
-                    plan.other_tile *= int(size)
+            model = max(configs, key=lambda c: int(c["kwargs"][name])) if configs else None
+            for other in names:  # an autotuned tile: the other blocks as its largest-block config sets them
+                size = model["kwargs"].get(other) if model is not None else sized[other]
+                if other != name and isinstance(size, int) and size > 0:
+                    plan.other_tile *= size
             arg = t.sites[0].arg_for(t.kernel, name) if decided is None else None
             host = arg.value if isinstance(arg, cst.Name) else None
             if form == "grid":

@@ -58,6 +58,9 @@ def meta_grid_of(t: Target) -> tuple[str, list[cst.BaseExpression]] | None:
     g = grid_node(site, t.tree)
     params: cst.Parameters | None = None
     body: cst.BaseExpression | None = None
+    if isinstance(g, cst.Name) and site.function is not None \
+            and len(assigns := t.tree.assignments(site.function, g.value)) == 1:
+        g = assigns[0].value  # read, never edited here: a grid variable other launches share is followed too
     if isinstance(g, cst.Lambda):
         params, body = g.params, g.body
     elif isinstance(g, cst.Name):
