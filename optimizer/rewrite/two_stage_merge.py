@@ -1,6 +1,6 @@
 """``two_stage_reduction`` beyond one top-level ``tl.atomic_add``: max/min merges, branch alternatives, META grids.
 
-Three extensions of the scalar form (``two_stage.py``), each with its domain:
+Four extensions of the scalar form (``two_stage.py``), each with its domain:
 
 - **merge**: ``tl.atomic_max`` / ``tl.atomic_min`` as well as ``tl.atomic_add``. The partials hold the output's
   dtype (a max or min is exact in it), and the second stage combines them with the output's current value by the
@@ -9,7 +9,10 @@ Three extensions of the scalar form (``two_stage.py``), each with its domain:
 - **alternatives**: several same-address atomics on one target that are the branches of one top-level
   ``if``/``else`` (each branch exactly one atomic statement, the same operation): every program runs exactly one
   of them, so each becomes the store of the program's partial (``if tl.constexpr(hip): atomic_max(p, v,
-  sem="relaxed") else: atomic_max(p, v)``). Atomics on two different targets are refused.
+  sem="relaxed") else: atomic_max(p, v)``).
+- **targets**: same-address atomics on different targets (``out_ptr`` and ``out_ptr + 1``: a sum and a max in
+  one pass), each a top-level statement (or a pair of alternatives) whose value is unused, are independent: each
+  target gets its own partials buffer and second pass, merged by its own operation (plain form only).
 - **META grid**: a grid over the meta-parameters (``lambda meta: (cdiv(n, meta["BLOCK"]),)``) launches a number of
   programs the host learns only at the launch (the autotuner's or heuristic's block). The partials are sized for
   the most programs it can launch: the grid evaluated at the smallest value of each block it reads (the autotune
