@@ -381,7 +381,10 @@ class BlockScale:
             how = f"{plan.current} -> {new}"
         for lit, offset in plan.grid_literals:
             t.tree.replace(lit, str(new + offset))
-        if "num_warps" not in decorator_knobs(t.tree, t.kernel):  # an autotuner's configs set the warps
+        warps = f"num_warps={point['num_warps']}"
+        if "num_warps" in decorator_knobs(t.tree, t.kernel):
+            warps = "num_warps as its autotune configs set them"
+        else:
             t.tree.add_keyword(t.sites[0].call, "num_warps", str(point["num_warps"]))
         return (f"{t.kernel.name}: {plan.block} {how} elements per "
-                f"{'program' if plan.form == 'grid' else 'loop step'} ({where}), num_warps={point['num_warps']}")
+                f"{'program' if plan.form == 'grid' else 'loop step'} ({where}), {warps}")

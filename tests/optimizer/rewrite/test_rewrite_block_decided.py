@@ -83,3 +83,13 @@ def test_a_launch_set_block_behind_a_meta_grid_is_changed_at_the_launch() -> Non
     res = apply_recipe(RECIPE, RecipeContext(source=src))
     assert "relu_rows_kernel[grid](x, out, cols, x.stride(0), BLOCK=1024, num_warps=4)" in res.source
     assert 'meta["BLOCK"]' in res.source  # the grid already follows the launch's block
+
+
+def test_a_launch_block_under_an_autotuner_of_warps_only_leaves_the_warps_to_it(tmp_path: Path) -> None:
+    src = (KERNELS / "meta_block_heuristic.py").read_text().replace(
+        '@triton.heuristics({"BLOCK": lambda args: 32})',
+        '@triton.autotune(configs=[triton.Config({}, num_warps=2)], key=["n_cols"])').replace(
+        "*x.stride()[:1])", "x.stride(0), BLOCK=32)")
+    res = apply_recipe(RECIPE, RecipeContext(source=src))
+    assert "relu_rows_kernel[grid](x, out, cols, x.stride(0), BLOCK=1024)" in res.source  # no num_warps it overrides
+    assert "num_warps as its autotune configs set them" in res.description
