@@ -65,6 +65,21 @@ def config_list(t: Target) -> cst.List | cst.ListComp | None:
     return v if isinstance(v, (cst.List, cst.ListComp)) else None
 
 
+def _factory_defaults(t: Target) -> dict[str, str]:
+    """Parameter -> default text of the module function the decorator calls with no arguments for its configs
+    (``configs=element_wise_kernel_configs()`` over ``def element_wise_kernel_configs(block_name="BLOCK_SIZE")``):
+    the values its list reads for them; empty for any other form."""
+    dec = _autotune(t)
+    v = next((a.value for a in dec.args if a.keyword is not None and a.keyword.value == "configs"),
+             dec.args[0].value if dec.args and dec.args[0].keyword is None else None) if dec is not None else None
+    if not (isinstance(v, cst.Call) and not v.args):
+        return {}
+    f = next((s for s in t.tree.module.body if isinstance(s, cst.FunctionDef) and s.name.value == call_name(v)), None)
+    if f is None:
+        return {}
+    return {p.name.value: cst.Module([]).code_for_node(p.default) for p in f.params.params if p.default is not None}
+
+
 def _literal_values(node: cst.BaseExpression) -> list[Any] | None:
     """The values a comprehension iterates: a list/tuple literal of constants, or ``range`` of literal ints."""
     text = cst.Module([]).code_for_node(node)
@@ -153,6 +168,9 @@ def parsed_configs(t: Target) -> list[dict[str, Any]] | None:
     lst = config_list(t)
     if lst is None:
         return None
+    env = _factory_defaults(t)
+    if env and isinstance(lst, cst.List):  # `{block_name: 64}` in a factory called with no arguments
+        lst = cast(cst.List, lst.visit(_Substitute(env)))
     cfgs = _expand(lst) if isinstance(lst, cst.ListComp) else [_parse_config(e) for e in lst.elements]
     if cfgs is None or not cfgs:
         return None

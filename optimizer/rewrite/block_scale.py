@@ -20,13 +20,20 @@ After (one point of the round's search; 1024, 2048, 4096 and 512 elements are ti
 
     # host: silu_kernel[(M, triton.cdiv(N, 1024))](x, y, N, BLOCK=1024, num_warps=4)
 
+Where the grid reads the block from ``META`` (``lambda META: (cdiv(n, META["B"]),)``, or a named function
+``def grid(meta): return ...``), the grid already follows the block and only the block changes, where it is set:
+the launch keyword, or -- for a block a decorator decides -- the autotune configs or the heuristic
+(``block_decided.py``: configs are added, the key kept; a heuristic becomes ``max(<heuristic>, V)``); a launch
+whose block a decorator decides may pass ``*args`` (its arguments are not read).
+
 Every load and store addressed through the block range must be masked (a larger block reaches past the end
 otherwise), and the block literal may appear in the launching function only where the grid divides by it or as
 another kernel's launch keyword (a partial buffer sized ``cdiv(n, 256)`` elsewhere would fall out of step): refused
-otherwise, with the reason. Also refused: ``tl.dot`` kernels (``dot_tile_search`` tunes tiles), autotuned kernels,
-blocks already >= 1024 elements, a loop whose recorded bound already fits in one block, and a grid-form block
-whose recorded grid would fall below 2 programs per SM (sizes are capped there). ``num_warps`` follows
-the block (4 up to 1024 elements, 8 above), so each thread keeps 4-16 elements in registers.
+otherwise, with the reason. Also refused: ``tl.dot`` kernels (``dot_tile_search`` tunes tiles), autotune
+configs that are not spelled out (built at run time), blocks already >= 1024 elements (autotune configs: >=
+4096), a loop whose recorded bound already fits in one block, and a grid-form block whose recorded grid
+would fall below 2 programs per SM (sizes are capped there). ``num_warps`` follows the block (4 up to 1024
+elements, 8 above), so each thread keeps 4-16 elements in registers.
 """
 
 from __future__ import annotations
@@ -37,8 +44,17 @@ from typing import Any
 import libcst as cst
 
 from optimizer.kernel.flow import dependents
-from optimizer.rewrite.common import grid_node, launch_record, single_site_reasons
+from optimizer.rewrite.block_decided import (
+    added_configs,
+    config_block_values,
+    decided_by,
+    edit_configs,
+    edit_heuristic,
+    heuristic_reason,
+)
+from optimizer.rewrite.common import grid_node, launch_record, meta_grid_of, meta_keys, single_site_reasons
 from optimizer.rewrite.context import RecipeContext
+from optimizer.rewrite.effect import decorator_knobs
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.tree import LOOP_RANGES, arg_value, call_name, range_args, walk
 
@@ -48,6 +64,8 @@ __all__ = ["BlockScale", "int_literal"]
 _LARGE = 1024
 #: with ``cause:serial_tail`` evidence a grid-form block is scaled up to here (fewer partials for the one-program pass)
 _SERIAL_LARGE = 8192
+#: an autotuned block gets configs up to this many elements (the autotuner keeps the best per key)
+_MAX_ADDED = 4096
 #: the most elements one program's 2-D tile may hold after scaling (registers: 8 warps x 32 lanes x 64)
 _MAX_TILE = 16384
 #: a scaled grid keeps at least this many programs per SM (a sum_dim 512-program grid scaled to 128 programs,
@@ -60,7 +78,10 @@ class _Plan:
     block: str  # the constexpr
     current: int
     form: str  # "grid" | "loop"
-    value_node: cst.BaseExpression  # what sets the block at the launch: the keyword's literal, or the host assignment's
+    value_node: cst.BaseExpression | None  # what sets the block at the launch (the keyword's literal, or the host
+    # assignment's); None where a decorator decides it
+    decided: str | None = None  # "autotune" | "heuristics": the decorator that sets the block (block_decided.py)
+    configs: list[dict[str, Any]] = field(default_factory=list)  # the autotune configs, where they decide it
     grid_literals: list[tuple[cst.Integer, int]] = field(default_factory=list)  # grid literals and their offset from B
     other_tile: int = 1  # the product of the other constexpr ranges' sizes (a 2-D tile)
     loop_bound: int | None = None
@@ -95,6 +116,22 @@ def _launched_value(t: Target, name: str) -> tuple[int | None, cst.BaseExpressio
     return None, None, f"{name}={t.tree.code(arg)} is not an integer literal or a host variable assigned one"
 
 
+def _block_value(t: Target, ctx: RecipeContext, name: str) -> tuple[int | None, cst.BaseExpression | None, str]:
+    """(value, node to edit, why not) for the constexpr ``name``: passed at the launch (``_launched_value``), or
+    decided by a decorator (``block_decided``: the value is the recorded launch's, when one was recorded)."""
+    decided = decided_by(t, name)
+    if decided is None and t.kernel.autotuned and t.sites[0].arg_for(t.kernel, name) is None:
+        why = config_block_values(t, name)[1] or f"no autotune config sets {name}"
+        return None, None, f"{name} is not passed at the launch, so the autotuner sets it, and {why}"
+    if decided is None:
+        if any(a.star for a in t.sites[0].call.args):
+            return None, None, "the launch passes *args / **kwargs"
+        return _launched_value(t, name)
+    why = config_block_values(t, name)[1] if decided == "autotune" else heuristic_reason(t, name)
+    recorded = (launch_record(t, ctx).get("constexprs") or {}).get(name)
+    return (recorded if isinstance(recorded, int) else None), None, why
+
+
 def _form(t: Target, name: str) -> str | None:
     pids = set(t.facts.pid.values())
     for n in walk(t.kernel.node.body):
@@ -111,13 +148,19 @@ def _form(t: Target, name: str) -> str | None:
     return None
 
 
-def _grid_literals(t: Target, value: int, host: str | None) -> tuple[list[tuple[cst.Integer, int]], bool]:
+def _grid_literals(t: Target, name: str, value: int | None,
+                   host: str | None) -> tuple[list[tuple[cst.Integer, int]], bool]:
     """Literals in the grid that carry the block (``cdiv(E, B)``: offset 0; ``(E + B - 1) // B``: -1), and whether
     the grid divides by the block at all: by the literal, by the host variable ``host`` that holds it, or by
-    ``META[...]`` in a grid lambda."""
+    ``META[name]`` in a grid over the meta-parameters (``common.meta_grid_of``: a lambda or a named function)."""
+    if (meta := meta_grid_of(t)) is not None:
+        key, elements = meta
+        divisors = [n.args[1].value for e in elements for n in walk(e)
+                    if isinstance(n, cst.Call) and call_name(n) in ("triton.cdiv", "cdiv") and len(n.args) == 2]
+        divisors += [n.right for e in elements for n in walk(e)
+                     if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.FloorDivide)]
+        return [], any(name in meta_keys(d, key) for d in divisors)
     g = grid_node(t.sites[0], t.tree)
-    if isinstance(g, cst.Lambda):
-        return [], any(isinstance(n, cst.Subscript) for n in walk(g.body))
     scopes: list[cst.CSTNode] = [g]  # a grid element named on the host (`n_blocks = triton.cdiv(n, 512)`) counts too
     for el in g.elements if isinstance(g, (cst.Tuple, cst.List)) else []:
         if isinstance(el.value, cst.Name) and len(a := t.tree.assignments(t.sites[0].function, el.value.value)) == 1:
@@ -138,7 +181,8 @@ def _grid_literals(t: Target, value: int, host: str | None) -> tuple[list[tuple[
             divides = True
             if isinstance(n.right, cst.Integer):
                 found.append((n.right, 0))
-                found += [(m, -1) for m in walk(n.left) if isinstance(m, cst.Integer) and int_literal(m) == value - 1]
+                found += [(m, -1) for m in walk(n.left)
+                          if isinstance(m, cst.Integer) and value is not None and int_literal(m) == value - 1]
     return found, divides
 
 
@@ -180,7 +224,7 @@ class BlockScale:
     card = "enlarge-tiny-blocks"
 
     def _plan(self, t: Target, ctx: RecipeContext) -> tuple[_Plan | None, list[str]]:
-        out = single_site_reasons(t)
+        out = single_site_reasons(t, meta_grid=True, decorated=True, star_args=True)
         if t.facts.dots:
             out.append("has tl.dot: its tiles are tuned by dot_tile_search, not by a block-range scale")
         if out:
@@ -189,32 +233,39 @@ class BlockScale:
         if not names:
             return None, ["no tl.arange(0, B) with a constexpr size B"]
         reasons: list[str] = []
-        launched = {name: _launched_value(t, name) for name in names}
+        launched = {name: _block_value(t, ctx, name) for name in names}
         sized = {name: v for name, (v, _node, _why) in launched.items()}
         reasons += [why for _v, _node, why in launched.values() if why]
         # a one-program pass loops once per program of this kernel (serial_tail): blocks up to _SERIAL_LARGE still
         # shorten it, whatever the per-program work
         large = _SERIAL_LARGE if "cause:serial_tail" in ctx.evidence else _LARGE
         for name in names:
-            v, node, _why = launched[name]
-            if v is None or node is None:
+            v, node, why = launched[name]
+            decided = decided_by(t, name)
+            if why or (v is None and decided is None):
                 continue
+            configs = config_block_values(t, name)[0] if decided == "autotune" else []
+            top = max(int(c["kwargs"][name]) for c in configs) if configs else v
             form = _form(t, name)
-            if v >= (large if form == "grid" else _LARGE):
-                reasons.append(f"{name}={v} is already >= {large if form == 'grid' else _LARGE} elements")
+            limit = (_MAX_ADDED if decided == "autotune" else large) if form == "grid" else _LARGE
+            if top is not None and top >= limit:
+                reasons.append(f"{name}={top} is already >= {limit} elements"
+                               + (" (the largest of its autotune configs)" if configs else ""))
                 continue
             if form is None:
                 reasons.append(f"{name} sizes neither a program's block (pid * {name}) nor a loop step "
                                f"(range(.., .., {name}))")
                 continue
-            plan = _Plan(name, v, form, node)
-            for other in names:
-                if other != name and (size := sized[other]):
-                    plan.other_tile *= int(size)
-            arg = t.sites[0].arg_for(t.kernel, name)
+            plan = _Plan(name, v or 0, form, node, decided, configs)  # 0: decided at run time, not recorded
+            model = max(configs, key=lambda c: int(c["kwargs"][name])) if configs else None
+            for other in names:  # an autotuned tile: the other blocks as its largest-block config sets them
+                size = model["kwargs"].get(other) if model is not None else sized[other]
+                if other != name and isinstance(size, int) and size > 0:
+                    plan.other_tile *= size
+            arg = t.sites[0].arg_for(t.kernel, name) if decided is None else None
             host = arg.value if isinstance(arg, cst.Name) else None
             if form == "grid":
-                lits, divides = _grid_literals(t, v, host)
+                lits, divides = _grid_literals(t, name, v, host)
                 if not divides:
                     reasons.append(f"the grid {t.launches[0].grid} does not divide by {name}: programs x {name} would "
                                    "no longer cover the range")
@@ -222,10 +273,10 @@ class BlockScale:
                 plan.grid_literals = lits if host is None else []
             else:
                 plan.loop_bound = self._loop_bound(t, ctx, name)
-                if plan.loop_bound is not None and plan.loop_bound <= v:
+                if plan.loop_bound is not None and v is not None and plan.loop_bound <= v:
                     reasons.append(f"the loop bound ({plan.loop_bound}) already fits in one {name}={v} block")
                     continue
-            stray = _stray_literals(t, v, plan.grid_literals, node) if host is None else []
+            stray = _stray_literals(t, v, plan.grid_literals, node) if host is None and node is not None and v else []
             masks = _unmasked(t)
             if stray or masks:
                 reasons += stray + masks
@@ -257,7 +308,7 @@ class BlockScale:
         """The largest block that keeps the recorded grid at >= ``_MIN_WAVES`` programs per SM (a grid-form block
         only: a larger block divides the program count). None when no grid was recorded."""
         grid = launch_record(t, ctx).get("grid")
-        if plan.form != "grid" or not (
+        if plan.form != "grid" or plan.current == 0 or not (
             isinstance(grid, (list, tuple)) and grid and all(isinstance(g, int) for g in grid)
         ):
             return None
@@ -268,13 +319,31 @@ class BlockScale:
         fits = plan.current * programs // floor  # programs x current / new >= floor  <=>  new <= this
         return 1 << (fits.bit_length() - 1) if fits > 0 else 0
 
+    def _cap(self, t: Target, ctx: RecipeContext, plan: _Plan) -> int:
+        cap = _MAX_TILE // max(1, plan.other_tile)
+        if plan.loop_bound:
+            cap = min(cap, 1 << (plan.loop_bound - 1).bit_length())
+        if (grid_cap := self._grid_cap(t, ctx, plan)) is not None:
+            cap = min(cap, grid_cap)
+        return cap
+
+    def _added(self, t: Target, ctx: RecipeContext, plan: _Plan) -> list[int]:
+        """Autotuned: 2, 4 and 8 times the configs' largest block, up to ``_MAX_ADDED`` and the caps."""
+        top = max(int(c["kwargs"][plan.block]) for c in plan.configs)
+        return [top << i for i in (1, 2, 3) if top << i <= min(_MAX_ADDED, self._cap(t, ctx, plan))]
+
     def preconditions(self, t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[str]:
-        _plan, why = self._plan(t, ctx)
+        plan, why = self._plan(t, ctx)
+        if plan is not None and plan.decided == "autotune" and not self._added(t, ctx, plan):
+            return [f"no block above the autotune configs' largest {plan.block} fits the caps (a tile of at most "
+                    f"{_MAX_TILE} elements, {_MIN_WAVES} programs per SM on the recorded grid)"]
         return why
 
     def points(self, t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[dict[str, Any]]:
         plan, _ = self._plan(t, ctx)
         assert plan is not None
+        if plan.decided == "autotune":  # one point: the autotuner times the added configs beside the author's
+            return [{plan.block: self._added(t, ctx, plan)}]
         values = [int(v) for v in (params.get("values") or [1024, 2048, 4096, 512])]
         if "cause:serial_tail" in ctx.evidence and plan.form == "grid":
             # a one-program pass loops once per program of this kernel: larger blocks shorten that serial loop
@@ -287,11 +356,7 @@ class BlockScale:
                 {x // plan.other_tile for x in (2048, 4096, 1024, 8192) if x // plan.other_tile > plan.current},
                 key=lambda v: (v * plan.other_tile != 2048, v),
             )
-        cap = _MAX_TILE // max(1, plan.other_tile)
-        if plan.loop_bound:
-            cap = min(cap, 1 << (plan.loop_bound - 1).bit_length())
-        if (grid_cap := self._grid_cap(t, ctx, plan)) is not None:
-            cap = min(cap, grid_cap)
+        cap = self._cap(t, ctx, plan)
         keep = [v for v in values if plan.current < v <= cap and v & (v - 1) == 0]
         if not keep:  # the row or the tile caps every listed size: the largest power of two that fits
             top = 1 << (cap.bit_length() - 1)
@@ -301,11 +366,25 @@ class BlockScale:
     def rewrite(self, t: Target, ctx: RecipeContext, point: dict[str, Any]) -> str:
         plan, _ = self._plan(t, ctx)
         assert plan is not None
+        where = ("the grid divides by it" if plan.form == "grid" else "the loop steps by it")
+        if plan.decided == "autotune":
+            values = [int(v) for v in point[plan.block]]
+            how = edit_configs(t, added_configs(plan.configs, plan.block, values, plan.other_tile))
+            return (f"{t.kernel.name}: autotune configs {plan.block}={values} {how}; key kept, the autotuner times "
+                    f"them beside its own ({where})")
         new = int(point[plan.block])
-        t.tree.replace(plan.value_node, str(new))
+        if plan.decided == "heuristics":
+            how = edit_heuristic(t, plan.block, new)
+        else:
+            assert plan.value_node is not None  # a block no decorator decides is set at the launch (_block_value)
+            t.tree.replace(plan.value_node, str(new))
+            how = f"{plan.current} -> {new}"
         for lit, offset in plan.grid_literals:
             t.tree.replace(lit, str(new + offset))
-        t.tree.add_keyword(t.sites[0].call, "num_warps", str(point["num_warps"]))
-        where = ("the grid divides by it" if plan.form == "grid" else "the loop steps by it")
-        return (f"{t.kernel.name}: {plan.block} {plan.current} -> {new} elements per "
-                f"{'program' if plan.form == 'grid' else 'loop step'} ({where}), num_warps={point['num_warps']}")
+        warps = f"num_warps={point['num_warps']}"
+        if "num_warps" in decorator_knobs(t.tree, t.kernel):
+            warps = "num_warps as its autotune configs set them"
+        else:
+            t.tree.add_keyword(t.sites[0].call, "num_warps", str(point["num_warps"]))
+        return (f"{t.kernel.name}: {plan.block} {how} elements per "
+                f"{'program' if plan.form == 'grid' else 'loop step'} ({where}), {warps}")

@@ -19,25 +19,72 @@ __all__ = [
     "launch_arg",
     "launch_record",
     "launch_statement",
+    "meta_grid_of",
+    "meta_keys",
     "single_site_reasons",
     "statement_reasons",
 ]
 
 
-def single_site_reasons(t: Target) -> list[str]:
-    """Reasons a host-rewriting transform cannot edit the launch: one tuple-grid launch is needed."""
+def single_site_reasons(t: Target, *, meta_grid: bool = False, decorated: bool = False,
+                        star_args: bool = False) -> list[str]:
+    """Reasons a host-rewriting transform cannot edit the launch: one tuple-grid launch is needed. A transform that
+    changes a block where it is set (the launch keyword, an autotune config, a heuristic) also takes a grid over
+    ``META`` (``meta_grid``: the grid already follows the block), a kernel under ``@triton.autotune`` /
+    ``@triton.heuristics`` (``decorated``: it checks which names the decorators set), and a launch through ``*args``
+    (``star_args``: when it leaves the launch's arguments alone)."""
     out = []
     if len(t.sites) != 1:
         out.append(f"launched from {len(t.sites)} places (the host rewrite needs exactly one)")
         return out
     lf = t.launches[0]
-    if lf.grid_is_lambda or lf.grid_elements is None:
-        out.append(f"grid {lf.grid} is not a tuple expression (a lambda over META or a helper call)")
-    if t.kernel.autotuned or t.kernel.heuristics:
+    if (lf.grid_is_lambda or lf.grid_elements is None) and not (meta_grid and meta_grid_of(t) is not None):
+        out.append(f"grid {lf.grid} is not a tuple expression (a lambda over META or a helper call)"
+                   + (" returning a tuple" if meta_grid else ""))
+    if (t.kernel.autotuned or t.kernel.heuristics) and not decorated:
         out.append("kernel is autotuned / has heuristics (its meta-parameters are not the launch's)")
-    if any(a.star for a in t.sites[0].call.args):
+    if any(a.star for a in t.sites[0].call.args) and not star_args:
         out.append("the launch passes *args / **kwargs")
     out += defaulted_positional_reasons(t.kernel.node, [s.call for s in t.sites])
+    return out
+
+
+def meta_grid_of(t: Target) -> tuple[str, list[cst.BaseExpression]] | None:
+    """(META parameter, grid elements) when the single launch's grid is a function of the meta-parameters that
+    returns a tuple: ``lambda META: (...)`` (inline or assigned once), or the name of a function defined once in
+    the launching function (else at the module's top level) with one parameter and one ``return`` of a tuple
+    (``def grid(args): return cdiv(n, args["BLOCK"]), heads``). None otherwise."""
+    site = t.sites[0]
+    g = grid_node(site, t.tree)
+    params: cst.Parameters | None = None
+    body: cst.BaseExpression | None = None
+    if isinstance(g, cst.Name) and site.function is not None \
+            and len(assigns := t.tree.assignments(site.function, g.value)) == 1:
+        g = assigns[0].value  # read, never edited here: a grid variable other launches share is followed too
+    if isinstance(g, cst.Lambda):
+        params, body = g.params, g.body
+    elif isinstance(g, cst.Name):
+        scope = site.function if site.function is not None else t.tree.module
+        defs = [n for n in walk(scope) if isinstance(n, cst.FunctionDef) and n.name.value == g.value] or [
+            n for n in t.tree.module.body if isinstance(n, cst.FunctionDef) and n.name.value == g.value]
+        rets = [n for n in walk(defs[0]) if isinstance(n, cst.Return)] if len(defs) == 1 else []
+        if len(rets) == 1 and rets[0].value is not None:
+            params, body = defs[0].params, rets[0].value
+    if params is None or body is None or len(params.params) != 1 or isinstance(params.star_arg, cst.Param):
+        return None
+    if not isinstance(body, (cst.Tuple, cst.List)) or not all(isinstance(e, cst.Element) for e in body.elements):
+        return None
+    return params.params[0].name.value, [e.value for e in body.elements]
+
+
+def meta_keys(node: cst.CSTNode, meta: str) -> set[str]:
+    """The string keys ``node`` reads from the meta-parameter dict ``meta`` (``META["BLOCK"]``)."""
+    out = set()
+    for n in walk(node):
+        if isinstance(n, cst.Subscript) and isinstance(n.value, cst.Name) and n.value.value == meta \
+                and len(n.slice) == 1 and isinstance(n.slice[0].slice, cst.Index) \
+                and isinstance(k := n.slice[0].slice.value, cst.SimpleString) and isinstance(k.evaluated_value, str):
+            out.add(k.evaluated_value)
     return out
 
 

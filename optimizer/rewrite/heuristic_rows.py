@@ -43,7 +43,7 @@ from optimizer.rewrite.engine import Target
 from optimizer.rewrite.launch_knobs import NOT_LITERAL, grid_expr, literal_value
 from optimizer.rewrite.tree import arg_value, call_name, dotted, skip_ids, walk
 
-__all__ = ["HeuristicRows"]
+__all__ = ["HeuristicRows", "heuristic_entries", "renamed_body"]
 
 #: elements of a program's tile the points aim at: on the H200 rows per program gained with tiles up to 4096
 #: elements and was neutral or slower from 8192 on (``rows_per_program.WIDE_ROW_BLOCK``)
@@ -51,7 +51,7 @@ _TILES = (2048, 4096)
 _CAP = 64  # rows per program at most
 
 
-def _entries(t: Target) -> dict[str, cst.DictElement]:
+def heuristic_entries(t: Target) -> dict[str, cst.DictElement]:
     """Constexpr -> its entry in an inline ``@triton.heuristics({...})`` dict of the kernel."""
     out: dict[str, cst.DictElement] = {}
     for d in t.kernel.node.decorators:
@@ -87,7 +87,7 @@ def _aranged(t: Target) -> list[str]:
     return out
 
 
-def _renamed(lam: cst.Lambda, param: str) -> str:
+def renamed_body(lam: cst.Lambda, param: str) -> str:
     """A heuristic lambda's body with its parameter renamed to ``param``."""
     old = lam.params.params[0].name.value
     skip = skip_ids(lam.body)
@@ -111,7 +111,7 @@ def _plan(t: Target) -> tuple[dict[str, Any] | None, list[str]]:
     body = grid.body
     if not isinstance(body, (cst.Tuple, cst.List)) or not body.elements:
         return None, ["the grid lambda does not return a tuple"]
-    entries = _entries(t)
+    entries = heuristic_entries(t)
     rows = [k for k in _meta_keys(body.elements[0].value, meta) if k in entries and k in t.kernel.constexprs]
     if len(rows) != 1:
         return None, [f"the grid's first axis divides by no {meta}[...] that an inline @triton.heuristics sets"]
@@ -138,12 +138,12 @@ def _plan(t: Target) -> tuple[dict[str, Any] | None, list[str]]:
     param = el.value.params.params[0].name.value if isinstance(el.value, cst.Lambda) else "args"
     col_heur = entries[c].value if c in entries else None
     if isinstance(col_heur, cst.Lambda) and len(col_heur.params.params) == 1:
-        col_text = _renamed(col_heur, param)
+        col_text = renamed_body(col_heur, param)
     elif c not in entries and t.sites[0].arg_for(t.kernel, c) is not None:
         col_text = f"{param}[{c!r}]"
     else:
         return None, [f"the column block {c} is neither a heuristic lambda nor passed at the launch"]
-    old = _renamed(el.value, param) if isinstance(el.value, cst.Lambda) else f"{el.value.value}({param})"
+    old = renamed_body(el.value, param) if isinstance(el.value, cst.Lambda) else f"{el.value.value}({param})"
     return {"rows": r, "cols": c, "entry": el, "param": param, "old": old, "col_text": col_text}, []
 
 

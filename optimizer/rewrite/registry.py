@@ -85,6 +85,8 @@ from optimizer.rewrite.autotune import Autotune
 from optimizer.rewrite.compiler_hints import CompilerHints
 from optimizer.rewrite.context import RecipeContext, RewriteResult
 from optimizer.rewrite.dot_untie import untie_tiles
+from optimizer.rewrite.early_return import TRIGGER as RETURNS_TRIGGER
+from optimizer.rewrite.early_return import guard_early_returns
 from optimizer.rewrite.engine import applier, prepared_first
 from optimizer.rewrite.grouping import GroupedProgramOrder
 from optimizer.rewrite.indirect_launch import TRIGGER as INDIRECT_TRIGGER
@@ -151,6 +153,8 @@ _SPELL_ARGS = Preparation(LAUNCH_ARGS_TRIGGER, inline_launch_args,
 #: a kernel launched through a variable (``implementation[grid](...)``) is launched by its name under an ``is`` guard
 #: first (outermost: no other preparation or transform sees a launch before it)
 _PIN = Preparation(INDIRECT_TRIGGER, pin_indirect_launch, "pinning a launch through a variable failed: ")
+#: a kernel's early `if <guard>: return` -> the rest of its body under `if not (<guard>):`, so a row loop can hold it
+_GUARD_RETURNS = Preparation(RETURNS_TRIGGER, guard_early_returns, "folding the early returns failed: ")
 #: preparations beyond that one, per transform kind (the first runs innermost)
 _PREPARE: dict[str, tuple[Preparation, ...]] = {
     # one constexpr shared by the M, N and K tiles -> BLOCK_M/N/K first
@@ -167,7 +171,7 @@ REGISTRY: Mapping[str, RecipeEntry] = MappingProxyType({e.kind: e for e in (
     *(RecipeEntry(tr.kind, transform=tr, structural=False, prepare=(_PIN,)) for tr in (
         LaunchParams(), Autotune(), CompilerHints(), InputPrecision(), CarePaddingFalse(), AlignmentHints())),
     # a one-row kernel restructured, or (the constexpr already there) its count tuned as a launch parameter
-    RecipeEntry("rows_per_program", applier=apply_rows_per_program, prepare=(_PIN,)),
+    RecipeEntry("rows_per_program", applier=apply_rows_per_program, prepare=(_GUARD_RETURNS, _PIN)),
     RecipeEntry("value_only_reduction", transform=ValueOnlyReduction(), prepare=(_PIN,)),
     RecipeEntry("online_logsumexp", transform=OnlineLogsumexp(), prepare=(_PIN,)),
     RecipeEntry("grouped_program_order", transform=GroupedProgramOrder(), prepare=(_PIN,)),

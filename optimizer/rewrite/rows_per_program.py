@@ -12,7 +12,8 @@ Points: the values not yet tried, the largest that leaves at least two programs 
 
 Domain: the hot kernel (else the most launched, else the first launched one) that reads ``x = tl.program_id(0)``
 at the top level; no other kernel is tried in its place. Refused: a ``tl.dot`` kernel (its tiles are tuned by block
-sizes); an early ``return``; a loop that already walks the program index; launched from several places; a grid that
+sizes); an early ``return`` (top-level ``if <guard>: return`` guards are folded first by ``early_return.py``,
+through the registry); a loop that already walks the program index; launched from several places; a grid that
 is not a tuple; a row count that exists only inside an autotuned grid lambda (``META[...]`` of a key the launch
 does not pass: a key it passes, ``BLOCK_SIZE=block``, is read from the launch); a recorded block of
 8192 elements or more, or a 2-D tile of as many (each program already owns a wide row: the H200 campaign gained

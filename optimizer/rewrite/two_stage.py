@@ -29,9 +29,11 @@ loop accumulating an fp32 register row, one partial row per program, and a secon
 The second kernel sums the partials in a fixed order (a [BLOCK] fp32 vector accumulator over chunks, then one
 tree reduction) and adds the total to the output, so the result no longer depends on the order in which programs
 finish and whatever the output held before the launch (zeros, a bias) is kept, as with the atomic.
-Refused, with the reason: vector atomics outside the vector form's domain, atomics in loops or branches, masked
-scalar atomics, atomic_max/min/xchg/cas
-(their merge differs), a program-dependent target (that is a scatter, not a same-address reduction).
+``tl.atomic_max`` / ``tl.atomic_min`` (merged by max / min), the two branches of one if/else, independent atomics
+on several targets, and grids over ``META`` take the extensions of ``two_stage_merge.py`` (plain form only).
+Refused, with the reason: vector atomics outside the vector form's domain, atomics in loops or other branches,
+masked scalar atomics, atomic_xchg/cas and mixed operations on one target (their merge differs), a
+program-dependent target (that is a scatter, not a same-address reduction).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from optimizer.rewrite.common import (
     fresh,
     host_arg_text,
     launch_statement,
+    meta_grid_of,
     single_site_reasons,
     statement_reasons,
     top_statement,
@@ -54,22 +57,10 @@ from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.persistent import body, loop_lines, persistent_grid, persistent_reasons, replace_body
 from optimizer.rewrite.tree import arg_value
+from optimizer.rewrite.two_stage_merge import MERGES, alternatives, finish_source, meta_programs
 from optimizer.rewrite.two_stage_vector import vector_reasons, vector_rewrite
 
 __all__ = ["TwoStageReduction"]
-
-_FINISH = '''
-@triton.jit
-def {name}(partials_ptr, out_ptr, n_partials, offset, BLOCK: tl.constexpr):
-    """Second stage of {kernel}: sum the per-program partials in a fixed order, add the total to the output."""
-    acc = tl.zeros([BLOCK], dtype=tl.float32)
-    for start in range(0, n_partials, BLOCK):
-        offs = start + tl.arange(0, BLOCK)
-        acc += tl.load(partials_ptr + offs, mask=offs < n_partials, other=0.0)
-    total = tl.sum(acc, axis=0)
-    tl.store(out_ptr + offset, tl.load(out_ptr + offset) + total)
-'''
-
 
 def _target_param(t: Target, ptr: cst.BaseExpression) -> tuple[str, str] | None:
     """(pointer parameter, integer offset text) for ``p`` or ``p + 3``."""
@@ -82,7 +73,7 @@ def _target_param(t: Target, ptr: cst.BaseExpression) -> tuple[str, str] | None:
 
 
 class TwoStageReduction:
-    """Same-address tl.atomic_add -> per-program partials plus a deterministic second-pass kernel."""
+    """Same-address tl.atomic_add / max / min -> per-program partials plus a deterministic second-pass kernel."""
 
     kind = "two_stage_reduction"
     card = "two-stage-reduction"
@@ -91,36 +82,55 @@ class TwoStageReduction:
         same = t.facts.same_address_atomics
         return same[0] if len(same) == 1 else None
 
+    @staticmethod
+    def _groups(t: Target) -> dict[str, list[Any]]:
+        """Target pointer -> its same-address atomics (one, or the two branches of an if/else), in source order."""
+        groups: dict[str, list[Any]] = {}
+        for x in t.facts.same_address_atomics:
+            groups.setdefault(x.pointer, []).append(x)
+        return groups
+
     def preconditions(self, t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[str]:
         same = t.facts.same_address_atomics
         if not same:
             return ["no atomic hits the same address from every program"]
-        out = single_site_reasons(t) + statement_reasons(t)
-        if len(same) > 1:
-            out.append(f"{len(same)} same-address atomics (the rewrite handles one)")
-        a = same[0]
-        stmt = top_statement(t, a.node)
-        if a.op != "tl.atomic_add":
-            out.append(f"{a.op} merges differently from a sum (only tl.atomic_add is rewritten)")
-        if a.in_loop or stmt is None:
-            out.append(f"{a.op}({a.pointer}) is not a top-level statement (in a loop, a branch, or its value used)")
-        if arg_value(a.node, "val", 1) is None:
-            out.append(f"{a.op}({a.pointer}, ...) passes its value through *args (the rewrite reads it)")
+        out = single_site_reasons(t, meta_grid=True, decorated=True) + statement_reasons(t)
+        groups = self._groups(t)
+        for xs in groups.values():  # each target independently: its own partials and second pass
+            a = xs[0]
+            if len(xs) > 1:
+                out += [why] if (why := alternatives(t, [x.node for x in xs])) else []
+            elif a.in_loop or top_statement(t, a.node) is None:
+                out.append(f"{a.op}({a.pointer}) is not a top-level statement (in a loop, a branch, or its value used)")
+            if len({x.op for x in xs}) > 1 or a.op not in MERGES:
+                out.append(f"{', '.join(sorted({x.op for x in xs}))} on {a.pointer} merge differently from one sum, "
+                           "max or min (only tl.atomic_add, tl.atomic_max or tl.atomic_min, one per target, is "
+                           "rewritten)")
+            if any(arg_value(x.node, "val", 1) is None for x in xs):
+                out.append(f"{a.op}({a.pointer}, ...) passes its value through *args (the rewrite reads it)")
+        out += [why] if (why := meta_programs(t)[1]) else []
         if out:
             return out
+        a = same[0]
+        blocks = [x for x in same if rank_of(t.kernel.node, call_arg(x.node, "val", 1)) > 0]
+        if blocks and (len(same) > 1 or a.op != "tl.atomic_add" or meta_grid_of(t) is not None):
+            return [f"the value of {blocks[0].op}({blocks[0].pointer}) is a block: the vector form handles one "
+                    "top-level tl.atomic_add under a tuple grid"]
         if self._vector(t):
-            why = persistent_reasons(t, a) + vector_reasons(t, a)
+            vec = persistent_reasons(t, a) + vector_reasons(t, a)
             val = t.tree.code(call_arg(a.node, "val", 1))  # tested above
             return [f"the added value {val} is a block, not a scalar per program, and the vector form does not apply: "
-                    f"{'; '.join(why)}"] if why else []
-        if a.mask is not None:
-            out.append(f"{a.op}({a.pointer}) is masked")
-        ptr = arg_value(a.node, "pointer", 0)
-        target = _target_param(t, ptr) if ptr is not None else None
-        if target is None:
-            out.append(f"target {a.pointer} is not a pointer parameter (plus an integer literal)")
-        if not out and target is not None and host_arg_text(t, target[0]) is None:
-            out.append("the launch does not pass the output pointer")
+                    f"{'; '.join(vec)}"] if vec else []
+        for xs in groups.values():
+            a = xs[0]
+            if any(x.mask is not None for x in xs):
+                out.append(f"{a.op}({a.pointer}) is masked")
+            ptr = arg_value(a.node, "pointer", 0)
+            target = _target_param(t, ptr) if ptr is not None else None
+            if target is None:
+                out.append(f"target {a.pointer} is not a pointer parameter (plus an integer literal)")
+            elif host_arg_text(t, target[0]) is None:
+                out.append(f"the launch does not pass the output pointer {target[0]}")
         return out
 
     def _vector(self, t: Target) -> bool:
@@ -133,8 +143,9 @@ class TwoStageReduction:
         plain = {"second_stage_block": block}
         if self._vector(t):  # partial rows of n_out floats per program: fewer programs than the scalar form
             return [{"form": "vector", "programs": int(p)} for p in params.get("vector_programs") or (256, 64)]
-        if persistent_reasons(t, self._atomic(t)):
-            return [plain]
+        a = self._atomic(t)
+        if a is None or persistent_reasons(t, a) or a.op != "tl.atomic_add":
+            return [plain]  # the persistent loop accumulates a sum of one atomic's values
         return [
             *({"second_stage_block": block, "programs": int(p)} for p in params.get("programs") or (2048, 512)),
             plain,
@@ -143,46 +154,55 @@ class TwoStageReduction:
     def rewrite(self, t: Target, ctx: RecipeContext, point: dict[str, Any]) -> str:
         tree, k, site = t.tree, t.kernel, t.sites[0]
         a = self._atomic(t)
-        assert a is not None
         if point.get("form") == "vector":
+            assert a is not None  # preconditions: the vector form has one atomic
             return vector_rewrite(t, a, point)
-        target = _target_param(t, call_arg(a.node, "pointer", 0))
-        assert target is not None  # preconditions: the scalar form's target is a pointer parameter (plus a literal)
-        param, offset = target
-        out_host = host_arg_text(t, param)
-        partials, finish = fresh(t, "partials_tsr"), fresh(t, f"{k.name}_finish")
-        dims = len(t.launches[0].grid_elements or [])
+        meta = meta_grid_of(t) if t.launches[0].grid_elements is None else None
+        dims = len(meta[1]) if meta is not None else len(t.launches[0].grid_elements or [])
         lin = "tl.program_id(0)"
         if dims >= 2:
             lin += " + tl.num_programs(0) * (tl.program_id(1)" + (
                 " + tl.num_programs(1) * tl.program_id(2))" if dims == 3 else ")"
             )
-        val = tree.code(call_arg(a.node, "val", 1))  # preconditions: passed, not through *args
-        n_prog = " * ".join(f"({g})" for g in t.launches[0].grid_elements or [])
+        n_prog = meta_programs(t)[0] or " * ".join(f"({g})" for g in t.launches[0].grid_elements or [])
         persistent = point.get("programs")
-        if persistent:  # the body above the atomic loops over the original programs; one partial store after it
-            n_blocks, n_prog, g0 = persistent_grid(t, persistent)
-            blk, acc = fresh(t, "blk_ts"), fresh(t, "acc_ts")
-            replace_body(t, [f"{acc} = tl.zeros([], dtype=tl.float32)", *loop_lines(t, body(t)[:-1], blk, n_blocks),
-                             f"    {acc} += ({val}).to(tl.float32)", f"tl.store({partials} + tl.program_id(0), {acc})"])
-            tree.add_params(k.node, [partials, n_blocks])
-            tree.add_keyword(site.call, n_blocks, g0)
-        else:
-            tree.replace(a.node, f"tl.store({partials} + {lin}, {val})")
-            tree.add_params(k.node, [partials])
         stmt = launch_statement(site)  # preconditions: the launch has its own statement line
-        tree.insert_before(
-            stmt,
-            f"{partials} = torch.empty({n_prog}, device={out_host}.device, dtype=torch.float32)\n",
-        )
-        tree.add_keyword(site.call, partials, partials)
-        block = point["second_stage_block"]
-        tree.insert_after(
-            stmt,
-            f"{finish}[(1,)]({partials}, {out_host}, {partials}.numel(), {offset}, BLOCK={block})\n",
-        )
-        tree.insert_after(k.node, _FINISH.format(name=finish, kernel=k.name))
-        return (f"{k.name}: tl.atomic_add({a.pointer}, ...) from every program -> one fp32 partial per program "
-                f"({partials}, {n_prog} programs"
+        done, new_params = [], []
+        for i, xs in enumerate(self._groups(t).values()):
+            x0 = xs[0]
+            target = _target_param(t, call_arg(x0.node, "pointer", 0))
+            assert target is not None  # preconditions: each target is a pointer parameter (plus a literal)
+            param, offset = target
+            out_host = host_arg_text(t, param)
+            partials = fresh(t, "partials_tsr" + (str(i + 1) if i else ""))
+            finish = fresh(t, f"{k.name}_finish" + (str(i + 1) if i else ""))
+            if persistent:  # one atomic: the body above it loops over the original programs; one partial store after
+                assert a is not None
+                val = tree.code(call_arg(a.node, "val", 1))  # preconditions: passed, not through *args
+                n_blocks, n_prog, g0 = persistent_grid(t, persistent)
+                blk, acc = fresh(t, "blk_ts"), fresh(t, "acc_ts")
+                replace_body(t, [f"{acc} = tl.zeros([], dtype=tl.float32)",
+                                 *loop_lines(t, body(t)[:-1], blk, n_blocks), f"    {acc} += ({val}).to(tl.float32)",
+                                 f"tl.store({partials} + tl.program_id(0), {acc})"])
+                new_params += [partials, n_blocks]
+                tree.add_keyword(site.call, n_blocks, g0)
+            else:
+                for x in xs:  # one, or the branches of one if/else (alternatives)
+                    tree.replace(x.node, f"tl.store({partials} + {lin}, {tree.code(call_arg(x.node, 'val', 1))})")
+                new_params.append(partials)
+            if x0.op != "tl.atomic_add":  # the merge's identity in every slot: the output's value, in its dtype
+                alloc = f"{out_host}.reshape(-1)[{offset}:{offset} + 1].repeat({n_prog})"
+            else:  # slots of programs a META grid does not launch must add nothing
+                alloc = (f"torch.{'zeros' if meta is not None else 'empty'}({n_prog}, device={out_host}.device, "
+                         "dtype=torch.float32)")
+            tree.insert_before(stmt, f"{partials} = {alloc}\n")
+            tree.add_keyword(site.call, partials, partials)
+            tree.insert_after(stmt, f"{finish}[(1,)]({partials}, {out_host}, {partials}.numel(), {offset}, "
+                                    f"BLOCK={point['second_stage_block']})\n")
+            tree.insert_after(k.node, finish_source(x0.op, finish, k.name))
+            done.append(f"{x0.op}({x0.pointer}) -> {partials} merged by {finish} ({MERGES[x0.op][1]})")
+        tree.add_params(k.node, new_params)
+        return (f"{k.name}: same-address atomics from every program -> one partial per program ({n_prog} programs"
+                + (" at most" if meta is not None else "")
                 + (", each looping over the original programs' blocks" if persistent else "")
-                + f") and {finish}, a one-program pass that sums them in a fixed order")
+                + f"), a one-program pass per target in a fixed order: {'; '.join(done)}")

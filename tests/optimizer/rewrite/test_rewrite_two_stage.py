@@ -33,7 +33,7 @@ def test_two_dimensional_grid_linearizes_the_program_index() -> None:
 
 @pytest.mark.parametrize(("old", "new", "reason"), [
     ("tl.atomic_add(out_ptr, tl.sum(x, axis=0))", "tl.atomic_add(out_ptr, tl.sum(x, axis=0), mask=n > 0)", "is masked"),
-    ("tl.atomic_add(out_ptr, tl.sum(x, axis=0))", "tl.atomic_max(out_ptr, tl.max(x, axis=0))", "merges differently"),
+    ("tl.atomic_add(out_ptr, tl.sum(x, axis=0))", "tl.atomic_xchg(out_ptr, tl.max(x, axis=0))", "merge differently"),
     ("tl.atomic_add(out_ptr, tl.sum(x, axis=0))", "tl.atomic_add(out_ptr + offs, x)", "no atomic hits the same address"),
     ("tl.atomic_add(out_ptr, tl.sum(x, axis=0))", "tl.atomic_add(out_ptr, x)", "is a block, not a scalar"),
     ("tl.atomic_add(out_ptr, tl.sum(x, axis=0))", "if n > 0:\n        tl.atomic_add(out_ptr, tl.sum(x, axis=0))", "not a top-level"),
