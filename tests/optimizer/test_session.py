@@ -28,7 +28,7 @@ def offline_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Trajectory, F
     # a cold IR cache of its own: another test that captured the same kernel would turn round 1's capture into a hit
     settings = SETTINGS.model_copy(update={"cache_dir": str(tmp_path_factory.mktemp("ladder-cache"))})
     session = Session(DATA / "softmax", None, kb=kb, settings=settings, backend="interpreter", proposer=OfflineProposer(),
-                      out_dir=out, progress=lambda e, d: events.append(e))
+                      out_dir=out, progress=lambda e: events.append(e.name))
     return session.run(2, submit=True), kb, out, events
 
 
