@@ -104,11 +104,11 @@ def screen_points(setup: RoundSetup, i: int, props: list[Proposal],
         else:
             ms[ok[0]] = tc.stats.median_ms
             ms |= {j: tc.role_stats[f"v{j}"].median_ms for j in ok[1:] if f"v{j}" in tc.role_stats}
-    rows = [{"variant": j, "applied": prop.recipe.get("applied"), "passed": evs[j].passed, "ms": ms.get(j),
+    rows = [{"variant": j, "applied": prop.recipe.applied, "passed": evs[j].passed, "ms": ms.get(j),
              "reason": "" if evs[j].passed else evs[j].reason[:200]} for j, prop in enumerate(props)]
     win = min(ms, key=lambda j: ms[j]) if ms else (ok[0] if ok else 0)
     chosen = props[win]
-    chosen.recipe = {**chosen.recipe, "screened": [r["applied"] for r in rows]}
+    chosen.recipe = chosen.recipe.with_screened([p.recipe.applied for p in props])
     summary = (
         f"{len(props)} points of {chosen.family} screened on {case_label(case)} (validated, then timed together): "
         + ", ".join(

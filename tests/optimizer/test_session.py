@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from ladder_fakes import LADDER_CARDS, FakeKB
 
-from kb.models import Trajectory
+from kb.models import AppliedRecipe, Trajectory
 from optimizer.ladder.engine import LadderOutcome
 from optimizer.ladder.types import LadderContext
 from optimizer.proposers.base import Proposal
@@ -112,7 +112,7 @@ class ScriptedProposer:
         src = self.files.pop(0)
         # one family per planted file: a family that failed twice on a base is set aside by the ladder
         return Proposal(source=src.read_text(), diff=f"(replaced by {src.name})", family=f"{outcome.chosen.id}:{src.stem}",
-                        recipe={"kind": "scripted", "applied": {"file": src.name}, "base": ctx.source_sha},
+                        recipe=AppliedRecipe(kind="scripted", applied={"file": src.name}, base=ctx.source_sha),
                         description=src.name, hypothesis="planted")
 
 
