@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from kb.models import Round, Trajectory, UnseenReport
+from optimizer.backend import Backend
 
 __all__ = ["BaselineStarted", "Event", "LadderDone", "PointsScreened", "Progress", "ProposalMade", "RoundEnded",
            "RoundStarted", "SessionDone", "Stopped", "SubmitFailed", "Submitted", "UnseenFlagged", "quiet"]
@@ -24,7 +25,7 @@ class BaselineStarted:
 
     name: ClassVar[str] = "baseline"
     candidate: Path
-    backend: str
+    backend: Backend
 
 
 @dataclass(frozen=True)

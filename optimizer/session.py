@@ -26,6 +26,7 @@ from pathlib import Path
 from kb.client import KBClient
 from kb.errors import log_error
 from kb.models import Round, Trajectory
+from optimizer.backend import Backend
 from optimizer.events import Progress, RoundEnded, SessionDone, Stopped, UnseenFlagged
 from optimizer.harness import stages
 from optimizer.harness.gpulock import GPULock, device_key
@@ -63,7 +64,7 @@ class Session:
         *,
         kb: KBClient,
         settings: LadderSettings,
-        backend: str,
+        backend: Backend,
         proposer: Proposer,
         out_dir: str | Path,
         progress: Progress | None = None,

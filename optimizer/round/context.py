@@ -14,6 +14,7 @@ from typing import Any
 from kb.client import KBClient
 from kb.errors import InvalidArgument, log_error
 from kb.models import CaseMethod, Timing, Trajectory
+from optimizer.backend import Backend
 from optimizer.events import Progress, quiet
 from optimizer.harness.evaluation import Evaluation, evaluate, record_launches, retime, to_timing
 from optimizer.harness.problem import Problem, load_problem
@@ -60,7 +61,7 @@ class RoundSetup:
 
     problem: Problem
     candidate: Path
-    backend: str
+    backend: Backend
     settings: LadderSettings
     kb: KBClient
     workdir: Path
@@ -78,7 +79,7 @@ class RoundSetup:
     launch_memo: dict[str, Launches] = field(default_factory=dict)
 
     @classmethod
-    def open(cls, problem: Problem | str | Path, candidate: str | Path | None, *, backend: str,
+    def open(cls, problem: Problem | str | Path, candidate: str | Path | None, *, backend: Backend,
              settings: LadderSettings, kb: KBClient, workdir: str | Path,
              progress: Progress | None = None) -> RoundSetup:
         """Load the problem, resolve the candidate (default: ``initial.py`` next to it), read its input dtypes."""

@@ -29,8 +29,7 @@ def new_trajectory(setup: RoundSetup, proposer: str) -> Trajectory:
     tid = re.sub(r"[^A-Za-z0-9._:-]", "-", raw_id)[:128]
     p = setup.problem
     problem = ProblemRef(name=p.name, path=str(p.path), sha256=p.sha256, cases=p.cases_for(setup.backend))
-    # backend: a str checked by check_backend at the CLI; the model validates it against kb's literal again
-    return Trajectory.model_validate({"id": tid, "problem": problem, "backend": setup.backend, "proposer": proposer})
+    return Trajectory(id=tid, problem=problem, backend=setup.backend, proposer=proposer)
 
 
 def write_trajectory(traj: Trajectory, out: Path) -> Path:
