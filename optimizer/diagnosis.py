@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_seri
 from kb.client import KBClient
 from kb.models import StopDecision, Timing, Validation
 from kb.vocab import Level
+from optimizer.backend import Backend
 from optimizer.ladder.decide import Decision
 from optimizer.ladder.findings import Finding
 from optimizer.ladder.types import CardRef, LevelResult
@@ -48,7 +49,7 @@ class Diagnosis(BaseModel):
 
     problem: str
     candidate: Path
-    backend: str
+    backend: Backend
     device: str = ""
     versions: dict[str, str] = Field(default_factory=dict)
     validation: Validation

@@ -26,6 +26,8 @@ from pathlib import Path
 from kb.client import KBClient
 from kb.errors import log_error
 from kb.models import Round, Trajectory
+from optimizer.backend import Backend
+from optimizer.events import Progress, RoundEnded, SessionDone, Stopped, UnseenFlagged
 from optimizer.harness import stages
 from optimizer.harness.gpulock import GPULock, device_key
 from optimizer.harness.problem import Problem
@@ -33,7 +35,7 @@ from optimizer.harness.timing import geomean
 from optimizer.proposers.base import Proposer
 from optimizer.round import persist
 from optimizer.round.baseline import baseline, versions
-from optimizer.round.context import Progress, RoundSetup
+from optimizer.round.context import RoundSetup
 from optimizer.round.diagnose import AT_ROOFLINE_STOP, Base
 from optimizer.round.pipeline import run_round
 from optimizer.round.select import select
@@ -62,7 +64,7 @@ class Session:
         *,
         kb: KBClient,
         settings: LadderSettings,
-        backend: str,
+        backend: Backend,
         proposer: Proposer,
         out_dir: str | Path,
         progress: Progress | None = None,
@@ -113,7 +115,7 @@ class Session:
         close_stages(b.round, b.stages)
         traj.device, traj.versions = b.evaluation.device, versions(b.evaluation)
         traj.initial_ms = geomean(b.baseline_ms.values()) if b.baseline_ms else None
-        progress("round_end", {"round": b.round})
+        progress(RoundEnded(b.round))
         if not b.evaluation.passed:  # every candidate must validate before the session continues
             return self._finish(traj, submit)
         base_path, base_eval = b.path, b.evaluation
@@ -128,15 +130,15 @@ class Session:
                 with stages.span("persist"):
                     persist.write_trajectory(traj, self.out)
                 with stages.span("progress"):
-                    progress("round_end", {"round": rnd})
+                    progress(RoundEnded(rnd))
             close_stages(rnd, sc)
             if rnd.next_recommendation.startswith(AT_ROOFLINE_STOP):
-                progress("stopped", {"reason": rnd.next_recommendation[:200]})
+                progress(Stopped(rnd.next_recommendation[:200]))
                 break
             if rnd.outcome == "inconclusive":
                 streak += 1
                 if streak >= self.settings.max_inconclusive_streak:
-                    progress("stopped", {"reason": f"{streak} inconclusive rounds in a row"})
+                    progress(Stopped(f"{streak} inconclusive rounds in a row"))
                     break
                 continue
             streak = 0
@@ -156,10 +158,10 @@ class Session:
             shutil.copyfile(best.candidate_path, self.out / "best.py")
             traj.unseen = unseen_report(setup, traj)
             if traj.unseen and traj.unseen.flags:
-                setup.progress("unseen", {"flags": traj.unseen.flags, "report": traj.unseen})
+                setup.progress(UnseenFlagged(flags=tuple(traj.unseen.flags), report=traj.unseen))
         traj.finished = True
         path = persist.write_trajectory(traj, self.out)
         if submit:
             persist.submit(setup, traj)
-        setup.progress("done", {"trajectory": traj, "path": str(path)})
+        setup.progress(SessionDone(trajectory=traj, path=path))
         return traj

@@ -261,6 +261,7 @@ class Runner:
         return 0
 
     def run_one(self, arm: str, prob: dict[str, Any]) -> dict[str, Any]:
+        from optimizer.events import Event, RoundEnded, RoundStarted
         from optimizer.harness.timing_cache import open_cache
         from optimizer.proposers.factory import make_proposer
         from optimizer.session import Session
@@ -274,13 +275,13 @@ class Runner:
         before = cache.stats.copy() if cache is not None else None
         round_s: list[float] = []
 
-        def progress(event: str, data: dict[str, Any]) -> None:
-            if event == "round_start" and data["round"] >= 2:
+        def progress(event: Event) -> None:
+            if isinstance(event, RoundStarted) and event.round >= 2:
                 per = statistics.median(round_s[1:]) if len(round_s) > 1 else (round_s[0] if round_s else 0.0)
                 if time.time() + per > self.deadline:
-                    raise OutOfTime(f"round {data['round']} not started: the budget would be overrun")
-            elif event == "round_end":
-                round_s.append(data["round"].duration_s)
+                    raise OutOfTime(f"round {event.round} not started: the budget would be overrun")
+            elif isinstance(event, RoundEnded):
+                round_s.append(event.round.duration_s)
 
         cls = self.session_cls or Session
         session = cls(folder, initial, kb=self._kb(), settings=settings, backend=self.a.backend,

@@ -332,6 +332,7 @@ class Runner:
     def run_session(self, op: str) -> dict[str, Any]:
         import json
 
+        from optimizer.events import Event, RoundEnded, RoundStarted, SubmitFailed
         from optimizer.proposers.factory import make_proposer
         from optimizer.session import Session
 
@@ -342,20 +343,20 @@ class Runner:
         durations: list[float] = []
         t0 = time.time()
 
-        def progress(event: str, data: dict[str, Any]) -> None:
-            if event == "round_start" and data["round"] >= 2:
+        def progress(event: Event) -> None:
+            if isinstance(event, RoundStarted) and event.round >= 2:
                 per_round = sum(durations[1:]) / max(1, len(durations) - 1) if len(durations) > 1 else est["round"]
                 if time.time() + per_round + est["measure"] + est["compile"] > self.deadline:
-                    raise OutOfTime(f"round {data['round']} not started: the budget would be overrun")
-            elif event == "round_end":
-                r = data["round"]
+                    raise OutOfTime(f"round {event.round} not started: the budget would be overrun")
+            elif isinstance(event, RoundEnded):
+                r = event.round
                 durations.append(r.duration_s)
                 sp = r.timing.geomean_speedup if r.timing else None
                 fam = f" {r.rewrite.family}" if r.rewrite else ""
                 self.log(f"    {op} r{r.index}: {'>'.join(r.levels_reached) or 'baseline'}{fam} -> {r.outcome}"
                          + (f" {sp:.3f}x" if sp else "") + f" ({r.duration_s:.0f}s)")
-            elif event == "submit_failed":
-                self.log(f"    {op}: trajectory submission failed: {data.get('error')}")
+            elif isinstance(event, SubmitFailed):
+                self.log(f"    {op}: trajectory submission failed: {event.error}")
 
         session = Session(self.root / op, self.initial_file(op), kb=self._kb(), settings=settings, backend=self.a.backend,
                           proposer=make_proposer(self.a.proposer, settings), out_dir=sess_dir, progress=progress)

@@ -16,6 +16,7 @@ from kb.models.cards import (
 )
 from kb.models.cause import CauseRecord
 from kb.models.trajectory import (
+    AppliedRecipe,
     CaseMethod,
     CaseTiming,
     CaseValidation,
@@ -41,6 +42,7 @@ AnyCard = PatternCard | AntiSignalCard | InvariantCard
 
 __all__ = [
     "AntiSignalCard",
+    "AppliedRecipe",
     "AnyCard",
     "Card",
     "CardStats",

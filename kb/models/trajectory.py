@@ -14,6 +14,7 @@ from kb.vocab import Backend, BottleneckClass, Level
 
 __all__ = [
     "VOLATILE_ROUND_FIELDS",
+    "AppliedRecipe",
     "CaseTiming",
     "CaseValidation",
     "EscalationTests",
@@ -58,9 +59,39 @@ class EvidenceItem(_Model):
     data: dict[str, Any] = Field(default_factory=dict)
 
 
+class AppliedRecipe(BaseModel):
+    """The typed record of ``RoundRewrite.recipe``: the recipe a round's rewrite followed (a card's ``kind``,
+    ``params``, ``requires``, ``forbids``, or ``kind="llm"`` with the model), the point it ``applied``, the sha256 of
+    the ``base`` candidate it was applied to and the points ``screened`` beside it within the round.
+
+    ``record()`` is the dict a trajectory stores, with the keys that were given only, so trajectories read as before;
+    ``of(record)`` reads one back, including records of older versions, and keeps keys it does not know."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    kind: str = ""
+    params: dict[str, Any] = Field(default_factory=dict)
+    requires: list[str] = Field(default_factory=list)
+    forbids: list[str] = Field(default_factory=list)
+    applied: dict[str, Any] | None = None
+    base: str | None = None
+    screened: list[dict[str, Any] | None] | None = None
+
+    @classmethod
+    def of(cls, record: dict[str, Any]) -> AppliedRecipe:
+        return cls.model_validate(record)
+
+    def record(self) -> dict[str, Any]:
+        return self.model_dump(exclude_unset=True)
+
+    def with_screened(self, points: list[dict[str, Any] | None]) -> AppliedRecipe:
+        """This record with the points screened in its round (the applied one among them)."""
+        return AppliedRecipe.of({**self.record(), "screened": points})
+
+
 class RoundRewrite(_Model):
     family: str = Field(description="pattern card id (or a new family name) the rewrite belongs to")
-    recipe: dict[str, Any] = Field(default_factory=dict)
+    recipe: dict[str, Any] = Field(default_factory=dict)  # AppliedRecipe.record(): read it with AppliedRecipe.of
     diff: str = ""
     description: str = ""
 

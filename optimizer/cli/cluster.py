@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from optimizer.backend import parse_backend
 from optimizer.cli._common import friendly_errors
 from optimizer.cluster.runner import check_outbox, launch, print_progress, print_results
 from optimizer.cluster.spec import new_campaign_id
@@ -64,7 +65,8 @@ def cluster_command(
     """Fan optimization sessions out over a Ray cluster (one task per accelerator) against one central KB."""
     campaign = campaign or new_campaign_id()
     results = launch(problems, cluster=cluster, devices=devices.split(",") if devices else None, server=server,
-                     token=token, resource=resource, rounds=rounds, backend=backend, proposer=proposer,
+                     token=token, resource=resource, rounds=rounds,
+                     backend=parse_backend(backend) if backend else None, proposer=proposer,
                      max_retries=max_retries, campaign=campaign, out_root=out, num_cpus=num_cpus,
                      settings=json.loads(settings), progress=print_progress())
     print_results(results, as_json=json_out)

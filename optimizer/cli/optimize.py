@@ -73,6 +73,7 @@ def optimize_command(
 ) -> None:
     """Run an optimization session: baseline, then rounds of diagnosis, rewrite and validation."""
     from optimizer.backend import check_backend
+    from optimizer.cli.progress import printer
     from optimizer.harness.triton_env import select_triton
     from optimizer.proposers.factory import make_proposer
     from optimizer.session import Session
@@ -87,44 +88,12 @@ def optimize_command(
     kb = connect_kb(server, home, token)
     prop = make_proposer(proposer, settings)
     session = Session(problem, candidate, kb=kb, settings=settings, backend=be, proposer=prop, out_dir=out_dir,
-                      progress=_progress_printer(console), force_shared_gpu=force)
+                      progress=printer(console), force_shared_gpu=force)
     traj = session.run(rounds, submit=bool(server) if submit is None else submit)
     if json_out:
         sys.stdout.write(traj.model_dump_json(indent=2) + "\n")
         return
     _print_rounds(console, traj)
-
-
-def _progress_printer(console: Console) -> Any:
-    def show(event: str, data: dict[str, Any]) -> None:
-        if event == "baseline":
-            console.print(f"[bold]baseline[/bold] {data['candidate']} on {data['backend']}")
-            if data["backend"] == "interpreter":
-                console.print("[yellow]timing unavailable:[/yellow] the Triton interpreter checks correctness only; "
-                              "rounds are validated but cannot be ranked (use --backend cuda on a GPU)")
-        elif event == "round_start":
-            console.print(f"[bold]round {data['round']}[/bold] ladder on {data['base']}")
-        elif event == "ladder":
-            console.print(f"  {' > '.join(data['levels'])}: {data['summary']}")
-        elif event == "proposal":
-            console.print(f"  rewrite {data['family']}: {data['description']}")
-        elif event == "round_end":
-            r = data["round"]
-            sp = r.timing.geomean_speedup if r.timing else None
-            extra = f" {sp:.3f}x" if sp else ""
-            if r.validation is not None and not r.validation.passed:
-                extra += f" ({r.validation.failure_reason[:160]})"
-            console.print(f"  -> [cyan]{r.outcome}[/cyan]{extra}")
-        elif event == "stopped":
-            console.print(f"[yellow]stopped early:[/yellow] {data['reason']}")
-        elif event == "unseen":
-            console.print(f"[yellow]unseen cases:[/yellow] the best is flagged {', '.join(data['flags'])}")
-        elif event in ("submitted", "submit_failed"):
-            console.print(f"trajectory {event}: {data}")
-        elif event == "done":
-            console.print(f"trajectory written to {data['path']}")
-
-    return show
 
 
 def _print_rounds(console: Console, traj: Any) -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from kb.errors import InvalidArgument, ToolchainError, log_error
+from optimizer.backend import Backend
 from optimizer.cluster.progress import Aggregator, Progress
 from optimizer.cluster.spec import (
     ClusterResult,
@@ -96,7 +97,7 @@ def run_cluster(
     token: str | None = None,
     resource: str = "GPU",
     rounds: int = 15,
-    backend: str | None = None,
+    backend: Backend | None = None,
     proposer: str = "offline",
     max_retries: int = 2,
     progress: Progress | None = None,

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from optimizer.backend import Backend
 from optimizer.cluster.progress import Aggregator, Progress
 from optimizer.cluster.spec import (
     ClusterResult,
@@ -41,7 +42,7 @@ _VISIBLE = {"GPU": "CUDA_VISIBLE_DEVICES", "NPU": "ASCEND_RT_VISIBLE_DEVICES"}
 
 
 def run_local(problems: Sequence[str | Path], *, devices: list[str], resource: str = "GPU", server: str | None = None,
-              token: str | None = None, rounds: int = 15, backend: str | None = None, proposer: str = "offline",
+              token: str | None = None, rounds: int = 15, backend: Backend | None = None, proposer: str = "offline",
               max_retries: int = 2, progress: Progress | None = None, campaign: str | None = None,
               candidates: dict[str, str | Path] | None = None, settings: dict[str, Any] | None = None,
               out_root: str | Path | None = None) -> list[ClusterResult]:

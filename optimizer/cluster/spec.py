@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from kb.errors import InvalidArgument
+from optimizer.backend import Backend
 
 __all__ = ["ClusterResult", "SessionSpec", "default_backend", "make_specs", "new_campaign_id", "problem_key",
            "trajectory_id"]
@@ -32,8 +33,12 @@ def new_campaign_id() -> str:
     return f"cl-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{secrets.token_hex(2)}"
 
 
-def default_backend(resource: str) -> str:
-    return {"GPU": "cuda", "NPU": "ascend", "CPU": "interpreter"}[resource]
+#: the backend a session runs on when the campaign names only the resource its tasks ask for
+BY_RESOURCE: dict[str, Backend] = {"GPU": "cuda", "NPU": "ascend", "CPU": "interpreter"}
+
+
+def default_backend(resource: str) -> Backend:
+    return BY_RESOURCE[resource]
 
 
 def trajectory_id(campaign: str, key: str, backend: str) -> str:
@@ -62,7 +67,7 @@ class SessionSpec:
     trajectory_id: str
     problem: str  # absolute path on the driver
     candidate: str | None
-    backend: str
+    backend: Backend
     rounds: int
     proposer: str = "offline"
     server: str | None = None  # the central KB, HOST:PORT; None: the worker's own connect() (e.g. LADDER_SNAPSHOT)
@@ -122,7 +127,7 @@ def make_specs(
     problems: Sequence[str | Path],
     *,
     campaign: str,
-    backend: str,
+    backend: Backend,
     rounds: int,
     proposer: str = "offline",
     server: str | None = None,

@@ -18,11 +18,28 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from typing_extensions import assert_never
+
 from kb.client import KBClient
 from kb.errors import InvalidArgument, ToolchainError, Unavailable
 from optimizer.cluster.spec import SessionSpec
+from optimizer.events import (
+    BaselineStarted,
+    Event,
+    LadderDone,
+    PointsScreened,
+    Progress,
+    ProposalMade,
+    RoundEnded,
+    RoundStarted,
+    SessionDone,
+    Stopped,
+    SubmitFailed,
+    Submitted,
+    UnseenFlagged,
+)
 
-__all__ = ["RETRYABLE", "default_connect", "materialize", "Report", "require_central_kb", "run_session"]
+__all__ = ["RETRYABLE", "default_connect", "materialize", "relay", "Report", "require_central_kb", "run_session"]
 
 Report = Callable[[str, dict[str, Any]], None]
 Connect = Callable[[SessionSpec], KBClient]
@@ -93,19 +110,29 @@ def materialize(spec: SessionSpec, out: Path) -> tuple[Path, Path | None]:
     return local_prob, (folder / cand.name) if cand else None
 
 
-def _relay(report: Report) -> Callable[[str, dict[str, Any]], None]:
-    def on(event: str, data: dict[str, Any]) -> None:
-        if event == "round_start":
-            report("round_start", {"round": data["round"]})
-        elif event == "proposal":
-            report("proposal", {"round": data["round"], "family": data["family"]})
-        elif event == "round_end":
-            r = data["round"]
-            report("round_end", {"round": r.index, "outcome": r.outcome,
-                                 "speedup": r.timing.geomean_speedup if r.timing else None,
-                                 "valid": bool(r.validation is not None and r.validation.passed)})
-        elif event in ("baseline", "stopped"):
-            report(event, {k: str(v) for k, v in data.items()})
+def relay(report: Report) -> Progress:
+    """A session's events as the small plain dicts the driver reads (``optimizer.cluster.progress``): never whole
+    rounds. The submission is reported by ``run_session`` itself, and the ladder's and the screen's summaries stay
+    on the worker (its trajectory holds them)."""
+
+    def on(event: Event) -> None:
+        match event:
+            case RoundStarted(round=i):
+                report(event.name, {"round": i})
+            case ProposalMade(round=i, family=family):
+                report(event.name, {"round": i, "family": family})
+            case RoundEnded(round=r):
+                report(event.name, {"round": r.index, "outcome": r.outcome,
+                                    "speedup": r.timing.geomean_speedup if r.timing else None,
+                                    "valid": bool(r.validation is not None and r.validation.passed)})
+            case BaselineStarted(candidate=candidate, backend=backend):
+                report(event.name, {"candidate": str(candidate), "backend": str(backend)})
+            case Stopped(reason=reason):
+                report(event.name, {"reason": reason})
+            case LadderDone() | PointsScreened() | UnseenFlagged() | Submitted() | SubmitFailed() | SessionDone():
+                pass
+            case _:
+                assert_never(event)
 
     return on
 
@@ -134,7 +161,7 @@ def run_session(spec: SessionSpec, report: Report | None = None, connect: Connec
     kb = (connect or default_connect)(spec)
     try:
         session = Session(problem, candidate, kb=kb, settings=settings, backend=spec.backend,
-                          proposer=make_proposer(spec.proposer, settings), out_dir=out, progress=_relay(report))
+                          proposer=make_proposer(spec.proposer, settings), out_dir=out, progress=relay(report))
         traj = session.run(spec.rounds, submit=False)
         traj = traj.model_copy(update={"id": spec.trajectory_id})
         (out / "trajectory.json").write_text(traj.model_dump_json(indent=2))

@@ -19,6 +19,7 @@ from typing_extensions import TypedDict
 
 from kb.errors import InvalidArgument
 from kb.models import CaseValidation, TimingProtocol, Validation
+from optimizer.backend import Backend
 
 __all__ = [
     "Backend", "CompileCase", "CompileCheckRequest", "CompileCheckResult", "ContractError", "CudaProfileCase",
@@ -32,7 +33,6 @@ __all__ = [
     "parse_result", "to_wire",
 ]
 
-Backend = Literal["interpreter", "cuda", "ascend"]
 Case = dict[str, Any]
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from kb.models import CaseTiming, Timing, TimingProtocol, Validation
+from optimizer.backend import Backend
 from optimizer.harness import stages, verdict
 from optimizer.harness import timing as timing_mod
 from optimizer.harness.contracts import (
@@ -49,7 +50,7 @@ def fp32_reference(problem: Problem) -> bool:
     return problem.fp32_reference()
 
 
-def _failed(candidate: Path, backend: str, status: str, reason: str, findings: list[HackFinding] | None = None,
+def _failed(candidate: Path, backend: Backend, status: str, reason: str, findings: list[HackFinding] | None = None,
             sandbox: SandboxResult | None = None) -> Evaluation:
     codes = list(dict.fromkeys(f.code for f in (findings or [])))
     return Evaluation(
@@ -64,7 +65,7 @@ def evaluate(
     problem: Problem,
     candidate: str | Path,
     *,
-    backend: str,
+    backend: Backend,
     settings: LadderSettings,
     cases: list[dict[str, Any]] | None = None,
     timing: bool = True,
@@ -193,7 +194,8 @@ def timing_request(settings: LadderSettings, against: dict[str, Path] | None, aa
         "methods": dict(methods or {})})
 
 
-def _run(request: WorkerRequest, backend: str, settings: LadderSettings, *, python: str | None = None) -> SandboxResult:
+def _run(request: WorkerRequest, backend: Backend, settings: LadderSettings, *,
+         python: str | None = None) -> SandboxResult:
     limits = SandboxLimits(
         settings.sandbox_timeout_s, settings.sandbox_memory_mb, address_space_limit=backend == "interpreter"
     )
@@ -202,7 +204,7 @@ def _run(request: WorkerRequest, backend: str, settings: LadderSettings, *, pyth
 
 
 def _judged(
-    request: EvaluateRequest, backend: str, settings: LadderSettings, *, python: str | None = None
+    request: EvaluateRequest, backend: Backend, settings: LadderSettings, *, python: str | None = None
 ) -> SandboxResult:
     """Validation with the judge out of the candidate's reach (``optimizer.harness.judge``), then timing."""
     from optimizer.harness.judge import run_judged
@@ -214,7 +216,7 @@ def _judged(
                       use_zygote=settings.sandbox_fork_server and backend in ("interpreter", "cuda"))
 
 
-def _parsed(res: SandboxResult, model: Any, cand: Path, backend: str, static: Any) -> tuple[Any, Evaluation | None]:
+def _parsed(res: SandboxResult, model: Any, cand: Path, backend: Backend, static: Any) -> tuple[Any, Evaluation | None]:
     """The worker's typed result, or (None, the failed Evaluation saying why there is none: the sandbox status, or
     ``bad_result`` naming the field its contract rejected)."""
     if not res.ok:
@@ -234,7 +236,7 @@ def _phases(phase_s: dict[str, float], res: SandboxResult) -> dict[str, float]:
 
 
 @cached("retime")
-def retime(problem: Problem, candidate: Path, against: dict[str, Path], *, backend: str, settings: LadderSettings,
+def retime(problem: Problem, candidate: Path, against: dict[str, Path], *, backend: Backend, settings: LadderSettings,
            cases: list[dict[str, Any]] | None = None, blocks: int | None = None,
            methods: dict[str, str] | None = None) -> Evaluation:
     """Time an already validated candidate against ``against`` (no validation: the winner's confirmation, a screen)."""
@@ -288,7 +290,7 @@ def sanity_findings(problem: Problem, ev: Evaluation, cases: list[dict[str, Any]
 HOST_REGRESSION = 1.10
 
 
-def to_timing(ev: Evaluation, baseline_ms: dict[str, float] | None, *, backend: str, problem: Problem,
+def to_timing(ev: Evaluation, baseline_ms: dict[str, float] | None, *, backend: Backend, problem: Problem,
               cases: list[dict[str, Any]] | None = None) -> Timing:
     """The schema Timing for an evaluation; ``baseline_ms`` per case is the comparison target's time.
 

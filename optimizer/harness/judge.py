@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from kb.errors import log_error
+from optimizer.backend import Backend
 from optimizer.harness import stages
 from optimizer.harness.contracts import (
     ContractError,
@@ -364,7 +365,7 @@ class ProblemInfo:
     def fp32_reference(self, cases: Any = None) -> bool:
         return self._fp32
 
-    def cases_for(self, backend: str) -> list[dict[str, Any]]:
+    def cases_for(self, backend: Backend) -> list[dict[str, Any]]:
         return self.smoke_cases if backend == "interpreter" else self.cases
 
     def _size(self, case: dict[str, Any], i: int) -> float | None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kb.models import TimingProtocol, Validation
+from optimizer.backend import Backend
 from optimizer.harness.contracts import TimingCase
 from optimizer.harness.hacks import HackFinding
 
@@ -21,7 +22,7 @@ __all__ = ["Evaluation"]
 @dataclass
 class Evaluation:
     candidate: Path
-    backend: str
+    backend: Backend
     status: str  # ok | rejected_static | timeout | crashed | oom | error
     reason: str
     validation: Validation

@@ -342,7 +342,8 @@ class Problem:
         return not any(d.startswith(_HALF) for d in self.reference_dtypes(cases))
 
     def cases_for(self, backend: str) -> list[dict[str, Any]]:
-        """The cases a backend runs: the small smoke cases on the CPU interpreter, the real ones elsewhere."""
+        """The cases a backend runs: the small smoke cases on the CPU interpreter, the real ones elsewhere. (A str:
+        the ladder's context does not carry a ``Backend`` yet.)"""
         return self.smoke_cases if backend == "interpreter" else self.cases
 
     @property

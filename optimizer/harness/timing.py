@@ -43,6 +43,7 @@ from types import ModuleType
 from typing import Any
 
 from kb.models import CaseTiming, Timing, TimingProtocol
+from optimizer.backend import Backend
 
 __all__ = [
     "BenchStats",
@@ -338,7 +339,7 @@ def host_wall_ms(fn: Callable[[], Any], sync: Callable[[], Any], *, target_ms: f
 def time_interleaved(
     fns: dict[str, Callable[[], Any]],
     *,
-    backend: str = "cuda",
+    backend: Backend = "cuda",
     blocks: int = 8,
     warmup_ms: float = 25.0,
     rep_ms: float = 20.0,
@@ -442,7 +443,8 @@ def interleaved_protocol(
     )
 
 
-def device_protocol(backend: str, device: str, *, warmup_ms: float, rep_ms: float, flush_bytes: int) -> TimingProtocol:
+def device_protocol(backend: Backend, device: str, *, warmup_ms: float, rep_ms: float,
+                    flush_bytes: int) -> TimingProtocol:
     """The protocol record for a GPU/NPU measurement (reps are filled per case in the stats)."""
     note = (
         f"median of event-timed reps after {warmup_ms:g} ms warm-up over {rep_ms:g} ms; "

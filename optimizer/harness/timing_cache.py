@@ -31,7 +31,10 @@ import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from optimizer.backend import Backend
 
 __all__ = ["CacheStats", "TimingCache", "cached", "gpu_identity", "open_cache"]
 
@@ -112,7 +115,7 @@ class TimingCache:
             self._entries[key] = rec
             self.stats.stores += 1
 
-    def gpu_for(self, backend: str) -> str:
+    def gpu_for(self, backend: Backend) -> str:
         if self.gpu is None:
             self.gpu = gpu_identity(backend)
         return self.gpu
@@ -135,7 +138,7 @@ def open_cache(path: str | Path, *, gpu: str | None = None) -> TimingCache:
 
 
 @functools.lru_cache(maxsize=4)
-def gpu_identity(backend: str) -> str:
+def gpu_identity(backend: Backend) -> str:
     """``NAME|UUID`` of the CUDA device this process's ``cuda:0`` names (``nvidia-smi``, honouring
     CUDA_VISIBLE_DEVICES), ``cpu`` on the interpreter, ``npu0`` on Ascend. No CUDA context is created here."""
     if backend == "interpreter":

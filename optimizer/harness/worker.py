@@ -34,6 +34,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from optimizer.backend import Backend
 from optimizer.harness.contracts import (
     CompileCase,
     CompileCheckRequest,
@@ -71,7 +72,7 @@ from optimizer.harness.contracts import (
 __all__ = ["inplace_restore", "main", "run_request", "smallest_first", "time_cases"]
 
 
-def _device_for(backend: str) -> str:
+def _device_for(backend: Backend) -> str:
     return {"interpreter": "cpu", "cuda": "cuda", "ascend": "npu"}.get(backend, "cpu")
 
 
@@ -89,7 +90,7 @@ def _call(model: Any, inputs: Sequence[Any]) -> Callable[[], Any]:
     return lambda: model(*inputs)
 
 
-def _device_name(backend: str) -> str:
+def _device_name(backend: Backend) -> str:
     import torch
 
     if backend == "cuda" and torch.cuda.is_available():
@@ -104,7 +105,7 @@ def _device_name(backend: str) -> str:
 
 
 def time_cases(run_cases: list[dict[str, Any]], t: TimingOptions, problem: Any, cand_cls: type, device: str,
-                backend: str) -> TimingResult:
+                backend: Backend) -> TimingResult:
     """Interleaved timing per case of the candidate and its comparison kernels (GPU/NPU only; untested on CPU CI).
 
     Roles: ``candidate``; ``initial`` / ``base`` from ``timing.against`` (other candidate files); ``aa`` (a second
@@ -312,7 +313,7 @@ def _evaluate(req: EvaluateRequest) -> EvaluateResult | ErrorResult:
     return result
 
 
-def _time_unrecorded(launches: Any, req: Any, problem: Any, cand_cls: type, device: str, backend: str) -> Any:
+def _time_unrecorded(launches: Any, req: Any, problem: Any, cand_cls: type, device: str, backend: Backend) -> Any:
     """Time with the launch recorder removed: it describes every launch on the host (signature, constexprs,
     divisibility: ~30-40 us a launch), which a kernel timed after validation would otherwise pay on every call. With
     it installed, flushed do_bench timed the host for launchers of a few launches (the L2 flush hides only ~60 us of

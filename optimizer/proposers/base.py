@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
+from kb.models import AppliedRecipe
 from optimizer.ladder.engine import LadderOutcome
 from optimizer.ladder.types import LadderContext
 
@@ -16,7 +17,8 @@ class Proposal:
     source: str
     diff: str
     family: str
-    recipe: dict[str, Any]
+    #: ``Round.rewrite.recipe`` is its ``record()``
+    recipe: AppliedRecipe
     description: str
     hypothesis: str
     cards: list[str] = field(default_factory=list)

@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from kb.errors import InvalidArgument, LadderError, log_error
+from kb.models import AppliedRecipe
 from optimizer.ladder.engine import LadderOutcome
 from optimizer.ladder.select import recipe_context
 from optimizer.ladder.types import LadderContext
@@ -176,8 +177,9 @@ class LLMProposer:
         if code.strip() == ctx.source.strip():
             raise NotApplicable("the model returned the candidate unchanged")
         prompt_sha = hashlib.sha256("".join(m["content"] for m in messages).encode()).hexdigest()[:12]
-        recipe = {"kind": "llm", "params": {"model": self.settings.llm_model}, "base": ctx.source_sha,
-                  "applied": {"reply_sha": hashlib.sha256(code.encode()).hexdigest()[:12], "prompt_sha": prompt_sha}}
+        recipe = AppliedRecipe(kind="llm", params={"model": self.settings.llm_model}, base=ctx.source_sha,
+                               applied={"reply_sha": hashlib.sha256(code.encode()).hexdigest()[:12],
+                                        "prompt_sha": prompt_sha})
         return Proposal(source=code, diff=unified_diff(ctx.source, code, ctx.candidate.name, new_filename),
                         family=outcome.chosen.id, recipe=recipe,
                         description=f"{self.settings.llm_model} rewrite following {outcome.chosen.id}",

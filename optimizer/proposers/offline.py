@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kb.models import AppliedRecipe
 from optimizer.harness import stages
 from optimizer.ladder.engine import LadderOutcome
 from optimizer.ladder.select import recipe_context
@@ -29,7 +30,7 @@ class OfflineProposer:
         res = apply_recipe(card.recipe, rctx)
         hypothesis = (f"{stop.bottleneck} (localized at {stop.level}); {card.title}: {res.description} "
                       f"should relieve it")
-        recipe = {**card.recipe, "applied": res.applied, "base": ctx.source_sha}
+        recipe = AppliedRecipe.of({**card.recipe, "applied": res.applied, "base": ctx.source_sha})
         return Proposal(source=res.source, diff=res.diff, family=card.id, recipe=recipe, description=res.description,
                         hypothesis=hypothesis, cards=[card.id])
 
@@ -44,7 +45,7 @@ class OfflineProposer:
         rctx.new_filename = new_filename
         out = []
         for res in apply_recipe_variants(card.recipe, rctx, limit=limit):
-            recipe = {**card.recipe, "applied": res.applied, "base": ctx.source_sha}
+            recipe = AppliedRecipe.of({**card.recipe, "applied": res.applied, "base": ctx.source_sha})
             out.append(
                 Proposal(
                     source=res.source,

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kb.models import Round, Trajectory
+from optimizer.events import BaselineStarted
 from optimizer.harness import stages, verdict
 from optimizer.harness.evaluation import Evaluation
 from optimizer.phases import PhaseClock
@@ -36,7 +37,7 @@ def baseline(setup: RoundSetup, traj: Trajectory) -> Baseline:
     base_path = setup.workdir / "round_00.py"
     shutil.copyfile(setup.candidate, base_path)
     setup.initial = base_path
-    setup.progress("baseline", {"candidate": str(setup.candidate), "backend": setup.backend})
+    setup.progress(BaselineStarted(candidate=setup.candidate, backend=setup.backend))
     t0 = time.monotonic()
     sc = stages.StageClock()
     with stages.recording(sc), stages.span("evaluate"):

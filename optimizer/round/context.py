@@ -7,7 +7,6 @@ making the harness calls with them, so no stage passes ``(problem, backend=..., 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,8 @@ from typing import Any
 from kb.client import KBClient
 from kb.errors import InvalidArgument, log_error
 from kb.models import CaseMethod, Timing, Trajectory
+from optimizer.backend import Backend
+from optimizer.events import Progress, quiet
 from optimizer.harness.evaluation import Evaluation, evaluate, record_launches, retime, to_timing
 from optimizer.harness.problem import Problem, load_problem
 from optimizer.ladder import keys
@@ -24,9 +25,8 @@ from optimizer.settings import LadderSettings
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Launches", "Progress", "RoundSetup", "default_candidate", "problem_input_dtypes"]
+__all__ = ["Launches", "RoundSetup", "default_candidate", "problem_input_dtypes"]
 
-Progress = Callable[[str, dict[str, Any]], None]
 #: launch records of one full-size case and that case
 Launches = tuple[list[dict[str, Any]], dict[str, Any]]
 
@@ -54,10 +54,6 @@ def problem_input_dtypes(problem: Problem) -> list[str]:
     return [str(x.dtype).removeprefix("torch.") for x in xs if isinstance(x, torch.Tensor)]
 
 
-def _quiet(_event: str, _data: dict[str, Any]) -> None:
-    return None
-
-
 @dataclass
 class RoundSetup:
     """What every stage reads. ``methods``, ``floor``, ``initial``, ``exhausted`` and ``launch_memo`` are the session's
@@ -65,12 +61,12 @@ class RoundSetup:
 
     problem: Problem
     candidate: Path
-    backend: str
+    backend: Backend
     settings: LadderSettings
     kb: KBClient
     workdir: Path
     cache: dict[str, Any]
-    progress: Progress = _quiet
+    progress: Progress = quiet
     #: case label -> the timing method fixed at the baseline (one timing truth)
     methods: dict[str, str] = field(default_factory=dict)
     #: the A/A noise floor of the baseline (None: untimed)
@@ -83,7 +79,7 @@ class RoundSetup:
     launch_memo: dict[str, Launches] = field(default_factory=dict)
 
     @classmethod
-    def open(cls, problem: Problem | str | Path, candidate: str | Path | None, *, backend: str,
+    def open(cls, problem: Problem | str | Path, candidate: str | Path | None, *, backend: Backend,
              settings: LadderSettings, kb: KBClient, workdir: str | Path,
              progress: Progress | None = None) -> RoundSetup:
         """Load the problem, resolve the candidate (default: ``initial.py`` next to it), read its input dtypes."""
@@ -91,7 +87,7 @@ class RoundSetup:
         cand = Path(candidate).resolve() if candidate else default_candidate(prob.path)
         return cls(problem=prob, candidate=cand, backend=backend, settings=settings, kb=kb,
                    workdir=Path(workdir), cache={keys.INPUT_DTYPES: problem_input_dtypes(prob)},
-                   progress=progress or _quiet)
+                   progress=progress or quiet)
 
     # the harness, called with this set-up ----------------------------------------------------------------------
     def evaluate(self, candidate: Path, *, settings: LadderSettings | None = None, **kw: Any) -> Evaluation:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from kb.models import Round
+from optimizer.events import LadderDone, RoundStarted
 from optimizer.harness import stages
 from optimizer.harness.evaluation import Evaluation
 from optimizer.ladder import keys
@@ -75,7 +76,7 @@ class Diagnosed:
 
 def diagnose(setup: RoundSetup, base: Base) -> Diagnosed:
     t0 = time.monotonic()
-    setup.progress("round_start", {"round": base.index, "base": base.path.name})
+    setup.progress(RoundStarted(round=base.index, base=base.path.name))
     clock = PhaseClock()
     with stages.span("launches"):
         ladder_eval = (full_size_launches(setup, base.path, base.evaluation, clock) if setup.backend == "interpreter"
@@ -85,7 +86,7 @@ def diagnose(setup: RoundSetup, base: Base) -> Diagnosed:
                                baseline_ms=base.baseline_ms)
     with stages.span("ladder"):
         outcome = run_ladder(ctx, max_level=setup.settings.max_level)
-    setup.progress("ladder", {"round": base.index, "summary": outcome.summary(), "levels": outcome.levels_reached})
+    setup.progress(LadderDone(round=base.index, summary=outcome.summary(), levels=tuple(outcome.levels_reached)))
     return Diagnosed(base=base, ctx=ctx, outcome=outcome, clock=clock, started=t0)
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from kb.errors import LadderError, log_error
 from kb.models import ProblemRef, Trajectory
+from optimizer.events import SubmitFailed, Submitted
 from optimizer.round.context import RoundSetup
 
 log = logging.getLogger(__name__)
@@ -28,8 +29,7 @@ def new_trajectory(setup: RoundSetup, proposer: str) -> Trajectory:
     tid = re.sub(r"[^A-Za-z0-9._:-]", "-", raw_id)[:128]
     p = setup.problem
     problem = ProblemRef(name=p.name, path=str(p.path), sha256=p.sha256, cases=p.cases_for(setup.backend))
-    # backend: a str checked by check_backend at the CLI; the model validates it against kb's literal again
-    return Trajectory.model_validate({"id": tid, "problem": problem, "backend": setup.backend, "proposer": proposer})
+    return Trajectory(id=tid, problem=problem, backend=setup.backend, proposer=proposer)
 
 
 def write_trajectory(traj: Trajectory, out: Path) -> Path:
@@ -42,10 +42,10 @@ def submit(setup: RoundSetup, traj: Trajectory) -> None:
     """Submit to the KB and report ``submitted``, or ``submit_failed`` with the error (the trajectory is on disk)."""
     try:
         stored = setup.kb.submit_trajectory(traj)
-        setup.progress("submitted", {"stored": stored, "id": traj.id})
+        setup.progress(Submitted(stored=stored, id=traj.id))
     except Exception as exc:  # noqa: BLE001 - KB boundary (often a server): the trajectory is on disk;
         # submission can be retried with ladder synthesize
         error = f"{type(exc).__name__}: {exc}"
         if not isinstance(exc, LadderError):  # a domain error's message says what to do; anything else: an id
             error += f" (error {log_error(log, exc, f'submitting {traj.id}', level=logging.INFO)})"
-        setup.progress("submit_failed", {"error": error})
+        setup.progress(SubmitFailed(error=error))

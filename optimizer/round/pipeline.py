@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kb.models import Round, RoundRewrite
+from kb.models import AppliedRecipe, Round, RoundRewrite
 from optimizer.harness.evaluation import Evaluation
 from optimizer.proposers.base import Proposer
 from optimizer.rewrite.errors import NotApplicable
@@ -46,7 +46,7 @@ def run_round(setup: RoundSetup, base: Base, proposer: Proposer) -> RoundResult:
                                    next_recommendation=f"proposal failed ({exc}); the family is set aside"))
     j = judge(setup, screen(setup, proposed))
     prop = j.screened.proposal
-    if (j.outcome != "improved" and prop.recipe.get("kind") == "llm"
+    if (j.outcome != "improved" and prop.recipe.kind == "llm"
             and _applied_count(base, prop.family, d.ctx.source_sha) >= 1):
         # offline recipes track tried points themselves; an LLM family gets two tries per base
         setup.exhausted.add(prop.family)
@@ -55,7 +55,7 @@ def run_round(setup: RoundSetup, base: Base, proposer: Proposer) -> RoundResult:
 
 def _applied_count(base: Base, family: str, base_sha: str) -> int:
     return sum(1 for r in base.history
-               if r.rewrite and r.rewrite.family == family and r.rewrite.recipe.get("base") == base_sha)
+               if r.rewrite and r.rewrite.family == family and AppliedRecipe.of(r.rewrite.recipe).base == base_sha)
 
 
 def _assemble(j: Judged) -> Round:
@@ -66,7 +66,8 @@ def _assemble(j: Judged) -> Round:
     return d.round(
         evidence=evidence,
         hypothesis=prop.hypothesis,
-        rewrite=RoundRewrite(family=prop.family, recipe=prop.recipe, diff=prop.diff, description=prop.description),
+        rewrite=RoundRewrite(family=prop.family, recipe=prop.recipe.record(), diff=prop.diff,
+                             description=prop.description),
         validation=j.evaluation.validation,
         timing=j.timing,
         outcome=j.outcome,

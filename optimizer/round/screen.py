@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kb.models import EvidenceItem
+from optimizer.events import PointsScreened, ProposalMade
 from optimizer.harness import stages
 from optimizer.harness.evaluation import Evaluation
 from optimizer.harness.problem import case_label
@@ -50,8 +51,8 @@ def screen(setup: RoundSetup, p: Proposed) -> Screened:
             prop, item = p.proposals[0], None
     path = setup.workdir / p.new_name
     path.write_text(prop.source)
-    setup.progress("proposal", {"round": p.diagnosed.base.index, "family": prop.family,
-                                "description": prop.description, "diff": prop.diff})
+    setup.progress(ProposalMade(round=p.diagnosed.base.index, family=prop.family, description=prop.description,
+                                diff=prop.diff))
     return Screened(diagnosed=p.diagnosed, proposal=prop, evidence=item, path=path)
 
 
@@ -103,11 +104,11 @@ def screen_points(setup: RoundSetup, i: int, props: list[Proposal],
         else:
             ms[ok[0]] = tc.stats.median_ms
             ms |= {j: tc.role_stats[f"v{j}"].median_ms for j in ok[1:] if f"v{j}" in tc.role_stats}
-    rows = [{"variant": j, "applied": prop.recipe.get("applied"), "passed": evs[j].passed, "ms": ms.get(j),
+    rows = [{"variant": j, "applied": prop.recipe.applied, "passed": evs[j].passed, "ms": ms.get(j),
              "reason": "" if evs[j].passed else evs[j].reason[:200]} for j, prop in enumerate(props)]
     win = min(ms, key=lambda j: ms[j]) if ms else (ok[0] if ok else 0)
     chosen = props[win]
-    chosen.recipe = {**chosen.recipe, "screened": [r["applied"] for r in rows]}
+    chosen.recipe = chosen.recipe.with_screened([p.recipe.applied for p in props])
     summary = (
         f"{len(props)} points of {chosen.family} screened on {case_label(case)} (validated, then timed together): "
         + ", ".join(
@@ -117,6 +118,6 @@ def screen_points(setup: RoundSetup, i: int, props: list[Proposal],
         )
         + f"; v{win} goes on to the full judgement{note}"
     )
-    setup.progress("screen", {"round": i, "summary": summary})
+    setup.progress(PointsScreened(round=i, summary=summary))
     return chosen, EvidenceItem(level="L2", kind="variant_screen", reference=chosen.family, summary=summary[:2000],
                                 data={"case": case_label(case), "rows": rows, "chosen": win})

@@ -108,6 +108,7 @@ class FakeSession:
             Trajectory,
         )
         from kb.models.trajectory import RatioCI
+        from optimizer.events import RoundEnded
 
         assert self.candidate.exists() and self.problem.is_dir()
         tests = EscalationTests(localized=True, single_family=True, justified=True)
@@ -117,7 +118,7 @@ class FakeSession:
         traj = Trajectory(id="t-" + self.settings.policy, problem=ProblemRef(name="x"), backend="cuda",
                           rounds=[Round(index=0, outcome="baseline"), r1], best_round=1, initial_ms=1.0, best_ms=0.4,
                           selection=Selection(round=1, confirmed={1: RatioCI(point=2.5, lo=2.4, hi=2.6)}))
-        self.progress("round_end", {"round": r1})
+        self.progress(RoundEnded(r1))
         from optimizer.harness.timing_cache import open_cache
 
         cache = open_cache(self.settings.timing_cache)  # as evaluate() would: the first session misses, later ones hit

@@ -5,15 +5,24 @@ from __future__ import annotations
 import pytest
 
 from kb.errors import InvalidArgument
-from optimizer.backend import BACKENDS, check_backend, detect_backend
+from optimizer.backend import BACKENDS, check_backend, detect_backend, parse_backend
 from optimizer.proposers.factory import make_proposer
 from optimizer.settings import LadderSettings
 
 
-def test_an_unknown_backend_lists_the_valid_ones_and_names_the_cpu_one() -> None:
+def test_an_unknown_backend_lists_the_valid_ones() -> None:
     with pytest.raises(InvalidArgument, match="use one of cuda, interpreter, ascend") as exc:
-        check_backend("cpu")
-    assert "the CPU backend is called 'interpreter'" in str(exc.value)
+        check_backend("rocm")
+    assert "AMD GPUs are not supported yet" in str(exc.value) and exc.value.field == "backend"
+    with pytest.raises(InvalidArgument, match="unknown backend 'tpu'"):
+        parse_backend("tpu")
+
+
+def test_other_spellings_are_normalised_at_the_boundary() -> None:
+    assert [parse_backend(n) for n in ("CUDA", " gpu", "cpu", "triton_interpret", "Interpreter", "npu")] == [
+        "cuda", "cuda", "interpreter", "interpreter", "interpreter", "ascend"]
+    assert check_backend("CPU") == "interpreter"
+    assert BACKENDS == ("cuda", "interpreter", "ascend")
 
 
 def test_no_backend_is_the_detected_one_and_the_interpreter_always_runs() -> None:

@@ -150,6 +150,27 @@ def test_aggregator_counts_retries_and_best_speedup() -> None:
     assert seen.count("retry") == 1 and seen[-1] == "session_failed"
 
 
+def test_the_relay_sends_the_driver_small_plain_dicts() -> None:
+    """A session's typed events go to the driver as the same name and plain dict as ever (a wire format: never a whole
+    round); the ladder's and the screen's summaries, the unseen flags and the session's end stay on the worker."""
+    from event_samples import samples
+
+    from optimizer.cluster.task import relay
+
+    sent: list[tuple[str, dict[str, Any]]] = []
+    on = relay(lambda e, d: sent.append((e, d)))
+    for event in samples():
+        on(event)
+    assert sent == [
+        ("baseline", {"candidate": "/p/initial.py", "backend": "interpreter"}),
+        ("round_start", {"round": 2}),
+        ("proposal", {"round": 2, "family": "num-warps"}),
+        ("round_end", {"round": 2, "outcome": "failed", "speedup": 1.25, "valid": False}),
+        ("stopped", {"reason": "2 inconclusive rounds in a row"}),
+    ]
+    json.dumps(sent)  # plain values only
+
+
 def _stale_grpc_client() -> types.ModuleType:
     """What the lent GPU image gives: grpcio older than the generated code, which raises RuntimeError on import."""
     mod = types.ModuleType("retrieval.client")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from ladder_fakes import LADDER_CARDS, FakeKB
 
-from kb.models import Trajectory
+from kb.models import AppliedRecipe, Trajectory
 from optimizer.ladder.engine import LadderOutcome
 from optimizer.ladder.types import LadderContext
 from optimizer.proposers.base import Proposal
@@ -28,7 +28,7 @@ def offline_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Trajectory, F
     # a cold IR cache of its own: another test that captured the same kernel would turn round 1's capture into a hit
     settings = SETTINGS.model_copy(update={"cache_dir": str(tmp_path_factory.mktemp("ladder-cache"))})
     session = Session(DATA / "softmax", None, kb=kb, settings=settings, backend="interpreter", proposer=OfflineProposer(),
-                      out_dir=out, progress=lambda e, d: events.append(e))
+                      out_dir=out, progress=lambda e: events.append(e.name))
     return session.run(2, submit=True), kb, out, events
 
 
@@ -112,7 +112,7 @@ class ScriptedProposer:
         src = self.files.pop(0)
         # one family per planted file: a family that failed twice on a base is set aside by the ladder
         return Proposal(source=src.read_text(), diff=f"(replaced by {src.name})", family=f"{outcome.chosen.id}:{src.stem}",
-                        recipe={"kind": "scripted", "applied": {"file": src.name}, "base": ctx.source_sha},
+                        recipe=AppliedRecipe(kind="scripted", applied={"file": src.name}, base=ctx.source_sha),
                         description=src.name, hypothesis="planted")
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kb.models import Validation
+from kb.models import AppliedRecipe, Validation
 from optimizer.harness.outcome import Evaluation
 from optimizer.harness.problem import load_problem
 from optimizer.phases import PhaseClock
@@ -51,7 +51,7 @@ def test_the_points_are_screened_on_the_largest_case_and_the_fastest_valid_goes_
     setup = RoundSetup.open(DATA / "softmax", None, backend="cuda", settings=LadderSettings(), kb=object(),
                             workdir=tmp_path)
     setup.methods = {"c": "cudagraph"}
-    props = [Proposal(source=f"v{j}", diff="", family="block-scale", recipe={"applied": {"BLOCK": 512 << j}},
+    props = [Proposal(source=f"v{j}", diff="", family="block-scale", recipe=AppliedRecipe(applied={"BLOCK": 512 << j}),
                       description="", hypothesis="") for j in range(3)]
     clock = PhaseClock()
     chosen, ev = screen_points(setup, 3, props, clock)
@@ -63,5 +63,5 @@ def test_the_points_are_screened_on_the_largest_case_and_the_fastest_valid_goes_
     # a slow point leaves the screen early
     assert boxes == [LadderSettings().screen_timeout_s] * 3 < [LadderSettings().sandbox_timeout_s] * 3
     assert chosen.source == "v1" and ev.kind == "variant_screen" and ev.data["chosen"] == 1
-    assert chosen.recipe["screened"] == [{"BLOCK": 512}, {"BLOCK": 1024}, {"BLOCK": 2048}]  # the losers count as tried
+    assert chosen.recipe.screened == [{"BLOCK": 512}, {"BLOCK": 1024}, {"BLOCK": 2048}]  # the losers count as tried
     assert "v2 failed" in ev.summary and {"screen_validate", "screen_time"} <= set(clock.seconds)
