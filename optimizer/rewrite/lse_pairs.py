@@ -68,8 +68,9 @@ def exp_functions(t: Target) -> set[str]:
     for name, k in t.tree.kernels.items():
         body = body_of(k.node)
         params = k.node.params.params
-        line = body[-1] if len(body) == 1 else None
-        ret = line.body[0] if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else None
+        line: cst.CSTNode | None = body[-1] if len(body) == 1 else None
+        # ``def exp(x): return ...`` on one line: the suite holds the return itself
+        ret = line.body[0] if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else line
         call = ret.value if isinstance(ret, cst.Return) else None
         if len(params) != 1 or not isinstance(call, cst.Call) or call_name(call) not in _EXP or len(call.args) != 1:
             continue

@@ -8,8 +8,7 @@ from torch import nn
 
 
 @triton.jit
-def fexp(v):
-    return tl.exp(v.to(tl.float32))
+def fexp(v): return tl.exp(v.to(tl.float32))  # noqa: E704
 
 
 @triton.jit
