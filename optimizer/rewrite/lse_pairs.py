@@ -6,7 +6,8 @@ reduction that reads another one's result is a second pass it cannot split, exce
     m = tl.max(x, axis=0)
     s = tl.sum(E(x - m), axis=0)          # E: tl.exp, tl.exp2, or a @triton.jit helper returning one of them
 
-where the sum may scale its argument by a scalar (``E((x - m) * c)``, ``E(c * (x - m))``). Since
+where the sum may scale its argument by a scalar (``E((x - m) * c)``, ``E(c * (x - m))``) and mask it
+(``tl.where(M, E(x - m), 0.0)``, the max then of ``x`` or ``tl.where(M, x, -inf)``). Since
 ``E((x - a) c) = E((x - b) c) * E((b - a) c)``, each lane keeps its running max and rescales its partial sum when
 the max grows (the online softmax of Milakov & Gimelshein), and the lanes are brought to the row max after the
 loop::
@@ -46,7 +47,9 @@ _EXP = frozenset({"tl.exp", "tl.exp2", "tl.math.exp", "tl.math.exp2", "triton.la
 class LseSum:
     call: cst.Call  # the tl.sum
     exp: str  # the exponential it applies (as called: ``tl.exp`` or a helper's name)
+    exp_input: str  # the block in its exponent (``X`` of ``E(X - m)``), as written
     scale: str | None  # the scalar factor of the exponent, as written
+    mask: str | None = None  # ``tl.sum(tl.where(M, E(..), 0.0))``: M, as written
 
 
 @dataclass
@@ -104,6 +107,31 @@ def _difference(e: cst.BaseExpression) -> tuple[cst.BinaryOperation, cst.BaseExp
     return None
 
 
+_NEG_INF = frozenset({"float('-inf')", "-float('inf')", "-math.inf", "float('-Inf')"})
+
+
+def _masked(e: cst.BaseExpression | None) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """``tl.where(M, E, 0.0)`` (a zero for the lanes left out) -> (M, E); else None."""
+    if not isinstance(e, cst.Call):
+        return None
+    args = [a.value for a in e.args if a.keyword is None and not a.star]
+    if call_name(e) == "tl.where" and len(args) == 3 and _code(args[2]).strip() in ("0", "0.0", "0."):
+        return args[0], args[1]
+    return None
+
+
+def _max_inputs(x: str, mask: cst.BaseExpression | None) -> set[str]:
+    """The texts (normalized) of the block the max reads, as the sum's exponent may name it: the block itself, or,
+    for a masked sum, ``X`` where the max reads ``tl.where(M, X, -inf)`` with the sum's ``M``."""
+    out = {_norm(x)}
+    w = cst.parse_expression(x)
+    args = [a.value for a in w.args if a.keyword is None] if isinstance(w, cst.Call) else []
+    if (mask is not None and call_name(w) == "tl.where" and len(args) == 3 and _norm(_code(args[0])) == _norm(
+            _code(mask)) and _norm(_code(args[2])) in _NEG_INF):
+        out.add(_norm(_code(args[1])))
+    return out
+
+
 def find_pairs(t: Target, reductions: list[cst.Call], statements: list[cst.BaseStatement],
                block_names: set[str], result_names: set[str]) -> list[LsePair]:
     """The log-sum-exp pairs among ``reductions`` (the ``tl.sum`` / ``tl.max`` calls of ``statements``, the code
@@ -127,6 +155,11 @@ def find_pairs(t: Target, reductions: list[cst.Call], statements: list[cst.BaseS
                 maxes[m] = LsePair(line.value, m, _code(x), [])
     for r in reductions:
         arg = arg_value(r, "input", 0)
+        mask = _masked(arg) if call_name(r) == "tl.sum" else None
+        if mask is not None:
+            arg = mask[1]
+            if {n.value for n in walk(mask[0]) if isinstance(n, cst.Name)} & result_names:
+                continue
         if call_name(r) != "tl.sum" or not _axis0(r) or not isinstance(arg, cst.Call) or call_name(arg) not in exps:
             continue
         inner = arg_value(arg, "x", 0) if len(arg.args) == 1 else None
@@ -135,9 +168,10 @@ def find_pairs(t: Target, reductions: list[cst.Call], statements: list[cst.BaseS
             continue
         d, c = parts
         pair = maxes.get(d.right.value) if isinstance(d.right, cst.Name) else None
-        if pair is None or _norm(_code(d.left)) != _norm(pair.x):
+        if pair is None or _norm(_code(d.left)) not in _max_inputs(pair.x, mask[0] if mask else None):
             continue
         if c is not None and {n.value for n in walk(c) if isinstance(n, cst.Name)} & (block_names | result_names):
             continue
-        pair.sums.append(LseSum(r, call_name(arg), _code(c) if c is not None else None))
+        pair.sums.append(LseSum(r, call_name(arg), _code(d.left), _code(c) if c is not None else None,
+                                _code(mask[0]) if mask else None))
     return [p for p in maxes.values() if p.sums]

@@ -214,7 +214,9 @@ def _online(t: Target, p: LsePair, chunk: str, inits: list[str], updates: list[s
             return f"{f}(({d}) * ({c}))" if c is not None else f"{f}({d})"
 
         inits.append(f"{acc_s} = {_NEUTRAL['tl.sum'][0].format(c=chunk)}\n")
-        updates.append(f"{acc_s} = {acc_s} * {e(f'{acc_m} - {ref}')} + {e(f'{p.x} - {ref}')}\n")
+        term = e(f"{x.exp_input} - {ref}")
+        term = f"tl.where({x.mask}, {term}, 0.0)" if x.mask is not None else term
+        updates.append(f"{acc_s} = {acc_s} * {e(f'{acc_m} - {ref}')} + {term}\n")
         t.tree.replace(x.call, f"tl.sum({acc_s} * {e(f'{acc_m} - {p.m}')}, axis=0)")
     updates.append(f"{acc_m} = {new}\n")
 

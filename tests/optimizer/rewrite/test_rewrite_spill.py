@@ -85,10 +85,10 @@ def test_a_reduction_of_another_reductions_result_is_refused() -> None:
         apply_recipe(RECIPE, RecipeContext(source=src, evidence=SPILL))
 
 
-@pytest.mark.parametrize(("kernel", "accs"), [("wide_piece_lse", 2), ("wide_row_lse2", 3)])
+@pytest.mark.parametrize(("kernel", "accs"), [("wide_piece_lse", 2), ("wide_row_lse2", 3), ("wide_masked_lse", 2)])
 def test_a_log_sum_exp_block_is_chunked_with_online_rescaling(kernel: str, accs: int, tmp_path: Path) -> None:
-    """max(x) then sum(E(x - max)) (E: tl.exp2 with a scale, or a jitted exp helper): a running max per lane and a
-    partial sum rescaled when it grows, merged at the row max after the loop; one pass over the row."""
+    """max(x) then sum(E(x - max)) (E: tl.exp2 with a scale, or a jitted exp helper; the sum masked by tl.where): a
+    running max per lane and a partial sum rescaled when it grows, merged at the row max after the loop."""
     res = apply_recipe({"kind": "chunked_row_reduction", "params": {"values": [256]}},
                        RecipeContext(source=(KERNELS / f"{kernel}.py").read_text(), evidence=SPILL))
     body = res.source.split("class ModelNew")[0]
@@ -102,6 +102,7 @@ def test_a_log_sum_exp_block_is_chunked_with_online_rescaling(kernel: str, accs:
     ("    total = ", "    big = big + 1.0\n    total = ", "reads big, a result of the reductions"),
     ("fexp(v - big)", "fexp(v * 2.0 - big)", "reads big, a result of the reductions"),
     ("tl.log(tl.sum(fexp(v - big), 0))", "tl.log(tl.sum(fexp(v - tl.max(v, 0)), 0))", "inside its input"),
+    ("tl.sum(fexp(v - big), 0)", "tl.sum(tl.where(mask, fexp(v - big), 1.0), 0)", "reads big, a result"),
 ])
 def test_log_sum_exp_shapes_outside_the_domain_are_refused(old: str, new: str, reason: str) -> None:
     """A rebound max, a sum of exp over another value than the max's, a max nested in the sum: not the pair."""
