@@ -99,8 +99,9 @@ def _red(e: cst.CSTNode, fns: tuple[str, ...]) -> bool:
 
 
 def accumulates_reduction(st: cst.CSTNode) -> bool:
-    """``s += tl.sum(..)``, ``s = s + tl.sum(..)``, ``s = tl.maximum(s, tl.max(..))`` (or min): a block reduction to
-    a scalar that is carried across iterations of the loop whose body holds ``st``."""
+    """``s += tl.sum(..)``, ``s = s + tl.sum(..)``, ``s = tl.maximum(s, tl.max(..))`` or ``s = tl.max(tl.maximum(..,
+    s))`` (or min): a block reduction to a scalar that is carried across iterations of the loop whose body holds
+    ``st``."""
     if isinstance(st, cst.AugAssign) and isinstance(st.operator, cst.AddAssign) and isinstance(st.target, cst.Name):
         return _red(st.value, ("tl.sum",))
     if not (isinstance(st, cst.Assign) and len(st.targets) == 1 and isinstance(st.targets[0].target, cst.Name)):
@@ -113,6 +114,11 @@ def accumulates_reduction(st: cst.CSTNode) -> bool:
         inner = "tl.max" if call_name(v) == "tl.maximum" else "tl.min"
         a, b = v.args[0].value, v.args[1].value
         return any(isinstance(p, cst.Name) and p.value == acc and _red(q, (inner,)) for p, q in ((a, b), (b, a)))
+    if isinstance(v, cst.Call) and call_name(v) in ("tl.max", "tl.min") and v.args:
+        pair = "tl.maximum" if call_name(v) == "tl.max" else "tl.minimum"
+        arg = v.args[0].value  # the max of a block widened by the running value: the same as the two-step form
+        return _red(arg, (pair,)) and isinstance(arg, cst.Call) and any(
+            isinstance(a.value, cst.Name) and a.value.value == acc for a in arg.args)
     return False
 
 

@@ -38,12 +38,15 @@ re-reads the row (from L2 for the rows in flight), trading bandwidth for registe
 kernel, and the host keeps shorter rows on the original.
 
 Domain: L3 reported ``register_spill`` or the decided cause is ``register_spills`` (never applied without one); the
-kernel is straight-line code with one top-level ``cols = tl.arange(0, BLOCK)`` (BLOCK a constexpr, no offset: a
+kernel has one top-level ``cols = tl.arange(0, BLOCK)`` (BLOCK a constexpr, no offset: a
 program owns its row) bounded by exactly one ``cols < n`` (``n`` a parameter the launch passes); block values are
 element-wise in the lane (no 2-D tiles, subscripts, second ``tl.arange``, dots, scans, sorts, reshapes, atomics,
 other reductions or reductions over another axis); every block load and store is masked; block statements are single
 assignments to a name or expression statements; no scalar statement rebinds a name a block statement reads; at least
-one reduction; one launch site that is a statement of its own. Refused otherwise, with each reason.
+one reduction; one launch site that is a statement of its own. Statements before ``cols`` may be compound (they run
+once, before the passes: an early return on a per-row flag); after it, the only compound statement is an ``if`` on
+compile-time values (constexprs, globals) whose branches assign names, taken as ``n = (v) if (test) else n`` per
+assignment so every pass recomputes the branch the compiler keeps. Refused otherwise, with each reason.
 
 Points: ``LIMIT`` 32768 with ``CHUNK`` 4096, 2048, 8192, then ``LIMIT`` 16384 with ``CHUNK`` 4096
 (``{"values": [CHUNK...], "limits": [LIMIT...]}`` gives their product).
@@ -56,6 +59,7 @@ from typing import Any
 
 import libcst as cst
 
+from optimizer.kernel.derived import module_names
 from optimizer.kernel.flow import var_names
 from optimizer.rewrite.common import fresh, launch_arg, launch_statement
 from optimizer.rewrite.context import RecipeContext
@@ -116,19 +120,52 @@ def _outside(node: cst.CSTNode, reductions: list[cst.Call], skip: set[int]) -> s
     return {n.value for n in walk(node) if isinstance(n, cst.Name) and id(n) not in inner and id(n) not in skip}
 
 
+def _selected(s: cst.If, static: set[str]) -> list[cst.SimpleStatementLine] | str:
+    """An ``if`` on compile-time values whose branches are plain assignments to names -> one statement per assignment,
+    ``n = (v) if (test) else n`` (``if not``, for the else branch's): the compiler picks the branch, so each pass can
+    recompute what it needs in order. A reason (str) for any other ``if``."""
+    test = {n.value for n in walk(s.test) if isinstance(n, cst.Name)} - {"not", "and", "or", "None", "True", "False"}
+    code = cst.Module([]).code_for_node
+    if not test <= static or isinstance(s.orelse, cst.If):
+        return (f"`if {code(s.test)}:` after the row block tests a runtime value (only a compile-time test keeps each "
+                "pass's branch fixed)")
+    out: list[cst.SimpleStatementLine] = []
+    for cond, branch in [(code(s.test), s.body), *([(f"not ({code(s.test)})", s.orelse.body)] if s.orelse else [])]:
+        for st in branch.body:
+            small = st.body[0] if isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 else None
+            if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Name)):
+                return f"`if {code(s.test)}:` holds `{code(st).strip()}`, not a plain assignment to a name"
+            n = small.targets[0].target.value
+            out.append(cst.ensure_type(cst.parse_statement(f"{n} = ({code(small.value)}) if ({cond}) else {n}\n"),
+                                       cst.SimpleStatementLine))
+    return out
+
+
 def _plan(t: Target) -> tuple[_Plan | None, list[str]]:
     k, code = t.kernel.node, t.tree.code
     top = body_of(k)
-    bad = [f"a {type(s).__name__.lower()} statement (the kernel must be straight-line code)"
-           for s in top if not isinstance(s, cst.SimpleStatementLine)]
-    if bad:
-        return None, bad
-    lines: list[cst.SimpleStatementLine] = [s for s in top if isinstance(s, cst.SimpleStatementLine)]
-    cols_i = next((i for i, s in enumerate(lines) if len(s.body) == 1 and isinstance(s.body[0], cst.Assign)
-                   and call_name(s.body[0].value) == "tl.arange"), None)
+    cols_i = next((i for i, s in enumerate(top) if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1
+                   and isinstance(s.body[0], cst.Assign) and call_name(s.body[0].value) == "tl.arange"), None)
     if cols_i is None:
         return None, ["no top-level `cols = tl.arange(0, BLOCK)` (a program owning its whole row)"]
-    a = lines[cols_i].body[0]
+    # before the row block, any statement runs once, as in the original (an early return on a per-row flag); after
+    # it, ifs on compile-time values become conditional assignments, other compound statements are refused
+    static = set(t.kernel.constexprs) | module_names(t.tree.module)
+    bad: list[str] = []
+    cols_line = cst.ensure_type(top[cols_i], cst.SimpleStatementLine)  # what cols_i was found by
+    body: list[cst.SimpleStatementLine] = []
+    for s in top[cols_i + 1:]:
+        picked = [s] if isinstance(s, cst.SimpleStatementLine) else _selected(s, static) if isinstance(s, cst.If) else (
+            f"a {type(s).__name__.lower()} statement after the row block (only ifs on compile-time values are "
+            "recomputed per pass)")
+        if isinstance(picked, str):
+            bad.append(picked)
+        else:
+            body += picked
+    if bad:
+        return None, bad
+    a = cols_line.body[0]
     assert isinstance(a, cst.Assign)
     ar = a.value
     assert isinstance(ar, cst.Call)
@@ -138,13 +175,12 @@ def _plan(t: Target) -> tuple[_Plan | None, list[str]]:
             or block.value not in t.kernel.constexprs):
         return None, ["the block range is not `cols = tl.arange(0, BLOCK)` with a constexpr BLOCK"]
     cols = a.targets[0].target.value
-    body = lines[cols_i + 1:]
     bounds = {code(m.comparisons[0].comparator) for s in body for m in walk(s)
               if isinstance(m, cst.Comparison) and len(m.comparisons) == 1 and code(m.left) == cols
               and isinstance(m.comparisons[0].operator, cst.LessThan)}
     if len(bounds) != 1 or next(iter(bounds)) not in t.kernel.params:
         bad.append(f"the row block is not bounded by exactly one `{cols} < n` with n a kernel parameter")
-    if any(cols in var_names(s) for s in lines[:cols_i]):
+    if any(cols in var_names(s) for s in top[:cols_i]):
         bad.append(f"`{cols}` is read before it is defined")
     blk = {cols}
     stmts: list[_Stmt] = []
@@ -207,7 +243,7 @@ def _plan(t: Target) -> tuple[_Plan | None, list[str]]:
         stmts.append(_Stmt(s, is_block, target, reds, effect=is_block and isinstance(small, cst.Expr)))
     if not any(st.reductions for st in stmts):
         bad.append("no tl.sum / tl.max / tl.min reduces the row block")
-    return (_Plan(lines[cols_i], cols, next(iter(bounds), "?"), stmts) if not bad else None), bad
+    return (_Plan(cols_line, cols, next(iter(bounds), "?"), stmts) if not bad else None), bad
 
 
 class _Render(cst.CSTTransformer):

@@ -26,7 +26,8 @@ lanes contribute what the load's ``other`` makes them contribute, in both forms)
 
 Domain, per statement (a statement outside it is left as it is; a kernel with none is refused with each reason):
 ``s += tl.sum(E[, axis=0])`` (or ``s = s + tl.sum(...)``), ``s = tl.maximum(s, tl.max(E[, axis=0]))``,
-``s = tl.minimum(s, tl.min(E[, axis=0]))``, directly in the body of a ``for`` loop or in a branch of an ``if`` there
+``s = tl.minimum(s, tl.min(E[, axis=0]))`` (or ``s = tl.max(tl.maximum(E, s))``, the block widened by the
+running value first), directly in the body of a ``for`` loop or in a branch of an ``if`` there
 on compile-time values (constexprs, globals: Liger's ``if reduction == _REDUCTION_MODE_NONE: ... else: s += ..``;
 the lanes of a branch compiled away stay neutral); ``s`` is read and written
 nowhere else in that loop; its value before the loop is a literal (``0.0``, ``0``, ``float("-inf")`` ...) or a
@@ -110,6 +111,17 @@ def _match(s: cst.CSTNode, code: Any) -> tuple[str, str, cst.BaseExpression] | N
                 and _COMBINE[r[0]] == call_name(v)
             ):
                 return acc, *r
+    if isinstance(v, cst.Call) and call_name(v) in ("tl.max", "tl.min") and len(v.args) <= 2:
+        # ``s = tl.max(tl.maximum(E, s))``: the running value widens the block before it is reduced, which is
+        # ``tl.maximum(s, tl.max(E))`` (max and min are idempotent: a value counted in every lane counts once)
+        inner, pair = v.args[0].value, "tl.maximum" if call_name(v) == "tl.max" else "tl.minimum"
+        if (isinstance(inner, cst.Call) and call_name(inner) == pair and len(inner.args) == 2
+                and not any(a.keyword or a.star for a in inner.args)):
+            a, b = inner.args[0].value, inner.args[1].value
+            for p, q in ((a, b), (b, a)):
+                if isinstance(p, cst.Name) and p.value == acc and (r := _reduction(v.with_changes(
+                        args=[v.args[0].with_changes(value=q), *v.args[1:]]), acc, code)):
+                    return acc, *r
     return None
 
 

@@ -201,8 +201,14 @@ def _canon(e: cst.BaseExpression | None, defs: dict[str, str], zero: set[str], s
     return go(_Expand(depth).visit(ast.parse(cst.Module([]).code_for_node(e).strip(), mode="eval").body))
 
 
-def _shared(t: Target, plan: _Plan) -> list[tuple[cst.Call, cst.Call, list[str]]]:
-    """(first load, later load, []) pairs a single load can serve; pairs that cannot are left out."""
+def _flat(t: Target, node: cst.CSTNode) -> str:
+    return " ".join(t.tree.code(node).split())
+
+
+def _shared(t: Target, plan: _Plan, why: list[str] | None = None) -> list[tuple[cst.Call, cst.Call, list[str]]]:
+    """(first load, later load, []) pairs a single load can serve; pairs that cannot are left out (``why`` collects
+    the reason for each load left out)."""
+    why = [] if why is None else why
     written = {_base(wp) for n in walk(t.kernel.node) if isinstance(n, cst.Call) and call_name(n) in _WRITES
                and (wp := arg_value(n, "pointer", 0)) is not None}
     top = body_of(t.kernel.node)
@@ -214,6 +220,9 @@ def _shared(t: Target, plan: _Plan) -> list[tuple[cst.Call, cst.Call, list[str]]
         for stmt, ld in _loads(loop):
             ptr = arg_value(ld, "pointer", 0)
             if ptr is None or _base(ptr) in written:
+                if ptr is not None:
+                    why.append(f"`{_flat(t, ld)}` reads through {_base(ptr)}, which the kernel also writes (a "
+                               "load kept from an earlier loop could miss a store)")
                 continue
             defs = _assigns(body[:body.index(stmt)])
             key = _canon(ptr, defs, zero, steps)
@@ -226,12 +235,14 @@ def _shared(t: Target, plan: _Plan) -> list[tuple[cst.Call, cst.Call, list[str]]
             if bool(m1) != bool(mask) or (
                 mask != m1 and not (mask.startswith("BitAnd(") and m1 in _and_terms(mask, m1))
             ):
+                why.append(f"`{_flat(t, ld)}` repeats an earlier load with a mask that is not the first one's")
                 continue
             # the free names the address and mask read (after the in-loop definitions): never rebound between the loops
             free = {n for n in re.findall(r"[A-Za-z_][A-Za-z_0-9]*", key + m1) if n in _names_of(t.kernel.node)}
             between = top[top.index(plan.loops[fi]):top.index(loop)]
             rebound = set(_assigns([s for s in between if not isinstance(s, cst.For)]))
             if free & rebound:
+                why.append(f"`{_flat(t, ld)}`: {', '.join(sorted(free & rebound))} rebound between the loops")
                 continue
             out.append((first, ld, []))
     return out
@@ -268,8 +279,10 @@ class RowResident:
 
     def preconditions(self, t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[str]:
         plan, bad = _plan(t)
-        if plan is not None and not _shared(t, plan):
-            bad = ["no load is repeated in a later loop with the same pointer and a compatible mask"]
+        why: list[str] = []
+        if plan is not None and not _shared(t, plan, why):
+            bad = ["no load is repeated in a later loop with the same pointer and a compatible mask"
+                   + (f" ({'; '.join(dict.fromkeys(why))})" if why else "")]
         return bad
 
     def points(self, t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[dict[str, Any]]:

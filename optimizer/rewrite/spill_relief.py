@@ -21,7 +21,11 @@ After::
     tl.store(OUT + row, tl.sqrt(tl.sum(acc_0, axis=0)))
 
 Masked lanes already contribute the reduction's neutral element in the original (its BLOCK exceeds n by a
-varying amount), so they do in every chunk. ``CHUNK`` is a new constexpr (variants 1024, 2048, 4096, 512).
+varying amount), so they do in every chunk. A reduction may read another one's result only as a log-sum-exp pair
+(``m = tl.max(x)`` then ``tl.sum(exp(x - m))``, ``lse_pairs``): a running max per lane and its partial sums
+rescaled online; any other such read is a second pass, refused here (``chunked_row_passes`` takes it). A
+reduction nested in another's input is refused too (its per-chunk value would stand for the row's). ``CHUNK`` is a
+new constexpr (variants 1024, 2048, 4096, 512).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from optimizer.rewrite.common import call_arg, fresh, launch_arg
 from optimizer.rewrite.context import RecipeContext, RewriteResult
 from optimizer.rewrite.engine import Target, parse_tree, targets
 from optimizer.rewrite.errors import NotApplicable
+from optimizer.rewrite.lse_pairs import LsePair, find_pairs
 from optimizer.rewrite.tree import arg_value, body_of, call_name, walk
 
 __all__ = ["ChunkedRowReduction", "apply_register_spill_relief"]
@@ -130,8 +135,17 @@ def _plan(t: Target) -> tuple[dict[str, Any] | None, list[str]]:
             bad.append(f"`{code(s)}` uses the row block outside a reduction (a stored or kept block cannot be chunked)")
     after_names = {n for s in after for a in walk(s) if isinstance(a, cst.Assign) for tg in a.targets
                    for n in _names(tg.target)}
+    pairs = find_pairs(t, reductions, after, loop_names, after_names)
+    paired = {id(x.call): p.m for p in pairs for x in p.sums}
+    red_ids = {id(r) for r in reductions}
     for r in reductions:
+        nested = [n for n in walk(arg_value(r, "input", 0) or r) if id(n) in red_ids and n is not r]
+        if nested:
+            bad.append(f"{call_name(r)} reduces `{code(nested[0])}` inside its input (a per-chunk value there would "
+                       "stand for the row's)")
         used = {n.value for n in walk(arg_value(r, "input", 0) or r) if isinstance(n, cst.Name)}
+        if id(r) in paired:
+            used -= {paired[id(r)]}  # the log-sum-exp pair: carried by online accumulators
         if used & after_names:
             bad.append(
                 f"{call_name(r)}({code(arg_value(r, 'input', 0) or r)}) reads {', '.join(sorted(used & after_names))}, "
@@ -149,6 +163,7 @@ def _plan(t: Target) -> tuple[dict[str, Any] | None, list[str]]:
             "reductions": reductions,
             "colsname": cols,
             "offset": offset,
+            "pairs": pairs,
         }
         if not bad
         else None
@@ -184,6 +199,28 @@ def _constexpr_if(s: cst.CSTNode, constexprs: list[str]) -> bool:
     return bool(test) and test <= set(constexprs) and plain and not isinstance(s.orelse, cst.If)
 
 
+def _online(t: Target, p: LsePair, chunk: str, inits: list[str], updates: list[str]) -> None:
+    """A log-sum-exp pair's accumulators (``lse_pairs``): a running max per lane and, per sum of its exp, a partial
+    sum rescaled whenever that max grows; the reductions after the loop merge the lanes at the row max."""
+    acc_m = fresh(t, f"acc_{len(inits)}")
+    new, ref = fresh(t, f"{acc_m}_new"), fresh(t, f"{acc_m}_ref")
+    inits.append(f"{acc_m} = {_NEUTRAL['tl.max'][0].format(c=chunk)}\n")
+    updates += [f"{new} = tl.maximum({acc_m}, {p.x})\n", f"{ref} = tl.where({new} == float(\"-inf\"), 0.0, {new})\n"]
+    t.tree.replace(p.max_call, f"tl.max({acc_m}, axis=0)")
+    for x in p.sums:
+        acc_s = fresh(t, f"acc_{len(inits)}")
+
+        def e(d: str, c: str | None = x.scale, f: str = x.exp) -> str:
+            return f"{f}(({d}) * ({c}))" if c is not None else f"{f}({d})"
+
+        inits.append(f"{acc_s} = {_NEUTRAL['tl.sum'][0].format(c=chunk)}\n")
+        term = e(f"{x.exp_input} - {ref}")
+        term = f"tl.where({x.mask}, {term}, 0.0)" if x.mask is not None else term
+        updates.append(f"{acc_s} = {acc_s} * {e(f'{acc_m} - {ref}')} + {term}\n")
+        t.tree.replace(x.call, f"tl.sum({acc_s} * {e(f'{acc_m} - {p.m}')}, axis=0)")
+    updates.append(f"{acc_m} = {new}\n")
+
+
 class ChunkedRowReduction:
     """A spilling whole-row block reduced to scalars -> a loop over CHUNK-wide pieces with per-lane accumulators."""
 
@@ -213,9 +250,14 @@ class ChunkedRowReduction:
         tree, k = t.tree, t.kernel
         chunk = fresh(t, "CHUNK") if "CHUNK" in k.params else "CHUNK"
         start = fresh(t, "chunk_start")
-        inits, updates = [], []
-        for i, r in enumerate(plan["reductions"]):
-            acc = fresh(t, f"acc_{i}")
+        inits: list[str] = []
+        updates: list[str] = []
+        pairs: list[LsePair] = plan["pairs"]
+        paired = {id(r) for p in pairs for r in [p.max_call, *(x.call for x in p.sums)]}
+        for p in pairs:
+            _online(t, p, chunk, inits, updates)
+        for r in (r for r in plan["reductions"] if id(r) not in paired):
+            acc = fresh(t, f"acc_{len(inits)}")
             init, upd = _NEUTRAL[call_name(r)]
             inits.append(f"{acc} = {init.format(c=chunk)}\n")
             updates.append(upd.format(a=acc, e=tree.code(call_arg(r, "input", 0))) + "\n")  # _plan: passed
@@ -236,8 +278,10 @@ class ChunkedRowReduction:
         if off is not None:  # a chunk never wider than the program's piece, or it would reach into the next one
             width = f"min({width}, {tree.code(launch_arg(t, plan['block']))})"  # preconditions: passed
         tree.add_keyword(t.sites[0].call, chunk, width)
+        online = (f" ({', '.join(p.m for p in pairs)}: a running max with its sum(s) of exp rescaled online)"
+                  if pairs else "")
         return (f"{k.name}: the {plan['block']}-wide row block (register spills) -> a loop over {point['CHUNK']}-wide "
-                f"chunks with {len(inits)} per-lane accumulator(s), reduced after the loop")
+                f"chunks with {len(inits)} per-lane accumulator(s){online}, reduced after the loop")
 
 
 def apply_register_spill_relief(params: dict[str, Any], ctx: RecipeContext) -> RewriteResult:

@@ -203,6 +203,17 @@ def test_a_reduction_to_a_scalar_inside_a_row_loop_is_a_cause_of_its_own() -> No
     assert not [x for x in code_findings(g, [_loop_rec(4096)], row_bytes=512.0) if x.cause == "loop_reductions"]
 
 
+
+def test_a_block_widened_by_the_running_max_before_its_reduction_is_a_loop_reduction() -> None:
+    """``m = tl.max(tl.maximum(x, m))`` reduces every chunk as ``m = tl.maximum(m, tl.max(x))`` does; a sum widened
+    the same way (``s = tl.sum(x + s)``) is another value and no accumulation."""
+    widened = ROW_LOOP.replace("acc = 0.0", 'acc = float("-inf")').replace(
+        "acc += tl.sum(x, axis=0)", "acc = tl.max(tl.maximum(x, acc))")
+    assert extract_features(widened).structures["k"].loop_reductions == [12]
+    summed = ROW_LOOP.replace("acc += tl.sum(x, axis=0)", "acc = tl.sum(x + acc)")
+    assert extract_features(summed).structures["k"].loop_reductions == []
+
+
 ADD_THEN_TWO_PASS_NORM = textwrap.dedent('''
     import torch
     import triton

@@ -67,3 +67,22 @@ def test_the_spill_relief_recipe_reaches_it_when_one_pass_cannot_hold_the_row() 
     recipe = {"kind": "register_spill_relief", "params": {"values": [1024, 2048], "search": {"num_warps": [4, 8]}}}
     res = apply_recipe(recipe, RecipeContext(source=SRC, evidence=["cause:register_spills"]), compile_check=False)
     assert "xent_kernel_chunked" in res.source and "3 loop(s)" in res.description
+
+
+def test_an_early_return_and_a_constexpr_if_stay_with_their_passes(tmp_path: Path) -> None:
+    """A per-row flag's early return before the block runs once; ``if HAS_TEMP: x = ... else: x = ...`` after it is a
+    compile-time choice every pass recomputes (a conditional assignment per branch)."""
+    src = (KERNELS / "wide_flag_softmax.py").read_text()
+    res = _apply(src, {"values": [16], "limits": [32]})
+    kernel = res.source.split("def flag_softmax_kernel_chunked(")[1].split("class ModelNew")[0]
+    assert kernel.count("for chunk_start in range(0, n_cols, CHUNK):") == 3
+    assert "if tl.load(skip_ptr + row) != 0:\n        return" in kernel
+    assert kernel.count("x_c2 = (x_c / temp) if (HAS_TEMP) else x_c") == 3 and "if (not (HAS_TEMP))" in kernel
+    same_outputs("wide_flag_softmax", res.source, tmp_path, atol=1e-5, rtol=1e-5)
+    runtime = src.replace("    if HAS_TEMP:\n", "    if temp > 1.0:\n")
+    with pytest.raises(NotApplicable, match="tests a runtime value"):
+        _apply(runtime)
+    looped = src.replace("    if HAS_TEMP:\n        x = x / temp\n",
+                         "    for _ in range(2):\n        x = x / temp\n    if HAS_TEMP:\n        x = x / temp\n")
+    with pytest.raises(NotApplicable, match="a for statement after the row block"):
+        _apply(looped)

@@ -84,3 +84,21 @@ def test_an_accumulation_in_a_compile_time_branch_moves_out_of_the_loop(tmp_path
     runtime = (KERNELS / "kl_rows_constexpr_if.py").read_text().replace("if mode == _MODE_NONE:", "if n_cols == 0:")
     with pytest.raises(NotApplicable, match="no tl.sum / tl.max / tl.min accumulates"):
         apply_recipe(RECIPE, RecipeContext(source=runtime))  # a run-time branch: not one of the loop's own
+
+
+def test_a_block_widened_by_the_running_max_is_accumulated_per_lane(tmp_path: Path) -> None:
+    """``s = tl.max(tl.maximum(E, s))`` (and the min form) is ``tl.maximum(s, tl.max(E))``: per-lane, reduced once."""
+    res = rewrite("loop_max_filter", RECIPE)
+    body = res.source.split("class ModelNew")[0]
+    assert "top_lanes = tl.maximum(top_lanes, v)" in body and "low_lanes = tl.minimum(low_lanes, v)" in body
+    assert "top = tl.maximum(top, tl.max(top_lanes, axis=0))" in body and "tl.max(tl.maximum(v, top))" not in body
+    same_outputs("loop_max_filter", res.source, tmp_path, atol=0, rtol=0)
+
+
+def test_a_sum_widened_by_the_running_value_is_not_a_lane_accumulation() -> None:
+    """``s = tl.sum(x + s)`` adds s once per lane: not the running sum, so it is left alone (refused)."""
+    src = (KERNELS / "loop_max_filter.py").read_text().replace("top = tl.max(tl.maximum(v, top))",
+                                                               "top = tl.sum(v + top)")
+    src = src.replace("low = tl.min(tl.minimum(low, v), axis=0)", "low = tl.min(v + low, axis=0)")
+    with pytest.raises(NotApplicable, match="not `s \\+= tl.sum"):
+        apply_recipe(RECIPE, RecipeContext(source=src))

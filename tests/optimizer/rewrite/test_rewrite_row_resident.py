@@ -68,3 +68,10 @@ def test_loops_with_their_own_step_and_address_form_share_one_load(tmp_path: Pat
     assert rows.count("tl.load(x_ptr") == 1 and "tl.where(mask, row_vals0, 0.0)" in rows
     assert "BLOCK=triton.next_power_of_2(N), BLOCK_2=triton.next_power_of_2(N)" in res.source
     same_outputs("chain_flat_rowscale", res.source, tmp_path)
+
+
+def test_a_refusal_names_why_each_repeated_load_is_not_shared() -> None:
+    """An in-place filter writes the row it re-reads: the refusal says so, not only that nothing matched."""
+    src = (KERNELS / "loop_max_filter.py").read_text()
+    with pytest.raises(NotApplicable, match="reads through x_ptr, which the kernel also writes"):
+        apply_recipe({"kind": "row_resident", "params": {}}, RecipeContext(source=src), compile_check=False)
