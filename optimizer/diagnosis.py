@@ -36,6 +36,8 @@ class RewritePreview(BaseModel):
 
     family: str = ""
     kind: str = Field(default="", description="the recipe kind (a structural transform or a launch recipe)")
+    applied_kind: str = Field(default="", description="the kind that made the first point: the recipe kind, or the "
+                              "launch recipe a composite fell back to (register-spill relief's launch search)")
     description: str = ""
     diff: str = ""
     source: str = Field(default="", description="the rewritten candidate (first point)")
@@ -178,6 +180,7 @@ def rewrite_preview(ctx: Any, outcome: Any) -> RewritePreview:
         return pre
     first = props[0]
     pre.description, pre.diff, pre.source, pre.points = first.description, first.diff, first.source, len(props)
+    pre.applied_kind = str((first.recipe.applied or {}).get("via") or pre.kind)
     return pre
 
 

@@ -171,7 +171,9 @@ def one(kb: Any, set_name: str, folder: Path, cand: Path, *, validate: bool = Tr
     rw = d.rewrite
     row.update(family=rw.family if rw else "", kind=rw.kind if rw else "", points=rw.points if rw else 0,
                refused=(rw.refused if rw else "no preview")[:400], description=(rw.description if rw else "")[:300])
-    row["structural"] = bool(rw and rw.kind and rw.kind not in LAUNCH_KINDS)
+    # the kind that made the point: a composite recipe that fell back to a launch knob is not structural
+    row["applied_kind"] = (rw.applied_kind or rw.kind) if rw else ""
+    row["structural"] = bool(rw and row["applied_kind"] and row["applied_kind"] not in LAUNCH_KINDS)
     if rw is None or rw.refused or not rw.source:
         # at the roofline by measurement: nothing structural to gain, the stop is the right answer
         row["verdict"] = "justified_stop" if row["cause"] == "at_roofline" and recorded else "no_rewrite"

@@ -319,10 +319,10 @@ def apply_register_spill_relief(params: dict[str, Any], ctx: RecipeContext) -> R
         res = APPLIERS["launch_params"]({"search": search}, ctx)
     except NotApplicable as exc:
         raise NotApplicable(f"chunk loop: {chunk_reason}; launch search: {exc}") from None
-    return RewriteResult(
+    return RewriteResult(  # ``via`` says that a launch knob, not a structural transform, made this point
         "register_spill_relief",
         res.source,
         res.diff,
         f"{res.description} (chunk loop not applicable: {chunk_reason[:200]})",
-        res.applied,
+        {**res.applied, "via": "launch_params"},
     )

@@ -63,6 +63,7 @@ def test_card_recipe_falls_back_to_a_launch_search_that_keeps_warps() -> None:
     src = (KERNELS / "dot_linear_relu.py").read_text()  # num_warps=2 at the launch, not a row block
     res = apply_recipe(card, RecipeContext(source=src, evidence=SPILL, bottleneck="occupancy_limited"))
     assert res.applied["num_warps"] >= 2 and "chunk loop not applicable" in res.description
+    assert res.applied["via"] == "launch_params" and "via" not in chunked.applied  # a knob made it: not structural
     wide = apply_recipe(card, RecipeContext(source=src.replace("num_warps=2", "num_warps=8"), evidence=SPILL))
     assert wide.applied["num_warps"] == 16
 
