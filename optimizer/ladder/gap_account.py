@@ -115,15 +115,20 @@ def launch_accounts(
     timeout_s: float = 300.0,
 ) -> tuple[list[GapAccount], list[str]]:
     """Accounts of the distinct recorded launch configurations (hot launch first), and notes on what failed."""
+    from optimizer.ir.compile_cost import budget_note
     from optimizer.ladder.cases import config_label
 
-    recs, seen = [], set()
+    recs, seen, notes = [], set(), []
     for r in ([hot] if hot else []) + [r for r in launches if r.get("kernel") and "error" not in r]:
         lab = (r["kernel"], config_label(r), json.dumps(r.get("grid"), default=str))
-        if lab not in seen:
-            seen.add(lab)
-            recs.append(r)
-    accounts, notes = [], []
+        if lab in seen:
+            continue
+        seen.add(lab)
+        if r is not hot and (why := budget_note(r)):  # deterministic: never a compile whose time is unbounded
+            notes.append(f"{r['kernel']} [{config_label(r)}] {why}"[:300])
+            continue
+        recs.append(r)
+    accounts = []
     traffic = {id(r): _bytes(r) for r in recs}
     total = sum(traffic.values()) or 1.0
     # each uncached configuration is one compile worker process: start them together (they ran one after another,

@@ -202,7 +202,16 @@ def _config_evidence(ctx: LadderContext, report: object) -> list[EvidenceItem]:
     label = config_label(diagnosed) if diagnosed else config_label(cfgs[0])
     rows = {label: sorted({s.name for s in getattr(report, "signatures", []) if s.name in SIGNATURE_CLASS})}
     args = ctx._capture_args()
-    others = [r for r in cfgs if config_label(r) != label][:MAX_CONFIGS]
+    from optimizer.ir.compile_cost import budget_note, per_thread
+
+    # deterministic: the configurations within the compile budget, fewest values per thread first, up to MAX_CONFIGS;
+    # the rest are named with why they were not compiled (never a timeout that depends on the machine's load)
+    rest = sorted((r for r in cfgs if config_label(r) != label), key=lambda r: (per_thread(r) or 0.0, config_label(r)))
+    skipped = {config_label(r): budget_note(r) for r in rest if budget_note(r)}
+    fit = [r for r in rest if config_label(r) not in skipped]
+    others = fit[:MAX_CONFIGS]
+    skipped |= {config_label(r): f"not compiled: over the {MAX_CONFIGS} configurations compiled per kernel"
+                for r in fit[MAX_CONFIGS:]}
 
     def signatures(rec: dict) -> list[str]:
         key = f"{args['memo_key']}:config:{config_label(rec)}"
@@ -229,5 +238,9 @@ def _config_evidence(ctx: LadderContext, report: object) -> list[EvidenceItem]:
                + "; ".join(f"[{k}] {', '.join(v) or 'no problem signature'}" for k, v in rows.items()))
     if some:
         summary += f"; only in some configurations: {', '.join(some)}"
+    if skipped:
+        summary = (f"{len(skipped)} configuration(s) not compiled ("
+                   + "; ".join(f"[{k}] {v}" for k, v in list(skipped.items())[:2]) + "); " + summary)
     return [EvidenceItem(level="L3", kind="ir_configs", reference=kernel, summary=summary[:1500],
-                         data={"diagnosed": label, "configs": rows, "in_every": sorted(every), "in_some": some})]
+                         data={"diagnosed": label, "configs": rows, "in_every": sorted(every), "in_some": some,
+                               "not_compiled": skipped})]
