@@ -137,10 +137,14 @@ def _explained(row: dict[str, Any]) -> str:
         return f"cause {row['cause']}"
     acc = row.get("account") or {}
     kinds = {**(acc.get("named") or {}), **(acc.get("unexplained") or {})}
+    rest = kinds.pop("unattributed_gap", None)  # the part of the measured gap no static finding prices
+    out = []
     if kinds:
         k, share = max(kinds.items(), key=lambda kv: kv[1] or 0.0)
-        return f"inefficiency {k}" + (f" (share ~{share:.0%})" if share else "")
-    return ""
+        out.append(f"inefficiency {k}" + (f" (share ~{share:.0%})" if share else ""))
+    if rest is not None:
+        out.append(f"unattributed {rest:.0%} of the measured gap (needs a GPU measurement)")
+    return "; ".join(out)
 
 
 def one(kb: Any, set_name: str, folder: Path, cand: Path, *, validate: bool = True,

@@ -88,6 +88,16 @@ def lost_case(rows: list[dict[str, Any]], case_ms: dict[str, float], host: dict[
     return max(lost, key=lambda k: (lost[k], k)) if lost else None
 
 
+def lost_roof(rows: list[dict[str, Any]], lost: str) -> dict[str, Any]:
+    """``{"case", "fraction", "bound"}`` of the lost case (``keys.LOST_ROOF``): its roofline fraction and the roof
+    (``memory`` or ``compute``) it is nearest to."""
+    sig: dict[str, Any] = next(r["signals"] for r in rows if r["case"] == lost)
+    fr = {k: float(v) for k, v in (("memory", sig.get("mem_fraction")), ("compute", sig.get("compute_fraction")))
+          if isinstance(v, (int, float))}
+    bound = max(fr, key=lambda k: (fr[k], k))
+    return {"case": lost, "fraction": min(1.0, fr[bound]), "bound": bound}
+
+
 def _timing_findings(ctx: LadderContext, tokens: list[str]) -> list[Finding]:
     """From the round's timing (or a recorded one) and the problem's bytes/flops: the roofline fraction of every timed
     case, read from max(device, host) per call, and whether the launcher's host work sets the time
@@ -136,6 +146,7 @@ def _timing_findings(ctx: LadderContext, tokens: list[str]) -> list[Finding]:
     ]
     if (lost := lost_case(rows, case_ms, host)) is not None:
         ctx.cache[keys.LOST_CASE] = lost
+        ctx.cache[keys.LOST_ROOF] = lost_roof(rows, lost)
     found = roofline_finding(rows, level="L1") if len(rows) == len(case_ms) else None
     if found is not None:
         if any(host.get(k, 0.0) > v for k, v in case_ms.items()):

@@ -25,6 +25,7 @@ from optimizer.ladder import keys
 from optimizer.ladder.cases import config_label, launch_configs
 from optimizer.ladder.causal import causal_step, merge_tests
 from optimizer.ladder.causes import ir_findings
+from optimizer.ladder.residual import residual_evidence
 from optimizer.ladder.select import choose_family, match_cards
 from optimizer.ladder.types import LadderContext, LevelResult
 
@@ -53,8 +54,9 @@ class IRLevel:
             # from the capture worker): the level yields nothing actionable; a bug is left to the engine's boundary
             reason = f"IR capture failed: {type(exc).__name__}: {exc}"[:600]
             tests = EscalationTests(localized=False, single_family=False, justified=False, notes=f"(1) {reason}")
-            return LevelResult(level="L3", tests=tests, inconclusive=True, rationale=reason,
-                               evidence=[EvidenceItem(level="L3", kind="ir_capture", summary=reason)])
+            evidence = [EvidenceItem(level="L3", kind="ir_capture", summary=reason),
+                        *residual_evidence(ctx, [], decided=False, unavailable=reason)]
+            return LevelResult(level="L3", tests=tests, inconclusive=True, rationale=reason, evidence=evidence)
         problems = [s for s in report.signatures if s.name in SIGNATURE_CLASS]
         evidence = [
             EvidenceItem(
@@ -147,6 +149,11 @@ class IRLevel:
             from optimizer.ladder.gap_account import account_evidence
 
             evidence += account_evidence(ctx, report, findings, step.decision, accounts=accounts)
+        evidence += residual_evidence(
+            ctx, accounts[0] if isinstance(accounts, tuple) else [], decided=step.decision.decided,
+            unavailable="" if isinstance(accounts, tuple) else (
+                f"the account failed: {type(accounts).__name__}" if accounts is not None
+                else f"no static account for {ctx.ir_target}"))
         located = None
         if not problems and step.tests is None and isinstance(accounts, tuple):
             # no problem signature and no cause decided: an inefficiency the account proves may still localize
