@@ -89,13 +89,17 @@ def lost_case(rows: list[dict[str, Any]], case_ms: dict[str, float], host: dict[
 
 
 def lost_roof(rows: list[dict[str, Any]], lost: str) -> dict[str, Any]:
-    """``{"case", "fraction", "bound"}`` of the lost case (``keys.LOST_ROOF``): its roofline fraction and the roof
-    (``memory`` or ``compute``) it is nearest to."""
+    """``{"case", "fraction", "bound", "best_case", "best_fraction"}`` (``keys.LOST_ROOF``): the lost case's roofline
+    fraction and the roof (``memory`` or ``compute``) it is nearest to, and the timed case nearest its roofline."""
     sig: dict[str, Any] = next(r["signals"] for r in rows if r["case"] == lost)
     fr = {k: float(v) for k, v in (("memory", sig.get("mem_fraction")), ("compute", sig.get("compute_fraction")))
           if isinstance(v, (int, float))}
     bound = max(fr, key=lambda k: (fr[k], k))
-    return {"case": lost, "fraction": min(1.0, fr[bound]), "bound": bound}
+    best = {r["case"]: max([float(v) for v in (r["signals"].get("mem_fraction"), r["signals"].get("compute_fraction"))
+                            if isinstance(v, (int, float))], default=0.0) for r in rows}
+    top = max(best, key=lambda k: (best[k], k))
+    return {"case": lost, "fraction": min(1.0, fr[bound]), "bound": bound, "best_case": top,
+            "best_fraction": min(1.0, best[top])}
 
 
 def _timing_findings(ctx: LadderContext, tokens: list[str]) -> list[Finding]:

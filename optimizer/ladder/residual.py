@@ -12,7 +12,8 @@ attribute of it is evidence too. ``residual_evidence`` reads
   stays inside the remainder;
 - the remainder, as a share of the gap, reported as an ``unexplained`` L3 item of kind ``unattributed_gap`` when it
   is at least ``MIN_RESIDUAL`` of a gap of at least ``MIN_GAP``: never forced onto the nearest listed cause, and
-  naming what a GPU would have to measure to attribute it (per roof the case is measured against).
+  naming what a GPU would have to measure to attribute it (per roof the case is measured against), and whether the
+  loss is size-dependent: another timed case of the same kernel at least ``SIZE_SPREAD`` nearer its roofline.
 
 Domain: an undecided L3 with a roofline fraction for its lost case. Without one (no timing, no known peaks) there is
 no gap to split and nothing is reported; a decided cause explains the gap itself (its own share, where L2's measured
@@ -28,12 +29,14 @@ from kb.models import EvidenceItem
 from optimizer.ir.gap_account import GapAccount
 from optimizer.ladder import keys
 
-__all__ = ["GPU_MEASURES", "MIN_GAP", "MIN_RESIDUAL", "residual_evidence"]
+__all__ = ["GPU_MEASURES", "MIN_GAP", "MIN_RESIDUAL", "SIZE_SPREAD", "residual_evidence"]
 
 #: a lost case at least this far below its roofline (fraction of its time) has a gap worth splitting
 MIN_GAP = 0.1
 #: a remainder at least this share of the gap is reported
 MIN_RESIDUAL = 0.1
+#: a best case this much nearer its roofline than the lost one makes the loss size-dependent (reported as such)
+SIZE_SPREAD = 0.3
 #: what a GPU must measure to attribute a remainder, per roof the lost case is measured against (ncu metric names)
 GPU_MEASURES: dict[str, str] = {
     "memory": ("achieved DRAM throughput (dram__throughput.avg.pct_of_peak_sustained_elapsed), sectors per request "
@@ -75,12 +78,18 @@ def residual_evidence(ctx: Any, accounts: list[GapAccount], *, decided: bool,
         what = "the static account prices no inefficiency at the diagnosed configuration"
     if unpriced:
         what += f"; it names {', '.join(unpriced)} without a static cost model (their cost is inside the remainder)"
-    summary = (f"case {roof.get('case')}: {gap:.0%} of the measured time is above its {bound} roofline; {what}; "
-               f"{of_gap:.0%} of that gap is attributed to no listed cause and no static finding. To attribute it a "
-               f"GPU must measure: {measures}")
+    best, best_f = roof.get("best_case"), roof.get("best_fraction")
+    sized = (f"; the same kernel reaches {best_f:.0%} at case {best}, so the loss depends on the sizes (a fixed or "
+             f"latency cost, the configuration kept for them), not on work every element pays"
+             if isinstance(best_f, (int, float)) and best != roof.get("case") and best_f - (1.0 - gap) >= SIZE_SPREAD
+             else "")
+    summary = (f"case {roof.get('case')}: {gap:.0%} of the measured time is above its {bound} roofline{sized}; "
+               f"{what}; {of_gap:.0%} of that gap is attributed to no listed cause and no static finding. To "
+               f"attribute it a GPU must measure: {measures}")
     data = {"kind": "unattributed_gap", "share": round(of_gap, 3), "gap": round(gap, 3),
             "attributed": round(attributed, 3), "case": roof.get("case"), "bound": bound, "priced": dict(priced),
-            "unpriced": unpriced, "static_account": _brief(unavailable) or f"{len(accounts)} configuration(s)",
+            "unpriced": unpriced, "size_dependent": bool(sized),
+            "static_account": _brief(unavailable) or f"{len(accounts)} configuration(s)",
             "needs_gpu": measures}
     return [EvidenceItem(level="L3", kind="unexplained", reference="unattributed_gap", summary=summary[:1500],
                          data=data)]

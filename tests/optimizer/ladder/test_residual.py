@@ -28,8 +28,9 @@ def _account(*findings: tuple[str, float | None]) -> GapAccount:
 def test_lost_roof_names_the_nearer_roof() -> None:
     rows = [{"case": "a", "signals": {"mem_fraction": 0.3, "compute_fraction": 0.6}},
             {"case": "b", "signals": {"mem_fraction": 0.8}}]
-    assert lost_roof(rows, "a") == {"case": "a", "fraction": 0.6, "bound": "compute"}
-    assert lost_roof(rows, "b") == {"case": "b", "fraction": 0.8, "bound": "memory"}
+    assert lost_roof(rows, "a") == {"case": "a", "fraction": 0.6, "bound": "compute", "best_case": "b",
+                                    "best_fraction": 0.8}
+    assert lost_roof(rows, "b")["bound"] == "memory"
 
 
 def test_remainder_is_the_gap_less_the_priced_shares() -> None:
@@ -63,3 +64,13 @@ def test_a_multi_line_compile_error_is_kept_brief() -> None:
               "Blocks were removed")
     (item,) = residual_evidence(_ctx(0.3), [], decided=False, unavailable=reason)
     assert "does not compile" in item.summary and "Blocks were removed" in item.summary and "tl.f(" not in item.summary
+
+
+def test_a_case_far_nearer_its_roofline_makes_the_loss_size_dependent() -> None:
+    ctx = _ctx(0.25)
+    ctx.cache[keys.LOST_ROOF] |= {"best_case": "N=1024", "best_fraction": 0.86}
+    (item,) = residual_evidence(ctx, [], decided=False)
+    assert item.data["size_dependent"] and "reaches 86% at case N=1024" in item.summary
+    ctx.cache[keys.LOST_ROOF] |= {"best_fraction": 0.4}
+    (item,) = residual_evidence(ctx, [], decided=False)
+    assert not item.data["size_dependent"] and "reaches" not in item.summary
