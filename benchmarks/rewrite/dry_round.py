@@ -218,6 +218,10 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
                   # decided, or undecided with the inefficiency the static account names (issue 29/30 targets)
                   "explained": sum(bool(r.get("explained") or _explained(r)) for r in rs),
                   "plain_undecided": sum(not (r.get("explained") or _explained(r)) for r in rs),
+                  # of those explained: undecided, and what explains them is only the part of the measured gap no
+                  # static finding prices (the refusal names what a GPU must measure)
+                  "unattributed_only": sum(str(r.get("explained") or _explained(r)).startswith("unattributed")
+                                           for r in rs),
                   # the issue's second target: a structural rewrite that passed its check, or a justified stop
                   "structural_or_stop": sum((r["structural"] and r["verdict"] in ("valid", "compile_only"))
                                             or r["verdict"] == "justified_stop" for r in rs),

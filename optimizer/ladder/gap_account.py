@@ -166,7 +166,8 @@ def level_accounts(ctx: Any, report: Any) -> tuple[list[GapAccount], list[str]]:
     from optimizer.ladder import keys
 
     launches = ctx.evaluation.launches if ctx.evaluation else []
-    hot = hot_launch(launches, ctx.cache.get(keys.HOT_KERNEL), ctx.cache.get(keys.LOST_CASE))
+    hot = hot_launch(launches, ctx.cache.get(keys.HOT_KERNEL), ctx.cache.get(keys.LOST_CASE),
+                     prefer_budget=ctx.backend == "interpreter")
     return launch_accounts(launches, target=ctx.ir_target, cache_dir=ctx.settings.cache_dir, hot=hot,
                            hot_workdir=getattr(report, "workdir", None))
 
@@ -273,7 +274,7 @@ def static_accounts(
     from optimizer.ir.cached import hot_launch
 
     accounts, notes = launch_accounts(launches, target=settings.ir_target or "cuda:90", cache_dir=settings.cache_dir,
-                                      hot=hot_launch(launches))
+                                      hot=hot_launch(launches, prefer_budget=True))
     return accounts, {"case": case, "notes": notes + ([note] if note else [])}
 
 
@@ -296,7 +297,8 @@ def case_accounts(
         if not launches:
             continue
         out[case_label(case)], _ = launch_accounts(launches, target=settings.ir_target or "cuda:90",
-                                                   cache_dir=settings.cache_dir, hot=hot_launch(launches))
+                                                   cache_dir=settings.cache_dir,
+                                                   hot=hot_launch(launches, prefer_budget=True))
     return out
 
 

@@ -205,7 +205,8 @@ def _config_evidence(ctx: LadderContext, report: object) -> list[EvidenceItem]:
     cfgs = launch_configs(launches, kernel)
     if len(cfgs) < 2:
         return []
-    diagnosed = hot_launch(launches, ctx.cache.get(keys.HOT_KERNEL), ctx.cache.get(keys.LOST_CASE))
+    diagnosed = hot_launch(launches, ctx.cache.get(keys.HOT_KERNEL), ctx.cache.get(keys.LOST_CASE),
+                           prefer_budget=ctx.backend == "interpreter")
     label = config_label(diagnosed) if diagnosed else config_label(cfgs[0])
     rows = {label: sorted({s.name for s in getattr(report, "signatures", []) if s.name in SIGNATURE_CLASS})}
     args = ctx._capture_args()
