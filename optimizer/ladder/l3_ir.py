@@ -205,11 +205,11 @@ def _config_evidence(ctx: LadderContext, report: object) -> list[EvidenceItem]:
     cfgs = launch_configs(launches, kernel)
     if len(cfgs) < 2:
         return []
+    args = ctx._capture_args()
     diagnosed = hot_launch(launches, ctx.cache.get(keys.HOT_KERNEL), ctx.cache.get(keys.LOST_CASE),
-                           prefer_budget=ctx.backend == "interpreter")
+                           prefer_budget=bool(args.get("prefer_budget")))
     label = config_label(diagnosed) if diagnosed else config_label(cfgs[0])
     rows = {label: sorted({s.name for s in getattr(report, "signatures", []) if s.name in SIGNATURE_CLASS})}
-    args = ctx._capture_args()
     from optimizer.ir.compile_cost import budget_note, per_thread
 
     # deterministic: the configurations within the compile budget, fewest values per thread first, up to MAX_CONFIGS;
