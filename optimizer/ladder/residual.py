@@ -5,7 +5,8 @@ of the ladder as a bare "undecided": the gap is a measurement, and what the stat
 attribute of it is evidence too. ``residual_evidence`` reads
 
 - the gap: ``1 - f`` of the case that loses the most time to its roofline (``keys.LOST_ROOF``, set by L1 from the
-  round's timing or a recorded one), as a fraction of that case's time;
+  round's timing or a recorded one), as a fraction of that case's time; with a dry record of one case
+  (``keys.LAUNCH_CASE``), of that case, since the accounts are of its launches;
 - what the static account attributes of it: the estimated shares (``GapFinding.share``) of the significant findings
   of the diagnosed configuration's account, combined as independent parts (``1 - prod(1 - s)``) and capped at the
   gap; significant findings without a static cost model (a needless mask, an occupancy limit) are named, their cost
@@ -58,6 +59,7 @@ def residual_evidence(ctx: Any, accounts: list[GapAccount], *, decided: bool,
     roof = ctx.cache.get(keys.LOST_ROOF) if hasattr(ctx, "cache") else None
     if decided or not isinstance(roof, dict) or not isinstance(roof.get("fraction"), (int, float)):
         return []
+    roof = _accounted_case(ctx, roof)
     gap = 1.0 - max(0.0, min(1.0, float(roof["fraction"])))
     if gap < MIN_GAP:
         return []
@@ -99,3 +101,17 @@ def _brief(reason: str) -> str:
     """A multi-line failure (a compile error quoting the kernel) as its first and last lines."""
     lines = [ln.strip() for ln in reason.splitlines() if ln.strip()]
     return (lines[0][:160] + (f" ... {lines[-1][:200]}" if len(lines) > 1 else "")) if lines else ""
+
+
+def _accounted_case(ctx: Any, roof: dict[str, Any]) -> dict[str, Any]:
+    """``roof`` read at the case the accounts describe: a dry record's launches are of one case
+    (``keys.LAUNCH_CASE``, chosen by the lowest roofline fraction), which need not be the case losing the most time
+    (``roof["case"]``); the gap is split at the case whose compile was accounted."""
+    from optimizer.harness.problem import case_label
+
+    launch = ctx.cache.get(keys.LAUNCH_CASE)
+    fractions, bounds = roof.get("fractions") or {}, roof.get("bounds") or {}
+    label = case_label(launch) if isinstance(launch, dict) and launch else None
+    if label is None or label == roof.get("case") or label not in fractions:
+        return roof
+    return {**roof, "case": label, "fraction": fractions[label], "bound": bounds.get(label, roof.get("bound"))}

@@ -28,8 +28,10 @@ def _account(*findings: tuple[str, float | None]) -> GapAccount:
 def test_lost_roof_names_the_nearer_roof() -> None:
     rows = [{"case": "a", "signals": {"mem_fraction": 0.3, "compute_fraction": 0.6}},
             {"case": "b", "signals": {"mem_fraction": 0.8}}]
-    assert lost_roof(rows, "a") == {"case": "a", "fraction": 0.6, "bound": "compute", "best_case": "b",
-                                    "best_fraction": 0.8}
+    roof = lost_roof(rows, "a")
+    assert {k: roof[k] for k in ("case", "fraction", "bound", "best_case", "best_fraction")} == {
+        "case": "a", "fraction": 0.6, "bound": "compute", "best_case": "b", "best_fraction": 0.8}
+    assert roof["fractions"] == {"a": 0.6, "b": 0.8} and roof["bounds"] == {"a": "compute", "b": "memory"}
     assert lost_roof(rows, "b")["bound"] == "memory"
 
 
@@ -74,3 +76,13 @@ def test_a_case_far_nearer_its_roofline_makes_the_loss_size_dependent() -> None:
     ctx.cache[keys.LOST_ROOF] |= {"best_fraction": 0.4}
     (item,) = residual_evidence(ctx, [], decided=False)
     assert not item.data["size_dependent"] and "reaches" not in item.summary
+
+
+def test_the_gap_is_split_at_the_case_the_accounts_were_recorded_at() -> None:
+    # a dry record of one case (the lowest fraction) while another case loses the most time: the account describes
+    # the recorded case, so its gap is the one split
+    ctx = _ctx(0.8)
+    ctx.cache[keys.LOST_ROOF] |= {"fractions": {"N=4096": 0.8, "N=1024": 0.5}, "bounds": {"N=1024": "memory"}}
+    ctx.cache[keys.LAUNCH_CASE] = {"N": 1024}
+    (item,) = residual_evidence(ctx, [], decided=False)
+    assert item.data["case"] == "N=1024" and item.data["gap"] == pytest.approx(0.5)
