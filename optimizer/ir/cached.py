@@ -47,17 +47,29 @@ _OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 
 
 def hot_launch(launches: Sequence[dict[str, Any]], hot_kernel: str | None = None,
-               case: str | None = None) -> dict[str, Any] | None:
+               case: str | None = None, *, prefer_budget: bool = False) -> dict[str, Any] | None:
     """The recorded launch to compile: of the profiler's hot kernel when named, else the most launched one; with
     ``case`` (the label of the case that loses the most time to its roofline), among the records that case launched
     when any did -- a kernel specialized per shape (a stride not divisible by 16 loads without vectors) is diagnosed
-    in the specialization where the time goes, not the most frequent one."""
+    in the specialization where the time goes, not the most frequent one.
+
+    With ``prefer_budget`` (launches from a dry record, whose autotuner chose nothing), a configuration within the
+    compile budget (``optimizer.ir.compile_cost``: its largest tile fits a
+    thread's registers) comes first: a CPU dry record keeps an autotuner's first configuration (one warp), which a GPU
+    autotuner would not keep for a 65536-wide row, and whose compile is unbounded. None within it: the one with the
+    fewest values per thread. Without it (a GPU's record) the most launched configuration is the one the autotuner
+    kept, and it is diagnosed whatever its cost."""
+    from optimizer.ir.compile_cost import per_thread, within_budget
+
     recs = [r for r in launches if r.get("kernel") and "error" not in r]
     if not recs:
         return None
     by_name = [r for r in recs if hot_kernel and r["kernel"] in str(hot_kernel)] or recs
-    by_case = [r for r in by_name if case and case in (r.get("cases") or [])]
-    return max(by_case or by_name, key=lambda r: (r.get("launches", 1), len(str(r.get("grid")))))
+    by_case = [r for r in by_name if case and case in (r.get("cases") or [])] or by_name
+    fits = [r for r in by_case if within_budget(r)] if prefer_budget else by_case
+    if not fits:
+        return min(by_case, key=lambda r: (per_thread(r) or 0.0, -int(r.get("launches", 1))))
+    return max(fits, key=lambda r: (r.get("launches", 1), len(str(r.get("grid")))))
 
 
 def ir_cache_key(rec: dict[str, Any], target: str, options: dict[str, Any]) -> str:
@@ -77,14 +89,14 @@ def ir_cache_key(rec: dict[str, Any], target: str, options: dict[str, Any]) -> s
 def capture_report(launches: Sequence[dict[str, Any]], *, target: str, cache_dir: str | Path,
                    memo: MutableMapping[str, Any], memo_key: str, hot_kernel: str | None = None,
                    workdir: Path | None = None, timeout_s: float = 600.0, clock: PhaseClock | None = None,
-                   case: str | None = None) -> IRReport:
+                   case: str | None = None, prefer_budget: bool = False) -> IRReport:
     """The IRReport of the hot launch: from ``memo[memo_key]``, else the on-disk cache (``<cache_dir>/ir/<key>.json``),
     else captured now (timed as ``ir_capture`` on ``clock``) and cached; raises on toolchain errors."""
     if memo_key in memo:
         return memo[memo_key]
     from optimizer import ir
 
-    rec = hot_launch(launches, hot_kernel, case)
+    rec = hot_launch(launches, hot_kernel, case, prefer_budget=prefer_budget)
     if rec is None:
         raise InvalidArgument("no recorded kernel launch to compile: validate the candidate first (its forward must "
                               "launch a @triton.jit kernel)", field="launches")

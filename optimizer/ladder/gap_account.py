@@ -115,15 +115,20 @@ def launch_accounts(
     timeout_s: float = 300.0,
 ) -> tuple[list[GapAccount], list[str]]:
     """Accounts of the distinct recorded launch configurations (hot launch first), and notes on what failed."""
+    from optimizer.ir.compile_cost import budget_note
     from optimizer.ladder.cases import config_label
 
-    recs, seen = [], set()
+    recs, seen, notes = [], set(), []
     for r in ([hot] if hot else []) + [r for r in launches if r.get("kernel") and "error" not in r]:
         lab = (r["kernel"], config_label(r), json.dumps(r.get("grid"), default=str))
-        if lab not in seen:
-            seen.add(lab)
-            recs.append(r)
-    accounts, notes = [], []
+        if lab in seen:
+            continue
+        seen.add(lab)
+        if r is not hot and (why := budget_note(r)):  # deterministic: never a compile whose time is unbounded
+            notes.append(f"{r['kernel']} [{config_label(r)}] {why}"[:300])
+            continue
+        recs.append(r)
+    accounts = []
     traffic = {id(r): _bytes(r) for r in recs}
     total = sum(traffic.values()) or 1.0
     # each uncached configuration is one compile worker process: start them together (they ran one after another,
@@ -161,7 +166,8 @@ def level_accounts(ctx: Any, report: Any) -> tuple[list[GapAccount], list[str]]:
     from optimizer.ladder import keys
 
     launches = ctx.evaluation.launches if ctx.evaluation else []
-    hot = hot_launch(launches, ctx.cache.get(keys.HOT_KERNEL), ctx.cache.get(keys.LOST_CASE))
+    hot = hot_launch(launches, ctx.cache.get(keys.HOT_KERNEL), ctx.cache.get(keys.LOST_CASE),
+                     prefer_budget=ctx.backend == "interpreter")
     return launch_accounts(launches, target=ctx.ir_target, cache_dir=ctx.settings.cache_dir, hot=hot,
                            hot_workdir=getattr(report, "workdir", None))
 
@@ -268,7 +274,7 @@ def static_accounts(
     from optimizer.ir.cached import hot_launch
 
     accounts, notes = launch_accounts(launches, target=settings.ir_target or "cuda:90", cache_dir=settings.cache_dir,
-                                      hot=hot_launch(launches))
+                                      hot=hot_launch(launches, prefer_budget=True))
     return accounts, {"case": case, "notes": notes + ([note] if note else [])}
 
 
@@ -291,7 +297,8 @@ def case_accounts(
         if not launches:
             continue
         out[case_label(case)], _ = launch_accounts(launches, target=settings.ir_target or "cuda:90",
-                                                   cache_dir=settings.cache_dir, hot=hot_launch(launches))
+                                                   cache_dir=settings.cache_dir,
+                                                   hot=hot_launch(launches, prefer_budget=True))
     return out
 
 

@@ -12,6 +12,8 @@ Session-wide:
   roofline fractions from them (``ladder diagnose`` / the dry round, given a realistic-check record).
 - ``LOST_CASE`` (str): the label of the timed case that loses the most time to its roofline (ms x (1 - fraction)),
   set by L1 from the round's timing; L3 compiles the launch record that case made (``optimizer.ir.hot_launch``).
+- ``LOST_ROOF`` (dict): ``{"case", "fraction", "bound"}``: that case's roofline fraction and which roof (``memory``
+  or ``compute``) it is measured against; L3's residual (``optimizer.ladder.residual``) reads the gap from it.
 
 Per candidate (``key(sha)``):
 - ``profile(sha)``: ``{"cases": [CudaProfileCase as JSON]}`` or ``{"error": reason}`` (L2, torch.profiler).
@@ -29,7 +31,8 @@ from __future__ import annotations
 
 from optimizer.ir.cached import IR_CACHE_HITS
 
-__all__ = ["FEATURES", "HOT_KERNEL", "INPUT_DTYPES", "IR_CACHE_HITS", "LAUNCH_CASE", "LOST_CASE", "RECORDED_TIMING",
+__all__ = ["FEATURES", "HOT_KERNEL", "INPUT_DTYPES", "IR_CACHE_HITS", "LAUNCH_CASE", "LOST_CASE", "LOST_ROOF",
+           "RECORDED_TIMING",
            "account", "ascend", "ir", "ir_prefetch", "l2rows", "ncu", "profile"]
 
 INPUT_DTYPES = "input_dtypes"
@@ -38,6 +41,7 @@ FEATURES = "features"
 HOT_KERNEL = "hot_kernel"
 RECORDED_TIMING = "recorded_timing"
 LOST_CASE = "lost_case"
+LOST_ROOF = "lost_roof"
 
 
 def profile(sha: str) -> str:

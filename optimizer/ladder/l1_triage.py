@@ -88,6 +88,24 @@ def lost_case(rows: list[dict[str, Any]], case_ms: dict[str, float], host: dict[
     return max(lost, key=lambda k: (lost[k], k)) if lost else None
 
 
+def lost_roof(rows: list[dict[str, Any]], lost: str) -> dict[str, Any]:
+    """``{"case", "fraction", "bound", "best_case", "best_fraction", "fractions", "bounds"}`` (``keys.LOST_ROOF``): the
+    lost case's roofline fraction and the roof (``memory`` or ``compute``) it is nearest to, the timed case nearest its
+    roofline, and every timed case's fraction and roof."""
+    sig: dict[str, Any] = next(r["signals"] for r in rows if r["case"] == lost)
+    fr = {k: float(v) for k, v in (("memory", sig.get("mem_fraction")), ("compute", sig.get("compute_fraction")))
+          if isinstance(v, (int, float))}
+    bound = max(fr, key=lambda k: (fr[k], k))
+    best = {r["case"]: max([float(v) for v in (r["signals"].get("mem_fraction"), r["signals"].get("compute_fraction"))
+                            if isinstance(v, (int, float))], default=0.0) for r in rows}
+    top = max(best, key=lambda k: (best[k], k))
+    bounds = {r["case"]: "compute" if (r["signals"].get("compute_fraction") or 0.0) > (r["signals"].get("mem_fraction")
+                                                                                    or 0.0) else "memory" for r in rows}
+    return {"case": lost, "fraction": min(1.0, fr[bound]), "bound": bound, "best_case": top,
+            "best_fraction": min(1.0, best[top]), "fractions": {k: min(1.0, v) for k, v in best.items()},
+            "bounds": bounds}
+
+
 def _timing_findings(ctx: LadderContext, tokens: list[str]) -> list[Finding]:
     """From the round's timing (or a recorded one) and the problem's bytes/flops: the roofline fraction of every timed
     case, read from max(device, host) per call, and whether the launcher's host work sets the time
@@ -136,6 +154,7 @@ def _timing_findings(ctx: LadderContext, tokens: list[str]) -> list[Finding]:
     ]
     if (lost := lost_case(rows, case_ms, host)) is not None:
         ctx.cache[keys.LOST_CASE] = lost
+        ctx.cache[keys.LOST_ROOF] = lost_roof(rows, lost)
     found = roofline_finding(rows, level="L1") if len(rows) == len(case_ms) else None
     if found is not None:
         if any(host.get(k, 0.0) > v for k, v in case_ms.items()):

@@ -25,6 +25,7 @@ from optimizer.ladder import keys
 from optimizer.ladder.cases import config_label, launch_configs
 from optimizer.ladder.causal import causal_step, merge_tests
 from optimizer.ladder.causes import ir_findings
+from optimizer.ladder.residual import residual_evidence
 from optimizer.ladder.select import choose_family, match_cards
 from optimizer.ladder.types import LadderContext, LevelResult
 
@@ -53,8 +54,9 @@ class IRLevel:
             # from the capture worker): the level yields nothing actionable; a bug is left to the engine's boundary
             reason = f"IR capture failed: {type(exc).__name__}: {exc}"[:600]
             tests = EscalationTests(localized=False, single_family=False, justified=False, notes=f"(1) {reason}")
-            return LevelResult(level="L3", tests=tests, inconclusive=True, rationale=reason,
-                               evidence=[EvidenceItem(level="L3", kind="ir_capture", summary=reason)])
+            evidence = [EvidenceItem(level="L3", kind="ir_capture", summary=reason),
+                        *residual_evidence(ctx, [], decided=False, unavailable=reason)]
+            return LevelResult(level="L3", tests=tests, inconclusive=True, rationale=reason, evidence=evidence)
         problems = [s for s in report.signatures if s.name in SIGNATURE_CLASS]
         evidence = [
             EvidenceItem(
@@ -147,6 +149,11 @@ class IRLevel:
             from optimizer.ladder.gap_account import account_evidence
 
             evidence += account_evidence(ctx, report, findings, step.decision, accounts=accounts)
+        evidence += residual_evidence(
+            ctx, accounts[0] if isinstance(accounts, tuple) else [], decided=step.decision.decided,
+            unavailable="" if isinstance(accounts, tuple) else (
+                f"the account failed: {type(accounts).__name__}" if accounts is not None
+                else f"no static account for {ctx.ir_target}"))
         located = None
         if not problems and step.tests is None and isinstance(accounts, tuple):
             # no problem signature and no cause decided: an inefficiency the account proves may still localize
@@ -198,11 +205,21 @@ def _config_evidence(ctx: LadderContext, report: object) -> list[EvidenceItem]:
     cfgs = launch_configs(launches, kernel)
     if len(cfgs) < 2:
         return []
-    diagnosed = hot_launch(launches, ctx.cache.get(keys.HOT_KERNEL), ctx.cache.get(keys.LOST_CASE))
+    args = ctx._capture_args()
+    diagnosed = hot_launch(launches, ctx.cache.get(keys.HOT_KERNEL), ctx.cache.get(keys.LOST_CASE),
+                           prefer_budget=bool(args.get("prefer_budget")))
     label = config_label(diagnosed) if diagnosed else config_label(cfgs[0])
     rows = {label: sorted({s.name for s in getattr(report, "signatures", []) if s.name in SIGNATURE_CLASS})}
-    args = ctx._capture_args()
-    others = [r for r in cfgs if config_label(r) != label][:MAX_CONFIGS]
+    from optimizer.ir.compile_cost import budget_note, per_thread
+
+    # deterministic: the configurations within the compile budget, fewest values per thread first, up to MAX_CONFIGS;
+    # the rest are named with why they were not compiled (never a timeout that depends on the machine's load)
+    rest = sorted((r for r in cfgs if config_label(r) != label), key=lambda r: (per_thread(r) or 0.0, config_label(r)))
+    skipped = {config_label(r): budget_note(r) for r in rest if budget_note(r)}
+    fit = [r for r in rest if config_label(r) not in skipped]
+    others = fit[:MAX_CONFIGS]
+    skipped |= {config_label(r): f"not compiled: over the {MAX_CONFIGS} configurations compiled per kernel"
+                for r in fit[MAX_CONFIGS:]}
 
     def signatures(rec: dict) -> list[str]:
         key = f"{args['memo_key']}:config:{config_label(rec)}"
@@ -229,5 +246,9 @@ def _config_evidence(ctx: LadderContext, report: object) -> list[EvidenceItem]:
                + "; ".join(f"[{k}] {', '.join(v) or 'no problem signature'}" for k, v in rows.items()))
     if some:
         summary += f"; only in some configurations: {', '.join(some)}"
+    if skipped:
+        summary = (f"{len(skipped)} configuration(s) not compiled ("
+                   + "; ".join(f"[{k}] {v}" for k, v in list(skipped.items())[:2]) + "); " + summary)
     return [EvidenceItem(level="L3", kind="ir_configs", reference=kernel, summary=summary[:1500],
-                         data={"diagnosed": label, "configs": rows, "in_every": sorted(every), "in_some": some})]
+                         data={"diagnosed": label, "configs": rows, "in_every": sorted(every), "in_some": some,
+                               "not_compiled": skipped})]

@@ -160,6 +160,8 @@ class LadderContext:
         """What ``capture_report`` needs beyond the launches and the memo (the same for the level and the prefetch)."""
         return {"target": self.ir_target, "cache_dir": self.settings.cache_dir, "memo_key": keys.ir(self.source_sha),
                 "case": self.cache.get(keys.LOST_CASE),
+                # a dry record's autotuner kept its first config: diagnose one whose compile is bounded
+                "prefer_budget": self.backend == "interpreter",
                 "timeout_s": min(600.0, self.settings.sandbox_timeout_s * 2),
                 "workdir": self.workdir / "ir" if self.workdir else None}
 

@@ -34,6 +34,7 @@ from typing import Any
 
 import libcst as cst
 
+from optimizer.ir.compile_cost import within_budget
 from optimizer.rewrite.tree import CstKernel, Tree, call_name, dotted, walk
 
 __all__ = ["KNOB_OPTIONS", "compiled_identity", "decorator_knobs", "effect_reasons", "overridden_knobs"]
@@ -309,11 +310,17 @@ def compiled_identity(base_src: str, cand_src: str, launches: list[dict[str, Any
         return None  # a decorator decides configs at run time (autotune, heuristics): the records do not show them
     jit_changed = jb != jc
     jobs_b, jobs_c, labels = [], [], []
+    skipped = 0
     for kname, diffs in changes.items():
         kb, kc = base.kernels[kname], cand.kernels[kname]
         if kb.params != kc.params or kb.constexprs != kc.constexprs:
             return None
         recs = [r for r in launches if r.get("kernel") == kname and r.get("ir_args") and "error" not in r]
+        over = [r for r in recs if not within_budget(r)]  # never a compile whose time is unbounded
+        skipped += len(over)
+        recs = [r for r in recs if within_budget(r)] if len(over) < len(recs) else []
+        if over and not recs:
+            return None  # nothing of this kernel can be compiled within the budget: the effect is not established
         if not recs:
             if jit_changed or any(diffs):
                 return None  # a changed kernel with no recorded configuration to compile
@@ -348,8 +355,9 @@ def compiled_identity(base_src: str, cand_src: str, launches: list[dict[str, Any
     pb, pc = ptx[: len(jobs_b)], ptx[len(jobs_b):]
     if any(p is None for p in ptx) or any(a != b for a, b in zip(pb, pc, strict=True)):
         return None
+    within = f" within the compile budget ({skipped} over it not compiled)" if skipped else ""
     return (f"no-op: the candidate compiles to the same {target} PTX as its base for every recorded launch "
-            f"configuration ({'; '.join(sorted(set(labels)))[:300]}), so the GPU would run the same code")
+            f"configuration{within} ({'; '.join(sorted(set(labels)))[:300]}), so the GPU would run the same code")
 
 
 def effect_reasons(base_src: str, cand_src: str, launches: list[dict[str, Any]], *, target: str | None) -> list[str]:
