@@ -21,6 +21,8 @@ from kb.models import CaseTiming, Timing, TimingProtocol, Validation
 from optimizer.backend import Backend
 from optimizer.harness import stages, verdict
 from optimizer.harness import timing as timing_mod
+from optimizer.harness.compile_check import evaluate_compile_only
+from optimizer.harness.compile_only import interpreter_limitation
 from optimizer.harness.contracts import (
     ContractError,
     EvaluateRequest,
@@ -29,9 +31,9 @@ from optimizer.harness.contracts import (
     LaunchesResult,
     TimeRequest,
     TimeResult,
-    TimingOptions,
     WorkerRequest,
     parse_result,
+    timing_request,
     to_wire,
 )
 from optimizer.harness.hacks import HackFinding, by_code, static_scan
@@ -93,8 +95,6 @@ def evaluate(
     run_cases = cases if cases is not None else problem.cases_for(backend)
     python = settings.triton_python or None  # another Triton (LADDER_TRITON_PYTHON / --triton 3.6)
     if backend == "interpreter" and problem.cpu_validation == "compile_only":
-        from optimizer.harness.compile_only import evaluate_compile_only
-
         return evaluate_compile_only(problem, cand, static, settings=settings, cases=run_cases, python=python,
                                      why='CPU_VALIDATION = "compile_only"')
     # validated as the wire reads it: ``backend`` is a str here, checked against the contract's literal
@@ -107,8 +107,6 @@ def evaluate(
     if failed is not None:
         return failed
     if backend == "interpreter" and not p.validation.passed:
-        from optimizer.harness.compile_only import evaluate_compile_only, interpreter_limitation
-
         what = interpreter_limitation(p.validation.failure_reason, source)
         rerun = _block_pointers_on_36(what, python, settings)
         if rerun is not None:  # Triton 3.9 removed block pointers; the GPU image's 3.6 interpreter runs them
@@ -183,15 +181,6 @@ def _block_pointers_on_36(what: str | None, python: str | None, settings: Ladder
 
     py = find_triton_python("3.6")
     return settings.model_copy(update={"triton_python": str(py)}) if py is not None else None
-
-
-def timing_request(settings: LadderSettings, against: dict[str, Path] | None, aa: bool,
-                   methods: dict[str, str] | None = None) -> TimingOptions:
-    return TimingOptions.model_validate({  # ``methods`` values are checked against the contract's literal
-        "warmup_ms": settings.timing_warmup_ms, "rep_ms": settings.timing_rep_ms, "blocks": settings.timing_blocks,
-        "graph_below_us": settings.timing_graph_below_us, "flush_bytes": settings.l2_flush_mb * 1024 * 1024,
-        "reference": True, "against": {k: str(v) for k, v in (against or {}).items()}, "aa": aa,
-        "methods": dict(methods or {})})
 
 
 def _run(request: WorkerRequest, backend: Backend, settings: LadderSettings, *,
