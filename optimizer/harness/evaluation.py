@@ -41,6 +41,7 @@ from optimizer.harness.outcome import Evaluation
 from optimizer.harness.problem import Problem, case_label
 from optimizer.harness.sandbox import SandboxLimits, SandboxResult, run_worker
 from optimizer.harness.timing_cache import cached
+from optimizer.profile.roofline import peaks_for, roofline_fraction, roofline_ms
 from optimizer.settings import LadderSettings
 
 __all__ = ["Evaluation", "evaluate", "fp32_reference", "retime", "sanity_findings", "timing_request", "to_timing"]
@@ -245,8 +246,6 @@ def retime(problem: Problem, candidate: Path, against: dict[str, Path], *, backe
 
 def sanity_findings(problem: Problem, ev: Evaluation, cases: list[dict[str, Any]]) -> list[HackFinding]:
     """Speed-of-light and excessive-speedup checks on a timed, validated candidate."""
-    from optimizer.profile.roofline import peaks_for, roofline_ms
-
     out: list[HackFinding] = []
     peaks = peaks_for(ev.device)
     ms, ref = ev.case_ms(), ev.reference_ms()
@@ -280,8 +279,10 @@ HOST_REGRESSION = 1.10
 
 
 def to_timing(ev: Evaluation, baseline_ms: dict[str, float] | None, *, backend: Backend, problem: Problem,
-              cases: list[dict[str, Any]] | None = None) -> Timing:
-    """The schema Timing for an evaluation; ``baseline_ms`` per case is the comparison target's time.
+              cases: list[dict[str, Any]] | None = None, compute: str = "fp32") -> Timing:
+    """The schema Timing for an evaluation; ``baseline_ms`` per case is the comparison target's time, ``compute``
+    the peak its roofline fractions use (the kernel's ``optimizer.kernel.features.kernel_compute_kind``: the harness
+    reads no kernel source).
 
     When the initial candidate was timed interleaved (role ``initial``), its block medians give each case's
     speedup interval and the geomean interval (whose point is then the geomean speedup); ``vs_base`` is the
@@ -291,10 +292,7 @@ def to_timing(ev: Evaluation, baseline_ms: dict[str, float] | None, *, backend: 
         proto = timing_mod.interpreter_protocol() if backend == "interpreter" else TimingProtocol(
             method="unavailable", device=ev.device, note=ev.timing_error or "no timing was taken")
         return Timing(protocol=proto, cases=[], geomean_speedup=None)
-    from optimizer.profile.roofline import kernel_compute_kind, peaks_for, roofline_fraction
-
     peaks = peaks_for(ev.device)
-    kind = kernel_compute_kind(ev.candidate, ev.launches)
     out: list[CaseTiming] = []
     by_label = {case_label(c): c for c in (cases if cases is not None else problem.cases_for(backend))}
     initial = ev.pairs("initial")
@@ -304,7 +302,7 @@ def to_timing(ev: Evaluation, baseline_ms: dict[str, float] | None, *, backend: 
     for label, ms in ev.case_ms().items():
         case = by_label.get(label, {})
         frac = (
-            roofline_fraction(problem.flops(case), problem.bytes_moved(case), ms, peaks, compute=kind)
+            roofline_fraction(problem.flops(case), problem.bytes_moved(case), ms, peaks, compute=compute)
             if peaks
             else None
         )
