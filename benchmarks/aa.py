@@ -51,6 +51,7 @@ def run_operator(op: str, n: int, max_cases: int, old_rule: bool, smoke: bool = 
 
     from optimizer.harness import timing, verdict
     from optimizer.harness.evaluation import timing_request, to_timing
+    from optimizer.kernel.features import kernel_compute_kind
     from optimizer.harness.problem import case_label, load_candidate, load_problem
     from optimizer.settings import LadderSettings
     from optimizer.harness.worker import smallest_first, time_cases
@@ -78,7 +79,8 @@ def run_operator(op: str, n: int, max_cases: int, old_rule: bool, smoke: bool = 
     points, widths = [], []
     for _ in range(n):
         ev = _evaluation(time_cases(cases, vs_initial, problem, cls, "cuda", "cuda"), initial, device)
-        t = to_timing(ev, None, backend="cuda", problem=problem, cases=cases)
+        t = to_timing(ev, None, backend="cuda", problem=problem, cases=cases,
+                      compute=kernel_compute_kind(ev.candidate, ev.launches))
         calls[verdict.judge(t.vs_base, floor.floor, settings.improvement_threshold)] += 1
         methods.update(c.method for c in t.cases)
         if t.vs_base:

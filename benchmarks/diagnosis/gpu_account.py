@@ -54,9 +54,10 @@ def account_of(problem_path: Path, candidate: Path, metrics: tuple[str, ...]) ->
 
     from optimizer.harness.measure import ncu_launches
     from optimizer.harness.problem import load_problem
+    from optimizer.kernel.features import kernel_compute_kind
     from optimizer.labels import case_label
     from optimizer.profile.ncu_account import measured_account
-    from optimizer.profile.roofline import kernel_compute_kind, peaks_for
+    from optimizer.profile.roofline import peaks_for
     from optimizer.settings import LadderSettings
 
     problem = load_problem(problem_path)

@@ -12,7 +12,9 @@ may answer ``{"error": WorkerError}`` instead (the sandbox classifies it).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeVar
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, with_config
 from typing_extensions import TypedDict
@@ -21,12 +23,16 @@ from kb.errors import InvalidArgument
 from kb.models import CaseValidation, TimingProtocol, Validation
 from optimizer.backend import Backend
 
+if TYPE_CHECKING:
+    from optimizer.settings import LadderSettings
+
 __all__ = [
     "Backend", "CompileCase", "CompileCheckRequest", "CompileCheckResult", "ContractError", "CudaProfileCase",
     "AscendProfileCase", "ErrorResult", "EvaluateRequest", "EvaluateResult", "Finding", "KernelTime", "LaunchRecord",
     "LaunchesRequest",
     "LaunchesResult", "ProfileRequest", "ProfileResult", "RunRequest", "RunResult", "Stats", "TimeRequest",
     "TimeResult", "TimingCase", "TimingOptions", "TimingResult", "WorkerError", "WorkerRequest", "parse_request",
+    "timing_request",
     "ReferenceRequest", "ReferenceCase", "ReferenceResult", "JudgeRequest", "JudgeResult", "JudgeCase",
     "JudgeRunRequest", "JudgeRunResult", "DescribeRequest",
     "DescribeResult",
@@ -87,6 +93,17 @@ class TimingOptions(_Contract):
         "a case not listed is decided from the initial kernel (role initial, else the candidate) in this call",
     )
     host: bool = Field(default=True, description="also measure each role's steady-state wall and launch time per call")
+
+
+def timing_request(settings: LadderSettings, against: Mapping[str, Path] | None, aa: bool,
+                   methods: Mapping[str, str] | None = None) -> TimingOptions:
+    """The ``TimingOptions`` the session's settings ask for (``against``: role -> candidate file; ``aa``: the A/A
+    instance; ``methods``: the session's fixed per-case timing methods)."""
+    return TimingOptions.model_validate({  # ``methods`` values are checked against the contract's literal
+        "warmup_ms": settings.timing_warmup_ms, "rep_ms": settings.timing_rep_ms, "blocks": settings.timing_blocks,
+        "graph_below_us": settings.timing_graph_below_us, "flush_bytes": settings.l2_flush_mb * 1024 * 1024,
+        "reference": True, "against": {k: str(v) for k, v in (against or {}).items()}, "aa": aa,
+        "methods": dict(methods or {})})
 
 
 class _CandidateRequest(_Contract):

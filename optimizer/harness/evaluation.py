@@ -21,6 +21,8 @@ from kb.models import CaseTiming, Timing, TimingProtocol, Validation
 from optimizer.backend import Backend
 from optimizer.harness import stages, verdict
 from optimizer.harness import timing as timing_mod
+from optimizer.harness.compile_check import evaluate_compile_only
+from optimizer.harness.compile_only import interpreter_limitation
 from optimizer.harness.contracts import (
     ContractError,
     EvaluateRequest,
@@ -29,9 +31,9 @@ from optimizer.harness.contracts import (
     LaunchesResult,
     TimeRequest,
     TimeResult,
-    TimingOptions,
     WorkerRequest,
     parse_result,
+    timing_request,
     to_wire,
 )
 from optimizer.harness.hacks import HackFinding, by_code, static_scan
@@ -39,6 +41,7 @@ from optimizer.harness.outcome import Evaluation
 from optimizer.harness.problem import Problem, case_label
 from optimizer.harness.sandbox import SandboxLimits, SandboxResult, run_worker
 from optimizer.harness.timing_cache import cached
+from optimizer.profile.roofline import peaks_for, roofline_fraction, roofline_ms
 from optimizer.settings import LadderSettings
 
 __all__ = ["Evaluation", "evaluate", "fp32_reference", "retime", "sanity_findings", "timing_request", "to_timing"]
@@ -93,8 +96,6 @@ def evaluate(
     run_cases = cases if cases is not None else problem.cases_for(backend)
     python = settings.triton_python or None  # another Triton (LADDER_TRITON_PYTHON / --triton 3.6)
     if backend == "interpreter" and problem.cpu_validation == "compile_only":
-        from optimizer.harness.compile_only import evaluate_compile_only
-
         return evaluate_compile_only(problem, cand, static, settings=settings, cases=run_cases, python=python,
                                      why='CPU_VALIDATION = "compile_only"')
     # validated as the wire reads it: ``backend`` is a str here, checked against the contract's literal
@@ -107,8 +108,6 @@ def evaluate(
     if failed is not None:
         return failed
     if backend == "interpreter" and not p.validation.passed:
-        from optimizer.harness.compile_only import evaluate_compile_only, interpreter_limitation
-
         what = interpreter_limitation(p.validation.failure_reason, source)
         rerun = _block_pointers_on_36(what, python, settings)
         if rerun is not None:  # Triton 3.9 removed block pointers; the GPU image's 3.6 interpreter runs them
@@ -185,15 +184,6 @@ def _block_pointers_on_36(what: str | None, python: str | None, settings: Ladder
     return settings.model_copy(update={"triton_python": str(py)}) if py is not None else None
 
 
-def timing_request(settings: LadderSettings, against: dict[str, Path] | None, aa: bool,
-                   methods: dict[str, str] | None = None) -> TimingOptions:
-    return TimingOptions.model_validate({  # ``methods`` values are checked against the contract's literal
-        "warmup_ms": settings.timing_warmup_ms, "rep_ms": settings.timing_rep_ms, "blocks": settings.timing_blocks,
-        "graph_below_us": settings.timing_graph_below_us, "flush_bytes": settings.l2_flush_mb * 1024 * 1024,
-        "reference": True, "against": {k: str(v) for k, v in (against or {}).items()}, "aa": aa,
-        "methods": dict(methods or {})})
-
-
 def _run(request: WorkerRequest, backend: Backend, settings: LadderSettings, *,
          python: str | None = None) -> SandboxResult:
     limits = SandboxLimits(
@@ -256,8 +246,6 @@ def retime(problem: Problem, candidate: Path, against: dict[str, Path], *, backe
 
 def sanity_findings(problem: Problem, ev: Evaluation, cases: list[dict[str, Any]]) -> list[HackFinding]:
     """Speed-of-light and excessive-speedup checks on a timed, validated candidate."""
-    from optimizer.profile.roofline import peaks_for, roofline_ms
-
     out: list[HackFinding] = []
     peaks = peaks_for(ev.device)
     ms, ref = ev.case_ms(), ev.reference_ms()
@@ -291,8 +279,10 @@ HOST_REGRESSION = 1.10
 
 
 def to_timing(ev: Evaluation, baseline_ms: dict[str, float] | None, *, backend: Backend, problem: Problem,
-              cases: list[dict[str, Any]] | None = None) -> Timing:
-    """The schema Timing for an evaluation; ``baseline_ms`` per case is the comparison target's time.
+              cases: list[dict[str, Any]] | None = None, compute: str = "fp32") -> Timing:
+    """The schema Timing for an evaluation; ``baseline_ms`` per case is the comparison target's time, ``compute``
+    the peak its roofline fractions use (the kernel's ``optimizer.kernel.features.kernel_compute_kind``: the harness
+    reads no kernel source).
 
     When the initial candidate was timed interleaved (role ``initial``), its block medians give each case's
     speedup interval and the geomean interval (whose point is then the geomean speedup); ``vs_base`` is the
@@ -302,10 +292,7 @@ def to_timing(ev: Evaluation, baseline_ms: dict[str, float] | None, *, backend: 
         proto = timing_mod.interpreter_protocol() if backend == "interpreter" else TimingProtocol(
             method="unavailable", device=ev.device, note=ev.timing_error or "no timing was taken")
         return Timing(protocol=proto, cases=[], geomean_speedup=None)
-    from optimizer.profile.roofline import kernel_compute_kind, peaks_for, roofline_fraction
-
     peaks = peaks_for(ev.device)
-    kind = kernel_compute_kind(ev.candidate, ev.launches)
     out: list[CaseTiming] = []
     by_label = {case_label(c): c for c in (cases if cases is not None else problem.cases_for(backend))}
     initial = ev.pairs("initial")
@@ -315,7 +302,7 @@ def to_timing(ev: Evaluation, baseline_ms: dict[str, float] | None, *, backend: 
     for label, ms in ev.case_ms().items():
         case = by_label.get(label, {})
         frac = (
-            roofline_fraction(problem.flops(case), problem.bytes_moved(case), ms, peaks, compute=kind)
+            roofline_fraction(problem.flops(case), problem.bytes_moved(case), ms, peaks, compute=compute)
             if peaks
             else None
         )

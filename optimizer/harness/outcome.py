@@ -1,6 +1,6 @@
 """``Evaluation``: what one evaluation of a candidate found (validation, findings, launches, timing), as the parent
 process holds it. Its own module, under both ``optimizer.harness.evaluation`` (which builds it from worker results)
-and ``optimizer.harness.compile_only`` (which builds it from a compile-only check), so neither imports the other's
+and ``optimizer.harness.compile_check`` (which builds it from a compile-only check), so neither imports the other's
 module for the type; ``optimizer.harness.evaluation`` re-exports it.
 """
 

@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from optimizer.harness import stages
+from optimizer.harness import jail, stages
+from optimizer.harness.zygote_client import ZygoteClient
 
 __all__ = ["PROFILER_ROOTS", "isolation_level", "jail_spec", "kill_tree", "profiler_roots", "run_worker",
            "SandboxLimits", "SandboxResult",
@@ -138,8 +139,6 @@ def _zygote_key(env: dict[str, str], interpreter: bool) -> tuple[bool, int]:
 
 def _zygote(env: dict[str, str], interpreter: bool) -> Any:
     """The shared fork server for this environment, started on first use; None if it cannot start."""
-    from optimizer.harness.zygote import ZygoteClient
-
     key = _zygote_key(env, interpreter)
     with _ZYGOTE_LOCK:
         if key in _NO_FORK:
@@ -179,8 +178,6 @@ def _request_paths(request: dict[str, Any]) -> list[str]:
 def jail_spec(scratch: Path, limits: SandboxLimits, *, readable: list[str], writable: list[str] | None = None,
               devices: bool = False, keep_caps: bool = False, python: str | Path | None = None) -> dict[str, Any]:
     """The spec ``optimizer.harness.jail.enter`` applies (isolation as far as ``jail.probe()`` found it works)."""
-    from optimizer.harness import jail
-
     level = jail.probe()
     return {"scratch": str(scratch), "isolate": level["isolate"], "readable": jail.default_readable(python) + readable,
             "writable": list(writable or []), "devices": devices, "keep_caps": keep_caps,
@@ -206,8 +203,6 @@ def triton_cache(env: dict[str, str] | None = None) -> Path | None:
 
 
 def isolation_level() -> str:
-    from optimizer.harness import jail
-
     level = jail.probe()
     return "namespaces" if level["isolate"] else f"basic: {level['why']}"
 
@@ -256,8 +251,6 @@ def run_worker(
     out_path, err_path = tmp / "stdout.txt", tmp / "stderr.txt"
     req_path.write_text(json.dumps(request, default=str))
     token = secrets.token_hex(16)
-    from optimizer.harness import jail
-
     child_env = jail.scrub_env(dict(os.environ if env is None else env))
     child_env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_REPO_ROOT), child_env.get("PYTHONPATH", "")) if p)
     if interpreter:
@@ -387,9 +380,7 @@ def _run_forked(zygote: Any, limits: SandboxLimits, token: str, req_path: Path, 
 
 
 def _classify(rc: int | None, payload: dict[str, Any], stderr_tail: str) -> tuple[Status, str]:
-    from optimizer.harness.jail import SETUP_FAILED
-
-    if rc == SETUP_FAILED and not payload:
+    if rc == jail.SETUP_FAILED and not payload:
         last = [ln for ln in stderr_tail.splitlines() if "sandbox setup failed" in ln][-1:] or [""]
         return "error", f"sandbox_error: the jail could not be set up, nothing ran ({last[0][:300]})"
     if rc is not None and rc < 0:

@@ -33,6 +33,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kb.models import TimingProtocol, Validation
+from optimizer.harness.contracts import timing_request
+from optimizer.harness.hacks import HackFinding
+from optimizer.harness.outcome import Evaluation
+
 if TYPE_CHECKING:
     from optimizer.backend import Backend
 
@@ -171,8 +176,6 @@ def _sha(path: str | Path) -> str:
 
 def cache_key(kind: str, a: dict[str, Any], cache: TimingCache) -> str:
     """The key of one ``evaluate``/``retime`` call from its bound arguments (see the module docstring)."""
-    from optimizer.harness.evaluation import timing_request
-
     problem, settings, backend = a["problem"], a["settings"], a["backend"]
     cases = a.get("cases")
     cases = cases if cases is not None else problem.cases_for(backend)
@@ -221,11 +224,7 @@ def _rebase_launches(launches: Any, candidate: Path, stored: str | None) -> list
     return out
 
 
-def _load(data: dict[str, Any], candidate: Path, stored: str | None = None) -> Any:
-    from kb.models import TimingProtocol, Validation
-    from optimizer.harness.evaluation import Evaluation
-    from optimizer.harness.hacks import HackFinding
-
+def _load(data: dict[str, Any], candidate: Path, stored: str | None = None) -> Evaluation:
     d = dict(data)
     d["launches"] = _rebase_launches(d.get("launches"), candidate, stored)
     d["validation"] = Validation.model_validate(d["validation"])

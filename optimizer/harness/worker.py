@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from optimizer.backend import Backend
+from optimizer.harness.compile_only import CompileRecorder, compile_cases
 from optimizer.harness.contracts import (
     CompileCase,
     CompileCheckRequest,
@@ -559,7 +560,6 @@ def _launches(req: LaunchesRequest) -> LaunchesResult:
 
 def _compile_check(req: CompileCheckRequest) -> CompileCheckResult | ErrorResult:
     """Compile-only check (no TRITON_INTERPRET): every launch of the forward on meta compiles for sm_90."""
-    from optimizer.harness.compile_only import CompileRecorder, compile_cases
     from optimizer.harness.problem import load_candidate, load_problem
 
     _device_query_stand_in()

@@ -39,13 +39,19 @@ import json
 import os
 import select
 import signal
-import subprocess
 import sys
-import threading
+import tempfile
+import traceback
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ZygoteClient", "serve"]
+import optimizer.harness.probes
+import optimizer.harness.timing
+import optimizer.harness.validate  # noqa: F401  (imported once here, before forking: the workers' modules)
+from optimizer.harness import jail
+from optimizer.harness.worker import run_request
+
+__all__ = ["serve"]
 
 
 def _child(msg: dict[str, Any]) -> None:
@@ -64,20 +70,12 @@ def _child(msg: dict[str, Any]) -> None:
         sys.stdin = open(os.devnull)  # noqa: SIM115
         sys.stdout = os.fdopen(1, "w", buffering=1)
         sys.stderr = os.fdopen(2, "w", buffering=1)
-        from optimizer.harness import jail
-
         jail.enter(msg["jail"])  # the supervisor never returns from here; the worker does
         os.environ.update(msg.get("env") or {})
-        import tempfile
-
         tempfile.tempdir = None  # the zygote's cached temporary directory is out of the jail's sight
         os.chdir(msg["cwd"])
-        from optimizer.harness.worker import run_request
-
         code = run_request(Path(msg["req"]), Path(msg["res"]), msg["token"])
     except BaseException:  # noqa: BLE001 - process boundary (a forked child): report and exit, whatever happened
-        import traceback
-
         traceback.print_exc()
     finally:
         try:
@@ -109,11 +107,6 @@ def _warm_imports() -> None:
 def serve() -> None:
     import torch  # the point of the zygote: import once
     import triton  # noqa: F401
-
-    import optimizer.harness.probes  # noqa: F401
-    import optimizer.harness.timing  # noqa: F401
-    import optimizer.harness.validate  # noqa: F401
-    import optimizer.harness.worker  # noqa: F401
 
     _warm_imports()
     if torch.cuda.is_initialized():  # forked children could not use the GPU: let the client spawn workers instead
@@ -165,75 +158,6 @@ def serve() -> None:
                 rc = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
                 out.write(json.dumps({"id": rid, "pid": pid, "returncode": rc}) + "\n")
                 out.flush()
-
-
-class _Pending:
-    def __init__(self) -> None:
-        self.pid: int | None = None
-        self.returncode: int | None = None
-        self.started = threading.Event()
-        self.done = threading.Event()
-
-
-class ZygoteClient:
-    """Parent-side handle on one zygote process (one per environment: interpreter on/off)."""
-
-    def __init__(self, env: dict[str, str]) -> None:
-        self._proc = subprocess.Popen(
-            [sys.executable, "-m", "optimizer.harness.zygote"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, env=env, start_new_session=True,
-        )
-        assert self._proc.stdout is not None
-        first = self._proc.stdout.readline()
-        if not first or not json.loads(first).get("ready"):
-            self._proc.kill()
-            raise RuntimeError("zygote failed to start")
-        self._lock = threading.Lock()
-        self._pending: dict[str, _Pending] = {}
-        self._counter = 0
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    @property
-    def alive(self) -> bool:
-        return self._proc.poll() is None
-
-    def _read(self) -> None:
-        assert self._proc.stdout is not None
-        for line in self._proc.stdout:
-            msg = json.loads(line)
-            p = self._pending.get(msg.get("id", ""))
-            if p is None:
-                continue
-            p.pid = msg.get("pid")
-            p.started.set()
-            if "returncode" in msg:
-                p.returncode = msg["returncode"]
-                p.done.set()
-        for p in list(self._pending.values()):  # zygote died: release every waiter
-            p.started.set()
-            p.done.set()
-
-    def spawn(self, msg: dict[str, Any]) -> _Pending:
-        with self._lock:
-            self._counter += 1
-            rid = str(self._counter)
-            pending = _Pending()
-            self._pending[rid] = pending
-            assert self._proc.stdin is not None
-            self._proc.stdin.write((json.dumps({**msg, "id": rid}) + "\n").encode())
-            self._proc.stdin.flush()
-        if not pending.started.wait(30) or pending.pid is None:
-            raise RuntimeError("zygote did not fork a worker")
-        return pending
-
-    def close(self) -> None:
-        try:
-            if self._proc.stdin:
-                self._proc.stdin.close()
-            self._proc.wait(timeout=5)
-        except (OSError, subprocess.TimeoutExpired):  # a broken pipe, or children that outlast the grace time
-            self._proc.kill()
 
 
 if __name__ == "__main__":

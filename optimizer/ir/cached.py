@@ -18,6 +18,8 @@ from typing import Any
 
 from kb.errors import InvalidArgument
 from kb.vocab import BottleneckClass
+from optimizer.ir import analysis
+from optimizer.ir import capture as ir_capture
 from optimizer.ir.types import IRReport
 from optimizer.phases import PhaseClock
 
@@ -94,8 +96,6 @@ def capture_report(launches: Sequence[dict[str, Any]], *, target: str, cache_dir
     else captured now (timed as ``ir_capture`` on ``clock``) and cached; raises on toolchain errors."""
     if memo_key in memo:
         return memo[memo_key]
-    from optimizer import ir
-
     rec = hot_launch(launches, hot_kernel, case, prefer_budget=prefer_budget)
     if rec is None:
         raise InvalidArgument("no recorded kernel launch to compile: validate the candidate first (its forward must "
@@ -112,9 +112,9 @@ def capture_report(launches: Sequence[dict[str, Any]], *, target: str, cache_dir
             pass
     where = workdir / f"{rec['kernel']}-{key[:8]}" if workdir else None
     with clock.time("ir_capture") if clock else nullcontext():
-        capture = ir.capture_kernel(f"{rec['file']}::{rec['kernel']}", target, rec.get("ir_args") or {},
+        capture = ir_capture.capture_kernel(f"{rec['file']}::{rec['kernel']}", target, rec.get("ir_args") or {},
                                     options=options, workdir=where, timeout_s=timeout_s)
-        report = ir.analyze(capture)
+        report = analysis.analyze(capture)
     memo[memo_key] = report
     disk.parent.mkdir(parents=True, exist_ok=True)
     tmp = disk.with_suffix(f".{os.getpid()}.tmp")

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import libcst as cst
@@ -28,9 +29,11 @@ from optimizer.kernel.launcher import (
 )
 from optimizer.kernel.model import KernelFacts
 from optimizer.kernel.vocab import FEATURE_DOC
+from optimizer.profile.roofline import compute_kind
 from optimizer.rewrite.tree import Tree, call_name, dotted, walk
 
-__all__ = ["FEATURE_DOC", "SMALL_TILE_AREA", "CodeFeatures", "dot_tile", "extract_features", "unaligned_args"]
+__all__ = ["FEATURE_DOC", "SMALL_TILE_AREA", "CodeFeatures", "dot_tile", "extract_features", "kernel_compute_kind",
+           "unaligned_args"]
 
 
 _REDUCTIONS = ("max", "min", "sum", "argmax", "argmin", "reduce", "cumsum", "cumprod", "xor_sum", "sort")
@@ -359,3 +362,13 @@ def unaligned_args(rec: dict[str, Any]) -> list[str]:
     vals = rec.get("ir_args") or {}
     return [name for name, t in sig.items() if (t.startswith("*") or t in ("i32", "i64")) and name not in div
             and not (t in ("i32", "i64") and vals.get(name) == 1 and not isinstance(vals.get(name), bool))]
+
+
+def kernel_compute_kind(candidate: str | Path, launches: list[dict[str, Any]] | None) -> str:
+    """``optimizer.profile.roofline.compute_kind`` of a candidate file (its code features and recorded launches):
+    the peak its roofline fraction is measured against; ``fp32`` if unreadable."""
+    try:
+        src = Path(candidate).read_text()
+    except OSError:
+        return "fp32"
+    return compute_kind(extract_features(src, launches=launches).tokens, launches)

@@ -78,19 +78,6 @@ def compute_kind(tokens: set[str] | list[str], launches: list[dict] | None = Non
     return "tf32" if "fp32_dot" in toks or not sigs else "tensor"
 
 
-def kernel_compute_kind(candidate: object, launches: list[dict] | None) -> str:
-    """``compute_kind`` of a candidate file (its code features and recorded launches); ``fp32`` if unreadable."""
-    from pathlib import Path
-
-    from optimizer.kernel.features import extract_features
-
-    try:
-        src = Path(str(candidate)).read_text()
-    except OSError:
-        return "fp32"
-    return compute_kind(extract_features(src, launches=launches).tokens, launches)
-
-
 def roofline_split(flops: float | None, bytes_moved: float | None, peaks: DevicePeaks, *, tensor: bool = False,
                    compute: str | None = None) -> tuple[float | None, float | None]:
     """(compute-bound floor ms, memory-bound floor ms); either is None when its figure is unknown.

@@ -18,6 +18,7 @@ from optimizer.backend import Backend
 from optimizer.events import Progress, quiet
 from optimizer.harness.evaluation import Evaluation, evaluate, record_launches, retime, to_timing
 from optimizer.harness.problem import Problem, load_problem
+from optimizer.kernel.features import kernel_compute_kind
 from optimizer.ladder import keys
 from optimizer.ladder.types import LadderContext
 from optimizer.phases import PhaseClock, TimedKB
@@ -106,7 +107,8 @@ class RoundSetup:
 
     def timing(self, ev: Evaluation, baseline_ms: dict[str, float] | None,
                cases: list[dict[str, Any]] | None = None) -> Timing:
-        return to_timing(ev, baseline_ms, backend=self.backend, problem=self.problem, cases=cases)
+        return to_timing(ev, baseline_ms, backend=self.backend, problem=self.problem, cases=cases,
+                         compute=kernel_compute_kind(ev.candidate, ev.launches))
 
     # ------------------------------------------------------------------------------------------------------------
     def size(self, case: dict[str, Any]) -> float | None:

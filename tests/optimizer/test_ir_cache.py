@@ -39,8 +39,8 @@ def test_unchanged_kernel_hits_the_disk_cache(tmp_path: Path, monkeypatch: pytes
                         compiler_version="x", mode="compile", source_excerpt={12: "x = x - tl.max(x, axis=0)"},
                         signatures=[Signature(name="cross_warp_reduction", stage="ttgir", count=1, source_lines=[12])])
 
-    monkeypatch.setattr("optimizer.ir.capture_kernel", fake_capture)
-    monkeypatch.setattr("optimizer.ir.analyze", fake_analyze)
+    monkeypatch.setattr("optimizer.ir.capture.capture_kernel", fake_capture)
+    monkeypatch.setattr("optimizer.ir.analysis.analyze", fake_analyze)
     settings = LadderSettings(cache_dir=str(tmp_path / "cache"))
     cand = tmp_path / "round_00.py"
     shutil.copyfile(DATA / "softmax" / "initial.py", cand)

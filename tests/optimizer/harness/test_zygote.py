@@ -7,7 +7,7 @@ import os
 import time
 from pathlib import Path
 
-from optimizer.harness.zygote import ZygoteClient
+from optimizer.harness.zygote_client import ZygoteClient
 
 ROOT = Path(__file__).resolve().parents[3]
 

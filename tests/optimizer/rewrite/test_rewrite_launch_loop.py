@@ -135,7 +135,7 @@ def test_head_softmax_chain_then_loop_validates_and_compiles_for_sm90(tmp_path: 
     """The diagnosis item end to end: kernel_chain_fusion forwards the row statistics (their scratch buffers go), then
     the B x H host nest becomes grid axes 1 and 2; checked against the torch reference in the interpreter and
     compiled for an H200 at the problem's sizes."""
-    from optimizer.harness.compile_only import evaluate_compile_only
+    from optimizer.harness.compile_check import evaluate_compile_only
     from optimizer.harness.evaluation import evaluate
     from optimizer.harness.problem import load_problem
     from optimizer.settings import LadderSettings
