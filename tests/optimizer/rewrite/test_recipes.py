@@ -27,11 +27,14 @@ def run(kind: str, params: dict, source: str = SOFTMAX, **kw) -> object:
 
 
 def test_rows_per_program_loop_form_restructures_the_kernel() -> None:
-    res = run("rows_per_program", {"param": "ROWS_PER_PROGRAM", "values": [2, 4], "form": "loop"})
+    loop = {"param": "ROWS_PER_PROGRAM", "values": [2, 4], "form": "loop"}
+    with pytest.raises(NotApplicable, match="would launch 4 programs instead of 8 on 132 SMs"):
+        run("rows_per_program", loop)  # 8 rows: fewer programs would leave even more SMs idle
+    res = run("rows_per_program", loop, launches=[{**LAUNCH[0], "grid": [1024]}])
     src = res.source
     assert "for _rpp in tl.static_range(ROWS_PER_PROGRAM):" in src and "if row < n_rows:" in src
     assert "ROWS_PER_PROGRAM: tl.constexpr" in src and "triton.cdiv(n_rows, ROWS_PER_PROGRAM)" in src
-    assert res.applied == {"ROWS_PER_PROGRAM": 2}  # 8 rows: too few for more than the smallest value
+    assert res.applied == {"ROWS_PER_PROGRAM": 2}  # 1024 rows: only 2 leaves two programs per SM (512)
     # applied again on the result, the count becomes a launch parameter searched like any literal
     again = apply_recipe({"kind": "rows_per_program", "params": {"param": "ROWS_PER_PROGRAM", "values": [2, 4], "form": "loop"}},
                          RecipeContext(source=src, launches=LAUNCH))
