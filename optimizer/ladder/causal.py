@@ -30,16 +30,19 @@ class CausalStep:
     def __init__(self, decision: Decision, family: CardRef | None, refusals: list[str], tests: EscalationTests | None,
                  level: str = ""):
         self.decision, self.family, self.refusals, self.tests, self.level = decision, family, refusals, tests, level
+        #: what the decision must not act against (``gap_account.idle_sm_notes``: idle SMs the largest static share)
+        self.notes: list[str] = []
 
     def evidence(self, level: Level) -> EvidenceItem:
         d = self.decision
         data = d.model_dump(mode="json") | {
             "family": self.family.id if self.family else None,
             "refusals": self.refusals,
-        }
+        } | ({"idle_sms": self.notes} if self.notes else {})
         return EvidenceItem(level=level, kind="cause_decision", reference=d.cause,
                             summary=(d.summary() + (f"; family {self.family.id}" if self.family else "")
-                                     + (f"; refused: {'; '.join(self.refusals[:3])}" if self.refusals else ""))[:2000],
+                                     + (f"; refused: {'; '.join(self.refusals[:3])}" if self.refusals else "")
+                                     + (f"; static account: {self.notes[0]}" if self.notes else ""))[:2000],
                             data=data)
 
 

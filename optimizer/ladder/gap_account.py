@@ -37,6 +37,7 @@ __all__ = [
     "account_evidence",
     "account_findings",
     "case_accounts",
+    "idle_sm_notes",
     "launch_accounts",
     "level_accounts",
     "static_accounts",
@@ -206,6 +207,22 @@ def account_findings(accounts: list[GapAccount], *, block_range: bool = True,
                 f"grid {a0.grid}: {f0.summary[:200]}",
             )
         )
+    return out
+
+
+def idle_sm_notes(accounts: list[GapAccount]) -> list[str]:
+    """One line per accounted configuration whose largest estimated share is idle SMs (a significant
+    ``wave_quantization``: a grid smaller than the GPU, or a last wave mostly empty): what the decided cause's family
+    must not worsen. The rewrite engine's grid-fill guard (``optimizer.rewrite.grid_fill``) refuses a point that
+    launches fewer programs there; the line says so beside the decision."""
+    out = []
+    for a in accounts:
+        priced = [f for f in a.significant if f.share is not None]
+        top = max(priced, key=lambda f: f.share or 0.0, default=None)
+        if top is None or top.kind != "wave_quantization":
+            continue
+        out.append(f"{a.kernel} [{a.config}] grid {a.grid}: idle SMs are the largest static share (~{top.share:.0%}: "
+                   f"{top.summary}); a rewrite that launches fewer programs there is refused (grid-fill guard)")
     return out
 
 

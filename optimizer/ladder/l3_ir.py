@@ -144,6 +144,10 @@ class IRLevel:
                 log_error(log, exc, "the L3 gap account", level=logging.INFO)
                 accounts = exc
         step = causal_step(ctx, "L3", findings)
+        if isinstance(accounts, tuple):
+            from optimizer.ladder.gap_account import idle_sm_notes
+
+            step.notes = idle_sm_notes(accounts[0])
         evidence.append(step.evidence("L3"))
         if accounts is not None:
             from optimizer.ladder.gap_account import account_evidence

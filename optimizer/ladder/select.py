@@ -12,6 +12,7 @@ from __future__ import annotations
 from kb.errors import LadderError
 from kb.models import Symptoms
 from kb.models.search import QuickMatchQuery, SearchHit
+from optimizer.ir.gap_account import H200 as ACCOUNT_DEVICE
 from optimizer.ladder import keys
 from optimizer.ladder.types import CardRef, LadderContext, card_ref
 from optimizer.rewrite.context import RecipeContext
@@ -72,6 +73,9 @@ def recipe_context(ctx: LadderContext, card_id: str, bottleneck: str = "unknown"
             }
         ),
         effect_target=ctx.ir_target if ctx.ir_target.startswith("cuda") else None,
+        # the SMs of the device the static account models for a CUDA target (its wave_quantization finding), so a
+        # rewrite's grid-fill guard and the account agree on what underfills
+        num_sms=ACCOUNT_DEVICE.sms if ctx.ir_target.startswith("cuda") else RecipeContext.num_sms,
     )
 
 

@@ -31,11 +31,14 @@ Guards become masks: ``if <pid condition>: return`` and an ``if <pid condition>:
 Scalar accumulators carried around a loop (``acc = 0.0`` then ``acc += ...`` in a K loop) become
 ``tl.full([BLOCK], 0.0, tl.float32)``. Refused, with the reason: other branches or loops whose condition depends
 on the program id, stores or atomics to one address from every program (see ``two_stage_reduction``), a second
-program axis, reductions and dots.
+program axis, reductions and dots. A point that leaves a recorded case below one program per SM (or shrinks a
+grid already below it) is dropped by the grid-fill guard (``grid_fill``).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from typing import Any
 
 import libcst as cst
@@ -53,6 +56,7 @@ from optimizer.rewrite.common import (
 )
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
+from optimizer.rewrite.grid_fill import shrunk
 from optimizer.rewrite.tree import arg_value, body_of, call_name, walk
 
 __all__ = ["BlockPerProgram"]
@@ -208,6 +212,22 @@ class BlockPerProgram:
             return [{param: "fit", "form": "2d"}, *({param: int(v), "form": "2d"} for v in values[:3])]
         values = [int(v) for v in (params.get("values") or [1024, 256, 512, 2048])]
         return [{param: v, "form": "1d"} for v in values]
+
+    def programs_after(
+        self, t: Target, ctx: RecipeContext, point: dict[str, Any], rec: Mapping[str, Any]
+    ) -> int | None:
+        """Programs of a recorded per-element launch ``(n,)`` after the point (the grid-fill guard, ``grid_fill``):
+        ``cdiv(n, BLOCK)``; 2-D: ``cdiv(n, D) x cdiv(D, BLOCK)`` with the recorded ``D`` (the host's ``fit`` block is
+        ``min(1024, next_power_of_2(D))``)."""
+        block = next((v for n, v in point.items() if n != "form"), None)
+        if point.get("form") != "2d":
+            return shrunk(rec, block) if isinstance(block, int) else None
+        d = _split(t)
+        width = (rec.get("ir_args") or {}).get(d) if d is not None else None
+        if not isinstance(width, int) or width <= 0 or (rows := shrunk(rec, width)) is None:
+            return None
+        block = min(1024, 1 << (width - 1).bit_length()) if block == "fit" else block
+        return rows * math.ceil(width / block) if isinstance(block, int) and block > 0 else None
 
     def rewrite(self, t: Target, ctx: RecipeContext, point: dict[str, Any]) -> str:
         tree, k, site = t.tree, t.kernel, t.sites[0]

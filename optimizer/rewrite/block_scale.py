@@ -32,13 +32,17 @@ another kernel's launch keyword (a partial buffer sized ``cdiv(n, 256)`` elsewhe
 otherwise, with the reason. Also refused: ``tl.dot`` kernels (``dot_tile_search`` tunes tiles), autotune
 configs that are not spelled out (built at run time), blocks already >= 1024 elements (autotune configs: >=
 4096), a loop whose recorded bound already fits in one block, and a grid-form block whose recorded grid
-would fall below 2 programs per SM (sizes are capped there). ``num_warps`` follows the block (4 up to 1024
-elements, 8 above), so each thread keeps 4-16 elements in registers.
+would fall below 2 programs per SM (sizes are capped there); the grid-fill guard (``grid_fill``) also checks every
+recorded case, not only the first: no case may fall below one program per SM, nor a grid already below it shrink.
+``num_warps`` follows the block (4 up to 1024 elements, 8 above), so each thread keeps 4-16 elements in registers.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import libcst as cst
@@ -56,6 +60,7 @@ from optimizer.rewrite.common import grid_node, launch_record, meta_grid_of, met
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.effect import decorator_knobs
 from optimizer.rewrite.engine import Target
+from optimizer.rewrite.grid_fill import grid_programs
 from optimizer.rewrite.tree import LOOP_RANGES, arg_value, call_name, range_args, walk
 
 __all__ = ["BlockScale", "int_literal"]
@@ -362,6 +367,19 @@ class BlockScale:
             top = 1 << (cap.bit_length() - 1)
             keep = [top] if top > plan.current else []
         return [{plan.block: v, "num_warps": 4 if v * plan.other_tile <= 1024 else 8} for v in keep]
+
+    def programs_after(
+        self, t: Target, ctx: RecipeContext, point: dict[str, Any], rec: Mapping[str, Any]
+    ) -> int | None:
+        """Grid form: the recorded programs x recorded / new block (None: loop form, or configs the autotuner picks)."""
+        plan, _ = self._plan(t, ctx)
+        new = point.get(plan.block) if plan is not None else None
+        if plan is None or plan.form != "grid" or plan.decided == "autotune" or not isinstance(new, int):
+            return None
+        cur = (rec.get("constexprs") or {}).get(plan.block, plan.current)
+        if not isinstance(cur, int) or cur <= 0 or new <= cur:
+            return None
+        return math.ceil(Fraction(p * cur, new)) if (p := grid_programs(rec)) is not None else None
 
     def rewrite(self, t: Target, ctx: RecipeContext, point: dict[str, Any]) -> str:
         plan, _ = self._plan(t, ctx)

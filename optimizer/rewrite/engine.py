@@ -9,6 +9,9 @@ precondition (recorded as evidence), and the kernel chosen is the profiled hot k
 first whose preconditions hold. A transform with a ``selects(target, ctx, params) -> bool`` method picks its kernel
 itself instead (the first launched kernel it selects, in that order): that kernel's preconditions then decide, and
 another kernel is never tried in its place (the launch knobs tune the hot kernel or refuse).
+A transform that launches fewer programs also has ``programs_after(target, ctx, point, record) -> int | None``: its
+points pass the grid-fill guard (``optimizer.rewrite.grid_fill``: no recorded case may fall below one program per
+SM, nor an underfilled grid shrink); a kernel whose every point is refused there is refused with those reasons.
 Transforms compose because each one starts from the candidate it is given, the best so far.
 """
 
@@ -24,6 +27,7 @@ from optimizer.kernel.analyze import kernel_facts, launch_facts
 from optimizer.kernel.model import KernelFacts, LaunchFacts
 from optimizer.rewrite.context import RecipeContext, RewriteResult, finish, unified_diff
 from optimizer.rewrite.errors import NotApplicable
+from optimizer.rewrite.grid_fill import refusal as fill_refusal
 from optimizer.rewrite.tree import CstKernel, CstLaunch, Tree
 
 __all__ = ["Applier", "Target", "Transform", "TransformApplier", "Variants", "VariantsApplier", "applier", "parse_tree",
@@ -100,9 +104,29 @@ def _select(tr: Transform, ctx: RecipeContext, params: dict[str, Any]) -> tuple[
     for t in cands:
         failed = tr.preconditions(t, ctx, params)
         if not failed:
-            return t, tr.points(t, ctx, params)
+            pts, failed = _filled(tr, t, ctx, tr.points(t, ctx, params))
+            if pts or not failed:
+                return t, pts
         refusals.append(f"{t.kernel.name}: " + "; ".join(failed))
     raise NotApplicable(f"{tr.kind} does not apply ({' | '.join(refusals)})")
+
+
+def _filled(
+    tr: Transform, t: Target, ctx: RecipeContext, pts: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The points the grid-fill guard keeps (``grid_fill.refusal``: a transform with ``programs_after``) and the
+    reasons of those it refuses."""
+    after = getattr(tr, "programs_after", None)
+    if after is None:
+        return pts, []
+    kept, refused = [], []
+    for p in pts:
+        why = fill_refusal(after, t, ctx, p, t.kernel.name, ctx.num_sms)
+        if why is None:
+            kept.append(p)
+        else:
+            refused.append(why)
+    return kept, refused
 
 
 def _one(

@@ -27,19 +27,23 @@ set by an inline ``@triton.heuristics({...})`` entry (a lambda, or the name of a
 kernel ranges over ``tl.arange(0, R)`` and exactly one other constexpr ``tl.arange(0, C)`` and builds 2-D tiles
 (``[:, None]``); ``C`` is set by a heuristic lambda (its body is inlined) or passed at the launch (read from the
 arguments). Points: the ``TILE`` values whose row count grows on a recorded launch (``C`` and ``R`` as recorded)
-while leaving at least two programs per SM on its recorded grid; all three without records. Refused otherwise, with
-the reason.
+while leaving at least two programs per SM on its recorded grid; all three without records. The grid-fill guard
+(``grid_fill``) then drops a point that leaves some recorded case below one program per SM (or shrinks a grid
+already below it), and refuses a kernel no recorded case launches. Refused otherwise, with the reason.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from fractions import Fraction
 from typing import Any
 
 import libcst as cst
 
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
+from optimizer.rewrite.grid_fill import shrunk
 from optimizer.rewrite.launch_knobs import NOT_LITERAL, grid_expr, literal_value
 from optimizer.rewrite.tree import arg_value, call_name, dotted, skip_ids, walk
 
@@ -182,6 +186,19 @@ class HeuristicRows:
             if grows:
                 out.append({"TILE": tile})
         return out
+
+    def programs_after(
+        self, t: Target, ctx: RecipeContext, point: dict[str, Any], rec: Mapping[str, Any]
+    ) -> int | None:
+        """Programs of a recorded launch once the heuristic gives ``TILE // C`` rows (the grid-fill guard): its rows
+        (``grid[0] x R``, as recorded) over the new row count."""
+        plan, _ = _plan(t)
+        consts = rec.get("constexprs") or {}
+        c, r = (consts.get(plan["cols"]), consts.get(plan["rows"])) if plan is not None else (None, None)
+        if not (isinstance(c, int) and isinstance(r, int) and c > 0 and r > 0):
+            return None
+        new = max(r, min(_CAP, max(1, int(point["TILE"]) // c)))
+        return shrunk(rec, Fraction(new, r)) if new > r else None
 
     def rewrite(self, t: Target, ctx: RecipeContext, point: dict[str, Any]) -> str:
         plan, _ = _plan(t)

@@ -8,7 +8,9 @@ axis is divided with ``triton.cdiv`` and the row count is passed as ``n_rows_rpp
 already receives it. A kernel that already has the constexpr gets it tuned like any literal (``launch_params``).
 
 Points: the values not yet tried, the largest that leaves at least two programs per SM on the recorded grid first
-(the tile form also keeps ROWS x the recorded block within 2048 elements), then the next best one.
+(the tile form also keeps ROWS x the recorded block within 2048 elements), then the next best one. A value that
+would leave a recorded case with fewer programs than SMs (or shrink a grid already below that) is dropped by the
+grid-fill guard (``grid_fill``); where every value is, the kernel is refused with the case and the counts.
 
 Domain: the hot kernel (else the most launched, else the first launched one) that reads ``x = tl.program_id(0)``
 at the top level; no other kernel is tried in its place. Refused: a ``tl.dot`` kernel (its tiles are tuned by block
@@ -27,6 +29,7 @@ import io
 import math
 import textwrap
 import tokenize
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -36,6 +39,7 @@ from optimizer.rewrite.common import defaulted_positional_reasons
 from optimizer.rewrite.context import RecipeContext, RewriteResult
 from optimizer.rewrite.engine import Target, applier, parse_tree
 from optimizer.rewrite.errors import NotApplicable
+from optimizer.rewrite.grid_fill import shrunk
 from optimizer.rewrite.heuristic_rows import HeuristicRows
 from optimizer.rewrite.launch_knobs import NOT_LITERAL, grid_expr, literal_value
 from optimizer.rewrite.launch_params import LaunchParams
@@ -242,6 +246,13 @@ class RowsPerProgram:
             out.append({param: r, "form": "tile"} if plan.tile_reason is None else {param: r})
             options.remove(r)
         return out
+
+    def programs_after(
+        self, t: Target, ctx: RecipeContext, point: dict[str, Any], rec: Mapping[str, Any]
+    ) -> int | None:
+        """The recorded grid's first axis divided by the point's rows (the grid-fill guard, ``grid_fill``)."""
+        rows = next((v for n, v in point.items() if n != "form"), None)
+        return shrunk(rec, rows) if isinstance(rows, int) else None
 
     def rewrite(self, t: Target, ctx: RecipeContext, point: dict[str, Any]) -> str:
         plan: _Plan = t.plan

@@ -21,6 +21,8 @@ persistent: ``min(cdiv(n, B), P)`` programs each loop over the original programs
 (``for blk in range(tl.program_id(0), n_blocks, tl.num_programs(0))``, the body unchanged with the program id
 replaced by ``blk``) and accumulate their share in fp32 before storing one partial, so the second pass adds at
 most P partials instead of one per block (P = 2048, then 512; the plain form is the last point).
+A persistent point that would leave a recorded case below one program per SM (or shrink a grid already below it)
+is dropped by the grid-fill guard (``grid_fill``); the vector form's 64-program point is, wherever a case had 132.
 
 A block-valued atomic into pid-independent addresses (``tl.atomic_add(out_ptr + cols, x, mask=cols < N)`` from
 every row program: column sums, bias gradients) takes the vector form of ``two_stage_vector.py``: a persistent
@@ -38,6 +40,7 @@ program-dependent target (that is a scatter, not a same-address reduction).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import libcst as cst
@@ -55,6 +58,7 @@ from optimizer.rewrite.common import (
 )
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
+from optimizer.rewrite.grid_fill import grid_programs
 from optimizer.rewrite.persistent import body, loop_lines, persistent_grid, persistent_reasons, replace_body
 from optimizer.rewrite.tree import arg_value
 from optimizer.rewrite.two_stage_merge import MERGES, alternatives, finish_source, meta_programs
@@ -150,6 +154,14 @@ class TwoStageReduction:
             *({"second_stage_block": block, "programs": int(p)} for p in params.get("programs") or (2048, 512)),
             plain,
         ]
+
+    def programs_after(
+        self, t: Target, ctx: RecipeContext, point: dict[str, Any], rec: Mapping[str, Any]
+    ) -> int | None:
+        """A persistent point launches ``min(G, P)`` programs of a recorded 1-D grid ``(G,)`` (the grid-fill guard,
+        ``grid_fill``); the plain point keeps the grid (None)."""
+        cap, programs = point.get("programs"), grid_programs(rec)
+        return min(programs, cap) if isinstance(cap, int) and programs is not None else None
 
     def rewrite(self, t: Target, ctx: RecipeContext, point: dict[str, Any]) -> str:
         tree, k, site = t.tree, t.kernel, t.sites[0]

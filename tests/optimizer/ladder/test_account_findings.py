@@ -48,3 +48,28 @@ def test_the_account_outweighs_one_configurations_vectorized_ir() -> None:
     extra = account_findings([ALIGNED, ODD], load_lines=[59])
     d = decide(with_account([l1, ir_refutes], extra))
     assert d.decided and d.cause == "unvectorized_access"
+
+
+def _wave(share: float, summary: str) -> GapFinding:
+    return GapFinding(kind="wave_quantization", kernel="ln_fwd", value=1 - share, unit="fraction of SM time busy",
+                      summary=summary, significant=share > 0.25, share=share)
+
+
+def test_idle_sms_the_largest_static_share_are_named_beside_the_decision() -> None:
+    from optimizer.ladder.causal import CausalStep
+    from optimizer.ladder.gap_account import idle_sm_notes
+
+    spills = GapFinding(kind="register_spills", kernel="ln_fwd", value=512, unit="bytes", summary="ptxas spills 512 B",
+                        significant=True, proof="needs_gpu")
+    tiny = _acc("BLOCK_SIZE=262144", [8], spills, _wave(0.939, "8 programs on 132 SMs x 1 resident = 0.061 waves"))
+    lanes = GapFinding(kind="predicated_lanes", kernel="ln_fwd", value=0.3, unit="fraction of lanes on",
+                       summary="mask at line 9 on (30%)", significant=True, share=0.7)
+    masked = _acc("BLOCK_SIZE=1024", [100], lanes, _wave(0.24, "100 programs on 132 SMs"))
+    notes = idle_sm_notes([tiny, masked])
+    assert len(notes) == 1  # at [100] the masked lanes cost more than the idle SMs
+    assert "grid [8]" in notes[0] and "~94%" in notes[0] and "8 programs on 132 SMs" in notes[0]
+    step = CausalStep(decide([]), None, [], None, "L3")
+    step.notes = notes
+    ev = step.evidence("L3")
+    assert ev.data["idle_sms"] == notes and "static account: ln_fwd" in ev.summary
+    assert "idle_sms" not in CausalStep(decide([]), None, [], None, "L3").evidence("L3").data

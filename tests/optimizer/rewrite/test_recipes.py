@@ -16,31 +16,36 @@ DATA = Path(__file__).parents[1] / "data"
 SOFTMAX = (DATA / "softmax" / "initial.py").read_text()
 SCALE = (DATA / "scale" / "initial.py").read_text()
 LAUNCH = [{"kernel": "softmax_kernel", "grid": [8], "constexprs": {"BLOCK_N": 32}, "launches": 6,
-           "divisible_by_16": ["x_ptr", "y_ptr", "n_cols", "stride"], "signature": {"n_rows": "i32", "n_cols": "i32", "stride": "i32"}}]
+           "divisible_by_16": ["x_ptr", "y_ptr", "n_cols", "stride"],
+           "signature": {"n_rows": "i32", "n_cols": "i32", "stride": "i32"}}]
 
 
 def run(kind: str, params: dict, source: str = SOFTMAX, **kw) -> object:
-    res = apply_recipe({"kind": kind, "params": params}, RecipeContext(source=source, launches=kw.pop("launches", LAUNCH), **kw))
+    ctx = RecipeContext(source=source, launches=kw.pop("launches", LAUNCH), **kw)
+    res = apply_recipe({"kind": kind, "params": params}, ctx)
     ast.parse(res.source)
     assert res.diff.startswith("--- a/") and res.source != source
     return res
 
 
 def test_rows_per_program_loop_form_restructures_the_kernel() -> None:
-    res = run("rows_per_program", {"param": "ROWS_PER_PROGRAM", "values": [2, 4], "form": "loop"})
+    loop = {"param": "ROWS_PER_PROGRAM", "values": [2, 4], "form": "loop"}
+    with pytest.raises(NotApplicable, match="would launch 4 programs instead of 8 on 132 SMs"):
+        run("rows_per_program", loop)  # 8 rows: fewer programs would leave even more SMs idle
+    res = run("rows_per_program", loop, launches=[{**LAUNCH[0], "grid": [1024]}])
     src = res.source
     assert "for _rpp in tl.static_range(ROWS_PER_PROGRAM):" in src and "if row < n_rows:" in src
     assert "ROWS_PER_PROGRAM: tl.constexpr" in src and "triton.cdiv(n_rows, ROWS_PER_PROGRAM)" in src
-    assert res.applied == {"ROWS_PER_PROGRAM": 2}  # 8 rows: too few for more than the smallest value
+    assert res.applied == {"ROWS_PER_PROGRAM": 2}  # 1024 rows: only 2 leaves two programs per SM (512)
     # applied again on the result, the count becomes a launch parameter searched like any literal
-    again = apply_recipe({"kind": "rows_per_program", "params": {"param": "ROWS_PER_PROGRAM", "values": [2, 4], "form": "loop"}},
-                         RecipeContext(source=src, launches=LAUNCH))
+    again = apply_recipe({"kind": "rows_per_program", "params": loop}, RecipeContext(source=src, launches=LAUNCH))
     assert again.applied == {"ROWS_PER_PROGRAM": 4} and "ROWS_PER_PROGRAM = 4" in again.source
 
 
 def test_rows_per_program_uses_the_shape_to_pick_the_count() -> None:
     big = [{**LAUNCH[0], "grid": [65536]}]
-    res = run("rows_per_program", {"param": "ROWS_PER_PROGRAM", "values": [2, 8, 32, 128], "form": "loop"}, launches=big)
+    params = {"param": "ROWS_PER_PROGRAM", "values": [2, 8, 32, 128], "form": "loop"}
+    res = run("rows_per_program", params, launches=big)
     assert res.applied == {"ROWS_PER_PROGRAM": 128}  # 65536/128 = 512 programs >= 2 x 132 SMs
 
 
@@ -63,7 +68,8 @@ def test_launch_params_refuses_shape_derived_block_but_tunes_literals() -> None:
 
 
 def test_autotune_inserts_decorator_and_meta_grid() -> None:
-    params = {"configs": [{"kwargs": {"BLOCK_SIZE": 512}, "num_warps": 4}, {"kwargs": {"BLOCK_SIZE": 2048}, "num_warps": 8}],
+    params = {"configs": [{"kwargs": {"BLOCK_SIZE": 512}, "num_warps": 4},
+                          {"kwargs": {"BLOCK_SIZE": 2048}, "num_warps": 8}],
               "key": ["n_elements"]}
     res = run("autotune", params, source=SCALE, launches=[{"kernel": "scale_kernel", "grid": [3]}])
     src = res.source
@@ -79,7 +85,8 @@ def test_autotune_inserts_decorator_and_meta_grid() -> None:
 
 
 def test_compiler_hints_only_where_they_hold() -> None:
-    res = run("compiler_hints", {"hints": ["multiple_of", "max_contiguous"], "targets": ["offsets"], "value": 16}, source=SCALE,
+    hints = {"hints": ["multiple_of", "max_contiguous"], "targets": ["offsets"], "value": 16}
+    res = run("compiler_hints", hints, source=SCALE,
               launches=[{"kernel": "scale_kernel", "constexprs": {"BLOCK_SIZE": 1024}}])
     assert "offsets = tl.max_contiguous(tl.multiple_of(offsets, 16), 16)" in res.source
     strided = run("compiler_hints", {"hints": ["multiple_of"], "targets": ["strides"], "value": 16})
@@ -106,18 +113,22 @@ def test_value_only_reduction_keeps_ties_and_validates(tmp_path: Path) -> None:
 
     src = (DATA / "top2" / "initial.py").read_text()
     res = run("value_only_reduction", {}, source=src, launches=[])
-    assert "tl.argmax" not in res.source and "first_idx_count = tl.sum(first_idx_is_ext.to(tl.int32), axis=0)" in res.source
+    assert "tl.argmax" not in res.source
+    assert "first_idx_count = tl.sum(first_idx_is_ext.to(tl.int32), axis=0)" in res.source
     assert "second = tl.where(first_idx_count > 1, first, second)" in res.source
     with pytest.raises(NotApplicable, match="consumed"):  # the index is stored: it is really needed
-        run("value_only_reduction", {}, source=src.replace("first + second)", "first + second + first_idx)"), launches=[])
+        stored = src.replace("first + second)", "first + second + first_idx)")
+        run("value_only_reduction", {}, source=stored, launches=[])
     path = tmp_path / "value_only.py"
     path.write_text(res.source)
-    ev = evaluate(load_problem(DATA / "top2"), path, backend="interpreter", settings=LadderSettings(validation_seeds=[0, 1]))
+    settings = LadderSettings(validation_seeds=[0, 1])
+    ev = evaluate(load_problem(DATA / "top2"), path, backend="interpreter", settings=settings)
     assert ev.passed, ev.reason  # the inputs hold an exact tie for a group maximum
 
 
 def test_matmul_gets_a_tile_config_search_not_rows_per_program() -> None:
-    """Tuple-assigned block sizes are literals the autotune recipe can take over; a tl.dot kernel is not a row kernel."""
+    """Tuple-assigned block sizes are literals the autotune recipe can take over; a tl.dot kernel is not a row
+    kernel."""
     src = (Path(__file__).parents[3] / "benchmarks" / "suite" / "matmul" / "initial.py").read_text()
     cfgs = [{"kwargs": {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64}, "num_warps": 8, "num_stages": 3},
             {"kwargs": {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32}, "num_warps": 4, "num_stages": 4}]
@@ -148,7 +159,8 @@ def test_block_k_never_stands_in_for_a_row_block() -> None:
     num_stages may be searched."""
     src = (Path(__file__).parents[3] / "benchmarks" / "suite" / "max_dim" / "initial.py").read_text()
     launches = [{"kernel": "max_kernel", "grid": [16384], "constexprs": {"BLOCK_SIZE": 1024}}]
-    res = run("launch_params", {"search": {"num_stages": [2, 3, 4], "BLOCK_K": [32, 64, 128]}}, source=src, launches=launches)
+    search = {"search": {"num_stages": [2, 3, 4], "BLOCK_K": [32, 64, 128]}}
+    res = run("launch_params", search, source=src, launches=launches)
     assert set(res.applied) == {"num_stages"} and "BLOCK_SIZE = 1024" in res.source
     with pytest.raises(NotApplicable):
         run("launch_params", {"search": {"BLOCK_K": [32, 64, 128]}}, source=src, launches=launches)

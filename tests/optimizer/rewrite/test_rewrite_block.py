@@ -22,7 +22,7 @@ def test_guarded_elementwise_kernel_becomes_a_masked_block(tmp_path: Path) -> No
 
 
 def test_div_mod_index_becomes_a_row_by_column_tile(tmp_path: Path) -> None:
-    launches = [{"kernel": "gather_rows_kernel", "grid": [3500], "ir_args": {"n_cols": 70}}]
+    launches = [{"kernel": "gather_rows_kernel", "grid": [70 * 4096], "ir_args": {"n_cols": 70}}]  # 4096 rows
     res = rewrite("elem_gather_2d", RECIPE, launches=launches)
     # first point: the column tile sized per call from the row width, with warps to match
     assert res.applied["form"] == "2d" and res.applied["BLOCK_SIZE"] == "fit"
@@ -41,7 +41,7 @@ def test_two_d_points_start_from_the_per_call_fit_then_the_recorded_width() -> N
     from optimizer.rewrite.context import RecipeContext
     from optimizer.rewrite.recipe import apply_recipe_variants
 
-    launches = [{"kernel": "gather_rows_kernel", "grid": [3500], "ir_args": {"n_cols": 70}}]
+    launches = [{"kernel": "gather_rows_kernel", "grid": [70 * 4096], "ir_args": {"n_cols": 70}}]  # 4096 rows
     ctx = RecipeContext(source=(KERNELS / "elem_gather_2d.py").read_text(), launches=launches)
     out = apply_recipe_variants(RECIPE, ctx)
     assert [r.applied["BLOCK_SIZE"] for r in out] == ["fit", 128, 256, 512]  # 128: next power of two of 70
@@ -96,7 +96,8 @@ def test_llm_prompt_carries_facts_failed_preconditions_and_target_structure() ->
     from optimizer.rewrite.context import RecipeContext
 
     root = Path(__file__).resolve().parents[3] / "kb" / "cards" / "patterns"
-    cards = [parse_card(yaml.safe_load((root / f"{c}.yaml").read_text())) for c in ("block-per-program", "two-stage-reduction")]
+    names = ("block-per-program", "two-stage-reduction")
+    cards = [parse_card(yaml.safe_load((root / f"{c}.yaml").read_text())) for c in names]
     src = (KERNELS / "elem_gather_2d.py").read_text()
     text = "\n".join(structural_section(src, cards, RecipeContext(source=src)))
     assert "block ranges: none (one element per program)" in text
