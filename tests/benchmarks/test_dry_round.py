@@ -42,7 +42,7 @@ def test_summary_counts_and_table() -> None:
     assert s["naive"] == {"kernels": 3, "decided": 2, "rewrite_made": 2, "structural": 2, "valid": 1, "compile_only": 0,
                           "invalid": 0, "baseline_fails": 1, "errors": 0, "noop_refused": 1, "measured": 0,
                           "justified_stop": 0, "explained": 2, "plain_undecided": 1, "structural_or_stop": 1,
-                          "with_headroom": 0}
+                          "with_headroom": 0, "unattributed_only": 0}
     assert s["realistic"]["invalid"] == 1 and s["realistic"]["errors"] == 1 and s["realistic"]["structural"] == 0
     prov = {"command": "dry_round.py", "machine": {"node": "n", "cpus": 2}, "date": "d", "versions": {"triton": "3.9.0"}}
     md = dr.markdown({"provenance": prov, "summary": s, "rows": rows})
