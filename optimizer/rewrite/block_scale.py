@@ -342,6 +342,9 @@ class BlockScale:
         if plan is not None and plan.decided == "autotune" and not self._added(t, ctx, plan):
             return [f"no block above the autotune configs' largest {plan.block} fits the caps (a tile of at most "
                     f"{_MAX_TILE} elements, {_MIN_WAVES} programs per SM on the recorded grid)"]
+        if plan is not None and plan.decided != "autotune" and not why and not self.points(t, ctx, params):
+            return [f"no {plan.block} above {plan.current} fits the caps (the other tile axes hold {plan.other_tile} "
+                    f"elements of at most {_MAX_TILE} per tile, {_MIN_WAVES} programs per SM on the recorded grid)"]
         return why
 
     def points(self, t: Target, ctx: RecipeContext, params: dict[str, Any]) -> list[dict[str, Any]]:
@@ -364,7 +367,7 @@ class BlockScale:
         cap = self._cap(t, ctx, plan)
         keep = [v for v in values if plan.current < v <= cap and v & (v - 1) == 0]
         if not keep:  # the row or the tile caps every listed size: the largest power of two that fits
-            top = 1 << (cap.bit_length() - 1)
+            top = 1 << (cap.bit_length() - 1) if cap >= 1 else 0  # a cap under one element leaves no size
             keep = [top] if top > plan.current else []
         return [{plan.block: v, "num_warps": 4 if v * plan.other_tile <= 1024 else 8} for v in keep]
 

@@ -107,3 +107,36 @@ def test_a_literal_that_also_means_something_else_stays() -> None:
     src = (KERNELS / "literal_block_flat.py").read_text().replace("0.5 * x *", "128 * x *")
     with pytest.raises(NotApplicable, match="the literal 128 is not only a block size"):
         apply_recipe(RECIPE, RecipeContext(source=src))
+
+
+WIDE_ROWS = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.heuristics({"BLOCK_B": lambda args: 1, "BLOCK_F": lambda args: triton.next_power_of_2(args["n_feat"])})
+@triton.jit
+def row_scale_kernel(x, y, n_rows, n_feat, BLOCK_B: tl.constexpr, BLOCK_F: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_B + tl.arange(0, BLOCK_B)
+    cols = tl.arange(0, BLOCK_F)
+    mask = (rows < n_rows)[:, None] & (cols < n_feat)[None, :]
+    offs = rows[:, None] * n_feat + cols[None, :]
+    tl.store(y + offs, tl.load(x + offs, mask=mask, other=0.0) * 2.0, mask=mask)
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        y = torch.empty_like(x)
+        grid = lambda META: (triton.cdiv(x.shape[0], META["BLOCK_B"]),)  # noqa: E731
+        row_scale_kernel[grid](x, y, x.shape[0], x.shape[1])
+        return y
+'''
+
+
+def test_a_row_tile_already_over_the_tile_cap_is_refused_with_the_cap() -> None:
+    """The other tile axis alone (32768 columns) exceeds the 16384-element cap: no larger row block fits, and the
+    refusal says so (it used to crash on a zero cap: ``1 << -1``)."""
+    launches = [{"kernel": "row_scale_kernel", "grid": [4096], "constexprs": {"BLOCK_B": 1, "BLOCK_F": 32768}}]
+    with pytest.raises(NotApplicable, match="no BLOCK_B above 1 fits the caps"):
+        apply_recipe(RECIPE, RecipeContext(source=WIDE_ROWS, launches=launches, evidence=["cause:tiny_programs"]))
