@@ -7,10 +7,12 @@ applies each kind is declared in ``optimizer.rewrite.registry``; the domains are
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from kb.errors import log_error
 from kb.models import Recipe
 from optimizer.harness import stages
 from optimizer.rewrite.context import RecipeContext, RewriteResult
@@ -18,6 +20,8 @@ from optimizer.rewrite.domains import check_domain, check_point
 from optimizer.rewrite.effect import effect_reasons
 from optimizer.rewrite.errors import NotApplicable
 from optimizer.rewrite.registry import APPLIERS
+
+log = logging.getLogger(__name__)
 
 __all__ = ["apply_recipe", "apply_recipe_variants", "can_apply"]
 
@@ -125,8 +129,15 @@ def _variants(fn: Callable[[dict[str, Any], RecipeContext], RewriteResult], r: R
 
 
 def can_apply(recipe: Recipe | dict[str, Any], ctx: RecipeContext) -> tuple[bool, str]:
+    """Whether the recipe applies to the candidate (and the rewrite's description, or why not). The ladder asks this
+    of every matched card; a transform that crashes refuses its card with an error id and never fails the level."""
     try:
         res = apply_recipe(recipe, ctx, compile_check=False)
     except NotApplicable as exc:
         return False, str(exc)
+    except Exception as exc:  # boundary: a transform (an engine plugin) per card; its bug refuses that card only
+        kind = recipe.kind if isinstance(recipe, Recipe) else recipe.get("kind")
+        where = f"rewrite transform {kind}"
+        return False, f"internal error in the {kind} transform (error {log_error(log, exc, where)}): " \
+                      f"{type(exc).__name__}: {exc}"
     return True, res.description

@@ -50,3 +50,20 @@ def test_card_requires_and_forbids() -> None:
     assert not ok and "requires code:tl.dot|code:tl.sum" in why
     ok, why = can_apply(recipe, _ctx("softmax", ["code:tl.sum", "cause:register_spills"]))
     assert not ok and "contraindicated by cause:register_spills" in why
+
+
+def test_a_crashing_transform_refuses_its_card_and_names_the_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ladder asks ``can_apply`` of every matched card: a transform's bug becomes that card's refusal with an
+    error id (the traceback is logged), never a failed ladder level."""
+    from optimizer.rewrite import recipe as recipe_mod
+
+    def broken(params: dict, ctx: RecipeContext) -> None:
+        raise ValueError("negative shift count")
+
+    monkeypatch.setattr(recipe_mod, "APPLIERS", {**recipe_mod.APPLIERS, "launch_params": broken})
+    ok, why = can_apply({"kind": "launch_params", "params": {"search": {"num_warps": [8]}}}, _ctx("softmax"))
+    assert not ok
+    assert why.startswith("internal error in the launch_params transform (error ")
+    assert why.endswith("ValueError: negative shift count")
+    with pytest.raises(ValueError):  # applying it directly still raises: only the ladder's question is a boundary
+        apply_recipe({"kind": "launch_params", "params": {"search": {"num_warps": [8]}}}, _ctx("softmax"))
