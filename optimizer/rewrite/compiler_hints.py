@@ -98,6 +98,8 @@ def _plan(t: Target, ctx: RecipeContext, params: dict[str, Any]) -> _Plan:
                 continue
             bval = constexpr_vals.get(block)
             v = min(value, bval) if isinstance(bval, int) and bval > 0 else value
+            if v < 2:  # a one-lane block: multiple_of(x, 1) / max_contiguous(x, 1) state nothing
+                continue
             e = var
             if "multiple_of" in hints:
                 e = f"tl.multiple_of({e}, {v})"

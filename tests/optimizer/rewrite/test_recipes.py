@@ -89,6 +89,8 @@ def test_compiler_hints_only_where_they_hold() -> None:
     res = run("compiler_hints", hints, source=SCALE,
               launches=[{"kernel": "scale_kernel", "constexprs": {"BLOCK_SIZE": 1024}}])
     assert "offsets = tl.max_contiguous(tl.multiple_of(offsets, 16), 16)" in res.source
+    with pytest.raises(NotApplicable):  # a one-lane block: a hint of 1 would state nothing
+        run("compiler_hints", hints, source=SCALE, launches=[{"kernel": "scale_kernel", "constexprs": {"BLOCK_SIZE": 1}}])
     strided = run("compiler_hints", {"hints": ["multiple_of"], "targets": ["strides"], "value": 16})
     assert "stride = tl.multiple_of(stride, 16)" in strided.source
     odd = [{**LAUNCH[0], "divisible_by_16": ["x_ptr", "y_ptr"]}]  # a case with stride 20 was recorded
