@@ -43,10 +43,13 @@ program owns its row) bounded by exactly one ``cols < n`` (``n`` a parameter the
 element-wise in the lane (no 2-D tiles, subscripts, second ``tl.arange``, dots, scans, sorts, reshapes, atomics,
 other reductions or reductions over another axis); every block load and store is masked; block statements are single
 assignments to a name or expression statements; no scalar statement rebinds a name a block statement reads; at least
-one reduction; one launch site that is a statement of its own. Statements before ``cols`` may be compound (they run
-once, before the passes: an early return on a per-row flag); after it, the only compound statement is an ``if`` on
-compile-time values (constexprs, globals) whose branches assign names, taken as ``n = (v) if (test) else n`` per
-assignment so every pass recomputes the branch the compiler keeps. Refused otherwise, with each reason.
+one reduction; one launch site that is a statement of its own, passing ``n`` by keyword or at a position before any
+``*args`` (the host edit only reads ``n`` and appends ``CHUNK=`` by keyword, so ``*args`` / ``**kwargs`` pass through
+unchanged; a ``*args`` long enough to reach ``CHUNK``'s slot fails loudly as a duplicate argument). Statements
+before ``cols`` may be compound (they run once, before the passes: an early return on a per-row flag); after it, the
+only compound statement is an ``if`` / ``elif`` chain on compile-time values (constexprs, globals) whose arms assign
+or augment names, taken as ``n = (v) if (test) else n`` per assignment so every pass recomputes the arm the compiler
+keeps (``chunked_ifs``). Refused otherwise, with each reason.
 
 Points: ``LIMIT`` 32768 with ``CHUNK`` 4096, 2048, 8192, then ``LIMIT`` 16384 with ``CHUNK`` 4096
 (``{"values": [CHUNK...], "limits": [LIMIT...]}`` gives their product).
@@ -61,6 +64,7 @@ import libcst as cst
 
 from optimizer.kernel.derived import module_names
 from optimizer.kernel.flow import var_names
+from optimizer.rewrite.chunked_ifs import compile_time_branches
 from optimizer.rewrite.common import fresh, launch_arg, launch_statement
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
@@ -120,28 +124,6 @@ def _outside(node: cst.CSTNode, reductions: list[cst.Call], skip: set[int]) -> s
     return {n.value for n in walk(node) if isinstance(n, cst.Name) and id(n) not in inner and id(n) not in skip}
 
 
-def _selected(s: cst.If, static: set[str]) -> list[cst.SimpleStatementLine] | str:
-    """An ``if`` on compile-time values whose branches are plain assignments to names -> one statement per assignment,
-    ``n = (v) if (test) else n`` (``if not``, for the else branch's): the compiler picks the branch, so each pass can
-    recompute what it needs in order. A reason (str) for any other ``if``."""
-    test = {n.value for n in walk(s.test) if isinstance(n, cst.Name)} - {"not", "and", "or", "None", "True", "False"}
-    code = cst.Module([]).code_for_node
-    if not test <= static or isinstance(s.orelse, cst.If):
-        return (f"`if {code(s.test)}:` after the row block tests a runtime value (only a compile-time test keeps each "
-                "pass's branch fixed)")
-    out: list[cst.SimpleStatementLine] = []
-    for cond, branch in [(code(s.test), s.body), *([(f"not ({code(s.test)})", s.orelse.body)] if s.orelse else [])]:
-        for st in branch.body:
-            small = st.body[0] if isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 else None
-            if not (isinstance(small, cst.Assign) and len(small.targets) == 1
-                    and isinstance(small.targets[0].target, cst.Name)):
-                return f"`if {code(s.test)}:` holds `{code(st).strip()}`, not a plain assignment to a name"
-            n = small.targets[0].target.value
-            out.append(cst.ensure_type(cst.parse_statement(f"{n} = ({code(small.value)}) if ({cond}) else {n}\n"),
-                                       cst.SimpleStatementLine))
-    return out
-
-
 def _plan(t: Target) -> tuple[_Plan | None, list[str]]:
     k, code = t.kernel.node, t.tree.code
     top = body_of(k)
@@ -156,7 +138,8 @@ def _plan(t: Target) -> tuple[_Plan | None, list[str]]:
     cols_line = cst.ensure_type(top[cols_i], cst.SimpleStatementLine)  # what cols_i was found by
     body: list[cst.SimpleStatementLine] = []
     for s in top[cols_i + 1:]:
-        picked = [s] if isinstance(s, cst.SimpleStatementLine) else _selected(s, static) if isinstance(s, cst.If) else (
+        picked = [s] if isinstance(s, cst.SimpleStatementLine) else (
+            compile_time_branches(s, static) if isinstance(s, cst.If) else
             f"a {type(s).__name__.lower()} statement after the row block (only ifs on compile-time values are "
             "recomputed per pass)")
         if isinstance(picked, str):
@@ -352,11 +335,10 @@ class ChunkedRowPasses:
                else ["no register_spill evidence from L3 (never chunk a kernel that does not spill)"])
         if len(t.sites) != 1 or t.sites[0].statement is None:
             return [*out, f"launched from {len(t.sites)} places (the host dispatch needs one launch statement)"]
-        if any(a.star for a in t.sites[0].call.args):
-            out.append("the launch passes *args / **kwargs")
         plan, bad = _plan(t)
         if plan is not None and t.sites[0].arg_for(t.kernel, plan.bound) is None:
-            bad = [f"the launch does not pass {plan.bound} (the host dispatch reads the row length)"]
+            bad = [f"the launch does not pass {plan.bound} by keyword or before any *args (the host dispatch reads "
+                   "the row length)"]
         if "CHUNK" in t.kernel.params:
             bad.append("the kernel already has a CHUNK parameter")
         return out + bad
