@@ -16,7 +16,7 @@ import libcst as cst
 
 from optimizer.rewrite.tree import walk
 
-__all__ = ["compile_time_branches"]
+__all__ = ["compile_time_branches", "plain_update"]
 
 _WORDS = {"not", "and", "or", "None", "True", "False"}
 
@@ -49,6 +49,18 @@ def _assignment(st: cst.CSTNode, cond: str) -> cst.SimpleStatementLine | None:
         return None
     return cst.ensure_type(cst.parse_statement(f"{name} = ({value}) if ({cond}) else {name}\n"),
                            cst.SimpleStatementLine)
+
+
+def plain_update(line: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+    """``n op= v`` to a name -> ``n = n op (v)``; any other line as it is. Triton values are immutable (a
+    ``tl.tensor`` has no in-place operators), so both rebind ``n`` to the same new value, and the single assignment
+    is what each pass can recompute under a fresh name."""
+    small = line.body[0] if len(line.body) == 1 else None
+    if not (isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name)):
+        return line
+    name = small.target.value
+    text = f"{name} = {name} {_code(small.operator).rstrip('=').strip()} ({_code(small.value)})\n"
+    return cst.ensure_type(cst.parse_statement(text), cst.SimpleStatementLine)
 
 
 def compile_time_branches(s: cst.If, static: set[str]) -> list[cst.SimpleStatementLine] | str:

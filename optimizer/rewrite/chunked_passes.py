@@ -38,18 +38,18 @@ re-reads the row (from L2 for the rows in flight), trading bandwidth for registe
 kernel, and the host keeps shorter rows on the original.
 
 Domain: L3 reported ``register_spill`` or the decided cause is ``register_spills`` (never applied without one); the
-kernel has one top-level ``cols = tl.arange(0, BLOCK)`` (BLOCK a constexpr, no offset: a
-program owns its row) bounded by exactly one ``cols < n`` (``n`` a parameter the launch passes); block values are
-element-wise in the lane (no 2-D tiles, subscripts, second ``tl.arange``, dots, scans, sorts, reshapes, atomics,
-other reductions or reductions over another axis); every block load and store is masked; block statements are single
-assignments to a name or expression statements; no scalar statement rebinds a name a block statement reads; at least
-one reduction; one launch site that is a statement of its own, passing ``n`` by keyword or at a position before any
-``*args`` (the host edit only reads ``n`` and appends ``CHUNK=`` by keyword, so ``*args`` / ``**kwargs`` pass through
-unchanged; a ``*args`` long enough to reach ``CHUNK``'s slot fails loudly as a duplicate argument). Statements
-before ``cols`` may be compound (they run once, before the passes: an early return on a per-row flag); after it, the
-only compound statement is an ``if`` / ``elif`` chain on compile-time values (constexprs, globals) whose arms assign
-or augment names, taken as ``n = (v) if (test) else n`` per assignment so every pass recomputes the arm the compiler
-keeps (``chunked_ifs``). Refused otherwise, with each reason.
+kernel has one top-level ``cols = tl.arange(0, BLOCK)`` (BLOCK a constexpr, no offset: a program owns its row)
+bounded by exactly one ``cols < n`` (``n`` a parameter the launch passes); block values are element-wise in the lane
+(no 2-D tiles, subscripts, second ``tl.arange``, dots, scans, sorts, reshapes, atomics, other reductions or
+reductions over another axis); every block load and store is masked; block statements are single assignments to a
+name (``n op= v`` taken as ``n = n op (v)``) or expression statements; no scalar statement rebinds a name a block
+statement reads; at least one reduction; one launch site that is a statement of its own, passing ``n`` by keyword or
+at a position before any ``*args`` (the host edit only reads ``n`` and appends ``CHUNK=`` by keyword, so ``*args`` /
+``**kwargs`` pass through unchanged; a ``*args`` long enough to reach ``CHUNK``'s slot fails loudly as a duplicate
+argument). Statements before ``cols`` may be compound (they run once, before the passes: an early return on a
+per-row flag); after it, the only compound statement is an ``if`` / ``elif`` chain on compile-time values
+(constexprs, globals) whose arms assign or augment names, taken as ``n = (v) if (test) else n`` per assignment so
+every pass recomputes the arm the compiler keeps (``chunked_ifs``). Refused otherwise, with each reason.
 
 Points: ``LIMIT`` 32768 with ``CHUNK`` 4096, 2048, 8192, then ``LIMIT`` 16384 with ``CHUNK`` 4096
 (``{"values": [CHUNK...], "limits": [LIMIT...]}`` gives their product).
@@ -64,7 +64,7 @@ import libcst as cst
 
 from optimizer.kernel.derived import module_names
 from optimizer.kernel.flow import var_names
-from optimizer.rewrite.chunked_ifs import compile_time_branches
+from optimizer.rewrite.chunked_ifs import compile_time_branches, plain_update
 from optimizer.rewrite.common import fresh, launch_arg, launch_statement
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.engine import Target
@@ -138,7 +138,7 @@ def _plan(t: Target) -> tuple[_Plan | None, list[str]]:
     cols_line = cst.ensure_type(top[cols_i], cst.SimpleStatementLine)  # what cols_i was found by
     body: list[cst.SimpleStatementLine] = []
     for s in top[cols_i + 1:]:
-        picked = [s] if isinstance(s, cst.SimpleStatementLine) else (
+        picked = [plain_update(s)] if isinstance(s, cst.SimpleStatementLine) else (
             compile_time_branches(s, static) if isinstance(s, cst.If) else
             f"a {type(s).__name__.lower()} statement after the row block (only ifs on compile-time values are "
             "recomputed per pass)")

@@ -57,3 +57,13 @@ def test_a_star_args_launch_that_hides_the_row_length_is_refused() -> None:
     store = SRC.replace("        lse += scale\n", "        tl.store(lse_ptr + row, lse)\n")
     with pytest.raises(NotApplicable, match="not an assignment to a name"):
         _apply(store)
+
+
+def test_an_in_place_update_of_the_row_block_is_a_single_assignment_per_pass(tmp_path: Path) -> None:
+    """``x -= mx`` after the max reads the row block: it becomes ``x_c = x_c - (mx)`` in the passes after the max."""
+    src = SRC.replace("    mx = tl.max(x, 0)\n", "    mx = tl.max(x, 0)\n    x -= mx\n").replace(
+        "tl.exp(x - mx)", "tl.exp(x)").replace("x - lse, mask", "x + mx - lse, mask")
+    res = _apply(src)
+    kernel = res.split("def weighted_lse_kernel_chunked(")[1].split("class ModelNew")[0]
+    assert kernel.count("x_c4 = x_c3 - (mx)") == 2  # the sum-of-exp pass and the write pass
+    same_outputs("wide_weighted_lse", res, tmp_path, atol=1e-5, rtol=1e-5)
