@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from optimizer.rewrite import effect
 from optimizer.rewrite.context import RecipeContext
 from optimizer.rewrite.effect import compiled_identity, effect_reasons, overridden_knobs
 from optimizer.rewrite.errors import NotApplicable
@@ -56,12 +59,12 @@ def add(x, y):
 '''
 
 
-def _record(tmp_path, source: str) -> dict:
+def _record(tmp_path: Path, source: str, block: int = 1024, warps: int = 4) -> dict:
     f = tmp_path / "base.py"
     f.write_text(source)
     return {"kernel": "add_kernel", "file": str(f), "launches": 1,
-            "ir_args": {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": 98304, "BLOCK": 1024},
-            "options": {"num_warps": 4, "num_stages": 3, "num_ctas": 1}}
+            "ir_args": {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": 98304, "BLOCK": block},
+            "options": {"num_warps": warps, "num_stages": 3, "num_ctas": 1}}
 
 
 def test_launch_warps_overridden_by_a_heuristic_is_refused() -> None:
@@ -170,21 +173,45 @@ def test_preview_falls_to_the_next_family_when_the_chosen_one_is_a_noop(monkeypa
     assert pre.description.startswith("compiler-hints-contiguity refused (compiler_hints: no-op")
 
 
-def test_a_change_seen_in_the_first_configuration_compiles_no_other(tmp_path, monkeypatch) -> None:
-    """Many recorded configurations (an autotuned kernel's): a rewrite whose first configuration already compiles to
-    different PTX is settled there; the rest are compiled only when that pair is identical."""
-    from optimizer.rewrite import effect
-
-    recs = [_record(tmp_path, ADD) | {"ir_args": {**_record(tmp_path, ADD)["ir_args"], "n": 98304 + 1024 * i}}
-            for i in range(6)]
-    batches: list[int] = []
+@pytest.fixture
+def compiled(monkeypatch: pytest.MonkeyPatch) -> list[list[dict]]:
+    """The batches of compile jobs the no-op check sends (each still compiled)."""
+    batches: list[list[dict]] = []
     real = effect._compile
 
-    def counting(jobs, target, timeout_s):
-        batches.append(len(jobs))
+    def counting(jobs: list[dict], target: str, timeout_s: float) -> list[str | None]:
+        batches.append(jobs)
         return real(jobs, target, timeout_s)
 
     monkeypatch.setattr(effect, "_compile", counting)
+    return batches
+
+
+def test_a_change_seen_in_the_first_configuration_compiles_no_other(
+        tmp_path: Path, compiled: list[list[dict]]) -> None:
+    """Many recorded configurations (an autotuned kernel's): a rewrite whose first configuration already compiles to
+    different PTX is settled there; the rest are compiled only when that pair is identical."""
+    recs = [_record(tmp_path, ADD) | {"ir_args": {**_record(tmp_path, ADD)["ir_args"], "n": 98304 + 1024 * i}}
+            for i in range(6)]
     warps = ADD.replace("BLOCK=1024)", "BLOCK=1024, num_warps=8)")
     assert compiled_identity(ADD, warps, recs) is None
-    assert batches == [2]  # one pair, not twelve compiles
+    assert [len(jobs) for jobs in compiled] == [2]  # one pair, not twelve compiles
+
+
+# The no-op check compiles only recorded configurations within the compile budget (``optimizer.ir.compile_cost``): a
+# one-warp 65536-wide configuration's compile is unbounded and its time would decide the check.
+HINTED = ADD.replace("    mask = offs < n\n",
+                     "    offs = tl.max_contiguous(tl.multiple_of(offs, 1024), 1024)\n    mask = offs < n\n")
+
+
+def test_configurations_over_the_budget_are_not_compiled(tmp_path: Path, compiled: list[list[dict]]) -> None:
+    recs = [_record(tmp_path, ADD, 65536, 1), _record(tmp_path, ADD, 1024, 4)]
+    why = compiled_identity(ADD, HINTED, recs)
+    assert why is not None and why.startswith("no-op") and "(1 over it not compiled)" in why
+    assert all(job["args"]["BLOCK"] == 1024 for batch in compiled for job in batch)
+
+
+def test_a_kernel_with_no_configuration_within_the_budget_is_not_called_a_noop(
+        tmp_path: Path, compiled: list[list[dict]]) -> None:
+    assert compiled_identity(ADD, HINTED, [_record(tmp_path, ADD, 65536, 1)]) is None
+    assert compiled == []
