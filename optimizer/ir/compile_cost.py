@@ -88,13 +88,14 @@ def tile_elements(rec: dict[str, Any]) -> int | None:
     return math.prod(sorted(sizes, reverse=True)[:2])
 
 
+def _warps(rec: dict[str, Any]) -> int:
+    return int((rec.get("options") or {}).get("num_warps") or 4)
+
+
 def per_thread(rec: dict[str, Any]) -> float | None:
     """Values per thread of the largest tile (``tile_elements`` over ``num_warps`` x 32); None without an estimate."""
     tile = tile_elements(rec)
-    if tile is None:
-        return None
-    warps = int((rec.get("options") or {}).get("num_warps") or 4)
-    return tile / (max(1, warps) * 32)
+    return None if tile is None else tile / (max(1, _warps(rec)) * 32)
 
 
 def within_budget(rec: dict[str, Any]) -> bool:
@@ -105,10 +106,12 @@ def within_budget(rec: dict[str, Any]) -> bool:
 
 def budget_note(rec: dict[str, Any]) -> str:
     """Why ``rec`` is not compiled ("" when it is within the budget)."""
-    v = per_thread(rec)
-    if v is None or v <= MAX_PER_THREAD:
+    tile = tile_elements(rec)
+    if tile is None:
         return ""
-    warps = int((rec.get("options") or {}).get("num_warps") or 4)
-    return (f"not compiled: its largest tile ({tile_elements(rec)} values over {warps} warp(s)) is {v:.0f} values per "
+    v = tile / (max(1, _warps(rec)) * 32)
+    if v <= MAX_PER_THREAD:
+        return ""
+    return (f"not compiled: its largest tile ({tile} values over {_warps(rec)} warp(s)) is {v:.0f} values per "
             f"thread, over the {MAX_PER_THREAD} a thread's registers hold; it spills wherever that tile is live at "
             f"once, and its compile time is unbounded")

@@ -219,7 +219,7 @@ def _config_evidence(ctx: LadderContext, report: object) -> list[EvidenceItem]:
     # deterministic: the configurations within the compile budget, fewest values per thread first, up to MAX_CONFIGS;
     # the rest are named with why they were not compiled (never a timeout that depends on the machine's load)
     rest = sorted((r for r in cfgs if config_label(r) != label), key=lambda r: (per_thread(r) or 0.0, config_label(r)))
-    skipped = {config_label(r): budget_note(r) for r in rest if budget_note(r)}
+    skipped = {config_label(r): why for r in rest if (why := budget_note(r))}
     fit = [r for r in rest if config_label(r) not in skipped]
     others = fit[:MAX_CONFIGS]
     skipped |= {config_label(r): f"not compiled: over the {MAX_CONFIGS} configurations compiled per kernel"

@@ -316,11 +316,11 @@ def compiled_identity(base_src: str, cand_src: str, launches: list[dict[str, Any
         if kb.params != kc.params or kb.constexprs != kc.constexprs:
             return None
         recs = [r for r in launches if r.get("kernel") == kname and r.get("ir_args") and "error" not in r]
-        over = [r for r in recs if not within_budget(r)]  # never a compile whose time is unbounded
-        skipped += len(over)
-        recs = [r for r in recs if within_budget(r)] if len(over) < len(recs) else []
-        if over and not recs:
+        fit = [r for r in recs if within_budget(r)]  # never a compile whose time is unbounded
+        skipped += len(recs) - len(fit)
+        if recs and not fit:
             return None  # nothing of this kernel can be compiled within the budget: the effect is not established
+        recs = fit
         if not recs:
             if jit_changed or any(diffs):
                 return None  # a changed kernel with no recorded configuration to compile
