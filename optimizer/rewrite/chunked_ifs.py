@@ -14,15 +14,12 @@ from __future__ import annotations
 
 import libcst as cst
 
+from optimizer.rewrite.tree import node_code as _code
 from optimizer.rewrite.tree import walk
 
 __all__ = ["compile_time_branches", "plain_update"]
 
 _WORDS = {"not", "and", "or", "None", "True", "False"}
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node).strip()
 
 
 def _arms(s: cst.If) -> list[tuple[cst.BaseExpression | None, cst.BaseSuite]]:

@@ -36,6 +36,7 @@ import libcst as cst
 from optimizer.kernel.flow import assigned
 from optimizer.rewrite.engine import Target
 from optimizer.rewrite.tree import arg_value, body_of, call_name, walk
+from optimizer.rewrite.tree import node_code as _code
 
 __all__ = ["LsePair", "LseSum", "exp_functions", "find_pairs"]
 
@@ -90,10 +91,6 @@ def _axis0(call: cst.Call) -> bool:
     axis = arg_value(call, "axis", 1)
     extra = [a for a in call.args if a.keyword is not None and a.keyword.value not in ("input", "axis")]
     return (axis is None or _code(axis) in ("0", "-1", "None")) and not extra and not any(a.star for a in call.args)
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)
 
 
 def _difference(e: cst.BaseExpression) -> tuple[cst.BinaryOperation, cst.BaseExpression | None] | None:
